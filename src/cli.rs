@@ -1,0 +1,196 @@
+//! The `attnscope` command line: `trace` (shared/docs/trace-contract.md) and `generate`.
+//! Every failure is one line on stderr and a non-zero exit; a trace file is written whole or not at all.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::model::generate::{Generator, Sampling};
+use crate::model::{AttentionPath, Model, RunOptions};
+use crate::tokenizer::Tokenizer;
+use crate::trace::Selection;
+use crate::weights::load_dir;
+use crate::Error;
+
+const USAGE: &str = "usage:
+  attnscope trace --model DIR --input INPUT.json --out TRACE.safetensors
+                  [--layers 0,1] [--heads 0,3] [--attention auto|naive|flash] [--tile N] [--no-causal]
+  attnscope generate --model DIR --text TEXT [--tokenizer tokenizer.json] [--max-new N]
+                  [--temperature T] [--top-k K] [--top-p P] [--seed S]";
+
+/// Runs the command; returns the process exit code.
+pub fn main(args: Vec<String>) -> i32 {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info.payload().downcast_ref::<&str>().map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown".into());
+        eprintln!("attnscope: internal error: {msg}");
+    }));
+    let result = std::panic::catch_unwind(|| run(&args)).unwrap_or_else(|_| Err(Error::Io("stopped by an internal error".into())));
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("attnscope: {e}");
+            if matches!(e, Error::Io(ref m) if m.starts_with("usage")) { 2 } else { 1 }
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TraceInput {
+    ids: Vec<u32>,
+    #[serde(default)]
+    attention_mask: Option<Vec<u8>>,
+    #[serde(default)]
+    prefix_len: usize,
+}
+
+/// `--flag value` pairs and bare `--switch`es.
+struct Flags(Vec<(String, Option<String>)>);
+
+impl Flags {
+    fn parse(args: &[String], switches: &[&str]) -> Result<Flags, Error> {
+        let mut out = Vec::new();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let Some(name) = a.strip_prefix("--") else {
+                return Err(usage(&format!("unexpected argument '{a}'")));
+            };
+            if switches.contains(&name) {
+                out.push((name.to_string(), None));
+            } else {
+                let v = it.next().ok_or_else(|| usage(&format!("--{name} needs a value")))?;
+                out.push((name.to_string(), Some(v.clone())));
+            }
+        }
+        Ok(Flags(out))
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().rev().find(|(n, _)| n == name).and_then(|(_, v)| v.as_deref())
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.0.iter().any(|(n, _)| n == name)
+    }
+
+    fn need(&self, name: &str) -> Result<&str, Error> {
+        self.get(name).ok_or_else(|| usage(&format!("--{name} is required")))
+    }
+
+    fn num<T: std::str::FromStr>(&self, name: &str, default: T) -> Result<T, Error> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(v) => v.parse().map_err(|_| usage(&format!("--{name} must be a number, got '{v}'"))),
+        }
+    }
+
+    fn list(&self, name: &str) -> Result<Option<Vec<usize>>, Error> {
+        self.get(name)
+            .map(|v| v.split(',').map(|x| x.trim().parse().map_err(|_| usage(&format!("--{name} takes numbers like 0,2")))).collect())
+            .transpose()
+    }
+
+    fn check_known(&self, known: &[&str]) -> Result<(), Error> {
+        match self.0.iter().find(|(n, _)| !known.contains(&n.as_str())) {
+            Some((n, _)) => Err(usage(&format!("unknown option --{n}"))),
+            None => Ok(()),
+        }
+    }
+}
+
+fn usage(msg: &str) -> Error {
+    Error::Io(format!("usage error: {msg}\n{USAGE}"))
+}
+
+fn run(args: &[String]) -> Result<(), Error> {
+    match args.first().map(String::as_str) {
+        Some("trace") => trace(&args[1..]),
+        Some("generate") => generate(&args[1..]),
+        Some("--help") | Some("-h") | Some("help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(usage(&format!("unknown command '{other}'"))),
+        None => Err(usage("no command given")),
+    }
+}
+
+fn read_text(path: &Path, what: &str) -> Result<String, Error> {
+    std::fs::read_to_string(path).map_err(|e| Error::Io(format!("cannot read {what} {}: {e}", path.display())))
+}
+
+fn trace(args: &[String]) -> Result<(), Error> {
+    let f = Flags::parse(args, &["no-causal"])?;
+    f.check_known(&["model", "input", "out", "layers", "heads", "attention", "tile", "no-causal"])?;
+    let (dir, input, out) = (PathBuf::from(f.need("model")?), PathBuf::from(f.need("input")?), PathBuf::from(f.need("out")?));
+    let input: TraceInput = serde_json::from_str(&read_text(&input, "input")?)
+        .map_err(|e| Error::Input(format!("{}: {e}", input.display())))?;
+    let tile = f.num("tile", crate::model::forward::DEFAULT_TILE)?;
+    let path = match f.get("attention").unwrap_or("auto") {
+        "auto" => AttentionPath::Auto,
+        "naive" => AttentionPath::Naive,
+        "flash" => AttentionPath::Flash { tile },
+        other => return Err(usage(&format!("--attention is auto, naive or flash, not '{other}'"))),
+    };
+    let (config, weights) = load_dir(&dir)?;
+    let model = Model::new(config, weights);
+    let opts = RunOptions { causal: !f.has("no-causal"), path, probe: None };
+    let selection = Selection { off: false, layers: f.list("layers")?, heads: f.list("heads")? };
+    let traced = model.trace(&input.ids, input.attention_mask.as_deref(), input.prefix_len, &opts, selection)?;
+    write_whole(&out, &traced.trace.to_safetensors())?;
+    eprintln!("attnscope: wrote {} tensors to {}", traced.trace.entries.len(), out.display());
+    Ok(())
+}
+
+/// Writes to a temporary file beside `path`, then renames: readers never see a partial file.
+fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let tmp = path.with_extension("partial");
+    std::fs::write(&tmp, bytes)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            Error::Io(format!("cannot write {}: {e}", path.display()))
+        })
+}
+
+fn generate(args: &[String]) -> Result<(), Error> {
+    let f = Flags::parse(args, &[])?;
+    f.check_known(&["model", "text", "tokenizer", "max-new", "temperature", "top-k", "top-p", "seed"])?;
+    let dir = PathBuf::from(f.need("model")?);
+    let tok_path = f.get("tokenizer").map(PathBuf::from).unwrap_or_else(|| dir.join("tokenizer.json"));
+    if !tok_path.exists() {
+        return Err(Error::Io(format!("no tokenizer at {}; pass --tokenizer FILE", tok_path.display())));
+    }
+    let tokenizer = Tokenizer::from_json(&read_text(&tok_path, "tokenizer")?)?;
+    let (config, weights) = load_dir(&dir)?;
+    let model = Model::new(config, weights);
+    let sampling = Sampling {
+        temperature: f.num("temperature", 0.0)?,
+        top_k: f.num("top-k", 0)?,
+        top_p: f.num("top-p", 1.0)?,
+        seed: f.num("seed", 0)?,
+    };
+    if !(sampling.temperature >= 0.0 && sampling.top_p > 0.0 && sampling.top_p <= 1.0) {
+        return Err(usage("--temperature must be >= 0 and --top-p in (0, 1]"));
+    }
+    let max_new: usize = f.num("max-new", 32)?;
+    let prompt = tokenizer.encode(f.need("text")?)?.ids;
+    let mut gen = Generator::new(&model, &prompt, sampling)?;
+    let mut printed = tokenizer.decode(&prompt)?;
+    print!("{printed}");
+    for _ in 0..max_new {
+        gen.step(&RunOptions::default(), Selection::none())?;
+        // Decode the whole text each time so multi-byte characters split over tokens print whole.
+        let text = tokenizer.decode(&gen.ids)?;
+        if let Some(rest) = text.strip_prefix(printed.as_str()) {
+            print!("{rest}");
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+            printed = text;
+        }
+    }
+    println!();
+    Ok(())
+}

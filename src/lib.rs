@@ -1,0 +1,41 @@
+//! attnscope: MiniMind's forward pass, step by step, for people who want to see attention happen.
+//!
+//! Layers, from the bottom: `model` (pure math on ndarray, MiniMind's names), `weights` (safetensors
+//! in, seeded random weights), `trace` (every intermediate by its contract name), `tokenizer`, then
+//! the front doors: `cli` for the `attnscope` command and `wasm_api` for the browser.
+
+pub mod model;
+pub mod tokenizer;
+pub mod trace;
+pub mod weights;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cli;
+#[cfg(target_arch = "wasm32")]
+pub mod wasm_api;
+
+pub use model::config::Config;
+
+/// Every failure attnscope reports. The message is meant for a person: it names the problem.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    Config(String),
+    Weights(String),
+    Input(String),
+    Tokenizer(String),
+    Io(String),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Config(m) => write!(f, "bad config: {m}"),
+            Error::Weights(m) => write!(f, "bad weights: {m}"),
+            Error::Input(m) => write!(f, "bad input: {m}"),
+            Error::Tokenizer(m) => write!(f, "tokenizer: {m}"),
+            Error::Io(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,182 @@
+//! Scaled dot-product attention, the explicit ("naive") path, as MiniMind's manual branch:
+//! scores = q·K / sqrt(d), causal -inf on the last T columns, padding (1 - mask) * -1e9, softmax in f32,
+//! probs @ V. GQA is repeat_kv by index: query head h reads KV head h / n_rep (it copies nothing).
+//! It takes any q, K, V, so lessons can run it on hand-set numbers. `flash.rs` is the tiled twin.
+
+use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3, Axis};
+
+/// Which keys each query may see. Query row i sits at position `prefix_len + i`; key j at position j.
+#[derive(Clone, Copy, Debug)]
+pub struct MaskSpec<'a> {
+    pub causal: bool,
+    pub prefix_len: usize,
+    /// Length S, 1 = real token, 0 = padding. `None` = all real.
+    pub padding: Option<&'a [u8]>,
+}
+
+/// Value padding adds to a score, as MiniMind: (1 - mask) * -1e9.
+pub const PADDING_BIAS: f32 = -1e9;
+
+impl MaskSpec<'_> {
+    /// The additive mask for (query row i, key j): 0, -inf (future), or -1e9 (padding key).
+    #[inline]
+    pub fn bias(&self, i: usize, j: usize) -> f32 {
+        let mut b = 0.0;
+        if self.causal && j > self.prefix_len + i {
+            b = f32::NEG_INFINITY;
+        }
+        if let Some(p) = self.padding {
+            if p[j] == 0 {
+                b += PADDING_BIAS;
+            }
+        }
+        b
+    }
+}
+
+/// Query head h's KV head under repeat_kv.
+#[inline]
+pub fn kv_head(h: usize, n_rep: usize) -> usize {
+    h / n_rep
+}
+
+/// Scores of one head: q_h [T, d] against K_h [S, d], times `scale` -> [T, S].
+pub fn head_scores(q_h: ArrayView2<f32>, k_h: ArrayView2<f32>, scale: f32) -> Array2<f32> {
+    let mut s = q_h.dot(&k_h.t());
+    s.mapv_inplace(|v| v * scale);
+    s
+}
+
+/// Adds the mask bias to a [T, S] block in place.
+pub fn mask_in_place(scores: &mut Array2<f32>, mask: &MaskSpec) {
+    for ((i, j), v) in scores.indexed_iter_mut() {
+        *v += mask.bias(i, j);
+    }
+}
+
+/// Row softmax in f32. A row that is -inf everywhere gives zeros (never NaN).
+pub fn softmax_rows(x: &Array2<f32>) -> Array2<f32> {
+    let mut out = x.clone();
+    for mut row in out.axis_iter_mut(Axis(0)) {
+        let m = row.fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+        if m == f32::NEG_INFINITY {
+            row.fill(0.0);
+            continue;
+        }
+        row.mapv_inplace(|v| (v - m).exp());
+        let sum = row.sum();
+        row.mapv_inplace(|v| v / sum);
+    }
+    out
+}
+
+/// Everything the explicit path computes, each [nH, T, S] except `context` [T, nH, d].
+pub struct NaiveOut {
+    pub scores: Array3<f32>,
+    pub masked: Array3<f32>,
+    pub probs: Array3<f32>,
+    pub context: Array3<f32>,
+}
+
+/// q: [T, nH, d], k and v: [S, nKV, d]. `scale` is 1/sqrt(d) in the model; lessons may pick another.
+pub fn naive_attention(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32>, mask: &MaskSpec, scale: f32) -> NaiveOut {
+    let (t, n_h, d) = q.dim();
+    let (s_len, n_kv, _) = k.dim();
+    let n_rep = n_h / n_kv;
+    let mut scores = Array3::zeros((n_h, t, s_len));
+    let mut masked = Array3::zeros((n_h, t, s_len));
+    let mut probs = Array3::zeros((n_h, t, s_len));
+    let mut context = Array3::zeros((t, n_h, d));
+    for h in 0..n_h {
+        let one = head(q, k, v, h, n_rep, mask, scale);
+        scores.index_axis_mut(Axis(0), h).assign(&one.scores);
+        masked.index_axis_mut(Axis(0), h).assign(&one.masked);
+        probs.index_axis_mut(Axis(0), h).assign(&one.probs);
+        context.slice_mut(s![.., h, ..]).assign(&one.context);
+    }
+    NaiveOut { scores, masked, probs, context }
+}
+
+/// One head of the explicit path: each field [T, S], context [T, d].
+pub struct HeadOut {
+    pub scores: Array2<f32>,
+    pub masked: Array2<f32>,
+    pub probs: Array2<f32>,
+    pub context: Array2<f32>,
+}
+
+pub fn head(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32>, h: usize, n_rep: usize, mask: &MaskSpec, scale: f32) -> HeadOut {
+    let kvh = kv_head(h, n_rep);
+    let scores = head_scores(q.slice(s![.., h, ..]), k.slice(s![.., kvh, ..]), scale);
+    let mut masked = scores.clone();
+    mask_in_place(&mut masked, mask);
+    let probs = softmax_rows(&masked);
+    let context = probs.dot(&v.slice(s![.., kvh, ..]));
+    HeadOut { scores, masked, probs, context }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    fn close(a: &[f32], b: &[f32], tol: f32) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= tol)
+    }
+
+    /// The first seed: tokens 小红 / 很 / 她, the seed's 4-dim Q and K, no 1/sqrt(d) scale.
+    #[test]
+    fn seed_example_row_she_attends_to_xiaohong() {
+        let q = array![[0.1f32, 0.2, 0.3, 0.1], [0.0, 0.1, 0.0, 0.2], [0.9, 0.1, 0.8, 0.0]];
+        let k = array![[0.8f32, 0.2, 0.9, 0.1], [0.0, 0.3, 0.1, 0.5], [0.7, 0.1, 0.7, 0.0]];
+        let scores = head_scores(q.view(), k.view(), 1.0);
+        let expect = [[0.40, 0.14, 0.30], [0.04, 0.13, 0.01], [1.46, 0.11, 1.20]];
+        for (i, row) in expect.iter().enumerate() {
+            assert!(close(&scores.row(i).to_vec(), row, 1e-5), "{scores}");
+        }
+        let probs = softmax_rows(&scores);
+        assert!(close(&probs.row(0).to_vec(), &[0.3737, 0.2881, 0.3381], 1e-4), "{probs}");
+        assert!(close(&probs.row(2).to_vec(), &[0.4925, 0.1277, 0.3798], 1e-4), "{probs}");
+    }
+
+    #[test]
+    fn seed_softmax_of_small_and_large_scores() {
+        let p = softmax_rows(&array![[1.0f32, 2.0, 3.0], [10.0, 20.0, 30.0]]);
+        assert!(close(&p.row(0).to_vec(), &[0.090, 0.245, 0.665], 1e-3));
+        assert!(p[[1, 2]] > 0.9999 && p[[1, 0]] < 1e-8);
+    }
+
+    #[test]
+    fn seed_causal_example_true_values() {
+        // The seed prints [0.24, 0.47, 0.29] for this row; the real softmax is below.
+        let p = softmax_rows(&array![[0.3f32, 0.7, 0.4]]);
+        assert!(close(&p.row(0).to_vec(), &[0.278, 0.415, 0.307], 1e-3), "{p}");
+    }
+
+    #[test]
+    fn causal_mask_with_cache_offset_hides_only_future_keys() {
+        let m = MaskSpec { causal: true, prefix_len: 3, padding: None };
+        assert_eq!(m.bias(0, 3), 0.0);
+        assert_eq!(m.bias(0, 4), f32::NEG_INFINITY);
+        assert_eq!(m.bias(1, 4), 0.0);
+    }
+
+    #[test]
+    fn padding_and_causal_together() {
+        let pad = [0u8, 1, 1];
+        let m = MaskSpec { causal: true, prefix_len: 0, padding: Some(&pad) };
+        assert_eq!(m.bias(1, 0), PADDING_BIAS);
+        assert_eq!(m.bias(0, 2), f32::NEG_INFINITY);
+    }
+
+    #[test]
+    fn fully_masked_row_is_zeros_not_nan() {
+        let p = softmax_rows(&array![[f32::NEG_INFINITY, f32::NEG_INFINITY]]);
+        assert_eq!(p.row(0).to_vec(), vec![0.0, 0.0]);
+    }
+
+    #[test]
+    fn gqa_query_heads_share_their_kv_head() {
+        assert_eq!((0..8).map(|h| kv_head(h, 2)).collect::<Vec<_>>(), vec![0, 0, 1, 1, 2, 2, 3, 3]);
+    }
+}

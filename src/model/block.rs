@@ -1,0 +1,150 @@
+//! One MiniMind decoder layer (MiniMindBlock): input_layernorm -> attention (q/k/v proj, Q/K norm,
+//! RoPE, KV cache, repeat_kv, scores, masks, softmax, probs @ V, o_proj) -> residual ->
+//! post_attention_layernorm -> SwiGLU FFN -> residual. Records each intermediate by contract name.
+
+use ndarray::{Array2, Array3, Axis};
+
+use super::attention::{self, MaskSpec};
+use super::config::Config;
+use super::flash::{flash_attention, FlashRecord};
+use super::kv_cache::LayerCache;
+use super::linear::linear;
+use super::rms_norm::rms_norm;
+use super::rope::RopeTable;
+use super::swiglu::swiglu;
+use crate::trace::Recorder;
+use crate::weights::LayerWeights;
+
+/// How this layer's attention runs and what extra it reports.
+pub struct LayerRun<'a> {
+    pub layer: usize,
+    pub rope: &'a RopeTable,
+    pub mask: MaskSpec<'a>,
+    /// Some(tile): the flash path; None: the explicit path.
+    pub flash_tile: Option<usize>,
+    /// (head, row, tile): record the flash walk of this row (for the flash view).
+    pub probe: Option<(usize, usize, usize)>,
+}
+
+pub struct LayerOut {
+    pub x: Array2<f32>,
+    pub flash: Option<(FlashRecord, f32)>,
+}
+
+/// x: [T, H] -> [T, H]. The cache grows by T positions.
+pub fn decoder_layer(cfg: &Config, w: &LayerWeights, x: Array2<f32>, cache: &mut LayerCache, run: &LayerRun, rec: &mut Recorder) -> LayerOut {
+    let (t, _) = x.dim();
+    let (n_h, n_kv, d) = (cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim());
+    let l = run.layer;
+    let on = rec.wants(Some(l));
+    let put = |rec: &mut Recorder, name: &str, shape: &[usize], data: &[f32]| {
+        if on {
+            rec.put(format!("layers.{l}.{name}"), shape, data.to_vec());
+        }
+    };
+
+    let h = rms_norm(x.view(), &w.input_layernorm, cfg.rms_norm_eps);
+    put(rec, "input_norm", &[t, cfg.hidden_size], h.as_slice().unwrap());
+
+    let q = linear(h.view(), &w.q_proj).into_shape_with_order((t, n_h, d)).unwrap(); // (T, nH, d)
+    let k = linear(h.view(), &w.k_proj).into_shape_with_order((t, n_kv, d)).unwrap(); // (T, nKV, d)
+    let v = linear(h.view(), &w.v_proj).into_shape_with_order((t, n_kv, d)).unwrap(); // (T, nKV, d)
+    put(rec, "attn.q", &[t, n_h, d], q.as_slice().unwrap());
+    put(rec, "attn.k", &[t, n_kv, d], k.as_slice().unwrap());
+    put(rec, "attn.v", &[t, n_kv, d], v.as_slice().unwrap());
+
+    let head_norm = |x: Array3<f32>, weight: &Option<ndarray::Array1<f32>>| -> Array3<f32> {
+        match weight {
+            Some(wn) => {
+                let (a, b, c) = x.dim();
+                let flat = x.into_shape_with_order((a * b, c)).unwrap(); // (T*heads, d)
+                rms_norm(flat.view(), wn, cfg.rms_norm_eps).into_shape_with_order((a, b, c)).unwrap()
+            }
+            None => x,
+        }
+    };
+    let q = head_norm(q, &w.q_norm);
+    let k = head_norm(k, &w.k_norm);
+    put(rec, "attn.q_norm", &[t, n_h, d], q.as_slice().unwrap());
+    put(rec, "attn.k_norm", &[t, n_kv, d], k.as_slice().unwrap());
+
+    let q = run.rope.apply(q.view());
+    let k = run.rope.apply(k.view());
+    put(rec, "attn.q_rope", &[t, n_h, d], q.as_slice().unwrap());
+    put(rec, "attn.k_rope", &[t, n_kv, d], k.as_slice().unwrap());
+
+    cache.append(
+        k.view().into_shape_with_order((t, n_kv * d)).unwrap(),
+        v.view().into_shape_with_order((t, n_kv * d)).unwrap(),
+    );
+    let (k_all, v_all) = (cache.k(), cache.v()); // (S, nKV, d)
+    let s_len = k_all.dim().0;
+    put(rec, "attn.k_cache", &[s_len, n_kv, d], k_all.as_slice().unwrap());
+    put(rec, "attn.v_cache", &[s_len, n_kv, d], v_all.as_slice().unwrap());
+
+    let scale = 1.0 / (d as f32).sqrt();
+    let n_rep = cfg.n_rep();
+    let context = match run.flash_tile {
+        None => {
+            let all = attention::naive_attention(q.view(), k_all, v_all, &run.mask, scale);
+            if on {
+                let heads = rec.heads(n_h);
+                let pick = |a: &Array3<f32>| a.select(Axis(0), &heads).into_raw_vec_and_offset().0;
+                let tag = (heads.len() != n_h).then(|| heads.clone());
+                let shape = [heads.len(), t, s_len];
+                rec.put_heads(format!("layers.{l}.attn.scores"), &shape, pick(&all.scores), tag.clone());
+                rec.put_heads(format!("layers.{l}.attn.masked_scores"), &shape, pick(&all.masked), tag.clone());
+                rec.put_heads(format!("layers.{l}.attn.probs"), &shape, pick(&all.probs), tag);
+            }
+            all.context
+        }
+        Some(tile) => {
+            let (ctx, _) = flash_attention(q.view(), k_all, v_all, &run.mask, scale, tile, None);
+            if on {
+                // The [nH, T, S] tensors exist only for the heads the caller asked for, one head at a time.
+                let heads = rec.heads(n_h);
+                let tag = (heads.len() != n_h).then(|| heads.clone());
+                let shape = [heads.len(), t, s_len];
+                let mut parts = [Vec::new(), Vec::new(), Vec::new()];
+                for &hh in &heads {
+                    let one = attention::head(q.view(), k_all, v_all, hh, n_rep, &run.mask, scale);
+                    parts[0].extend(one.scores.iter());
+                    parts[1].extend(one.masked.iter());
+                    parts[2].extend(one.probs.iter());
+                }
+                let [sc, ms, pr] = parts;
+                rec.put_heads(format!("layers.{l}.attn.scores"), &shape, sc, tag.clone());
+                rec.put_heads(format!("layers.{l}.attn.masked_scores"), &shape, ms, tag.clone());
+                rec.put_heads(format!("layers.{l}.attn.probs"), &shape, pr, tag);
+            }
+            ctx
+        }
+    };
+    put(rec, "attn.context", &[t, n_h, d], context.as_slice().unwrap());
+
+    let flash = run.probe.filter(|&(hh, row, _)| hh < n_h && row < t).map(|(hh, row, tile)| {
+        let (_, record) = flash_attention(q.view(), k_all, v_all, &run.mask, scale, tile, Some((hh, row)));
+        let record = record.expect("probe is in range");
+        let naive = attention::head(q.view(), k_all, v_all, hh, n_rep, &run.mask, scale);
+        let diff = naive.context.row(row).iter().zip(&record.output).fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+        (record, diff)
+    });
+
+    let ctx_flat = context.into_shape_with_order((t, n_h * d)).unwrap(); // (T, nH*d)
+    let attn_out = linear(ctx_flat.view(), &w.o_proj);
+    put(rec, "attn.out", &[t, cfg.hidden_size], attn_out.as_slice().unwrap());
+    let x = x + &attn_out;
+    put(rec, "attn.residual", &[t, cfg.hidden_size], x.as_slice().unwrap());
+
+    let g = rms_norm(x.view(), &w.post_attention_layernorm, cfg.rms_norm_eps);
+    put(rec, "post_norm", &[t, cfg.hidden_size], g.as_slice().unwrap());
+    let ffn = swiglu(g.view(), w);
+    let inter = cfg.intermediate_size();
+    put(rec, "ffn.gate", &[t, inter], ffn.gate.as_slice().unwrap());
+    put(rec, "ffn.up", &[t, inter], ffn.up.as_slice().unwrap());
+    put(rec, "ffn.act", &[t, inter], ffn.act.as_slice().unwrap());
+    put(rec, "ffn.out", &[t, cfg.hidden_size], ffn.out.as_slice().unwrap());
+    let x = x + &ffn.out;
+    put(rec, "out", &[t, cfg.hidden_size], x.as_slice().unwrap());
+    LayerOut { x, flash }
+}

@@ -1,0 +1,249 @@
+//! Model configuration: Hugging Face `config.json` as MiniMind writes it, with MiniMind-3's defaults
+//! for missing keys (shared/docs/minimind-semantics.md, "Configuration"), and the limits attnscope
+//! enforces before allocating anything.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Error;
+
+/// Largest sizes attnscope accepts. They keep a typo in a config or a link from freezing a tab.
+pub const MAX_HIDDEN: usize = 8192;
+pub const MAX_LAYERS: usize = 64;
+pub const MAX_HEADS: usize = 256;
+pub const MAX_HEAD_DIM: usize = 1024;
+pub const MAX_INTERMEDIATE: usize = 65536;
+pub const MAX_VOCAB: usize = 262_144;
+pub const MAX_TOKENS: usize = 8192;
+/// Budget for the f32 weights of a model (bytes). MiniMind-3 needs about 0.3 GB.
+pub const MAX_WEIGHT_BYTES: u64 = 2 << 30;
+
+/// YaRN constants MiniMind uses when `inference_rope_scaling` is on.
+pub const YARN_FACTOR: f64 = 16.0;
+pub const YARN_ORIGINAL_MAX: f64 = 2048.0;
+pub const YARN_BETA_FAST: f64 = 32.0;
+pub const YARN_BETA_SLOW: f64 = 1.0;
+pub const YARN_ATTENTION_FACTOR: f64 = 1.0;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    pub hidden_size: usize,
+    pub num_hidden_layers: usize,
+    pub num_attention_heads: usize,
+    pub num_key_value_heads: usize,
+    /// `None` in a file means hidden_size / num_attention_heads; after `resolve` it is always set.
+    pub head_dim: Option<usize>,
+    /// `None` means ceil(hidden * pi / 64) * 64, MiniMind's rule.
+    pub intermediate_size: Option<usize>,
+    pub vocab_size: usize,
+    pub rms_norm_eps: f64,
+    pub rope_theta: f64,
+    pub max_position_embeddings: usize,
+    pub tie_word_embeddings: bool,
+    pub inference_rope_scaling: bool,
+    /// Q/K RMSNorm (MiniMind-3, Qwen3). Llama-style checkpoints have none; the loader sets this
+    /// from the tensors it finds when the config does not say.
+    pub qk_norm: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            hidden_size: 768,
+            num_hidden_layers: 8,
+            num_attention_heads: 8,
+            num_key_value_heads: 4,
+            head_dim: None,
+            intermediate_size: None,
+            vocab_size: 6400,
+            rms_norm_eps: 1e-6,
+            rope_theta: 1e6,
+            max_position_embeddings: 32768,
+            tie_word_embeddings: true,
+            inference_rope_scaling: false,
+            qk_norm: true,
+        }
+    }
+}
+
+impl Config {
+    /// Parses `config.json` text; unknown keys are ignored, missing ones take MiniMind-3 defaults.
+    pub fn from_json(text: &str) -> Result<Config, Error> {
+        let raw: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| Error::Config(format!("config.json is not valid JSON: {e}")))?;
+        if !raw.is_object() {
+            return Err(Error::Config("config.json must be a JSON object".into()));
+        }
+        let mut cfg: Config = serde_json::from_value(raw.clone())
+            .map_err(|e| Error::Config(format!("config.json has a field of the wrong type: {e}")))?;
+        // Like MiniMind, YaRN follows `inference_rope_scaling` alone; a `rope_scaling` dict is not read.
+        if raw.get("qk_norm").is_none() {
+            // Llama-family configs never have Q/K norm; Qwen3 and MiniMind do.
+            let model_type = raw.get("model_type").and_then(|v| v.as_str()).unwrap_or("");
+            cfg.qk_norm = !matches!(model_type, "llama" | "mistral");
+        }
+        cfg.resolve()
+    }
+
+    /// Fills derived sizes and validates; every constructor path goes through here.
+    pub fn resolve(mut self) -> Result<Config, Error> {
+        let bad = |m: String| Err(Error::Config(m));
+        let nonzero = [
+            ("hidden_size", self.hidden_size),
+            ("num_hidden_layers", self.num_hidden_layers),
+            ("num_attention_heads", self.num_attention_heads),
+            ("num_key_value_heads", self.num_key_value_heads),
+            ("vocab_size", self.vocab_size),
+        ];
+        for (name, v) in nonzero {
+            if v == 0 {
+                return bad(format!("{name} must be at least 1"));
+            }
+        }
+        if self.hidden_size > MAX_HIDDEN {
+            return bad(format!("hidden_size {} is over the limit of {MAX_HIDDEN}", self.hidden_size));
+        }
+        if self.num_hidden_layers > MAX_LAYERS {
+            return bad(format!("num_hidden_layers {} is over the limit of {MAX_LAYERS}", self.num_hidden_layers));
+        }
+        if self.num_attention_heads > MAX_HEADS {
+            return bad(format!("num_attention_heads {} is over the limit of {MAX_HEADS}", self.num_attention_heads));
+        }
+        if self.num_attention_heads % self.num_key_value_heads != 0 {
+            return bad(format!(
+                "num_attention_heads ({}) must be divisible by num_key_value_heads ({})",
+                self.num_attention_heads, self.num_key_value_heads
+            ));
+        }
+        if self.vocab_size > MAX_VOCAB {
+            return bad(format!("vocab_size {} is over the limit of {MAX_VOCAB}", self.vocab_size));
+        }
+        let head_dim = match self.head_dim {
+            Some(d) => d,
+            None => {
+                if self.hidden_size % self.num_attention_heads != 0 {
+                    return bad(format!(
+                        "hidden_size ({}) is not divisible by num_attention_heads ({}); set head_dim",
+                        self.hidden_size, self.num_attention_heads
+                    ));
+                }
+                self.hidden_size / self.num_attention_heads
+            }
+        };
+        if head_dim == 0 || head_dim % 2 != 0 {
+            return bad(format!("head_dim must be a positive even number (RoPE rotates pairs), got {head_dim}"));
+        }
+        if head_dim > MAX_HEAD_DIM {
+            return bad(format!("head_dim {head_dim} is over the limit of {MAX_HEAD_DIM}"));
+        }
+        self.head_dim = Some(head_dim);
+        let inter = self
+            .intermediate_size
+            .unwrap_or_else(|| ((self.hidden_size as f64 * std::f64::consts::PI / 64.0).ceil() as usize) * 64);
+        if inter == 0 || inter > MAX_INTERMEDIATE {
+            return bad(format!("intermediate_size must be between 1 and {MAX_INTERMEDIATE}, got {inter}"));
+        }
+        self.intermediate_size = Some(inter);
+        if !(self.rms_norm_eps.is_finite() && self.rms_norm_eps > 0.0) {
+            return bad(format!("rms_norm_eps must be a positive number, got {}", self.rms_norm_eps));
+        }
+        if !(self.rope_theta.is_finite() && self.rope_theta > 1.0) {
+            return bad(format!("rope_theta must be a number above 1, got {}", self.rope_theta));
+        }
+        if self.max_position_embeddings == 0 {
+            return bad("max_position_embeddings must be at least 1".into());
+        }
+        let bytes = self.weight_count() * 4;
+        if bytes > MAX_WEIGHT_BYTES {
+            return bad(format!(
+                "this configuration needs {:.2} GB of f32 weights, over the budget of {:.2} GB",
+                bytes as f64 / 1e9,
+                MAX_WEIGHT_BYTES as f64 / 1e9
+            ));
+        }
+        Ok(self)
+    }
+
+    pub fn head_dim(&self) -> usize {
+        self.head_dim.expect("Config::resolve sets head_dim")
+    }
+
+    pub fn intermediate_size(&self) -> usize {
+        self.intermediate_size.expect("Config::resolve sets intermediate_size")
+    }
+
+    /// Query heads per KV head (repeat_kv's n_rep).
+    pub fn n_rep(&self) -> usize {
+        self.num_attention_heads / self.num_key_value_heads
+    }
+
+    /// Number of weights, counted in u64 so absurd configs cannot overflow before being refused.
+    pub fn weight_count(&self) -> u64 {
+        let h = self.hidden_size as u64;
+        let d = self.head_dim.unwrap_or(self.hidden_size / self.num_attention_heads.max(1)) as u64;
+        let nh = self.num_attention_heads as u64;
+        let nkv = self.num_key_value_heads as u64;
+        let i = self.intermediate_size.map_or(((h as f64 * std::f64::consts::PI / 64.0).ceil() as u64) * 64, |i| i as u64);
+        let v = self.vocab_size as u64;
+        let per_layer = 2 * h + nh * d * h + 2 * nkv * d * h + h * nh * d + 2 * d + 3 * i * h;
+        let head = if self.tie_word_embeddings { 0 } else { v * h };
+        v * h + self.num_hidden_layers as u64 * per_layer + h + head
+    }
+
+    /// KV-cache bytes per token in f32: keys and values, nKV heads, every layer.
+    pub fn kv_cache_bytes_per_token(&self) -> u64 {
+        2 * self.num_hidden_layers as u64 * self.num_key_value_heads as u64 * self.head_dim() as u64 * 4
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("Config serialises")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minimind3_defaults() {
+        let c = Config::from_json("{}").unwrap();
+        assert_eq!(c.head_dim(), 96);
+        assert_eq!(c.intermediate_size(), 2432);
+        assert_eq!(c.n_rep(), 2);
+        assert!(c.tie_word_embeddings);
+    }
+
+    #[test]
+    fn heads_not_divisible_by_kv_heads_is_refused() {
+        let e = Config::from_json(r#"{"num_attention_heads": 8, "num_key_value_heads": 3}"#).unwrap_err();
+        assert!(e.to_string().contains("divisible"), "{e}");
+    }
+
+    #[test]
+    fn odd_head_dim_is_refused() {
+        let e = Config::from_json(r#"{"head_dim": 7}"#).unwrap_err();
+        assert!(e.to_string().contains("even"), "{e}");
+    }
+
+    #[test]
+    fn zero_and_huge_sizes_are_refused() {
+        assert!(Config::from_json(r#"{"hidden_size": 0}"#).is_err());
+        assert!(Config::from_json(r#"{"hidden_size": 100000}"#).unwrap_err().to_string().contains("limit"));
+        let e = Config::from_json(r#"{"hidden_size": 8192, "num_hidden_layers": 64, "vocab_size": 262144}"#)
+            .unwrap_err();
+        assert!(e.to_string().contains("budget"), "{e}");
+    }
+
+    #[test]
+    fn explicit_head_dim_need_not_divide_hidden() {
+        let c = Config::from_json(r#"{"hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 24}"#)
+            .unwrap();
+        assert_eq!(c.head_dim(), 24);
+    }
+
+    #[test]
+    fn llama_model_type_has_no_qk_norm() {
+        let c = Config::from_json(r#"{"model_type": "llama"}"#).unwrap();
+        assert!(!c.qk_norm);
+    }
+}

@@ -1,0 +1,205 @@
+//! The whole model (MiniMindForCausalLM): embed_tokens -> decoder layers -> norm -> lm_head, for T new
+//! tokens after P cached ones. `Model::trace` runs the contract's two-call protocol (prefix, then traced).
+
+use ndarray::{Array2, Axis};
+use serde::{Deserialize, Serialize};
+
+use super::attention::MaskSpec;
+use super::block::{decoder_layer, LayerRun};
+use super::config::{Config, MAX_TOKENS};
+use super::flash::FlashRecord;
+use super::kv_cache::KvCache;
+use super::linear::linear;
+use super::rms_norm::rms_norm;
+use super::rope::RopeTable;
+use crate::trace::{Recorder, Selection, Trace};
+use crate::weights::Weights;
+use crate::Error;
+
+/// From this many keys on, `Auto` takes the flash path.
+pub const AUTO_FLASH_MIN_KEYS: usize = 1024;
+pub const DEFAULT_TILE: usize = 64;
+/// Largest trace one call may record, in bytes of f32; past it the caller must select layers or heads.
+pub const MAX_TRACE_BYTES: u64 = 1 << 30;
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum AttentionPath {
+    /// Explicit below AUTO_FLASH_MIN_KEYS keys, flash from there on.
+    Auto,
+    Naive,
+    Flash { tile: usize },
+}
+
+/// Record how one query row of one head walks the key tiles on the flash path.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct FlashProbe {
+    pub layer: usize,
+    pub head: usize,
+    pub row: usize,
+    pub tile: usize,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunOptions {
+    /// MiniMind is always causal; turning it off shows the "peeking at the future" leak.
+    pub causal: bool,
+    pub path: AttentionPath,
+    pub probe: Option<FlashProbe>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { causal: true, path: AttentionPath::Auto, probe: None }
+    }
+}
+
+/// A probe's walk and its max |flash - naive| over the row's context vector.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlashReport {
+    pub layer: usize,
+    pub record: FlashRecord,
+    pub max_abs_diff: f32,
+}
+
+pub struct TraceOut {
+    pub trace: Trace,
+    pub logits: Array2<f32>, // (T, V)
+    pub flash: Option<FlashReport>,
+    pub cache: KvCache,
+}
+
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub config: Config,
+    pub weights: Weights,
+}
+
+impl Model {
+    pub fn new(config: Config, weights: Weights) -> Model {
+        Model { config, weights }
+    }
+
+    pub fn new_cache(&self) -> KvCache {
+        KvCache::new(&self.config)
+    }
+
+    /// Runs `ids` (T new tokens) after the cache's P positions; `mask` covers all P + T positions.
+    pub fn forward(&self, cache: &mut KvCache, ids: &[u32], mask: Option<&[u8]>, opts: &RunOptions, rec: &mut Recorder) -> Result<(Array2<f32>, Option<FlashReport>), Error> {
+        let cfg = &self.config;
+        let p = cache.len();
+        self.check_input(p, ids, mask, rec)?;
+        let (t, s_len) = (ids.len(), p + ids.len());
+        let hsz = cfg.hidden_size;
+
+        let mut x = self.weights.embed_tokens.select(Axis(0), &ids.iter().map(|&i| i as usize).collect::<Vec<_>>()); // (T, H)
+        let rope = RopeTable::new(cfg, p, t);
+        if rec.wants(None) {
+            rec.put("embed".into(), &[t, hsz], x.as_slice().unwrap().to_vec());
+            rec.put("rope.cos".into(), &[t, cfg.head_dim()], rope.cos.as_slice().unwrap().to_vec());
+            rec.put("rope.sin".into(), &[t, cfg.head_dim()], rope.sin.as_slice().unwrap().to_vec());
+        }
+        let flash_tile = match opts.path {
+            AttentionPath::Naive => None,
+            AttentionPath::Flash { tile } => Some(tile.max(1)),
+            AttentionPath::Auto => (s_len >= AUTO_FLASH_MIN_KEYS).then_some(DEFAULT_TILE),
+        };
+        let mut report = None;
+        for (l, w) in self.weights.layers.iter().enumerate() {
+            let run = LayerRun {
+                layer: l,
+                rope: &rope,
+                mask: MaskSpec { causal: opts.causal, prefix_len: p, padding: mask },
+                flash_tile,
+                probe: opts.probe.filter(|pr| pr.layer == l).map(|pr| (pr.head, pr.row, pr.tile.max(1))),
+            };
+            let out = decoder_layer(cfg, w, x, &mut cache.layers[l], &run, rec);
+            x = out.x;
+            if let Some((record, max_abs_diff)) = out.flash {
+                report = Some(FlashReport { layer: l, record, max_abs_diff });
+            }
+        }
+        let x = rms_norm(x.view(), &self.weights.norm, cfg.rms_norm_eps);
+        let logits = linear(x.view(), self.weights.lm_head()); // (T, V)
+        if rec.wants(None) {
+            rec.put("final_norm".into(), &[t, hsz], x.as_slice().unwrap().to_vec());
+            rec.put("logits".into(), &[t, cfg.vocab_size], logits.as_slice().unwrap().to_vec());
+        }
+        Ok((logits, report))
+    }
+
+    /// The contract's protocol: ids[..prefix_len] fill the cache unrecorded, then ids[prefix_len..] are traced.
+    pub fn trace(&self, ids: &[u32], mask: Option<&[u8]>, prefix_len: usize, opts: &RunOptions, selection: Selection) -> Result<TraceOut, Error> {
+        if prefix_len >= ids.len() {
+            return Err(Error::Input(format!(
+                "prefix_len ({prefix_len}) must be smaller than the number of ids ({}), so at least one token is traced",
+                ids.len()
+            )));
+        }
+        if let Some(m) = mask {
+            if m.len() != ids.len() {
+                return Err(Error::Input(format!("attention_mask has {} entries but there are {} ids", m.len(), ids.len())));
+            }
+        }
+        let mut cache = self.new_cache();
+        if prefix_len > 0 {
+            let prefix_mask = mask.map(|m| &m[..prefix_len]);
+            let prefix_opts = RunOptions { probe: None, ..opts.clone() };
+            self.forward(&mut cache, &ids[..prefix_len], prefix_mask, &prefix_opts, &mut Recorder::off())?;
+        }
+        let mut rec = Recorder::new(selection);
+        let (logits, flash) = self.forward(&mut cache, &ids[prefix_len..], mask, opts, &mut rec)?;
+        Ok(TraceOut { trace: rec.trace, logits, flash, cache })
+    }
+
+    fn check_input(&self, p: usize, ids: &[u32], mask: Option<&[u8]>, rec: &Recorder) -> Result<(), Error> {
+        let cfg = &self.config;
+        if ids.is_empty() {
+            return Err(Error::Input("no tokens to run".into()));
+        }
+        let s_len = p + ids.len();
+        if s_len > MAX_TOKENS {
+            return Err(Error::Input(format!("{s_len} tokens is over the limit of {MAX_TOKENS}")));
+        }
+        if s_len > cfg.max_position_embeddings {
+            return Err(Error::Input(format!(
+                "{s_len} tokens is more than the model's max_position_embeddings ({})",
+                cfg.max_position_embeddings
+            )));
+        }
+        if let Some((pos, id)) = ids.iter().enumerate().find(|(_, &id)| id as usize >= cfg.vocab_size) {
+            return Err(Error::Input(format!("token id {id} at position {} is out of the vocabulary (size {})", p + pos, cfg.vocab_size)));
+        }
+        if let Some(m) = mask {
+            if m.len() != s_len {
+                return Err(Error::Input(format!("attention_mask has {} entries but the sequence has {s_len} positions", m.len())));
+            }
+            if let Some(pos) = m.iter().position(|&b| b > 1) {
+                return Err(Error::Input(format!("attention_mask must hold only 0 and 1; position {pos} holds {}", m[pos])));
+            }
+        }
+        let bytes = self.trace_bytes(ids.len(), s_len, rec);
+        if bytes > MAX_TRACE_BYTES {
+            return Err(Error::Input(format!(
+                "recording this trace needs {:.2} GB; record fewer layers or heads (the limit is {:.2} GB)",
+                bytes as f64 / 1e9,
+                MAX_TRACE_BYTES as f64 / 1e9
+            )));
+        }
+        Ok(())
+    }
+
+    /// Estimated bytes of the trace the recorder will keep.
+    fn trace_bytes(&self, t: usize, s_len: usize, rec: &Recorder) -> u64 {
+        let cfg = &self.config;
+        let (t, s) = (t as u64, s_len as u64);
+        let (h, d, i) = (cfg.hidden_size as u64, cfg.head_dim() as u64, cfg.intermediate_size() as u64);
+        let (nh, nkv) = (cfg.num_attention_heads as u64, cfg.num_key_value_heads as u64);
+        let layers = (0..cfg.num_hidden_layers).filter(|&l| rec.wants(Some(l))).count() as u64;
+        let heads = rec.heads(cfg.num_attention_heads).len() as u64;
+        let per_layer = 6 * t * h + 3 * t * nh * d + 4 * t * nkv * d + 2 * s * nkv * d + 3 * heads * t * s + 3 * t * i;
+        let global = if rec.wants(None) { 2 * t * h + 2 * t * d + t * cfg.vocab_size as u64 } else { 0 };
+        4 * (layers * per_layer + global)
+    }
+}

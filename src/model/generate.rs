@@ -1,0 +1,177 @@
+//! Decoding with the KV cache, one token at a time: the prompt is prefilled once, then each step runs
+//! only the newest token against the cache. Greedy, or sampled with temperature, top-k and top-p from a
+//! seeded generator, so a shared link replays the same text.
+
+use serde::{Deserialize, Serialize};
+
+use super::forward::{Model, RunOptions};
+use super::kv_cache::KvCache;
+use crate::trace::{Recorder, Selection, Trace};
+use crate::Error;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Sampling {
+    /// 0 = greedy (argmax).
+    pub temperature: f32,
+    /// 0 = no top-k cut.
+    pub top_k: usize,
+    /// 1 = no nucleus cut.
+    pub top_p: f32,
+    pub seed: u64,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Sampling { temperature: 0.0, top_k: 0, top_p: 1.0, seed: 0 }
+    }
+}
+
+/// SplitMix64: tiny, seeded, identical on every platform.
+#[derive(Clone, Debug)]
+pub struct SplitMix64(pub u64);
+
+impl SplitMix64 {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1) with 24 bits.
+    pub fn next_f32(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+/// Probabilities after temperature, top-k and top-p, as (id, p) sorted by p descending, summing to 1.
+pub fn candidates(logits: &[f32], s: &Sampling) -> Vec<(u32, f32)> {
+    let temp = if s.temperature > 0.0 { s.temperature } else { 1.0 };
+    let mut order: Vec<(u32, f32)> = logits.iter().enumerate().map(|(i, &x)| (i as u32, x / temp)).collect();
+    order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    if s.top_k > 0 {
+        order.truncate(s.top_k);
+    }
+    let m = order[0].1;
+    let mut sum = 0.0;
+    for c in order.iter_mut() {
+        c.1 = (c.1 - m).exp();
+        sum += c.1;
+    }
+    order.iter_mut().for_each(|c| c.1 /= sum);
+    if s.top_p < 1.0 {
+        let mut acc = 0.0;
+        let keep = order.iter().position(|c| {
+            acc += c.1;
+            acc >= s.top_p
+        });
+        order.truncate(keep.map_or(order.len(), |k| k + 1));
+        let total: f32 = order.iter().map(|c| c.1).sum();
+        order.iter_mut().for_each(|c| c.1 /= total);
+    }
+    order
+}
+
+pub fn pick(logits: &[f32], s: &Sampling, rng: &mut SplitMix64) -> u32 {
+    let c = candidates(logits, s);
+    if s.temperature <= 0.0 {
+        return c[0].0;
+    }
+    let u = rng.next_f32();
+    let mut acc = 0.0;
+    for &(id, p) in &c {
+        acc += p;
+        if u < acc {
+            return id;
+        }
+    }
+    c[c.len() - 1].0
+}
+
+/// One decoding step: the token chosen and what the call that chose it recorded.
+pub struct Step {
+    pub token: u32,
+    pub trace: Trace,
+    /// The top candidates of the distribution the token was drawn from.
+    pub top: Vec<(u32, f32)>,
+}
+
+pub struct Generator<'m> {
+    model: &'m Model,
+    cache: KvCache,
+    pub ids: Vec<u32>,
+    fed: usize,
+    sampling: Sampling,
+    rng: SplitMix64,
+}
+
+impl<'m> Generator<'m> {
+    pub fn new(model: &'m Model, prompt: &[u32], sampling: Sampling) -> Result<Generator<'m>, Error> {
+        if prompt.is_empty() {
+            return Err(Error::Input("the prompt has no tokens".into()));
+        }
+        let rng = SplitMix64(sampling.seed);
+        Ok(Generator { model, cache: model.new_cache(), ids: prompt.to_vec(), fed: 0, sampling, rng })
+    }
+
+    pub fn cache(&self) -> &KvCache {
+        &self.cache
+    }
+
+    /// Runs the tokens not yet in the cache (the whole prompt the first time), picks the next token.
+    pub fn step(&mut self, opts: &RunOptions, selection: Selection) -> Result<Step, Error> {
+        let mut rec = Recorder::new(selection);
+        let new = &self.ids[self.fed..];
+        let (logits, _) = self.model.forward(&mut self.cache, new, None, opts, &mut rec)?;
+        self.fed = self.ids.len();
+        let last = logits.row(logits.nrows() - 1).to_vec();
+        let mut top = candidates(&last, &Sampling { temperature: self.sampling.temperature.max(0.0), top_k: 10, top_p: 1.0, seed: 0 });
+        top.truncate(10);
+        let token = pick(&last, &self.sampling, &mut self.rng);
+        self.ids.push(token);
+        Ok(Step { token, trace: rec.trace, top })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn greedy_takes_the_argmax() {
+        let mut rng = SplitMix64(1);
+        assert_eq!(pick(&[0.1, 3.0, -1.0], &Sampling::default(), &mut rng), 1);
+    }
+
+    #[test]
+    fn top_k_one_is_greedy_even_when_sampling() {
+        let s = Sampling { temperature: 2.0, top_k: 1, top_p: 1.0, seed: 9 };
+        let mut rng = SplitMix64(9);
+        for _ in 0..20 {
+            assert_eq!(pick(&[0.1, 3.0, 2.9], &s, &mut rng), 1);
+        }
+    }
+
+    #[test]
+    fn top_p_keeps_the_smallest_set_reaching_p() {
+        let s = Sampling { temperature: 1.0, top_k: 0, top_p: 0.5, seed: 0 };
+        let c = candidates(&[0.0, 5.0, 0.0, 0.0], &s);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].0, 1);
+        assert!((c[0].1 - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn same_seed_same_draws() {
+        let s = Sampling { temperature: 1.0, top_k: 0, top_p: 1.0, seed: 7 };
+        let logits = [0.0f32, 0.1, 0.2, 0.3];
+        let draw = |seed| {
+            let mut r = SplitMix64(seed);
+            (0..16).map(|_| pick(&logits, &s, &mut r)).collect::<Vec<_>>()
+        };
+        assert_eq!(draw(7), draw(7));
+        assert_ne!(draw(7), draw(8));
+    }
+}

@@ -1,0 +1,16 @@
+//! MiniMind's forward pass as plain math on ndarray: one concept per file, MiniMind's own names.
+//! Follows shared/docs/minimind-semantics.md (MiniMind-3, `model/model_minimind.py`, Qwen3 layout).
+
+pub mod attention;
+pub mod block;
+pub mod config;
+pub mod flash;
+pub mod forward;
+pub mod generate;
+pub mod kv_cache;
+pub mod linear;
+pub mod rms_norm;
+pub mod rope;
+pub mod swiglu;
+
+pub use forward::{AttentionPath, FlashProbe, Model, RunOptions};

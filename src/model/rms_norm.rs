@@ -1,0 +1,39 @@
+//! RMSNorm as MiniMind writes it: `weight * (x * rsqrt(mean(x^2) + eps))`, in f32, over the last dim.
+//! Used for input_layernorm, post_attention_layernorm, the final norm, and per head for Q/K norm.
+
+use ndarray::{Array1, Array2, ArrayView2, Axis};
+
+/// x: [N, D] normalised row by row; weight: [D].
+pub fn rms_norm(x: ArrayView2<f32>, weight: &Array1<f32>, eps: f64) -> Array2<f32> {
+    let mut out = x.to_owned();
+    let eps = eps as f32;
+    for mut row in out.axis_iter_mut(Axis(0)) {
+        let mean_sq = row.iter().map(|v| v * v).sum::<f32>() / row.len() as f32;
+        let inv = 1.0 / (mean_sq + eps).sqrt();
+        row.zip_mut_with(weight, |v, w| *v = *w * (*v * inv));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn unit_rms_after_norm_with_unit_weight() {
+        let x = array![[3.0f32, 4.0], [0.0, 0.0]];
+        let y = rms_norm(x.view(), &array![1.0, 1.0], 1e-6);
+        let rms = (y.row(0).iter().map(|v| v * v).sum::<f32>() / 2.0).sqrt();
+        assert!((rms - 1.0).abs() < 1e-5);
+        // an all-zero row stays zero instead of dividing by zero
+        assert_eq!(y.row(1).to_vec(), vec![0.0, 0.0]);
+    }
+
+    #[test]
+    fn weight_multiplies_after_normalising() {
+        let x = array![[1.0f32, -1.0]];
+        let y = rms_norm(x.view(), &array![2.0, 0.5], 0.0);
+        assert!((y[[0, 0]] - 2.0).abs() < 1e-6 && (y[[0, 1]] + 0.5).abs() < 1e-6);
+    }
+}
