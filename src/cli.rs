@@ -181,7 +181,7 @@ fn generate(args: &[String]) -> Result<(), Error> {
     let mut printed = tokenizer.decode(&prompt)?;
     print!("{printed}");
     for _ in 0..max_new {
-        gen.step(&RunOptions::default(), Selection::none())?;
+        gen.step(&model, &RunOptions::default(), Selection::none())?;
         // Decode the whole text each time so multi-byte characters split over tokens print whole.
         let text = tokenizer.decode(&gen.ids)?;
         if let Some(rest) = text.strip_prefix(printed.as_str()) {

@@ -98,8 +98,9 @@ pub struct Step {
     pub top: Vec<(u32, f32)>,
 }
 
-pub struct Generator<'m> {
-    model: &'m Model,
+/// Decoding state: the cache and the ids so far. The model is passed to each step, so a session can
+/// own both side by side.
+pub struct Generator {
     cache: KvCache,
     pub ids: Vec<u32>,
     fed: usize,
@@ -107,13 +108,13 @@ pub struct Generator<'m> {
     rng: SplitMix64,
 }
 
-impl<'m> Generator<'m> {
-    pub fn new(model: &'m Model, prompt: &[u32], sampling: Sampling) -> Result<Generator<'m>, Error> {
+impl Generator {
+    pub fn new(model: &Model, prompt: &[u32], sampling: Sampling) -> Result<Generator, Error> {
         if prompt.is_empty() {
             return Err(Error::Input("the prompt has no tokens".into()));
         }
         let rng = SplitMix64(sampling.seed);
-        Ok(Generator { model, cache: model.new_cache(), ids: prompt.to_vec(), fed: 0, sampling, rng })
+        Ok(Generator { cache: model.new_cache(), ids: prompt.to_vec(), fed: 0, sampling, rng })
     }
 
     pub fn cache(&self) -> &KvCache {
@@ -121,10 +122,10 @@ impl<'m> Generator<'m> {
     }
 
     /// Runs the tokens not yet in the cache (the whole prompt the first time), picks the next token.
-    pub fn step(&mut self, opts: &RunOptions, selection: Selection) -> Result<Step, Error> {
+    pub fn step(&mut self, model: &Model, opts: &RunOptions, selection: Selection) -> Result<Step, Error> {
         let mut rec = Recorder::new(selection);
         let new = &self.ids[self.fed..];
-        let (logits, _) = self.model.forward(&mut self.cache, new, None, opts, &mut rec)?;
+        let (logits, _) = model.forward(&mut self.cache, new, None, opts, &mut rec)?;
         self.fed = self.ids.len();
         let last = logits.row(logits.nrows() - 1).to_vec();
         let mut top = candidates(&last, &Sampling { temperature: self.sampling.temperature.max(0.0), top_k: 10, top_p: 1.0, seed: 0 });
