@@ -1,0 +1,232 @@
+// The views, driven as a learner drives them: type a sentence, step through the whole pipeline,
+// switch layer and head, open a head from the grid, toggle the causal mask and a padding chip, give
+// the core a config it refuses. Every view is screenshotted into artifacts/screenshots/views-*.png.
+// A value read from a heatmap's tooltip must be the worker's own tensor value (window.attnscope),
+// and the page must log no console errors.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { launch, openPage, screenshot, startServer } from './helpers.mjs';
+
+const SENTENCE = 'Attention lets every token look back at the others.';
+
+let server;
+let browser;
+let page;
+
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+  page = await openPage(browser, `${server.url}#view=stepper`);
+  await page.setViewportSize({ width: 1400, height: 1000 });
+  await settled();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+// No run in flight and the active view has drawn.
+function settled() {
+  return page.waitForFunction(() => window.attnscope?.settled().then(() => true), null, { timeout: 60_000 });
+}
+
+async function go(view) {
+  await page.evaluate((v) => {
+    location.hash = `view=${v}`;
+  }, view);
+  await page.waitForSelector(`.view-${view}`);
+  await settled();
+}
+
+// Moves a heatmap's keyboard focus to cell (r, c) and returns the tooltip's exact value and text.
+async function readCell(canvas, r, c) {
+  await canvas.focus();
+  await canvas.press('ArrowRight'); // the first key shows cell (0, 0)
+  for (let i = 0; i < r; i++) await canvas.press('ArrowDown');
+  for (let i = 0; i < c; i++) await canvas.press('ArrowRight');
+  const tooltip = page.locator('#tooltip');
+  return { value: await tooltip.getAttribute('data-value'), text: await tooltip.innerText() };
+}
+
+// The f32 at a flat index of a tensor of the current run, as the worker's Session returns it.
+function tensorValue(name, index) {
+  return page.evaluate(async ([n, i]) => (await window.attnscope.tensor(n))[i], [name, index]);
+}
+
+function sameF32(shown, actual) {
+  assert.equal(Math.fround(Number(shown)), actual, `tooltip shows ${shown}, tensor holds ${actual}`);
+}
+
+test('the page loads a default model and shows its tokens', async () => {
+  const chips = await page.locator('.chip').count();
+  assert.ok(chips > 0, 'the sample sentence has token chips');
+  assert.match(await page.locator('#status').innerText(), /cpu|gpu/i);
+  await screenshot(page, 'views-stepper-default');
+});
+
+test('typing a sentence tokenizes it live into chips with ids', async () => {
+  await page.fill('#text', SENTENCE);
+  await page.waitForFunction((n) => window.attnscope.app.state.text === n, SENTENCE);
+  await settled();
+  const { ids, pieces } = await page.evaluate(() => window.attnscope.app.state.tokens);
+  assert.ok(ids.length >= 8, `"${SENTENCE}" has ${ids.length} tokens`);
+  assert.equal(await page.locator('.chip').count(), ids.length);
+  assert.equal(await page.locator('.chip .chip-id').first().innerText(), String(ids[0]));
+  assert.equal(pieces.length, ids.length);
+});
+
+test('the stepper walks every pipeline step with the arrow keys, each with a shape and a heatmap', async () => {
+  await go('stepper');
+  await page.locator('[data-step="embed"]').click();
+  await settled();
+  const total = await page.locator('.rail-step').count();
+  assert.equal(total, 19);
+  for (let i = 0; i < total; i++) {
+    if (i > 0) {
+      await page.locator('body').press('ArrowRight');
+      await settled();
+    }
+    const kicker = await page.locator('.step-kicker').innerText();
+    assert.match(kicker, new RegExp(`${i + 1} / ${total}`));
+    const shapes = await page.locator('.tensor-figure .shape').allInnerTexts();
+    assert.ok(shapes.length > 0, `step ${i + 1} shows a tensor`);
+    for (const shape of shapes) assert.match(shape, /^\[1, \d+/, `shape ${shape} starts with the batch`);
+    assert.ok((await page.locator('.tensor-figure canvas').count()) > 0);
+    assert.ok((await page.locator('.formula').innerText()).length > 3);
+    const step = await page.locator('.rail-step.active').getAttribute('data-step');
+    await screenshot(page, `views-stepper-${String(i + 1).padStart(2, '0')}-${step}`);
+  }
+  await page.locator('body').press('ArrowLeft');
+  await settled();
+  assert.match(await page.locator('.step-kicker').innerText(), new RegExp(`${total - 1} / ${total}`));
+});
+
+test('the stepper shows q as [1, T, nH, d] and switches layer', async () => {
+  await page.locator('[data-step="qkv"]').click();
+  await settled();
+  const { ids } = await page.evaluate(() => window.attnscope.app.state.tokens);
+  const shapes = await page.locator('.tensor-figure .shape').allInnerTexts();
+  assert.deepEqual(shapes, [`[1, ${ids.length}, 4, 16]`, `[1, ${ids.length}, 2, 16]`, `[1, ${ids.length}, 2, 16]`]);
+  await page.selectOption('.view-stepper select[name="layer"]', '1');
+  await settled();
+  assert.match(await page.locator('.step-kicker').innerText(), /layer 1/i);
+  assert.equal(await page.locator('.tensor-name').first().innerText(), 'layers.1.attn.q');
+  const canvas = page.locator('.tensor-figure canvas').first();
+  const { value, text } = await readCell(canvas, 2, 5);
+  assert.match(text, /layers\.1\.attn\.q/);
+  sameF32(value, await tensorValue('layers.1.attn.q', 2 * 64 + 5));
+});
+
+test('the attention map shows one head with exact values at each stage', async () => {
+  await go('attention');
+  await page.selectOption('.view-attention select[name="head"]', '3');
+  await settled();
+  const T = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
+  const canvas = page.locator('.attention-figure canvas');
+  const { value, text } = await readCell(canvas, 4, 2);
+  assert.match(text, /\[3, 4, 2\]/);
+  sameF32(value, await tensorValue('layers.1.attn.probs', (3 * T + 4) * T + 2));
+
+  // The mouse sees the same cell the keyboard focused.
+  const box = await page.locator('.heatmap-focus').boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  assert.equal(await page.locator('#tooltip').getAttribute('data-value'), value);
+  await screenshot(page, 'views-attention-probs');
+
+  for (const stage of ['scores', 'masked']) {
+    await page.locator(`.segment[data-stage="${stage}"]`).click();
+    await settled();
+    await screenshot(page, `views-attention-${stage}`);
+  }
+  const masked = await readCell(canvas, 1, 5);
+  assert.equal(masked.value, '-∞', 'a future key is masked with -∞');
+  await page.locator('.segment[data-stage="probs"]').click();
+  await settled();
+});
+
+test('the head grid groups heads by KV head and opens a head on click', async () => {
+  await go('grid');
+  assert.deepEqual(await page.locator('.kv-label').allInnerTexts(), ['KV 0', 'KV 1']);
+  assert.equal(await page.locator('.thumb').count(), 2 * 4);
+  await screenshot(page, 'views-grid');
+  await page.locator('.thumb[data-layer="0"][data-head="2"] canvas').click();
+  await page.waitForSelector('.view-attention');
+  await settled();
+  assert.equal(await page.locator('.view-attention select[name="layer"]').inputValue(), '0');
+  assert.equal(await page.locator('.view-attention select[name="head"]').inputValue(), '2');
+});
+
+test('turning the causal mask off removes every -∞ and lets queries see later keys', async () => {
+  await page.locator('#cfg-causal').uncheck();
+  await settled();
+  const masked = await page.evaluate(async () => Array.from(await window.attnscope.tensor('layers.0.attn.masked_scores')));
+  assert.ok(!masked.includes(-Infinity));
+  await page.locator('.segment[data-stage="masked"]').click();
+  await settled();
+  await screenshot(page, 'views-attention-causal-off');
+  await page.locator('#cfg-causal').check();
+  await settled();
+  const again = await page.evaluate(async () => Array.from(await window.attnscope.tensor('layers.0.attn.masked_scores')));
+  assert.ok(again.includes(-Infinity));
+});
+
+test('a padding chip masks its key column with -1e9 in every view', async () => {
+  const chip = page.locator('.chip[data-index="1"]');
+  await chip.click();
+  await settled();
+  assert.equal(await chip.getAttribute('aria-pressed'), 'true');
+  const T = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
+  const masked = await page.evaluate(async () => Array.from(await window.attnscope.tensor('layers.0.attn.masked_scores')));
+  for (let i = 1; i < T; i++) assert.ok(masked[i * T + 1] <= -1e8, `row ${i} masks padded key 1`);
+  await go('masks');
+  assert.equal(await page.locator('.view-masks .multiples figure').count(), 6);
+  assert.ok((await page.locator('.swatch-padding').count()) > 0, 'the legend names the padding mask');
+  assert.match(await page.locator('.leak-note').innerText(), /\d+(\.\d)?%/);
+  await screenshot(page, 'views-masks-padding');
+  await chip.click();
+  await settled();
+  assert.equal(await chip.getAttribute('aria-pressed'), 'false');
+  await screenshot(page, 'views-masks');
+});
+
+test('token lines draw one line per attended key and focus on hover', async () => {
+  await go('lines');
+  const all = await page.locator('.attn-line').count();
+  assert.ok(all > 0);
+  await page.locator('.lines-svg .token[data-side="q"][data-index="3"]').hover();
+  const visible = await page.locator('.attn-line:not(.hidden)').count();
+  assert.ok(visible > 0 && visible <= 4, `query 3 attends to at most 4 keys under the causal mask, saw ${visible}`);
+  await screenshot(page, 'views-lines-focus');
+  await page.locator('#lines-all').check();
+  await settled();
+  await page.mouse.move(5, 5);
+  await screenshot(page, 'views-lines-all-heads');
+  await page.locator('#lines-all').uncheck();
+  await settled();
+});
+
+test('a config the core refuses is explained inline and the page keeps working', async () => {
+  await page.fill('#cfg-num_key_value_heads', '3');
+  await page.press('#cfg-num_key_value_heads', 'Enter');
+  const error = page.locator('#cfg-num_key_value_heads-error');
+  await error.waitFor({ state: 'visible' });
+  assert.match(await error.innerText(), /divisible/);
+  await settled();
+  await screenshot(page, 'views-config-error');
+  await go('stepper');
+  assert.ok((await page.locator('.tensor-figure canvas').count()) > 0, 'the previous model still shows');
+
+  await page.fill('#cfg-num_key_value_heads', '1');
+  await page.press('#cfg-num_key_value_heads', 'Enter');
+  await error.waitFor({ state: 'hidden' });
+  await settled();
+  assert.match(await page.locator('.config-summary').innerText(), /MQA/);
+  await go('grid');
+  assert.deepEqual(await page.locator('.kv-label').allInnerTexts(), ['KV 0']);
+  await screenshot(page, 'views-grid-mqa');
+});
+
+test('no console errors', () => {
+  assert.deepEqual(page.consoleErrors, []);
+});

@@ -1,0 +1,61 @@
+// The attention map: one head of one layer as a T x S matrix, queries down, keys across, token
+// text on both axes, at the stage the learner picks: the scaled scores, the scores after the
+// causal and padding masks, or the softmax probabilities. Each row's sum stands beside it, so a
+// softmax row visibly adds up to 1 and a masked row shows what the mask removed.
+
+import { el } from './dom.js';
+import { heatmap } from './heatmap.js';
+import { layerSelect, headSelect, stageSelect, STAGES } from './controls.js';
+import { scaleFor } from './color_scale.js';
+import { axisLabel, tokenText, shapeLabel } from './format.js';
+import { t } from '../strings.js';
+
+export function mount(root, app) {
+  const { state } = app;
+  const controls = [layerSelect(app), headSelect(app), stageSelect(app)];
+  const caption = el('figcaption', {});
+  const explain = el('p', { className: 'explain' });
+  const map = heatmap();
+  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node)), el('figure', { className: 'tensor-figure attention-figure' }, caption, explain, map.node));
+  let seq = 0;
+
+  async function update() {
+    const my = ++seq;
+    controls.forEach((c) => c.update());
+    const name = `layers.${state.layer}.${STAGES[state.stage]}`;
+    const tensor = (await app.tensors([name])).get(name);
+    if (my !== seq) return;
+    const [, T, S] = tensor.shape;
+    const h = state.head;
+    const data = tensor.data.subarray(h * T * S, (h + 1) * T * S);
+    const labels = state.tokens.pieces.map((p) => axisLabel(p, 12));
+    caption.replaceChildren(el('code', { className: 'tensor-name' }, `${name}[${h}]`), el('span', { className: 'shape' }, shapeLabel(tensor.shape)));
+    explain.textContent = t(`attention.explain.${state.stage}`);
+    map.update({
+      data,
+      rows: T,
+      cols: S,
+      scale: scaleFor(name, [data]),
+      rowLabels: labels.slice(0, T),
+      colLabels: labels.slice(0, S),
+      rowMask: state.mask,
+      rowSums: true,
+      square: true,
+      maxCell: 44,
+      label: `${name}, ${t('tip.head')} ${h}`,
+      describe: (i, j) => [
+        [name, `[${h}, ${i}, ${j}]`],
+        [t('tip.query'), `${i} ${tokenText(state.tokens.pieces[i])}`],
+        [t('tip.key'), `${j} ${tokenText(state.tokens.pieces[j])}`],
+      ],
+    });
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+      map.destroy();
+    },
+  };
+}

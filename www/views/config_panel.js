@@ -1,0 +1,88 @@
+// The model panel: the Hugging Face config.json keys a learner changes most, the seed of the
+// random weights, and the causal switch. The page does not validate sizes itself: the core does,
+// and its message is shown under the field it names (or under the panel), never as a dialog.
+
+import { el } from './dom.js';
+import { t } from '../strings.js';
+
+const FIELDS = ['num_hidden_layers', 'hidden_size', 'num_attention_heads', 'num_key_value_heads', 'head_dim', 'rope_theta'];
+
+// onApply(config, seed) resolves when the core accepted the config and rejects with its Error.
+export function configPanel({ config, seed, causal }, { onApply, onCausal }) {
+  const inputs = {};
+  const errors = {};
+  const general = el('p', { className: 'field-error', hidden: true, attrs: { role: 'alert' } });
+  const summary = el('p', { className: 'config-summary' });
+
+  const field = (key, value, extra = {}) => {
+    const id = `cfg-${key}`;
+    inputs[key] = el('input', { id, name: key, type: 'number', value: value ?? '', min: 0, on: { change: () => apply(key) }, ...extra });
+    errors[key] = el('p', { className: 'field-error', id: `${id}-error`, hidden: true, attrs: { role: 'alert' } });
+    inputs[key].setAttribute('aria-describedby', errors[key].id);
+    return el('div', { className: 'field' }, el('label', { htmlFor: id }, t(`config.${key}`)), inputs[key], errors[key]);
+  };
+
+  const causalBox = el('input', { type: 'checkbox', id: 'cfg-causal', checked: causal, on: { change: () => onCausal(causalBox.checked) } });
+
+  const node = el(
+    'form',
+    { className: 'config', on: { submit: (e) => { e.preventDefault(); apply(null); } } },
+    el(
+      'div',
+      { className: 'config-grid' },
+      FIELDS.map((key) => field(key, config[key], key === 'head_dim' ? { placeholder: t('config.head_dimAuto') } : key === 'rope_theta' ? { step: 'any' } : {})),
+      field('seed', seed),
+    ),
+    el('label', { className: 'switch' }, causalBox, el('span', {}, t('config.causal'))),
+    general,
+    summary,
+    el('p', { className: 'config-note' }, t('config.note')),
+  );
+
+  function read() {
+    const next = { vocab_size: 6400 };
+    for (const key of FIELDS) {
+      const raw = inputs[key].value.trim();
+      if (raw !== '') next[key] = Number(raw);
+    }
+    return { config: next, seed: Number(inputs.seed.value) };
+  }
+
+  // Under the field the message names; the one just edited wins when it names several.
+  function showError(message, edited) {
+    const key = edited && message.includes(edited) ? edited : [...FIELDS, 'seed'].find((k) => message.includes(k));
+    const target = key ? errors[key] : general;
+    target.replaceChildren(message, el('span', { className: 'field-note' }, t('config.notApplied')));
+    target.hidden = false;
+    if (key) inputs[key].setAttribute('aria-invalid', 'true');
+  }
+
+  function clearErrors() {
+    for (const key of Object.keys(errors)) {
+      errors[key].hidden = true;
+      inputs[key].removeAttribute('aria-invalid');
+    }
+    general.hidden = true;
+  }
+
+  async function apply(edited) {
+    const { config: next, seed: nextSeed } = read();
+    try {
+      await onApply(next, nextSeed);
+      clearErrors();
+    } catch (err) {
+      clearErrors();
+      showError(err.message, edited);
+    }
+  }
+
+  return {
+    node,
+    // The resolved config from the core: derived sizes and the attention kind.
+    showResolved(c) {
+      const rep = c.num_attention_heads / c.num_key_value_heads;
+      const kind = rep === 1 ? 'MHA' : c.num_key_value_heads === 1 ? 'MQA' : 'GQA';
+      summary.textContent = t('config.summary', { d: c.head_dim, i: c.intermediate_size, kind, rep });
+    },
+  };
+}

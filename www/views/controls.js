@@ -1,0 +1,51 @@
+// The small controls several views share: layer, head and stage pickers bound to app.state.
+// Each returns {node, update()}; update() re-reads the state and the model's sizes.
+
+import { el } from './dom.js';
+import { t } from '../strings.js';
+
+// options(): [{value, label}] with numeric values, read from and written to app.state[key].
+function picker(app, key, labelKey, options) {
+  const id = `pick-${key}-${Math.random().toString(36).slice(2, 7)}`;
+  const select = el('select', { id, name: key, on: { change: () => app.set({ [key]: Number(select.value) }) } });
+  const node = el('div', { className: 'picker' }, el('label', { htmlFor: id }, t(labelKey)), select);
+  return {
+    node,
+    update() {
+      const list = options();
+      select.replaceChildren(...list.map((o) => el('option', { value: String(o.value) }, o.label)));
+      select.value = String(app.state[key]);
+    },
+  };
+}
+
+export function layerSelect(app) {
+  return picker(app, 'layer', 'control.layer', () => range(app.model.num_hidden_layers).map((l) => ({ value: l, label: String(l) })));
+}
+
+export function headSelect(app) {
+  return picker(app, 'head', 'control.head', () => {
+    const rep = app.model.num_attention_heads / app.model.num_key_value_heads;
+    return range(app.model.num_attention_heads).map((h) => ({ value: h, label: t('control.headOption', { h, kv: Math.floor(h / rep) }) }));
+  });
+}
+
+export const STAGES = { scores: 'attn.scores', masked: 'attn.masked_scores', probs: 'attn.probs' };
+
+// A segmented control: the three stages are few and worth seeing at once.
+export function stageSelect(app) {
+  const buttons = Object.keys(STAGES).map((s) =>
+    el('button', { type: 'button', className: 'segment', dataset: { stage: s }, on: { click: () => app.set({ stage: s }) } }, t(`stage.${s}`)),
+  );
+  const node = el('div', { className: 'picker' }, el('span', { className: 'picker-label' }, t('control.stage')), el('div', { className: 'segmented', attrs: { role: 'group', 'aria-label': t('control.stage') } }, buttons));
+  return {
+    node,
+    update() {
+      for (const b of buttons) b.setAttribute('aria-pressed', String(b.dataset.stage === app.state.stage));
+    },
+  };
+}
+
+export function range(n) {
+  return Array.from({ length: n }, (_, i) => i);
+}

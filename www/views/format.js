@@ -1,0 +1,43 @@
+// How numbers, shapes and token pieces are written on screen.
+// Shapes follow MiniMind's own debug prints: the batch dimension 1 comes first ([1, 6, 8, 96]),
+// while the trace itself (trace-contract.md) drops it.
+
+// The shortest decimal that reads back as the same f32: what a tooltip calls the "exact" value.
+export function exact(v) {
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === Infinity) return '∞';
+  if (v === -Infinity) return '-∞';
+  for (let p = 1; p <= 9; p++) {
+    const s = v.toPrecision(p);
+    if (Math.fround(Number(s)) === v) return String(Number(s));
+  }
+  return String(v);
+}
+
+// A compact value for legends and row sums.
+export function short(v) {
+  if (v === -Infinity) return '−∞';
+  if (v === Infinity) return '∞';
+  if (Number.isNaN(v)) return 'NaN';
+  const a = Math.abs(v);
+  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(1).replace('-', '−');
+  return (+v.toPrecision(3)).toString().replace('-', '−');
+}
+
+export function shapeLabel(shape) {
+  return `[1, ${shape.join(', ')}]`;
+}
+
+// Token pieces as shown on chips and axes: a leading space becomes a visible "␣",
+// other whitespace is escaped, and long byte-fallback pieces are cut for axis labels.
+export function tokenText(piece) {
+  return piece
+    .replace(/^[ Ġ]/, '␣')
+    .replace(/\n/g, '↵')
+    .replace(/\t/g, '⇥');
+}
+
+export function axisLabel(piece, max = 10) {
+  const text = tokenText(piece);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

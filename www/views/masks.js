@@ -1,0 +1,123 @@
+// The masks: causal, padding and both together, as the core actually adds them to the scores
+// (each read back as masked_scores − scores from a run with only that mask), with -∞ and -1e9
+// cells hatched. Below, the same head with the causal mask on and off (BERT-style bidirectional)
+// and their difference: the attention that "peeks at the future" once the mask is gone.
+
+import { el } from './dom.js';
+import { heatmap } from './heatmap.js';
+import { legend, marksOf } from './legend.js';
+import { layerSelect, headSelect } from './controls.js';
+import { diverging, sequential, extent } from './color_scale.js';
+import { axisLabel, tokenText } from './format.js';
+import { t } from '../strings.js';
+
+export function mount(root, app) {
+  const { state } = app;
+  const controls = [layerSelect(app), headSelect(app)];
+  const explain = el('p', { className: 'explain' });
+  const maskRow = el('div', { className: 'multiples wide' });
+  const maskLegend = el('div', {});
+  const leakNote = el('p', { className: 'leak-note' });
+  const leakRow = el('div', { className: 'multiples wide' });
+  root.append(
+    el('div', { className: 'toolbar' }, controls.map((c) => c.node)),
+    explain,
+    maskRow,
+    maskLegend,
+    el('h3', {}, t('masks.leakHeading')),
+    el('p', { className: 'explain' }, t('masks.leakExplain')),
+    leakNote,
+    leakRow,
+  );
+  let maps = [];
+  let seq = 0;
+
+  async function update() {
+    const my = ++seq;
+    controls.forEach((c) => c.update());
+    const l = state.layer;
+    const h = state.head;
+    const names = [`layers.${l}.attn.scores`, `layers.${l}.attn.masked_scores`, `layers.${l}.attn.probs`];
+    const [causalOnly, paddingOnly, both] = await Promise.all([
+      app.tensors(names, { causal: true, attention_mask: null }),
+      app.tensors(names, { causal: false }),
+      app.tensors(names, { causal: true }),
+    ]);
+    if (my !== seq) return;
+    const [, T, S] = both.get(names[0]).shape;
+    const slice = (run, name) => run.get(name).data.subarray(h * T * S, (h + 1) * T * S);
+    const added = (run) => {
+      const scores = slice(run, names[0]);
+      return slice(run, names[1]).map((v, i) => v - scores[i]);
+    };
+    const probsOn = slice(both, names[2]);
+    const probsOff = slice(paddingOnly, names[2]);
+    const leak = probsOff.map((v, i) => v - probsOn[i]);
+
+    const labels = state.tokens.pieces.map((p) => axisLabel(p, 8));
+    const describe = (what) => (i, j) => [
+      [what, `[${i}, ${j}]`],
+      [t('tip.query'), `${i} ${tokenText(state.tokens.pieces[i])}`],
+      [t('tip.key'), `${j} ${tokenText(state.tokens.pieces[j])}`],
+    ];
+    // scale null: a mask panel, white where the key is visible and hatched where it is masked.
+    const panel = (title, note, data, scale, rowMask) => {
+      const map = heatmap();
+      maps.push(map);
+      map.update({
+        data,
+        rows: T,
+        cols: S,
+        scale: scale ?? diverging(1),
+        legend: scale !== null,
+        rowLabels: labels.slice(0, T),
+        colLabels: labels.slice(0, S),
+        rowMask,
+        square: true,
+        maxCell: 30,
+        label: title,
+        describe: describe(title),
+      });
+      return el('figure', { className: 'panel-cell', dataset: { panel: title } }, el('figcaption', { className: 'panel-title' }, title), note && el('p', { className: 'hint' }, note), map.node);
+    };
+
+    maps.forEach((m) => m.destroy());
+    maps = [];
+    explain.textContent = t('masks.explain', { l, h });
+    const combined = added(both);
+    maskRow.replaceChildren(
+      panel(t('masks.causal'), t('masks.causalNote'), added(causalOnly), null, null),
+      panel(t('masks.padding'), t('masks.paddingNote'), added(paddingOnly), null, null),
+      panel(t('masks.combined'), t('masks.combinedNote'), combined, null, null),
+    );
+    maskLegend.replaceChildren(legend(null, { visible: true, neginf: true, padding: marksOf(combined).padding }));
+    leakNote.textContent = t('masks.leakNote', { pct: (100 * futureShare(probsOff, T, S, state.mask)).toFixed(1) });
+    leakRow.replaceChildren(
+      panel(t('masks.probsOn'), null, probsOn, sequential(0, 1), state.mask),
+      panel(t('masks.probsOff'), null, probsOff, sequential(0, 1), state.mask),
+      panel(t('masks.leak'), null, leak, diverging(extent([leak]).maxAbs), state.mask),
+    );
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+      maps.forEach((m) => m.destroy());
+    },
+  };
+}
+
+// Mean, over real query rows, of the probability mass on keys after the query (j > i).
+function futureShare(probs, T, S, mask) {
+  let total = 0;
+  let rows = 0;
+  for (let i = 0; i < T; i++) {
+    if (mask[i] === 0) continue;
+    let future = 0;
+    for (let j = i + 1; j < S; j++) future += probs[i * S + j];
+    total += future;
+    rows++;
+  }
+  return rows ? total / rows : 0;
+}

@@ -1,0 +1,94 @@
+// One trace tensor drawn as heatmaps according to its shape (trace-contract.md):
+//   [T, X]        one heatmap, a row per token;
+//   [T, n, d]     one heatmap, a row per token, the n heads side by side as framed column groups
+//                 (q and its norms/rotations have query heads, k/v/caches have KV heads);
+//   [nH, T, S]    attention: one T x S panel per query head on one shared scale.
+// The header names the tensor and writes its shape as MiniMind prints it, batch first.
+
+import { el } from './dom.js';
+import { heatmap } from './heatmap.js';
+import { legend, marksOf } from './legend.js';
+import { scaleFor, diverging } from './color_scale.js';
+import { shapeLabel, axisLabel, tokenText } from './format.js';
+import { t } from '../strings.js';
+
+const ATTENTION = /(^|\.)(scores|masked_scores|probs)$/;
+const KV_TENSOR = /attn\.(k|v|k_norm|k_rope|k_cache|v_cache)$/;
+
+// ctx: {pieces, mask, nRep, maxCell}. Returns {node, destroy()}.
+export function tensorFigure(name, { data, shape }, ctx) {
+  const maps = [];
+  const body = ATTENTION.test(name) && shape.length === 3 ? attentionPanels(name, data, shape, ctx, maps) : matrix(name, data, shape, ctx, maps);
+  const node = el(
+    'figure',
+    { className: 'tensor-figure', dataset: { tensor: name } },
+    el('figcaption', {}, el('code', { className: 'tensor-name' }, name), el('span', { className: 'shape' }, shapeLabel(shape))),
+    body,
+  );
+  return { node, destroy: () => maps.forEach((m) => m.destroy()) };
+}
+
+function tokenRow(ctx, r) {
+  return `${r} ${tokenText(ctx.pieces[r] ?? '')}`;
+}
+
+function matrix(name, data, shape, ctx, maps) {
+  const [rows, ...rest] = shape;
+  const cols = rest.reduce((a, b) => a * b, 1);
+  const grouped = rest.length === 2;
+  const d = grouped ? rest[1] : cols;
+  const headWord = KV_TENSOR.test(name) ? 'KV' : t('tip.head');
+  const scale = name.startsWith('rope.') ? diverging(1) : scaleFor(name, [data]);
+  const map = heatmap();
+  maps.push(map);
+  map.update({
+    data,
+    rows,
+    cols,
+    scale,
+    rowLabels: ctx.pieces.slice(0, rows).map((p) => axisLabel(p)),
+    colLabels: null,
+    colGroups: grouped ? { size: d, label: (g) => `${headWord} ${g}` } : null,
+    rowMask: ctx.mask,
+    maxCell: ctx.maxCell ?? 22,
+    label: `${name} ${shapeLabel(shape)}`,
+    describe: (r, c) => [
+      [name, `[${(grouped ? [r, Math.floor(c / d), c % d] : [r, c]).join(', ')}]`],
+      [t('tip.token'), tokenRow(ctx, r)],
+      ...(grouped ? [[headWord, Math.floor(c / d)]] : []),
+      [t('tip.dim'), c % d],
+    ],
+  });
+  return map.node;
+}
+
+function attentionPanels(name, data, shape, ctx, maps) {
+  const [nH, T, S] = shape;
+  const scale = scaleFor(name, [data]);
+  const labels = ctx.pieces.map((p) => axisLabel(p, 8));
+  const panels = [];
+  for (let h = 0; h < nH; h++) {
+    const map = heatmap();
+    maps.push(map);
+    map.update({
+      data: data.subarray(h * T * S, (h + 1) * T * S),
+      rows: T,
+      cols: S,
+      scale,
+      rowLabels: labels.slice(0, T),
+      colLabels: labels.slice(0, S),
+      rowMask: ctx.mask,
+      square: true,
+      maxCell: 18,
+      legend: false,
+      label: `${name}, ${t('tip.head')} ${h}`,
+      describe: (i, j) => [
+        [name, `[${h}, ${i}, ${j}]`],
+        [t('tip.query'), tokenRow(ctx, i)],
+        [t('tip.key'), tokenRow(ctx, j)],
+      ],
+    });
+    panels.push(el('div', { className: 'panel-cell' }, el('div', { className: 'panel-title' }, t('control.headOption', { h, kv: Math.floor(h / ctx.nRep) })), map.node));
+  }
+  return el('div', {}, el('p', { className: 'hint' }, t('stepper.perHead')), el('div', { className: 'multiples' }, panels), legend(scale, marksOf(data, ctx.mask)));
+}

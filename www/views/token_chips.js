@@ -1,0 +1,38 @@
+// The tokens of the input as chips: the piece as text, its id below. Clicking a chip toggles it
+// as padding (attention_mask 0), which the masks and every attention view then show.
+
+import { el } from './dom.js';
+import { tokenText } from './format.js';
+import { t } from '../strings.js';
+
+export function tokenChips(onToggle) {
+  const node = el('div', { className: 'chips', attrs: { role: 'group', 'aria-label': t('input.text') } });
+
+  return {
+    node,
+    update({ ids, pieces }, mask) {
+      if (ids.length === 0) {
+        node.replaceChildren(el('span', { className: 'chips-empty' }, t('input.noTokens')));
+        return;
+      }
+      node.replaceChildren(
+        ...ids.map((id, i) => {
+          const padded = mask[i] === 0;
+          return el(
+            'button',
+            {
+              type: 'button',
+              className: padded ? 'chip padded' : 'chip',
+              title: t(padded ? 'input.chipPadding' : 'input.chipReal', { i, id }),
+              attrs: { 'aria-pressed': String(padded) },
+              dataset: { index: i },
+              on: { click: () => onToggle(i) },
+            },
+            el('span', { className: 'chip-piece' }, tokenText(pieces[i])),
+            el('span', { className: 'chip-id' }, id),
+          );
+        }),
+      );
+    },
+  };
+}
