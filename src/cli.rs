@@ -20,17 +20,20 @@ const USAGE: &str = "usage:
 
 /// Runs the command; returns the process exit code.
 pub fn main(args: Vec<String>) -> i32 {
-    std::panic::set_hook(Box::new(|info| {
-        let msg = info.payload().downcast_ref::<&str>().map(|s| s.to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+    // A bug must still end as one line, not a "panicked at" message and a backtrace hint:
+    // the hook stays silent and the payload becomes the error.
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(|| run(&args)).unwrap_or_else(|payload| {
+        let msg = payload.downcast_ref::<&str>().map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown".into());
-        eprintln!("attnscope: internal error: {msg}");
-    }));
-    let result = std::panic::catch_unwind(|| run(&args)).unwrap_or_else(|_| Err(Error::Io("stopped by an internal error".into())));
+        Err(Error::Io(format!("internal error: {msg}")))
+    });
     match result {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("attnscope: {e}");
+            // One line whatever the message holds, so scripts can show it as is.
+            eprintln!("attnscope: {}", e.to_string().replace('\n', " "));
             if matches!(e, Error::Io(ref m) if m.starts_with("usage")) { 2 } else { 1 }
         }
     }
@@ -101,7 +104,7 @@ impl Flags {
 }
 
 fn usage(msg: &str) -> Error {
-    Error::Io(format!("usage error: {msg}\n{USAGE}"))
+    Error::Io(format!("usage error: {msg} (see attnscope --help)"))
 }
 
 fn run(args: &[String]) -> Result<(), Error> {
@@ -121,12 +124,24 @@ fn read_text(path: &Path, what: &str) -> Result<String, Error> {
     std::fs::read_to_string(path).map_err(|e| Error::Io(format!("cannot read {what} {}: {e}", path.display())))
 }
 
+/// `load_dir`, after saying plainly when the directory itself is not there.
+fn load_model(dir: &Path) -> Result<Model, Error> {
+    if !dir.is_dir() {
+        return Err(Error::Io(format!("model directory {} does not exist", dir.display())));
+    }
+    let (config, weights) = load_dir(dir)?;
+    Ok(Model::new(config, weights))
+}
+
 fn trace(args: &[String]) -> Result<(), Error> {
     let f = Flags::parse(args, &["no-causal"])?;
     f.check_known(&["model", "input", "out", "layers", "heads", "attention", "tile", "no-causal"])?;
-    let (dir, input, out) = (PathBuf::from(f.need("model")?), PathBuf::from(f.need("input")?), PathBuf::from(f.need("out")?));
-    let input: TraceInput = serde_json::from_str(&read_text(&input, "input")?)
-        .map_err(|e| Error::Input(format!("{}: {e}", input.display())))?;
+    let (dir, input_path, out) = (PathBuf::from(f.need("model")?), PathBuf::from(f.need("input")?), PathBuf::from(f.need("out")?));
+    let input: TraceInput = serde_json::from_str(&read_text(&input_path, "input")?)
+        .map_err(|e| Error::Input(format!("{}: {e}", input_path.display())))?;
+    if input.ids.is_empty() {
+        return Err(Error::Input(format!("{}: ids is empty; give at least one token id", input_path.display())));
+    }
     let tile = f.num("tile", crate::model::forward::DEFAULT_TILE)?;
     let path = match f.get("attention").unwrap_or("auto") {
         "auto" => AttentionPath::Auto,
@@ -134,8 +149,7 @@ fn trace(args: &[String]) -> Result<(), Error> {
         "flash" => AttentionPath::Flash { tile },
         other => return Err(usage(&format!("--attention is auto, naive or flash, not '{other}'"))),
     };
-    let (config, weights) = load_dir(&dir)?;
-    let model = Model::new(config, weights);
+    let model = load_model(&dir)?;
     let opts = RunOptions { causal: !f.has("no-causal"), path, probe: None };
     let selection = Selection { off: false, layers: f.list("layers")?, heads: f.list("heads")? };
     let traced = model.trace(&input.ids, input.attention_mask.as_deref(), input.prefix_len, &opts, selection)?;
@@ -164,8 +178,7 @@ fn generate(args: &[String]) -> Result<(), Error> {
         return Err(Error::Io(format!("no tokenizer at {}; pass --tokenizer FILE", tok_path.display())));
     }
     let tokenizer = Tokenizer::from_json(&read_text(&tok_path, "tokenizer")?)?;
-    let (config, weights) = load_dir(&dir)?;
-    let model = Model::new(config, weights);
+    let model = load_model(&dir)?;
     let sampling = Sampling {
         temperature: f.num("temperature", 0.0)?,
         top_k: f.num("top-k", 0)?,

@@ -2,26 +2,21 @@
 //! tensor by tensor, at the contract's tolerance: max |ours - ref| / max |ref| <= 2e-4 over finite entries,
 //! the same -inf pattern in masked_scores, and padding entries (-1e9) where PyTorch has them.
 //! Both attention paths are checked: the explicit one and the flash one with a tile that divides nothing.
+//! The comparison itself is in tests/common, shared with the command-line test (tests/cli.rs).
 
-use std::path::{Path, PathBuf};
+mod common;
 
 use attnscope::model::{AttentionPath, Model, RunOptions};
 use attnscope::trace::{Selection, Trace};
 use attnscope::weights::load_dir;
-use safetensors::SafeTensors;
+use common::{assert_matches_fixture, fixtures};
 use serde::Deserialize;
-
-const TOLERANCE: f32 = 2e-4;
 
 #[derive(Deserialize)]
 struct Input {
     ids: Vec<u32>,
     attention_mask: Option<Vec<u8>>,
     prefix_len: usize,
-}
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
 fn run_case(case: &str, path: AttentionPath) -> Trace {
@@ -33,38 +28,9 @@ fn run_case(case: &str, path: AttentionPath) -> Trace {
     model.trace(&input.ids, input.attention_mask.as_deref(), input.prefix_len, &opts, Selection::all()).unwrap().trace
 }
 
-fn compare(case: &str, ours: &Trace) {
-    let bytes = std::fs::read(fixtures().join(case).join("trace.safetensors")).unwrap();
-    let reference = SafeTensors::deserialize(&bytes).unwrap();
-    let mut names: Vec<String> = reference.names().into_iter().map(|n| n.to_string()).collect();
-    names.sort();
-    assert!(names.len() >= 40, "{case}: reference has only {} tensors", names.len());
-    for name in names {
-        let r = reference.tensor(&name).unwrap();
-        let e = ours.get(&name).unwrap_or_else(|| panic!("{case}: we do not record {name}"));
-        assert_eq!(e.shape, r.shape(), "{case}: shape of {name}");
-        let rv: Vec<f32> = r.data().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
-        let mut scale = 0.0f32;
-        let mut worst = 0.0f32;
-        for (i, (&a, &b)) in e.data.iter().zip(&rv).enumerate() {
-            assert!(!a.is_nan(), "{case}: NaN in {name} at {i}");
-            if b == f32::NEG_INFINITY || a == f32::NEG_INFINITY {
-                assert_eq!(a, b, "{case}: -inf pattern of {name} differs at {i}");
-            } else if b <= -1e8 {
-                assert!((a - b).abs() <= 1e-6 * b.abs(), "{case}: padding entry of {name} at {i}: {a} vs {b}");
-            } else {
-                scale = scale.max(b.abs());
-                worst = worst.max((a - b).abs());
-            }
-        }
-        let rel = worst / scale.max(1e-30);
-        assert!(rel <= TOLERANCE, "{case}: {name} differs by {rel:.2e} relative (max |diff| {worst:.2e})");
-    }
-}
-
 fn check(case: &str) {
-    compare(case, &run_case(case, AttentionPath::Naive));
-    compare(case, &run_case(case, AttentionPath::Flash { tile: 3 }));
+    assert_matches_fixture(case, &run_case(case, AttentionPath::Naive).to_safetensors());
+    assert_matches_fixture(case, &run_case(case, AttentionPath::Flash { tile: 3 }).to_safetensors());
 }
 
 #[test]

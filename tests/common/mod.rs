@@ -1,0 +1,52 @@
+//! What the integration tests share: the fixture folder and the trace contract's comparison
+//! (shared/docs/trace-contract.md, "Tolerance"), so a trace from the library and one written by the
+//! command line are held to exactly the same standard.
+
+use std::path::{Path, PathBuf};
+
+use safetensors::SafeTensors;
+
+/// max |ours - ref| / max |ref| over the specified entries, per tensor.
+pub const TOLERANCE: f32 = 2e-4;
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// Checks a trace (safetensors bytes, as `Trace::to_safetensors` and `attnscope trace` write them)
+/// against `tests/fixtures/{case}/trace.safetensors`: every reference tensor present with its shape,
+/// no NaN, the same -inf pattern, padding entries (-1e9) where PyTorch has them, and every other
+/// entry within TOLERANCE relative to the tensor's largest |ref|.
+pub fn assert_matches_fixture(case: &str, ours: &[u8]) {
+    let bytes = std::fs::read(fixtures().join(case).join("trace.safetensors")).unwrap();
+    let reference = SafeTensors::deserialize(&bytes).unwrap();
+    let ours = SafeTensors::deserialize(ours).unwrap_or_else(|e| panic!("{case}: our trace is not safetensors: {e}"));
+    let mut names: Vec<String> = reference.names().into_iter().map(|n| n.to_string()).collect();
+    names.sort();
+    assert!(names.len() >= 40, "{case}: reference has only {} tensors", names.len());
+    let values = |view: &safetensors::tensor::TensorView| -> Vec<f32> {
+        view.data().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect()
+    };
+    for name in names {
+        let r = reference.tensor(&name).unwrap();
+        let e = ours.tensor(&name).unwrap_or_else(|_| panic!("{case}: we do not record {name}"));
+        assert_eq!(e.dtype(), safetensors::Dtype::F32, "{case}: dtype of {name}");
+        assert_eq!(e.shape(), r.shape(), "{case}: shape of {name}");
+        let (ev, rv) = (values(&e), values(&r));
+        let mut scale = 0.0f32;
+        let mut worst = 0.0f32;
+        for (i, (&a, &b)) in ev.iter().zip(&rv).enumerate() {
+            assert!(!a.is_nan(), "{case}: NaN in {name} at {i}");
+            if b == f32::NEG_INFINITY || a == f32::NEG_INFINITY {
+                assert_eq!(a, b, "{case}: -inf pattern of {name} differs at {i}");
+            } else if b <= -1e8 {
+                assert!((a - b).abs() <= 1e-6 * b.abs(), "{case}: padding entry of {name} at {i}: {a} vs {b}");
+            } else {
+                scale = scale.max(b.abs());
+                worst = worst.max((a - b).abs());
+            }
+        }
+        let rel = worst / scale.max(1e-30);
+        assert!(rel <= TOLERANCE, "{case}: {name} differs by {rel:.2e} relative (max |diff| {worst:.2e})");
+    }
+}
