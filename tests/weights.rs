@@ -1,0 +1,380 @@
+//! Weights: safetensors in the Hugging Face layout (f32, f16, bf16), every way a checkpoint can be
+//! wrong, and seeded random weights.
+
+use std::collections::BTreeMap;
+
+use attnscope::weights::{self, Weights};
+use attnscope::Config;
+use half::{bf16, f16};
+use safetensors::tensor::TensorView;
+use safetensors::{Dtype, SafeTensors};
+
+/// GQA, Q/K norm, tied: a MiniMind-3 in miniature.
+fn tiny() -> Config {
+    Config::from_json(
+        r#"{"hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "intermediate_size": 24, "vocab_size": 40}"#,
+    )
+    .unwrap()
+}
+
+fn with(config: &Config, change: impl FnOnce(&mut Config)) -> Config {
+    let mut c = config.clone();
+    change(&mut c);
+    c.resolve().unwrap()
+}
+
+/// A checkpoint as editable data: name -> (shape, values).
+type Tensors = BTreeMap<String, (Vec<usize>, Vec<f32>)>;
+
+fn tensors_of(config: &Config, w: &Weights) -> Tensors {
+    let bytes = weights::to_safetensors(config, w);
+    let file = SafeTensors::deserialize(&bytes).unwrap();
+    file.tensors()
+        .into_iter()
+        .map(|(name, view)| {
+            assert_eq!(view.dtype(), Dtype::F32);
+            let values = view.data().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+            (name, (view.shape().to_vec(), values))
+        })
+        .collect()
+}
+
+/// Writes `tensors` in `dtype` (F32, F16, BF16, or I32 to be refused), as PyTorch would save them.
+fn write(tensors: &Tensors, dtype: Dtype) -> Vec<u8> {
+    let encoded: Vec<(&String, &Vec<usize>, Vec<u8>)> = tensors
+        .iter()
+        .map(|(name, (shape, values))| {
+            let bytes = match dtype {
+                Dtype::F32 => values.iter().flat_map(|x| x.to_le_bytes()).collect(),
+                Dtype::F16 => values.iter().flat_map(|&x| f16::from_f32(x).to_le_bytes()).collect(),
+                Dtype::BF16 => values.iter().flat_map(|&x| bf16::from_f32(x).to_le_bytes()).collect(),
+                Dtype::I32 => values.iter().flat_map(|&x| (x as i32).to_le_bytes()).collect(),
+                other => panic!("the tests do not write {other}"),
+            };
+            (name, shape, bytes)
+        })
+        .collect();
+    let views = encoded
+        .iter()
+        .map(|(name, shape, bytes)| (name.as_str(), TensorView::new(dtype, (*shape).clone(), bytes).unwrap()));
+    safetensors::serialize(views, None).unwrap()
+}
+
+fn checkpoint(config: &Config) -> Tensors {
+    tensors_of(config, &weights::random(config, 7))
+}
+
+fn load_error(config: &Config, bytes: &[u8]) -> String {
+    weights::load_safetensors(config, bytes).unwrap_err().to_string()
+}
+
+fn assert_same(a: &Weights, b: &Weights) {
+    assert_eq!(a.embed_tokens, b.embed_tokens);
+    assert_eq!(a.norm, b.norm);
+    assert_eq!(a.lm_head, b.lm_head);
+    assert_eq!(a.layers.len(), b.layers.len());
+    for (x, y) in a.layers.iter().zip(&b.layers) {
+        assert_eq!(x.input_layernorm, y.input_layernorm);
+        assert_eq!((&x.q_proj, &x.k_proj, &x.v_proj, &x.o_proj), (&y.q_proj, &y.k_proj, &y.v_proj, &y.o_proj));
+        assert_eq!((&x.q_norm, &x.k_norm), (&y.q_norm, &y.k_norm));
+        assert_eq!(x.post_attention_layernorm, y.post_attention_layernorm);
+        assert_eq!((&x.gate_proj, &x.up_proj, &x.down_proj), (&y.gate_proj, &y.up_proj, &y.down_proj));
+    }
+}
+
+/// Round trip through `dtype`: the values are first rounded to it, so the load must be exact.
+fn round_trip(dtype: Dtype, round: fn(f32) -> f32) {
+    let config = tiny();
+    let mut tensors = checkpoint(&config);
+    for (_, values) in tensors.values_mut() {
+        values.iter_mut().for_each(|x| *x = round(*x));
+    }
+    let loaded = weights::load_safetensors(&config, &write(&tensors, dtype)).unwrap();
+    assert_eq!(tensors_of(&config, &loaded), tensors);
+}
+
+#[test]
+fn f32_checkpoint_round_trips_exactly() {
+    let config = tiny();
+    let w = weights::random(&config, 1);
+    let loaded = weights::load_safetensors(&config, &weights::to_safetensors(&config, &w)).unwrap();
+    assert_same(&loaded, &w);
+}
+
+#[test]
+fn f16_checkpoint_reads_exactly() {
+    round_trip(Dtype::F16, |x| f16::from_f32(x).to_f32());
+}
+
+#[test]
+fn bf16_checkpoint_reads_exactly() {
+    round_trip(Dtype::BF16, |x| bf16::from_f32(x).to_f32());
+}
+
+#[test]
+fn checkpoint_has_hugging_face_names_and_shapes() {
+    let tensors = checkpoint(&tiny());
+    let shape = |name: &str| tensors[name].0.clone();
+    assert_eq!(shape("model.embed_tokens.weight"), [40, 16]);
+    assert_eq!(shape("model.layers.1.self_attn.q_proj.weight"), [16, 16]);
+    assert_eq!(shape("model.layers.1.self_attn.k_proj.weight"), [8, 16]);
+    assert_eq!(shape("model.layers.1.self_attn.o_proj.weight"), [16, 16]);
+    assert_eq!(shape("model.layers.1.self_attn.k_norm.weight"), [4]);
+    assert_eq!(shape("model.layers.1.mlp.down_proj.weight"), [16, 24]);
+    assert_eq!(shape("model.norm.weight"), [16]);
+    assert_eq!(tensors.len(), 1 + 2 * 11 + 1);
+}
+
+#[test]
+fn tied_checkpoint_has_no_lm_head() {
+    let config = tiny();
+    let tensors = checkpoint(&config);
+    assert!(!tensors.contains_key("lm_head.weight"));
+    let loaded = weights::load_safetensors(&config, &write(&tensors, Dtype::F32)).unwrap();
+    assert!(loaded.lm_head.is_none());
+    assert_eq!(loaded.lm_head(), &loaded.embed_tokens);
+}
+
+#[test]
+fn untied_checkpoint_loads_its_own_lm_head() {
+    let config = with(&tiny(), |c| c.tie_word_embeddings = false);
+    let tensors = checkpoint(&config);
+    let loaded = weights::load_safetensors(&config, &write(&tensors, Dtype::F32)).unwrap();
+    let lm_head = loaded.lm_head.as_ref().expect("untied");
+    assert_eq!(lm_head.as_slice().unwrap(), tensors["lm_head.weight"].1.as_slice());
+    assert_ne!(lm_head, &loaded.embed_tokens);
+}
+
+#[test]
+fn untied_config_needs_lm_head() {
+    let untied = with(&tiny(), |c| c.tie_word_embeddings = false);
+    let e = load_error(&untied, &write(&checkpoint(&tiny()), Dtype::F32));
+    assert!(e.contains("missing tensor lm_head.weight") && e.contains("[40, 16]"), "{e}");
+}
+
+#[test]
+fn tied_config_ignores_lm_head_in_the_file_as_hugging_face_does() {
+    let config = tiny();
+    let untied = with(&config, |c| c.tie_word_embeddings = false);
+    let loaded = weights::load_safetensors(&config, &write(&checkpoint(&untied), Dtype::F32)).unwrap();
+    assert!(loaded.lm_head.is_none());
+}
+
+#[test]
+fn missing_tensor_is_named() {
+    let config = tiny();
+    let mut tensors = checkpoint(&config);
+    tensors.remove("model.layers.1.mlp.up_proj.weight");
+    let e = load_error(&config, &write(&tensors, Dtype::F32));
+    assert!(e.contains("missing tensor model.layers.1.mlp.up_proj.weight") && e.contains("[24, 16]"), "{e}");
+}
+
+#[test]
+fn unexpected_tensor_is_named() {
+    let config = tiny();
+    let mut tensors = checkpoint(&config);
+    tensors.insert("model.layers.0.self_attn.rotary_emb.inv_freq".into(), (vec![2], vec![1.0, 0.5]));
+    let e = load_error(&config, &write(&tensors, Dtype::F32));
+    assert!(e.contains("unexpected tensor model.layers.0.self_attn.rotary_emb.inv_freq"), "{e}");
+}
+
+#[test]
+fn extra_layers_are_unexpected_and_the_layer_count_is_named() {
+    let config = tiny();
+    let deeper = with(&config, |c| c.num_hidden_layers = 3);
+    let e = load_error(&config, &write(&checkpoint(&deeper), Dtype::F32));
+    assert!(e.contains("unexpected tensor model.layers.2.") && e.contains("num_hidden_layers = 2"), "{e}");
+    assert!(e.contains("and 10 more"), "{e}");
+}
+
+#[test]
+fn misshaped_tensor_names_both_shapes() {
+    let config = tiny();
+    // A checkpoint saved with MHA (nKV = nH) read with the GQA config: k_proj is [16, 16], not [8, 16].
+    let mha = with(&config, |c| c.num_key_value_heads = 4);
+    let e = load_error(&config, &write(&checkpoint(&mha), Dtype::F32));
+    assert!(e.contains("model.layers.0.self_attn.k_proj.weight has shape [16, 16], expected [8, 16]"), "{e}");
+}
+
+#[test]
+fn nan_weight_is_named_with_its_position() {
+    let config = tiny();
+    let mut tensors = checkpoint(&config);
+    tensors.get_mut("model.layers.1.self_attn.v_proj.weight").unwrap().1[16 + 3] = f32::NAN;
+    let e = load_error(&config, &write(&tensors, Dtype::F32));
+    assert!(e.contains("model.layers.1.self_attn.v_proj.weight holds NaN at index [1, 3]"), "{e}");
+}
+
+#[test]
+fn infinite_weight_is_named() {
+    let config = tiny();
+    let mut tensors = checkpoint(&config);
+    tensors.get_mut("model.norm.weight").unwrap().1[5] = f32::INFINITY;
+    // f16 overflows to inf too: a checkpoint converted carelessly.
+    let e = load_error(&config, &write(&tensors, Dtype::F16));
+    assert!(e.contains("model.norm.weight holds inf at index [5]"), "{e}");
+}
+
+#[test]
+fn truncated_file_is_refused() {
+    let config = tiny();
+    let bytes = weights::to_safetensors(&config, &weights::random(&config, 1));
+    for cut in [bytes.len() - 1, bytes.len() / 2, 20, 4, 0] {
+        let e = load_error(&config, &bytes[..cut]);
+        assert!(e.contains("not a readable safetensors file"), "cut at {cut}: {e}");
+    }
+}
+
+#[test]
+fn garbage_header_is_refused() {
+    let mut bytes = 12u64.to_le_bytes().to_vec();
+    bytes.extend_from_slice(b"not json!!!!");
+    let e = load_error(&tiny(), &bytes);
+    assert!(e.contains("not a readable safetensors file") && e.contains("JSON"), "{e}");
+}
+
+#[test]
+fn integer_dtype_is_refused_naming_tensor_and_dtype() {
+    let config = tiny();
+    let e = load_error(&config, &write(&checkpoint(&config), Dtype::I32));
+    assert!(e.contains("model.embed_tokens.weight is stored as I32"), "{e}");
+}
+
+#[test]
+fn llama_layout_without_qk_norm_loads_when_config_has_none() {
+    let llama = with(&tiny(), |c| c.qk_norm = false);
+    let tensors = checkpoint(&llama);
+    assert!(!tensors.keys().any(|n| n.contains("_norm.weight") && n.contains("self_attn")));
+    let loaded = weights::load_safetensors(&llama, &write(&tensors, Dtype::BF16)).unwrap();
+    assert!(loaded.layers.iter().all(|l| l.q_norm.is_none() && l.k_norm.is_none()));
+}
+
+#[test]
+fn llama_layout_is_refused_when_config_says_qk_norm() {
+    let llama = with(&tiny(), |c| c.qk_norm = false);
+    let e = load_error(&tiny(), &write(&checkpoint(&llama), Dtype::F32));
+    assert!(e.contains("qk_norm = true") && e.contains("\"qk_norm\": false"), "{e}");
+}
+
+#[test]
+fn qk_norm_weights_are_refused_when_config_has_none() {
+    let llama = with(&tiny(), |c| c.qk_norm = false);
+    let e = load_error(&llama, &write(&checkpoint(&tiny()), Dtype::F32));
+    assert!(e.contains("q_norm") && e.contains("qk_norm = false"), "{e}");
+}
+
+#[test]
+fn random_weights_are_deterministic() {
+    let config = tiny();
+    assert_same(&weights::random(&config, 42), &weights::random(&config, 42));
+}
+
+#[test]
+fn random_weights_differ_by_seed_and_by_tensor() {
+    let config = tiny();
+    let (a, b) = (weights::random(&config, 1), weights::random(&config, 2));
+    assert_ne!(a.embed_tokens, b.embed_tokens);
+    assert_ne!(a.layers[0].q_proj, b.layers[0].q_proj);
+    // Same shape, different names: different streams.
+    assert_ne!(a.layers[0].q_proj, a.layers[1].q_proj);
+    assert_ne!(a.layers[0].gate_proj, a.layers[0].up_proj);
+}
+
+#[test]
+fn random_layer_0_is_unchanged_when_layers_are_added() {
+    let config = tiny();
+    let deeper = with(&config, |c| c.num_hidden_layers = 5);
+    let (a, b) = (weights::random(&config, 3), weights::random(&deeper, 3));
+    assert_eq!(a.embed_tokens, b.embed_tokens);
+    assert_eq!(a.layers[0].q_proj, b.layers[0].q_proj);
+    assert_eq!(a.layers[1].down_proj, b.layers[1].down_proj);
+}
+
+#[test]
+fn random_weights_have_fan_in_scale_and_unit_norms() {
+    let config = Config::from_json(r#"{"hidden_size": 256, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 64}"#).unwrap();
+    let w = weights::random(&config, 0);
+    let layer = &w.layers[0];
+    let std = |a: &ndarray::Array2<f32>| (a.iter().map(|x| x * x).sum::<f32>() / a.len() as f32).sqrt();
+    for (name, m, fan_in) in
+        [("q_proj", &layer.q_proj, 256.0), ("down_proj", &layer.down_proj, config.intermediate_size() as f32)]
+    {
+        let expected = 1.0 / f32::sqrt(fan_in);
+        assert!((std(m) / expected - 1.0).abs() < 0.05, "{name}: std {} vs {expected}", std(m));
+        let bound = f32::sqrt(3.0 / fan_in);
+        assert!(m.iter().all(|x| x.abs() <= bound), "{name}");
+    }
+    assert!(layer.input_layernorm.iter().chain(layer.q_norm.as_ref().unwrap()).chain(&w.norm).all(|&x| x == 1.0));
+}
+
+/// Pinned bits: the same seed gives the same numbers on every platform (native and wasm32 alike).
+/// The values were also reproduced independently with numpy float32 from the algorithm in `random`.
+#[test]
+fn random_weights_match_pinned_bits() {
+    let w = weights::random(&tiny(), 2024);
+    let bits = |a: &ndarray::Array2<f32>| a.iter().take(3).map(|x| x.to_bits()).collect::<Vec<u32>>();
+    assert_eq!(bits(&w.embed_tokens), PINNED_EMBED);
+    assert_eq!(bits(&w.layers[1].o_proj), PINNED_O_PROJ_1);
+}
+const PINNED_EMBED: [u32; 3] = [1052728626, 1050331352, 1050958290];
+const PINNED_O_PROJ_1: [u32; 3] = [1050065390, 3181025891, 1044968879];
+
+#[cfg(not(target_arch = "wasm32"))]
+mod load_dir {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn model_dir(name: &str, config_json: &str, checkpoint: Option<&[u8]>) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("attnscope-weights-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.json"), config_json).unwrap();
+        let model = dir.join("model.safetensors");
+        match checkpoint {
+            Some(bytes) => std::fs::write(model, bytes).unwrap(),
+            None => {
+                let _ = std::fs::remove_file(model);
+            }
+        }
+        dir
+    }
+
+    const TINY_JSON: &str = r#"{"hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "intermediate_size": 24, "vocab_size": 40}"#;
+
+    #[test]
+    fn reads_config_and_checkpoint() {
+        let config = tiny();
+        let w = weights::random(&config, 9);
+        let dir = model_dir("ok", TINY_JSON, Some(&weights::to_safetensors(&config, &w)));
+        let (loaded_config, loaded) = weights::load_dir(&dir).unwrap();
+        assert_eq!(loaded_config, config);
+        assert_same(&loaded, &w);
+    }
+
+    #[test]
+    fn checkpoint_decides_qk_norm_when_config_does_not_say() {
+        let llama = with(&tiny(), |c| c.qk_norm = false);
+        let bytes = weights::to_safetensors(&llama, &weights::random(&llama, 9));
+        let dir = model_dir("qk", TINY_JSON, Some(&bytes));
+        let (config, loaded) = weights::load_dir(&dir).unwrap();
+        assert!(!config.qk_norm);
+        assert!(loaded.layers[0].q_norm.is_none());
+    }
+
+    #[test]
+    fn missing_files_are_named() {
+        let dir = model_dir("no-model", TINY_JSON, None);
+        let e = weights::load_dir(&dir).unwrap_err().to_string();
+        assert!(e.contains("model.safetensors") && e.contains(&dir.display().to_string()), "{e}");
+        let e = weights::load_dir(&dir.join("nowhere")).unwrap_err().to_string();
+        assert!(e.contains("nowhere/config.json"), "{e}");
+    }
+
+    #[test]
+    fn bad_config_names_its_path() {
+        let dir = model_dir("bad-config", r#"{"hidden_size": 0}"#, None);
+        let e = weights::load_dir(&dir).unwrap_err().to_string();
+        assert!(e.contains("config.json") && e.contains("hidden_size"), "{e}");
+    }
+}
