@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# attnscope's one entry point for building, serving and testing. CI runs `./build.sh test` (.ci/run).
+#
+#   ./build.sh setup   toolchain: wasm32 target, wasm-bindgen-cli, npm packages, Chromium (idempotent)
+#   ./build.sh build   Rust core -> www/pkg (wasm-bindgen --target web, wasm-opt -O3), prints the size
+#   ./build.sh serve   setup + build, then serve www/ on http://localhost:8080 (PORT=... to change)
+#   ./build.sh test    setup + build, then native tests, wasm tests in Chromium, end-to-end tests
+#
+# Pinned versions live in one place each: wasm-bindgen in Cargo.toml (exact, and the CLI installed here
+# follows Cargo.lock), binaryen and playwright-core in package-lock.json, Chromium is Debian's.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+readonly CRATE=attnscope
+readonly WASM_TARGET=wasm32-unknown-unknown
+readonly PKG_DIR=www/pkg
+readonly TOOLS_CACHE="$HOME/.cache/attnscope"
+readonly APT_PACKAGES=(chromium chromium-driver mesa-vulkan-drivers fonts-noto-cjk)
+# The features the wasm uses, as `wasm-opt --print-features` reports them for wasm-bindgen's output:
+# Rust's wasm32 defaults plus simd128 (.cargo/config.toml). wasm-opt also reads them from the module's
+# target_features section; naming them keeps wasm-opt right should that section ever go missing.
+readonly WASM_FEATURES=(--enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int
+  --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue
+  --enable-bulk-memory-opt --enable-call-indirect-overlong)
+
+export DEBIAN_FRONTEND=noninteractive
+# playwright-core drives the system Chromium; no tool may fetch a browser of its own.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+
+section() { printf '\n==== %s ====\n' "$*"; }
+die() { printf 'build.sh: %s\n' "$*" >&2; exit 1; }
+
+# --- summary: every step is recorded; the summary prints on success and on failure alike ---
+SUMMARY=()
+CURRENT=""
+step() {
+  local name=$1 t0=$SECONDS
+  shift
+  CURRENT=$name
+  section "$name"
+  "$@"
+  SUMMARY+=("$(printf '  ok    %-34s %5ss' "$name" $((SECONDS - t0)))")
+  CURRENT=""
+}
+skip() {
+  SUMMARY+=("$(printf '  skip  %-34s (%s)' "$1" "$2")")
+}
+on_exit() {
+  local rc=$?
+  [ ${#SUMMARY[@]} -gt 0 ] || [ -n "$CURRENT" ] || return 0
+  section "summary"
+  [ ${#SUMMARY[@]} -eq 0 ] || printf '%s\n' "${SUMMARY[@]}"
+  if [ "$rc" -ne 0 ] && [ -n "$CURRENT" ]; then
+    printf '  FAIL  %-34s (exit %s)\n' "$CURRENT" "$rc"
+  fi
+  if [ "$rc" -eq 0 ]; then echo "all steps passed (${SECONDS}s)"; else echo "FAILED (${SECONDS}s)"; fi
+}
+trap on_exit EXIT
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# The wasm-bindgen version Cargo.lock resolved; the CLI must match it exactly.
+wasm_bindgen_version() {
+  [ -f Cargo.lock ] || cargo generate-lockfile
+  local versions
+  versions=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print }' Cargo.lock)
+  [ -n "$versions" ] || die "Cargo.lock has no wasm-bindgen"
+  [ "$(wc -l <<<"$versions")" -eq 1 ] || die "Cargo.lock has several wasm-bindgen versions: $versions"
+  echo "$versions"
+}
+
+WASM_BINDGEN_DIR=""
+use_wasm_bindgen() {
+  local version
+  version=$(wasm_bindgen_version)
+  WASM_BINDGEN_DIR="$TOOLS_CACHE/wasm-bindgen-$version"
+  # The wasm test runner is found through PATH (.cargo/config.toml names it).
+  export PATH="$WASM_BINDGEN_DIR/bin:$PATH"
+}
+
+setup_rust_target() {
+  if rustup target list --installed | grep -qx "$WASM_TARGET"; then
+    echo "rust target $WASM_TARGET: present"
+  else
+    rustup target add "$WASM_TARGET"
+  fi
+}
+
+setup_wasm_bindgen() {
+  local version=${WASM_BINDGEN_DIR##*-}
+  if [ -x "$WASM_BINDGEN_DIR/bin/wasm-bindgen-test-runner" ] &&
+    [ "$("$WASM_BINDGEN_DIR/bin/wasm-bindgen" --version 2>/dev/null)" = "wasm-bindgen $version" ]; then
+    echo "wasm-bindgen-cli $version: present in $WASM_BINDGEN_DIR"
+  else
+    echo "installing wasm-bindgen-cli $version into $WASM_BINDGEN_DIR (a few minutes, once)"
+    # Deliberately without --locked: that is the form verified to install on this toolchain.
+    cargo install wasm-bindgen-cli --version "$version" --root "$WASM_BINDGEN_DIR" --force
+  fi
+}
+
+setup_npm() {
+  # node_modules remembers the lockfile it came from; `npm ci` only when that changed.
+  local stamp=node_modules/.installed-from-package-lock.json
+  if cmp -s package-lock.json "$stamp"; then
+    echo "npm packages: present (package-lock.json unchanged)"
+  else
+    npm ci --no-audit --no-fund
+    cp package-lock.json "$stamp"
+  fi
+}
+
+setup_apt() {
+  local missing=() pkg
+  for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "apt packages: present (${APT_PACKAGES[*]})"
+    return
+  fi
+  command -v apt-get >/dev/null || die "missing ${missing[*]} and no apt-get: install them by hand"
+  echo "installing ${missing[*]}"
+  as_root apt-get update -q
+  as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+cmd_setup() {
+  use_wasm_bindgen
+  step "setup: rust target" setup_rust_target
+  step "setup: wasm-bindgen-cli" setup_wasm_bindgen
+  step "setup: npm packages" setup_npm
+  step "setup: apt packages" setup_apt
+  if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    die "chromium or chromedriver is not on PATH after setup"
+  fi
+}
+
+print_wasm_size() {
+  local wasm=$1 raw gz
+  raw=$(wc -c <"$wasm")
+  gz=$(gzip -9c "$wasm" | wc -c)
+  printf '%s: %s raw, %s gzip -9\n' "$wasm" "$(numfmt --to=iec-i --suffix=B "$raw")" \
+    "$(numfmt --to=iec-i --suffix=B "$gz")"
+}
+
+build_wasm() {
+  cargo build --release --lib --target "$WASM_TARGET"
+  local wasm="${CARGO_TARGET_DIR:-target}/$WASM_TARGET/release/$CRATE.wasm"
+  local out="$PKG_DIR/${CRATE}_bg.wasm" stamp="$PKG_DIR/.built-from" source
+  # wasm-opt takes most of a minute; skip both post-link steps when their input has not changed.
+  source=$(printf '%s\n' "$(sha256sum <"$wasm")" "$WASM_BINDGEN_DIR" "${WASM_FEATURES[*]}")
+  if [ -f "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$source" ]; then
+    echo "$PKG_DIR is up to date with $wasm"
+    print_wasm_size "$out"
+    return
+  fi
+  rm -rf "$PKG_DIR"
+  wasm-bindgen --target web --out-dir "$PKG_DIR" "$wasm"
+  print_wasm_size "$out"
+  # npm's binaryen: Debian's older wasm-opt silently breaks wasm-bindgen output.
+  node_modules/.bin/wasm-opt -O3 "${WASM_FEATURES[@]}" "$out" -o "$out"
+  echo "after wasm-opt -O3:"
+  print_wasm_size "$out"
+  printf '%s\n' "$source" >"$stamp"
+}
+
+cmd_build() {
+  use_wasm_bindgen
+  if [ ! -x "$WASM_BINDGEN_DIR/bin/wasm-bindgen" ] || [ ! -x node_modules/.bin/wasm-opt ]; then
+    die "tools missing: run ./build.sh setup"
+  fi
+  step "build: wasm -> $PKG_DIR" build_wasm
+}
+
+native_tests() {
+  # Every target must compile, benches and examples included, but only tests run: under
+  # `cargo test --all-targets` a `harness = false` bench would run its whole benchmark.
+  cargo test --all-targets --no-run
+  cargo test
+}
+
+wasm_tests() {
+  CHROMEDRIVER=$(command -v chromedriver) \
+    WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-300} \
+    cargo test --target "$WASM_TARGET" --test wasm
+}
+
+# One server for the whole run; tests/e2e/helpers.mjs reuses it through ATTNSCOPE_URL.
+e2e_tests() {
+  local log pid url="" status=0
+  log=$(mktemp)
+  node tools/serve.mjs www 0 >"$log" 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do
+    url=$(grep -o 'http://[^ ]*' "$log" || true)
+    [ -n "$url" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$url" ]; then
+    cat "$log" >&2
+    kill "$pid" 2>/dev/null || true
+    die "tools/serve.mjs did not start"
+  fi
+  echo "server: $url (pid $pid)"
+  ATTNSCOPE_URL=$url node --test --test-timeout=300000 "${E2E_TESTS[@]}" || status=$?
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  if [ "$status" -ne 0 ]; then
+    echo "server log:"
+    cat "$log"
+  fi
+  rm -f "$log"
+  return "$status"
+}
+
+cmd_test() {
+  cmd_setup
+  cmd_build
+  step "test: native (cargo test)" native_tests
+  if [ -f tests/wasm.rs ]; then
+    step "test: wasm in Chromium" wasm_tests
+  else
+    skip "test: wasm in Chromium" "no tests/wasm.rs"
+  fi
+  shopt -s nullglob
+  E2E_TESTS=(tests/e2e/*.test.mjs)
+  shopt -u nullglob
+  if [ ${#E2E_TESTS[@]} -gt 0 ]; then
+    step "test: end-to-end (node --test)" e2e_tests
+  else
+    skip "test: end-to-end (node --test)" "no tests/e2e/*.test.mjs"
+  fi
+}
+
+cmd_serve() {
+  cmd_setup
+  cmd_build
+  on_exit
+  trap - EXIT
+  section "serve (Ctrl-C to stop)"
+  exec node tools/serve.mjs www "${PORT:-8080}"
+}
+
+case "${1:-}" in
+  setup) cmd_setup ;;
+  build) cmd_build ;;
+  serve) cmd_serve ;;
+  test) cmd_test ;;
+  *)
+    sed -n '2,8s/^# \{0,1\}//p' "$0" >&2
+    exit 2
+    ;;
+esac

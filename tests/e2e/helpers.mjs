@@ -1,0 +1,81 @@
+// Shared pieces of the end-to-end tests: the served www/, a headless Chromium, a page that records
+// its errors, screenshots into artifacts/. Run with `./build.sh test`, or alone after a build with
+// `node --test tests/e2e/*.test.mjs`.
+import { spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+// Debian's Chromium. No browser is ever downloaded; CHROMIUM overrides the path.
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--no-sandbox', // CI runs as root
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+  '--disable-dev-shm-usage', // containers have a small /dev/shm
+  '--enable-unsafe-webgpu', // WebGPU on SwiftShader when there is no GPU
+];
+
+/** A headless Chromium. Each launch gets a fresh, temporary profile (Playwright's own --user-data-dir). */
+export function launch() {
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+}
+
+/**
+ * The site, served by tools/serve.mjs with its Content-Security-Policy. Under `./build.sh test` one
+ * server is shared through ATTNSCOPE_URL; otherwise this starts one on a free port.
+ * Resolves to { url, close }.
+ */
+export async function startServer() {
+  if (process.env.ATTNSCOPE_URL) return { url: process.env.ATTNSCOPE_URL, close: async () => {} };
+  const child = spawn(process.execPath, ['tools/serve.mjs', 'www', '0'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`tools/serve.mjs exited with ${code}`)));
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const match = line.match(/http:\/\/\S+/);
+      if (match) resolve(match[0]);
+    });
+  });
+  const close = () =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', resolve);
+      child.kill();
+    });
+  return { url, close };
+}
+
+/**
+ * A new page at `url` whose console errors and uncaught exceptions (CSP violations and failed loads
+ * included) collect in page.consoleErrors, so a test can assert that there were none.
+ */
+export async function openPage(browser, url) {
+  const page = await browser.newPage();
+  page.consoleErrors = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') page.consoleErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => page.consoleErrors.push(error.stack ?? String(error)));
+  await page.goto(url);
+  return page;
+}
+
+/** Saves a full-page screenshot as artifacts/screenshots/<name>.png and returns its path. */
+export async function screenshot(page, name) {
+  const dir = join(ROOT, 'artifacts', 'screenshots');
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}

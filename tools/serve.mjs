@@ -1,0 +1,94 @@
+// A tiny static file server for www/: `node tools/serve.mjs <root> <port>` (port 0 picks a free one).
+// No dependencies. Sends the Content-Security-Policy the app must live under, so development and the
+// end-to-end tests see what a strict deployment would. Prints one line with the URL once listening.
+import { createServer } from 'node:http';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { extname, join, resolve, sep } from 'node:path';
+
+const [rootArg = 'www', portArg = '8080'] = process.argv.slice(2);
+const root = resolve(rootArg);
+
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self' 'wasm-unsafe-eval'",
+  "style-src 'self' 'unsafe-inline'",
+  "worker-src 'self'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self' blob: data:",
+].join('; ');
+
+const MIME = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.wgsl': 'text/plain; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+  '.md': 'text/markdown; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.safetensors': 'application/octet-stream',
+  '.bin': 'application/octet-stream',
+};
+
+// Resolves a request path to a file under root, or null: no escaping root, directories mean index.html.
+async function fileFor(urlPath) {
+  let path;
+  try {
+    path = resolve(join(root, decodeURIComponent(urlPath)));
+  } catch {
+    return null;
+  }
+  if (path !== root && !path.startsWith(root + sep)) return null;
+  try {
+    let info = await stat(path);
+    if (info.isDirectory()) {
+      path = join(path, 'index.html');
+      info = await stat(path);
+    }
+    return info.isFile() ? { path, size: info.size } : null;
+  } catch {
+    return null;
+  }
+}
+
+const server = createServer(async (req, res) => {
+  const headers = {
+    'Content-Security-Policy': CSP,
+    'X-Content-Type-Options': 'nosniff',
+    // A development server: always the freshly built wasm, never a cached one.
+    'Cache-Control': 'no-store',
+  };
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { ...headers, Allow: 'GET, HEAD' }).end();
+    return;
+  }
+  const file = await fileFor(new URL(req.url, 'http://localhost').pathname);
+  if (!file) {
+    console.error(`404 ${req.url}`);
+    res.writeHead(404, { ...headers, 'Content-Type': 'text/plain; charset=utf-8' }).end('not found\n');
+    return;
+  }
+  res.writeHead(200, {
+    ...headers,
+    'Content-Type': MIME[extname(file.path).toLowerCase()] ?? 'application/octet-stream',
+    'Content-Length': file.size,
+  });
+  if (req.method === 'HEAD') res.end();
+  else createReadStream(file.path).on('error', () => res.destroy()).pipe(res);
+});
+
+// Loopback only: this serves a working tree, not a site.
+server.listen(Number(portArg), '127.0.0.1', () => {
+  console.log(`serving ${rootArg} at http://localhost:${server.address().port}/`);
+});
