@@ -166,12 +166,19 @@ build_wasm() {
   printf '%s\n' "$source" >"$stamp"
 }
 
+# The page fetches MiniMind's tokenizer from www/minimind/; the one committed copy lives in assets/.
+copy_assets() {
+  mkdir -p www/minimind
+  cp assets/minimind/tokenizer.json assets/minimind/ATTRIBUTION.md www/minimind/
+}
+
 cmd_build() {
   use_wasm_bindgen
   if [ ! -x "$WASM_BINDGEN_DIR/bin/wasm-bindgen" ] || [ ! -x node_modules/.bin/wasm-opt ]; then
     die "tools missing: run ./build.sh setup"
   fi
   step "build: wasm -> $PKG_DIR" build_wasm
+  step "build: assets -> www/minimind" copy_assets
 }
 
 native_tests() {
