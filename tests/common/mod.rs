@@ -1,6 +1,8 @@
 //! What the integration tests share: the fixture folder and the trace contract's comparison
 //! (shared/docs/trace-contract.md, "Tolerance"), so a trace from the library and one written by the
 //! command line are held to exactly the same standard.
+// Each test binary uses its own part of this module.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 
@@ -32,21 +34,28 @@ pub fn assert_matches_fixture(case: &str, ours: &[u8]) {
         let e = ours.tensor(&name).unwrap_or_else(|_| panic!("{case}: we do not record {name}"));
         assert_eq!(e.dtype(), safetensors::Dtype::F32, "{case}: dtype of {name}");
         assert_eq!(e.shape(), r.shape(), "{case}: shape of {name}");
-        let (ev, rv) = (values(&e), values(&r));
-        let mut scale = 0.0f32;
-        let mut worst = 0.0f32;
-        for (i, (&a, &b)) in ev.iter().zip(&rv).enumerate() {
-            assert!(!a.is_nan(), "{case}: NaN in {name} at {i}");
-            if b == f32::NEG_INFINITY || a == f32::NEG_INFINITY {
-                assert_eq!(a, b, "{case}: -inf pattern of {name} differs at {i}");
-            } else if b <= -1e8 {
-                assert!((a - b).abs() <= 1e-6 * b.abs(), "{case}: padding entry of {name} at {i}: {a} vs {b}");
-            } else {
-                scale = scale.max(b.abs());
-                worst = worst.max((a - b).abs());
-            }
-        }
-        let rel = worst / scale.max(1e-30);
-        assert!(rel <= TOLERANCE, "{case}: {name} differs by {rel:.2e} relative (max |diff| {worst:.2e})");
+        let rel = rel_diff(&format!("{case}: {name}"), &values(&e), &values(&r));
+        assert!(rel <= TOLERANCE, "{case}: {name} differs by {rel:.2e} relative");
     }
+}
+
+/// The contract's measure for one tensor: max |ours - ref| / max |ref| over the specified entries.
+/// Panics on a NaN, on a different -inf pattern, and on a padding entry (-1e9 in the reference) that is
+/// off by more than 1e-6 relative; those entries are left out of the measure.
+pub fn rel_diff(what: &str, ours: &[f32], reference: &[f32]) -> f32 {
+    assert_eq!(ours.len(), reference.len(), "{what}: number of entries");
+    let mut scale = 0.0f32;
+    let mut worst = 0.0f32;
+    for (i, (&a, &b)) in ours.iter().zip(reference).enumerate() {
+        assert!(!a.is_nan(), "{what}: NaN at {i}");
+        if b == f32::NEG_INFINITY || a == f32::NEG_INFINITY {
+            assert_eq!(a, b, "{what}: -inf pattern differs at {i}");
+        } else if b <= -1e8 {
+            assert!((a - b).abs() <= 1e-6 * b.abs(), "{what}: padding entry at {i}: {a} vs {b}");
+        } else {
+            scale = scale.max(b.abs());
+            worst = worst.max((a - b).abs());
+        }
+    }
+    worst / scale.max(1e-30)
 }

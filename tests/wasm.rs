@@ -1,0 +1,120 @@
+//! The wasm32 build in real Chromium (wasm-bindgen-test): the same PyTorch fixtures as tests/reference.rs
+//! at the same tolerance, the seeded random weights bit for bit as natively, and the browser Session API.
+//! Run by `./build.sh test` (`cargo test --target wasm32-unknown-unknown --test wasm`).
+#![cfg(target_arch = "wasm32")]
+
+mod common;
+
+use attnscope::model::{AttentionPath, Model, RunOptions};
+use attnscope::trace::Selection;
+use attnscope::wasm_api::Session;
+use attnscope::{weights, Config};
+use safetensors::SafeTensors;
+use serde::Deserialize;
+use wasm_bindgen::JsValue;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+macro_rules! fixture {
+    ($case:literal) => {
+        (
+            $case,
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/", $case, "/config.json")),
+            &include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/", $case, "/model.safetensors"))[..],
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/", $case, "/input.json")),
+            &include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/", $case, "/trace.safetensors"))[..],
+        )
+    };
+}
+
+#[derive(Deserialize)]
+struct Input {
+    ids: Vec<u32>,
+    attention_mask: Option<Vec<u8>>,
+    prefix_len: usize,
+}
+
+fn check((case, config, model, input, reference): (&str, &str, &[u8], &str, &[u8]), path: AttentionPath) {
+    let config = Config::from_json(config).unwrap();
+    let w = weights::load_safetensors(&config, model).unwrap();
+    let input: Input = serde_json::from_str(input).unwrap();
+    let model = Model::new(config, w);
+    let opts = RunOptions { causal: true, path, probe: None };
+    let out = model.trace(&input.ids, input.attention_mask.as_deref(), input.prefix_len, &opts, Selection::all()).unwrap();
+    let reference = SafeTensors::deserialize(reference).unwrap();
+    let mut checked = 0;
+    for (name, r) in reference.tensors() {
+        let ours = out.trace.get(&name).unwrap_or_else(|| panic!("{case}: no {name}"));
+        assert_eq!(ours.shape, r.shape(), "{case}: shape of {name}");
+        let rv: Vec<f32> = r.data().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+        let rel = common::rel_diff(&format!("{case}: {name}"), &ours.data, &rv);
+        assert!(rel <= common::TOLERANCE, "{case}: {name} differs by {rel:.2e}");
+        checked += 1;
+    }
+    assert!(checked >= 40, "{case}: only {checked} tensors compared");
+}
+
+#[wasm_bindgen_test]
+fn gqa_matches_pytorch_on_both_paths() {
+    check(fixture!("gqa"), AttentionPath::Naive);
+    check(fixture!("gqa"), AttentionPath::Flash { tile: 4 });
+}
+
+#[wasm_bindgen_test]
+fn kv_cache_decode_matches_pytorch() {
+    check(fixture!("kv_cache"), AttentionPath::Naive);
+}
+
+#[wasm_bindgen_test]
+fn left_padding_matches_pytorch() {
+    check(fixture!("left_padding"), AttentionPath::Naive);
+}
+
+#[wasm_bindgen_test]
+fn yarn_matches_pytorch() {
+    check(fixture!("yarn"), AttentionPath::Naive);
+}
+
+#[wasm_bindgen_test]
+fn bf16_checkpoint_matches_pytorch() {
+    check(fixture!("bf16"), AttentionPath::Naive);
+}
+
+/// The same bits as tests/weights.rs pins natively: a shared link shows the same model everywhere.
+#[wasm_bindgen_test]
+fn random_weights_are_bit_identical_to_native() {
+    let config = Config::from_json(
+        r#"{"hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "intermediate_size": 24, "vocab_size": 40}"#,
+    )
+    .unwrap();
+    let w = weights::random(&config, 2024);
+    let bits: Vec<u32> = w.layers[1].o_proj.iter().take(3).map(|x| x.to_bits()).collect();
+    assert_eq!(bits, [1050065390, 3181025891, 1044968879]);
+}
+
+#[wasm_bindgen_test]
+fn session_runs_and_hands_out_float32_arrays() {
+    let mut s = Session::random(r#"{"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 64}"#, 7.0)
+        .map_err(JsValue::from)
+        .unwrap();
+    let req = js_sys::JSON::parse(r#"{"ids": [1, 5, 9, 3], "causal": true}"#).unwrap();
+    s.run(req).map_err(JsValue::from).unwrap();
+    let probs = s.tensor("layers.1.attn.probs").map_err(JsValue::from).unwrap();
+    assert_eq!(probs.length(), 4 * 4 * 4);
+    let row0: f32 = (0..4).map(|j| probs.get_index(j)).sum();
+    assert!((row0 - 1.0).abs() < 1e-5);
+    assert!(s.tensor("no.such.tensor").is_err());
+}
+
+#[wasm_bindgen_test]
+fn session_reports_bad_input_as_an_error() {
+    let bad = Session::random(r#"{"num_attention_heads": 8, "num_key_value_heads": 3}"#, 1.0);
+    assert!(bad.is_err());
+    let mut s = Session::random(r#"{"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 64}"#, 7.0)
+        .map_err(JsValue::from)
+        .unwrap();
+    let req = js_sys::JSON::parse(r#"{"ids": [1, 500]}"#).unwrap();
+    assert!(s.run(req).is_err());
+}
