@@ -5,6 +5,8 @@
 
 use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3, Axis};
 
+use super::linear::matmul;
+
 /// Which keys each query may see. Query row i sits at position `prefix_len + i`; key j at position j.
 #[derive(Clone, Copy, Debug)]
 pub struct MaskSpec<'a> {
@@ -42,7 +44,7 @@ pub fn kv_head(h: usize, n_rep: usize) -> usize {
 
 /// Scores of one head: q_h [T, d] against K_h [S, d], times `scale` -> [T, S].
 pub fn head_scores(q_h: ArrayView2<f32>, k_h: ArrayView2<f32>, scale: f32) -> Array2<f32> {
-    let mut s = q_h.dot(&k_h.t());
+    let mut s = matmul(q_h, k_h.t());
     s.mapv_inplace(|v| v * scale);
     s
 }
@@ -111,7 +113,7 @@ pub fn head(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32>, h: usize
     let mut masked = scores.clone();
     mask_in_place(&mut masked, mask);
     let probs = softmax_rows(&masked);
-    let context = probs.dot(&v.slice(s![.., kvh, ..]));
+    let context = matmul(probs.view(), v.slice(s![.., kvh, ..]));
     HeadOut { scores, masked, probs, context }
 }
 

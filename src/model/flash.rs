@@ -8,6 +8,7 @@ use ndarray::{s, Array1, Array2, Array3, ArrayView3, Axis, Zip};
 use serde::Serialize;
 
 use super::attention::{kv_head, MaskSpec};
+use super::linear::matmul;
 
 /// The state of one query row after one key tile, for the flash view.
 #[derive(Clone, Debug, Serialize)]
@@ -62,7 +63,7 @@ pub fn flash_attention(
             let j1 = (j0 + tile).min(s_len);
             let k_tile = k.slice(s![j0..j1, kvh, ..]); // (B, d)
             let v_tile = v.slice(s![j0..j1, kvh, ..]); // (B, d)
-            let mut sc = q_h.dot(&k_tile.t()); // (T, B)
+            let mut sc = matmul(q_h, k_tile.t()); // (T, B)
             for ((i, jj), x) in sc.indexed_iter_mut() {
                 *x = *x * scale + mask.bias(i, j0 + jj);
             }
@@ -79,7 +80,7 @@ pub fn flash_attention(
                 l[i] = l[i] * alpha[i] + row.sum();
                 m[i] = m_new;
             }
-            let pv = sc.dot(&v_tile); // (T, d)
+            let pv = matmul(sc.view(), v_tile); // (T, d)
             Zip::from(o.rows_mut()).and(pv.rows()).and(&alpha).for_each(|mut o_row, pv_row, &a| {
                 o_row.zip_mut_with(&pv_row, |x, &y| *x = *x * a + y);
             });

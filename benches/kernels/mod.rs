@@ -1,0 +1,37 @@
+//! The two matmul kernels weighed for `src/model/linear.rs` (y = x W^T, W stored [out, in] as
+//! nn.Linear does), one thread each: ndarray's `.dot`, which calls matrixmultiply's sgemm (linear.rs
+//! ran it until the measurements in BENCHMARKS.md), and linear.rs itself, the `gemm` crate with
+//! `Parallelism::None`. Shared by benches/layer.rs (native) and examples/matmul_wasm.rs (wasm32 +
+//! simd128), so both targets time the same code.
+
+use attnscope::model::linear::matmul;
+use ndarray::{Array2, ArrayView2};
+
+/// Kernels in the order benches report them; the first is the baseline of the ratios.
+pub const KERNELS: [(&str, fn(ArrayView2<f32>, ArrayView2<f32>) -> Array2<f32>); 2] =
+    [("matrixmultiply", matrixmultiply), ("gemm", gemm)];
+
+/// The shapes of one MiniMind-3 layer's matmuls, as (in, out) of y[T, out] = x[T, in] W^T:
+/// q_proj (768 -> 768), gate_proj / up_proj (768 -> 2432), down_proj (2432 -> 768).
+pub const SHAPES: [(usize, usize); 3] = [(768, 768), (768, 2432), (2432, 768)];
+
+/// x: [N, in], w: [out, in] -> [N, out] with ndarray's `.dot`.
+pub fn matrixmultiply(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
+    x.dot(&w.t())
+}
+
+/// x: [N, in], w: [out, in] -> [N, out] through linear.rs's `matmul` (gemm), as `linear` calls it.
+pub fn gemm(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
+    matmul(x, w.t())
+}
+
+/// Deterministic values in [-1, 1), so no bench needs a rand crate.
+pub fn filled(rows: usize, cols: usize, seed: u64) -> Array2<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    Array2::from_shape_fn((rows, cols), |_| {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+    })
+}
