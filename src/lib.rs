@@ -9,6 +9,9 @@ pub mod tokenizer;
 pub mod trace;
 pub mod weights;
 
+#[cfg(feature = "gpu")]
+pub mod gpu;
+
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
 #[cfg(target_arch = "wasm32")]
@@ -24,6 +27,8 @@ pub enum Error {
     Input(String),
     Tokenizer(String),
     Io(String),
+    /// The GPU path failed (no adapter, device lost, a validation error): callers fall back to the CPU.
+    Gpu(String),
 }
 
 impl std::fmt::Display for Error {
@@ -34,6 +39,7 @@ impl std::fmt::Display for Error {
             Error::Input(m) => write!(f, "bad input: {m}"),
             Error::Tokenizer(m) => write!(f, "tokenizer: {m}"),
             Error::Io(m) => write!(f, "{m}"),
+            Error::Gpu(m) => write!(f, "GPU: {m}"),
         }
     }
 }

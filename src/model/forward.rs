@@ -31,6 +31,17 @@ pub enum AttentionPath {
     Flash { tile: usize },
 }
 
+impl AttentionPath {
+    /// Some(tile) when a call over `s_len` keys takes the flash path, None for the explicit one.
+    pub fn flash_tile(self, s_len: usize) -> Option<usize> {
+        match self {
+            AttentionPath::Naive => None,
+            AttentionPath::Flash { tile } => Some(tile.max(1)),
+            AttentionPath::Auto => (s_len >= AUTO_FLASH_MIN_KEYS).then_some(DEFAULT_TILE),
+        }
+    }
+}
+
 /// Record how one query row of one head walks the key tiles on the flash path.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct FlashProbe {
@@ -89,7 +100,7 @@ impl Model {
     pub fn forward(&self, cache: &mut KvCache, ids: &[u32], mask: Option<&[u8]>, opts: &RunOptions, rec: &mut Recorder) -> Result<(Array2<f32>, Option<FlashReport>), Error> {
         let cfg = &self.config;
         let p = cache.len();
-        self.check_input(p, ids, mask, rec)?;
+        check_input(cfg, p, ids, mask, rec)?;
         let (t, s_len) = (ids.len(), p + ids.len());
         let hsz = cfg.hidden_size;
 
@@ -100,11 +111,7 @@ impl Model {
             rec.put("rope.cos".into(), &[t, cfg.head_dim()], rope.cos.as_slice().unwrap().to_vec());
             rec.put("rope.sin".into(), &[t, cfg.head_dim()], rope.sin.as_slice().unwrap().to_vec());
         }
-        let flash_tile = match opts.path {
-            AttentionPath::Naive => None,
-            AttentionPath::Flash { tile } => Some(tile.max(1)),
-            AttentionPath::Auto => (s_len >= AUTO_FLASH_MIN_KEYS).then_some(DEFAULT_TILE),
-        };
+        let flash_tile = opts.path.flash_tile(s_len);
         let mut report = None;
         for (l, w) in self.weights.layers.iter().enumerate() {
             let run = LayerRun {
@@ -131,17 +138,7 @@ impl Model {
 
     /// The contract's protocol: ids[..prefix_len] fill the cache unrecorded, then ids[prefix_len..] are traced.
     pub fn trace(&self, ids: &[u32], mask: Option<&[u8]>, prefix_len: usize, opts: &RunOptions, selection: Selection) -> Result<TraceOut, Error> {
-        if prefix_len >= ids.len() {
-            return Err(Error::Input(format!(
-                "prefix_len ({prefix_len}) must be smaller than the number of ids ({}), so at least one token is traced",
-                ids.len()
-            )));
-        }
-        if let Some(m) = mask {
-            if m.len() != ids.len() {
-                return Err(Error::Input(format!("attention_mask has {} entries but there are {} ids", m.len(), ids.len())));
-            }
-        }
+        check_trace_args(ids, mask, prefix_len)?;
         let mut cache = self.new_cache();
         if prefix_len > 0 {
             let prefix_mask = mask.map(|m| &m[..prefix_len]);
@@ -152,54 +149,70 @@ impl Model {
         let (logits, flash) = self.forward(&mut cache, &ids[prefix_len..], mask, opts, &mut rec)?;
         Ok(TraceOut { trace: rec.trace, logits, flash, cache })
     }
+}
 
-    fn check_input(&self, p: usize, ids: &[u32], mask: Option<&[u8]>, rec: &Recorder) -> Result<(), Error> {
-        let cfg = &self.config;
-        if ids.is_empty() {
-            return Err(Error::Input("no tokens to run".into()));
-        }
-        let s_len = p + ids.len();
-        if s_len > MAX_TOKENS {
-            return Err(Error::Input(format!("{s_len} tokens is over the limit of {MAX_TOKENS}")));
-        }
-        if s_len > cfg.max_position_embeddings {
-            return Err(Error::Input(format!(
-                "{s_len} tokens is more than the model's max_position_embeddings ({})",
-                cfg.max_position_embeddings
-            )));
-        }
-        if let Some((pos, id)) = ids.iter().enumerate().find(|(_, &id)| id as usize >= cfg.vocab_size) {
-            return Err(Error::Input(format!("token id {id} at position {} is out of the vocabulary (size {})", p + pos, cfg.vocab_size)));
-        }
-        if let Some(m) = mask {
-            if m.len() != s_len {
-                return Err(Error::Input(format!("attention_mask has {} entries but the sequence has {s_len} positions", m.len())));
-            }
-            if let Some(pos) = m.iter().position(|&b| b > 1) {
-                return Err(Error::Input(format!("attention_mask must hold only 0 and 1; position {pos} holds {}", m[pos])));
-            }
-        }
-        let bytes = self.trace_bytes(ids.len(), s_len, rec);
-        if bytes > MAX_TRACE_BYTES {
-            return Err(Error::Input(format!(
-                "recording this trace needs {:.2} GB; record fewer layers or heads (the limit is {:.2} GB)",
-                bytes as f64 / 1e9,
-                MAX_TRACE_BYTES as f64 / 1e9
-            )));
-        }
-        Ok(())
-    }
 
-    /// Estimated bytes of the trace the recorder will keep.
-    fn trace_bytes(&self, t: usize, s_len: usize, rec: &Recorder) -> u64 {
-        let cfg = &self.config;
-        let (t, s) = (t as u64, s_len as u64);
-        let (h, d, i) = (cfg.hidden_size as u64, cfg.head_dim() as u64, cfg.intermediate_size() as u64);
-        let (nh, nkv) = (cfg.num_attention_heads as u64, cfg.num_key_value_heads as u64);
-        let layers = (0..cfg.num_hidden_layers).filter(|&l| rec.wants(Some(l))).count() as u64;
-        let heads = rec.heads(cfg.num_attention_heads).len() as u64;
-        let per_layer = 6 * t * h + 3 * t * nh * d + 4 * t * nkv * d + 2 * s * nkv * d + 3 * heads * t * s + 3 * t * i;
-        let global = if rec.wants(None) { 2 * t * h + 2 * t * d + t * cfg.vocab_size as u64 } else { 0 };
-        4 * (layers * per_layer + global)
+/// Checks the trace protocol's arguments: at least one traced token, a mask over all ids.
+pub(crate) fn check_trace_args(ids: &[u32], mask: Option<&[u8]>, prefix_len: usize) -> Result<(), Error> {
+    if prefix_len >= ids.len() {
+        return Err(Error::Input(format!(
+            "prefix_len ({prefix_len}) must be smaller than the number of ids ({}), so at least one token is traced",
+            ids.len()
+        )));
     }
+    if let Some(m) = mask {
+        if m.len() != ids.len() {
+            return Err(Error::Input(format!("attention_mask has {} entries but there are {} ids", m.len(), ids.len())));
+        }
+    }
+    Ok(())
+}
+
+/// Checks one forward call (T = ids.len() new tokens after p cached ones) before anything is allocated.
+pub(crate) fn check_input(cfg: &Config, p: usize, ids: &[u32], mask: Option<&[u8]>, rec: &Recorder) -> Result<(), Error> {
+    if ids.is_empty() {
+        return Err(Error::Input("no tokens to run".into()));
+    }
+    let s_len = p + ids.len();
+    if s_len > MAX_TOKENS {
+        return Err(Error::Input(format!("{s_len} tokens is over the limit of {MAX_TOKENS}")));
+    }
+    if s_len > cfg.max_position_embeddings {
+        return Err(Error::Input(format!(
+            "{s_len} tokens is more than the model's max_position_embeddings ({})",
+            cfg.max_position_embeddings
+        )));
+    }
+    if let Some((pos, id)) = ids.iter().enumerate().find(|(_, &id)| id as usize >= cfg.vocab_size) {
+        return Err(Error::Input(format!("token id {id} at position {} is out of the vocabulary (size {})", p + pos, cfg.vocab_size)));
+    }
+    if let Some(m) = mask {
+        if m.len() != s_len {
+            return Err(Error::Input(format!("attention_mask has {} entries but the sequence has {s_len} positions", m.len())));
+        }
+        if let Some(pos) = m.iter().position(|&b| b > 1) {
+            return Err(Error::Input(format!("attention_mask must hold only 0 and 1; position {pos} holds {}", m[pos])));
+        }
+    }
+    let bytes = trace_bytes(cfg, ids.len(), s_len, rec);
+    if bytes > MAX_TRACE_BYTES {
+        return Err(Error::Input(format!(
+            "recording this trace needs {:.2} GB; record fewer layers or heads (the limit is {:.2} GB)",
+            bytes as f64 / 1e9,
+            MAX_TRACE_BYTES as f64 / 1e9
+        )));
+    }
+    Ok(())
+}
+
+/// Estimated bytes of the trace the recorder will keep.
+fn trace_bytes(cfg: &Config, t: usize, s_len: usize, rec: &Recorder) -> u64 {
+    let (t, s) = (t as u64, s_len as u64);
+    let (h, d, i) = (cfg.hidden_size as u64, cfg.head_dim() as u64, cfg.intermediate_size() as u64);
+    let (nh, nkv) = (cfg.num_attention_heads as u64, cfg.num_key_value_heads as u64);
+    let layers = (0..cfg.num_hidden_layers).filter(|&l| rec.wants(Some(l))).count() as u64;
+    let heads = rec.heads(cfg.num_attention_heads).len() as u64;
+    let per_layer = 6 * t * h + 3 * t * nh * d + 4 * t * nkv * d + 2 * s * nkv * d + 3 * heads * t * s + 3 * t * i;
+    let global = if rec.wants(None) { 2 * t * h + 2 * t * d + t * cfg.vocab_size as u64 } else { 0 };
+    4 * (layers * per_layer + global)
 }
