@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # One MiniMind-3 layer, and its matmuls alone, in Rust (cargo bench --bench layer -- matmul layer)
 # against PyTorch on one thread (tools/bench/torch_layer.py), on the same machine in alternating
-# rounds, so that load from elsewhere hits both alike. Prints each figure's median over the rounds and
-# the ratios: layer time Rust / PyTorch (below 1: Rust is faster; the target is at most 2), and
-# matmul GFLOP/s of each Rust kernel against PyTorch's F.linear.
+# rounds. Prints each figure's median over the rounds, and ratios taken within each round (the two
+# sides run a minute apart at most, so load from elsewhere hits both alike), then their median and
+# range over the rounds: layer time Rust / PyTorch (below 1: Rust is faster; the target is at most
+# 2), and the matmul GFLOP/s of gemm (what linear.rs runs) against PyTorch's F.linear and against
+# matrixmultiply.
 #
 #   tools/bench/run.sh            # ROUNDS=3 by default; each round runs both benches in full
 #   ROUNDS=5 tools/bench/run.sh
 #
-# Needs python3 with torch (see tools/reference/README.md). Build first, so no compile overlaps a timing.
+# Needs python3 with torch (see tools/reference/README.md). Builds first, so no compile overlaps a timing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=${ROUNDS:-3}
@@ -22,34 +24,47 @@ for round in $(seq "$rounds"); do
   python3 tools/bench/torch_layer.py | tee -a "$log" >&2
 done
 
-python3 - "$log" <<'EOF'
+python3 - "$log" <<'PY'
 import re
 import statistics
 import sys
 
-times = {}
+# values[key][round]: layer milliseconds or matmul GFLOP/s; each Rust "machine" line opens a round.
+values, round_no = {}, -1
 for line in open(sys.argv[1]):
     fields = dict(re.findall(r"(\S+)=(\S+)", line))
-    if line.startswith(("layer ", "torch-layer ")):
+    if line.startswith("machine "):
+        round_no += 1
+    elif line.startswith(("layer ", "torch-layer ")):
         side = "rust" if line.startswith("layer ") else "torch"
-        times.setdefault((side, int(fields["T"]), fields["attention"]), []).append(float(fields["median_ms"]))
-        if side == "rust" and fields["auto"] == "true":
-            times.setdefault((side, int(fields["T"]), "auto"), []).append(float(fields["median_ms"]))
-    if line.startswith(("matmul ", "torch-matmul ")) and "gflops" in fields:
+        paths = [fields["attention"]] + (["auto"] if fields.get("auto") == "true" else [])
+        for path in paths:
+            values.setdefault((side, int(fields["T"]), path), {})[round_no] = float(fields["median_ms"])
+    elif line.startswith(("matmul ", "torch-matmul ")) and "gflops" in fields:
         who = fields.get("kernel", "torch")
-        times.setdefault((who, int(fields["T"]), fields["in"], fields["out"]), []).append(float(fields["gflops"]))
+        values.setdefault((who, int(fields["T"]), int(fields["in"]), int(fields["out"])), {})[round_no] = float(fields["gflops"])
 
-med = {key: statistics.median(v) for key, v in times.items()}
-print("matmul GFLOP/s   T     in    out   matrixmultiply  gemm    torch   gemm/torch")
-for (who, t, k, out) in sorted((key for key in med if key[0] == "gemm"), key=lambda key: (key[1], key[2], key[3])):
-    mm, gm, pt = med[("matrixmultiply", t, k, out)], med[("gemm", t, k, out)], med[("torch", t, k, out)]
-    print(f"                 {t:<5} {k:<5} {out:<5} {mm:<15.1f} {gm:<7.1f} {pt:<7.1f} {gm / pt:.2f}")
+
+def med(key):
+    return statistics.median(values[key].values())
+
+
+def ratio(a, b):
+    """a / b within each round; the median over the rounds and (the range)."""
+    r = sorted(values[a][i] / values[b][i] for i in values[a] if i in values[b])
+    return f"{statistics.median(r):.2f} ({r[0]:.2f}-{r[-1]:.2f})"
+
+
+print(f"{round_no + 1} rounds: medians over the rounds; ratios within each round, then their median (range)")
+print("matmul GFLOP/s  T     in    out   matrixmultiply  gemm    torch   gemm/torch        gemm/matrixmultiply")
+for _, t, k, out in sorted(key for key in values if key[0] == "gemm"):
+    g, m, p = ("gemm", t, k, out), ("matrixmultiply", t, k, out), ("torch", t, k, out)
+    print(f"                {t:<5} {k:<5} {out:<5} {med(m):<15.1f} {med(g):<7.1f} {med(p):<7.1f} {ratio(g, p):<17} {ratio(g, m)}")
 print()
-# ours auto = what Model::forward runs; sdpa = what MiniMind runs by default (flash_attn = True).
-pairs = [("auto", "sdpa"), ("flash", "sdpa"), ("naive", "manual")]
+# auto = the path Model::forward takes; sdpa = what MiniMind runs by default (flash_attn = True).
 print("layer  T     rust path  ms        torch path  ms        rust/torch")
-for t in sorted({key[1] for key in med if key[0] == "rust"}):
-    for ours, theirs in pairs:
-        r, p = med[("rust", t, ours)], med[("torch", t, theirs)]
-        print(f"       {t:<5} {ours:<10} {r:<9.2f} {theirs:<11} {p:<9.2f} {r / p:.2f}")
-EOF
+for t in sorted({key[1] for key in values if key[0] == "rust"}):
+    for ours, theirs in [("auto", "sdpa"), ("flash", "sdpa"), ("naive", "manual")]:
+        r, p = ("rust", t, ours), ("torch", t, theirs)
+        print(f"       {t:<5} {ours:<10} {med(r):<9.2f} {theirs:<11} {med(p):<9.2f} {ratio(r, p)}")
+PY
