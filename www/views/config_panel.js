@@ -78,6 +78,13 @@ export function configPanel({ config, seed, causal }, { onApply, onCausal }) {
 
   return {
     node,
+    // Shows values set elsewhere (a link, setState) in the fields.
+    show({ config: shown, seed: shownSeed, causal: shownCausal }) {
+      for (const key of FIELDS) inputs[key].value = shown[key] ?? '';
+      inputs.seed.value = shownSeed;
+      causalBox.checked = shownCausal;
+      clearErrors();
+    },
     // The resolved config from the core: derived sizes and the attention kind.
     showResolved(c) {
       const rep = c.num_attention_heads / c.num_key_value_heads;

@@ -1,0 +1,468 @@
+// Sharing, embedding and export, in Chromium under the server's strict Content-Security-Policy:
+// a link opens exactly the state it was taken from (same state, same pixels); a bad link opens
+// with a banner and the defaults; text from a link is never run as HTML; the embed fits iframes of
+// three sizes and hides what its author hid; <attn-scope> works on a plain page of another origin;
+// SVG and PNG exports parse and decode at 2x; the page reloads offline from its service worker.
+// Screenshots go to artifacts/screenshots/share-*.png.
+import assert from 'node:assert/strict';
+import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { createServer } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { after, before, test } from 'node:test';
+import { launch, screenshot, startServer } from './helpers.mjs';
+import { DEFAULTS, decode, encode, fragment } from '../../www/state.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const VIEWPORT = { width: 1280, height: 900 };
+// A blog that embeds attnscope: another origin (127.0.0.1 and its own port; the site is on
+// localhost), without our CSP, serving the pages a test puts in `posts`. A real server, since
+// Chromium lets only pages from a loopback address load loopback pages.
+const posts = new Map();
+let blog;
+const host = () => `http://127.0.0.1:${blog.address().port}`;
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+  blog = createServer((req, res) => {
+    if (req.url === '/favicon.ico') return res.writeHead(204).end();
+    const body = posts.get(req.url);
+    res.writeHead(body ? 200 : 404, { 'Content-Type': 'text/html; charset=utf-8' }).end(body ?? 'not found');
+  });
+  await new Promise((resolve) => blog.listen(0, '127.0.0.1', resolve));
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+  await new Promise((resolve) => blog?.close(resolve));
+});
+
+// A fresh context and page that record console errors, uncaught exceptions and dialogs.
+async function freshPage(url, options = {}) {
+  const context = await browser.newContext({ viewport: VIEWPORT, ...options });
+  const page = await context.newPage();
+  page.consoleErrors = [];
+  page.dialogs = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') page.consoleErrors.push(m.text());
+  });
+  page.on('pageerror', (e) => page.consoleErrors.push(e.stack ?? String(e)));
+  page.on('dialog', (d) => {
+    page.dialogs.push(d.message());
+    d.dismiss().catch(() => {});
+  });
+  if (url) await page.goto(url);
+  return page;
+}
+
+function settled(target) {
+  return target.waitForFunction(() => window.attnscope?.settled().then(() => true), null, { timeout: 90_000 });
+}
+
+// Settled, and the address has stopped changing (the page writes it at most every 250 ms).
+async function stableUrl(page) {
+  await settled(page);
+  let last = page.url();
+  let since = Date.now();
+  while (Date.now() - since < 700) {
+    await new Promise((r) => setTimeout(r, 100));
+    if (page.url() !== last) {
+      last = page.url();
+      since = Date.now();
+    }
+  }
+  return last;
+}
+
+const hashOf = (url) => new URL(url).hash;
+
+// The pixels of the view area, from a full-page capture (an element capture would scroll the
+// sticky top bar, with its timing, over the view).
+async function viewShot(page) {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const box = await page.locator('#view').boundingBox();
+  return page.screenshot({ fullPage: true, clip: box });
+}
+const getState = (target) => target.evaluate(() => window.attnscope.getState());
+
+async function payload(object) {
+  const stream = new Blob([new TextEncoder().encode(JSON.stringify(object))]).stream().pipeThrough(new CompressionStream('deflate-raw'));
+  return `s1.${Buffer.from(await new Response(stream).arrayBuffer()).toString('base64url')}`;
+}
+
+const SHARED = {
+  text: 'Attention lets every token look back at the others.',
+  config: { hidden_size: 96, num_hidden_layers: 3, num_attention_heads: 6, num_key_value_heads: 2, vocab_size: 6400, rope_theta: 10000 },
+  seed: 7,
+  pad: [1, 4],
+};
+
+test('a link opens exactly its state: the same fields and the same pixels, view by view', async () => {
+  const author = await freshPage(`${server.url}`);
+  await settled(author);
+  const cases = [
+    { ...SHARED, view: 'attention', layer: 2, head: 5, stage: 'masked' },
+    { view: 'stepper', step: 'rope', layer: 1 },
+    { view: 'lines', layer: 0, head: 1, query: 3, allHeads: true },
+    { view: 'grid', stage: 'scores', causal: false },
+    { view: 'masks', layer: 1, head: 2, pad: [0] },
+  ];
+  for (const [n, partial] of cases.entries()) {
+    const set = await author.evaluate((p) => window.attnscope.setState(p), partial);
+    for (const [key, value] of Object.entries(partial)) if (key !== 'config') assert.deepEqual(set[key], value, `${key} was set`);
+    const url = await stableUrl(author);
+    assert.match(hashOf(url), /^#s1\.[A-Za-z0-9_-]+$/, 'the address holds a format-1 link');
+    const state = await getState(author);
+    assert.deepEqual((await decode(hashOf(url))).state, state, 'node decodes the page’s link to the page’s state');
+    assert.equal(await author.evaluate(() => window.attnscope.link()), url);
+
+    const reader = await freshPage(url);
+    await stableUrl(reader);
+    assert.deepEqual(await getState(reader), state, 'the reader opens the same state');
+    const [a, b] = [await viewShot(author), await viewShot(reader)];
+    assert.ok(a.equals(b), `case ${n} (${partial.view}): the reader's view has the author's pixels`);
+    if (n === 0) {
+      await screenshot(author, 'share-roundtrip-author');
+      await screenshot(reader, 'share-roundtrip-reader');
+    }
+    assert.equal(await reader.locator('.banner').count(), 0, 'a good link raises no banner');
+    assert.deepEqual(reader.consoleErrors, []);
+    await reader.context().close();
+  }
+  assert.deepEqual(author.consoleErrors, []);
+  await author.context().close();
+});
+
+test('the address follows the reader’s clicks without adding history entries; back and forward restore views', async () => {
+  const page = await freshPage(`${server.url}#view=attention`);
+  await stableUrl(page);
+  const entries = await page.evaluate(() => history.length);
+  for (const head of ['1', '2', '3']) {
+    await page.selectOption('.view-attention select[name="head"]', head);
+    await settled(page);
+  }
+  await page.locator('.segment[data-stage="scores"]').click();
+  await page.locator('.chip[data-index="2"]').click();
+  const url = await stableUrl(page);
+  assert.equal(await page.evaluate(() => history.length), entries, 'replaceState, not a new entry per change');
+  const { state } = await decode(hashOf(url));
+  assert.deepEqual([state.view, state.head, state.stage, state.pad], ['attention', 3, 'scores', [2]]);
+
+  await page.locator('.tab[data-view="grid"]').click();
+  await page.waitForSelector('.view-grid');
+  await stableUrl(page);
+  assert.equal((await getState(page)).view, 'grid');
+  await page.goBack();
+  await page.waitForSelector('.view-attention');
+  await stableUrl(page);
+  const back = await getState(page);
+  assert.deepEqual([back.view, back.head, back.stage, back.pad], ['attention', 3, 'scores', [2]], 'back restores the whole state');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+test('the scripting API: getState, setState (validated, config merged), link and statechange', async () => {
+  const page = await freshPage(server.url);
+  await settled(page);
+  await page.evaluate(() => {
+    window.events = [];
+    window.attnscope.addEventListener('statechange', (e) => window.events.push(e.detail));
+  });
+  const state = await page.evaluate(() => window.attnscope.setState({ view: 'grid', config: { num_attention_heads: 8 }, layer: 1, head: 99, lang: 'fr' }));
+  assert.equal(state.view, 'grid');
+  assert.deepEqual(state.config, { ...DEFAULTS.config, num_attention_heads: 8 }, 'config merges key by key');
+  assert.equal(state.head, 7, 'clamped to the model');
+  assert.equal(state.lang, 'en', 'an invalid field keeps its value');
+  assert.equal(await page.locator('.head-label').count(), 8);
+  const events = await page.evaluate(() => window.events);
+  assert.ok(events.length >= 1);
+  assert.deepEqual(events.at(-1), state);
+  const link = await page.evaluate(() => window.attnscope.link());
+  assert.deepEqual((await decode(hashOf(link))).state, state);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+const BAD_LINKS = [
+  { name: 'damaged', hash: async () => `#${(await encode({ ...DEFAULTS, ...SHARED, view: 'grid' })).slice(0, 40)}`, says: /damaged/, defaults: true },
+  { name: 'future', hash: async () => `#${(await encode({ ...DEFAULTS, view: 'grid' })).replace(/^s1\./, 's9.')}`, says: /newer version.*format 9/, defaults: true },
+  { name: 'garbage', hash: async () => '#s1.%%%<<>>&&=&embed', says: /damaged/, defaults: true },
+  { name: 'too-long', hash: async () => `#s1.${'A'.repeat(40_000)}`, says: /far longer/, defaults: true },
+  { name: 'edited', hash: async () => `#${await payload({ view: 'attention', layer: 99, head: 'two', stage: 'sideways' })}`, says: /adjusted or reset: layer, head, stage/, defaults: false },
+  { name: 'refused', hash: async () => `#${await payload({ config: { hidden_size: 64, num_attention_heads: 4, num_key_value_heads: 3 } })}`, says: /refused/, defaults: true },
+  { name: 'files-model', hash: async () => `#${await payload({ model: { kind: 'files' }, view: 'masks' })}`, says: /load its config\.json and model\.safetensors/, defaults: false },
+];
+
+for (const bad of BAD_LINKS) {
+  test(`a ${bad.name} link opens with a banner that says so, and a working page`, async () => {
+    const page = await freshPage(`${server.url}${await bad.hash()}`);
+    const banner = page.locator('.banner[role="alert"]');
+    await banner.waitFor();
+    assert.match(await banner.innerText(), bad.says);
+    await stableUrl(page);
+    assert.ok((await page.locator('#view canvas').count()) > 0, 'a view is drawn');
+    const state = await getState(page);
+    if (bad.defaults) assert.deepEqual(state, DEFAULTS);
+    if (bad.name === 'edited') assert.deepEqual([state.view, state.layer, state.head, state.stage], ['attention', 1, 0, 'probs']);
+    assert.deepEqual((await decode(hashOf(page.url()))).state, state, 'the address now says what is shown');
+    await screenshot(page, `share-bad-link-${bad.name}`);
+    await page.locator('.banner-close').click();
+    assert.equal(await banner.count(), 0, 'the banner can be dismissed');
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+  });
+}
+
+const XSS = [
+  '<img src=x onerror="window.__xss=1">',
+  '<script>window.__xss=1</script>',
+  '"><svg onload="window.__xss=1"></svg>',
+  "'-alert(1)-'",
+  'javascript:window.__xss=1',
+  '{{constructor.constructor("window.__xss=1")()}}',
+];
+
+test('text from a link is shown as text in every field and view, never run: no script, no dialog', async () => {
+  const text = XSS.join(' ');
+  const hostile = {
+    text,
+    lesson: XSS[0],
+    view: XSS[1],
+    step: XSS[2],
+    stage: XSS[0],
+    lang: XSS[1],
+    backend: XSS[2],
+    hide: XSS,
+    pad: XSS,
+    model: { kind: 'url', url: `https://example.org/${XSS[0]}` },
+    config: { [XSS[0]]: 1, hidden_size: XSS[1] },
+    [XSS[2]]: XSS[3],
+  };
+  const plain = `&text=${encodeURIComponent(text)}&view=${encodeURIComponent(XSS[0])}`;
+  for (const hash of [`#${await payload(hostile)}`, `#${plain.slice(1)}`, `#${await payload({ text })}${plain}`]) {
+    const page = await freshPage(`${server.url}${hash}`);
+    await stableUrl(page);
+    const state = await getState(page);
+    assert.equal(state.text, text, 'the text arrives whole');
+    assert.equal(await page.inputValue('#text'), text, 'in the textarea, as a value');
+    for (const view of ['stepper', 'attention', 'lines', 'masks', 'grid']) {
+      await page.evaluate((v) => window.attnscope.setState({ view: v }), view);
+      await settled(page);
+    }
+    const bannerText = await page.locator('.banner').allInnerTexts();
+    if (hash.includes('example.org')) assert.match(bannerText.join(' '), /<img src=x onerror="window.__xss=1">/, 'the model URL is quoted as text');
+    assert.equal(await page.evaluate(() => window.__xss), undefined, 'no payload ran');
+    assert.equal(await page.locator('img[src="x"], svg[onload], #view script, .banner script').count(), 0, 'no payload became an element');
+    assert.deepEqual(page.dialogs, []);
+    assert.deepEqual(page.consoleErrors, [], 'no CSP violation, no error');
+    await screenshot(page, `share-xss-${hash.includes('example.org') ? 'payload' : hash.startsWith('#s1') ? 'mixed' : 'plain'}`);
+    await page.context().close();
+  }
+});
+
+// A download's bytes, after clicking the button that starts it.
+async function downloadOf(page, selector) {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click(selector)]);
+  const dir = join(ROOT, 'artifacts', 'exports');
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, download.suggestedFilename());
+  await download.saveAs(path);
+  return { name: download.suggestedFilename(), bytes: await readFile(path) };
+}
+
+test('SVG and PNG exports of every view: the SVG parses with real text, the PNG decodes at 2x', async () => {
+  const page = await freshPage(`${server.url}#${await fragment({ ...DEFAULTS, ...SHARED, view: 'attention', layer: 1, head: 3 })}`, { acceptDownloads: true });
+  await stableUrl(page);
+  for (const view of ['attention', 'stepper', 'grid', 'masks', 'lines']) {
+    await page.evaluate((v) => window.attnscope.setState({ view: v, step: 'scores' }), view);
+    await settled(page);
+    const svg = await downloadOf(page, '#export-svg');
+    assert.match(svg.name, new RegExp(`^attnscope-${view}-l\\d+h\\d+\\.svg$`));
+    const parsed = await page.evaluate((text) => {
+      const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+      const root = doc.documentElement;
+      return {
+        error: doc.querySelector('parsererror')?.textContent ?? null,
+        root: root.localName,
+        ns: root.namespaceURI,
+        width: Number(root.getAttribute('width')),
+        height: Number(root.getAttribute('height')),
+        texts: [...doc.querySelectorAll('text')].map((t) => t.textContent),
+        images: doc.querySelectorAll('image').length,
+        desc: doc.querySelector('desc')?.textContent,
+      };
+    }, svg.bytes.toString('utf8'));
+    assert.equal(parsed.error, null, `${view}: the SVG parses`);
+    assert.equal(parsed.root, 'svg');
+    assert.equal(parsed.ns, 'http://www.w3.org/2000/svg');
+    assert.ok(parsed.width > 100 && parsed.height > 100);
+    assert.ok(parsed.texts.some((s) => s.startsWith('attnscope')), 'a title');
+    assert.ok(parsed.texts.length > 3, 'labels are real SVG text');
+    assert.ok(view === 'lines' || parsed.images > 0, 'heatmaps as images');
+    assert.deepEqual((await decode(hashOf(parsed.desc))).state, await getState(page), 'the SVG carries its link');
+    if (view === 'attention') assert.ok(parsed.texts.some((s) => s.includes('layers.1.attn.probs[3]')), 'the tensor’s name as text');
+    if (view === 'lines') assert.ok(parsed.texts.some((s) => s === 'queries' || s === 'QUERIES'));
+
+    const png = await downloadOf(page, '#export-png');
+    assert.ok(png.bytes.subarray(1, 4).toString() === 'PNG', 'a PNG file');
+    const size = await page.evaluate(async (b64) => {
+      const blob = await (await fetch(`data:image/png;base64,${b64}`)).blob();
+      const bitmap = await createImageBitmap(blob);
+      return { width: bitmap.width, height: bitmap.height };
+    }, png.bytes.toString('base64'));
+    assert.deepEqual(size, { width: parsed.width * 2, height: parsed.height * 2 }, `${view}: the PNG is the SVG at 2x`);
+    await writeFile(join(ROOT, 'artifacts', 'screenshots', `share-export-${view}.png`), png.bytes);
+  }
+  // The SVG as another program would show it: an image on a blank page.
+  const svg = await downloadOf(page, '#export-svg');
+  const viewer = await freshPage();
+  await viewer.setContent(`<img src="data:image/svg+xml;base64,${svg.bytes.toString('base64')}">`);
+  await viewer.locator('img').evaluate((img) => img.decode());
+  await viewer.locator('img').screenshot({ path: join(ROOT, 'artifacts', 'screenshots', 'share-export-svg-rendered.png') });
+  await viewer.context().close();
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+test('the share panel copies a link and an embed snippet with the hide flags it sets', async () => {
+  const page = await freshPage(`${server.url}#view=attention`, { permissions: ['clipboard-read', 'clipboard-write'] });
+  await stableUrl(page);
+  await page.check('#share-hide-config');
+  await page.check('#share-hide-toolbar');
+  await page.click('#share-link');
+  await page.locator('.share-note').filter({ hasText: /copied/ }).waitFor();
+  const link = await page.evaluate(() => navigator.clipboard.readText());
+  assert.deepEqual((await decode(hashOf(link))).state.hide, ['config', 'toolbar']);
+  await page.click('#share-embed');
+  await page.locator('.share-note').filter({ hasText: /Embed code copied/ }).waitFor();
+  const snippet = await page.evaluate(() => navigator.clipboard.readText());
+  assert.match(snippet, /^<iframe src="http:\/\/[^"]+#s1\.[A-Za-z0-9_-]+&amp;embed=1" title="attnscope · Attention map" width="\d+" height="\d+"[^>]*><\/iframe>$/);
+  await screenshot(page, 'share-panel');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+
+  // The snippet, pasted into a blog of another origin.
+  const reader = await freshPage();
+  posts.set('/post.html', `<!doctype html><h1>My post</h1>${snippet}<p>After the figure.</p>`);
+  await reader.goto(`${host()}/post.html`);
+  const frame = await (await reader.waitForSelector('iframe')).contentFrame();
+  await settled(frame);
+  assert.equal(await frame.evaluate(() => document.documentElement.classList.contains('embed')), true);
+  assert.equal(await frame.locator('[data-hideable="config"]').isVisible(), false, 'the author hid the model panel');
+  assert.equal(await frame.locator('.view .toolbar').isVisible(), false, 'and the view controls');
+  assert.equal(await frame.locator('[data-hideable="input"]').isVisible(), true);
+  await screenshot(reader, 'share-embed-snippet');
+  assert.deepEqual(reader.consoleErrors, []);
+  await reader.context().close();
+});
+
+test('embed mode fits iframes of three sizes with one view, little chrome and an "open in attnscope" link', async () => {
+  const state = { ...DEFAULTS, view: 'attention', layer: 1, head: 2, hide: ['config', 'input'] };
+  const src = `${server.url}#${await fragment(state, { embed: true })}`;
+  const sizes = [
+    { width: 360, height: 560 },
+    { width: 640, height: 480 },
+    { width: 1000, height: 720 },
+  ];
+  const page = await freshPage(null, { viewport: { width: 1100, height: 1900 } });
+  posts.set('/sizes.html', `<!doctype html><body style="margin:8px;font:14px sans-serif">${sizes.map((s) => `<p>${s.width} × ${s.height}</p><iframe src="${src}" width="${s.width}" height="${s.height}" style="border:1px solid #999"></iframe>`).join('')}</body>`);
+  await page.goto(`${host()}/sizes.html`);
+  await page.waitForFunction((n) => document.querySelectorAll('iframe').length === n, sizes.length);
+  const frames = await Promise.all((await page.$$('iframe')).map((f) => f.contentFrame()));
+  for (const [i, frame] of frames.entries()) {
+    await settled(frame);
+    const layout = await frame.evaluate(() => ({
+      embed: document.documentElement.classList.contains('embed'),
+      overflowX: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      brand: getComputedStyle(document.querySelector('.brand')).display,
+      share: getComputedStyle(document.querySelector('[data-hideable="share"]')).display,
+      sidebar: getComputedStyle(document.querySelector('.sidebar')).display,
+      open: document.getElementById('open-full').href,
+      openVisible: document.getElementById('open-full').getBoundingClientRect().width > 0,
+      canvases: document.querySelectorAll('#view canvas').length,
+    }));
+    assert.ok(layout.embed, `${sizes[i].width}: embed mode`);
+    assert.ok(layout.overflowX <= 0, `${sizes[i].width}: no sideways scrolling (${layout.overflowX}px)`);
+    assert.equal(layout.brand, 'none');
+    assert.equal(layout.share, 'none');
+    assert.equal(layout.sidebar, 'none', 'input and model hidden by the author');
+    assert.ok(layout.openVisible && layout.canvases > 0);
+    assert.ok(!layout.open.includes('embed'), 'the full page opens without embed mode');
+    assert.deepEqual((await decode(hashOf(layout.open))).state, state);
+  }
+  await screenshot(page, 'share-embed-sizes');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+test('<attn-scope> on a plain HTML page: one script tag, sized by attributes, scriptable', async () => {
+  const state = `${await fragment({ ...DEFAULTS, view: 'grid' })}&hide=input,config`;
+  const page = await freshPage();
+  posts.set(
+    '/docs.html',
+    `<!doctype html><title>Docs</title><body style="margin:16px;font:15px sans-serif">
+<h1>Heads at a glance</h1>
+<script src="${server.url}element.js"></script>
+<attn-scope id="fig" state="${state}" width="720" height="520" title="Head grid"></attn-scope>
+<p>Text after the figure.</p>
+<script>window.changes = []; document.getElementById('fig').addEventListener('statechange', (e) => window.changes.push(e.detail));</script>
+</body>`,
+  );
+  await page.goto(`${host()}/docs.html`);
+  const box = await page.locator('#fig').boundingBox();
+  assert.deepEqual([box.width, box.height], [720, 520]);
+  await page.waitForFunction(() => window.changes.length > 0, null, { timeout: 90_000 });
+  const frame = page.frames().find((f) => f.url().startsWith(server.url));
+  await settled(frame);
+  const first = await page.evaluate(() => document.getElementById('fig').getState());
+  assert.equal(first.view, 'grid');
+  assert.deepEqual(first.hide, ['config', 'input']);
+  const next = await page.evaluate(() => document.getElementById('fig').setState({ view: 'attention', head: 3 }));
+  assert.deepEqual([next.view, next.head], ['attention', 3]);
+  await settled(frame);
+  assert.equal(await frame.locator('.view-attention select[name="head"]').inputValue(), '3');
+  const link = await page.evaluate(() => document.getElementById('fig').link());
+  assert.deepEqual((await decode(hashOf(link))).state, next);
+  await page.evaluate(async (s) => document.getElementById('fig').setAttribute('state', s), await fragment({ ...DEFAULTS, view: 'masks' }));
+  await page.waitForFunction(() => window.changes.at(-1)?.view === 'masks', null, { timeout: 90_000 });
+  await settled(frame);
+  await screenshot(page, 'share-element');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+test('after one visit the page reloads offline from its service worker', async () => {
+  const page = await freshPage(`${server.url}#view=attention`);
+  await stableUrl(page);
+  // The first visit fills the cache: the page, its modules, the worker, the wasm and the tokenizer.
+  const kept = await page.waitForFunction(
+    async () => {
+      if (!navigator.serviceWorker.controller) return false;
+      const keys = (await (await caches.open('attnscope-v1')).keys()).map((r) => new URL(r.url).pathname);
+      const needed = ['/', '/app.js', '/state.js', '/worker.js', '/style.css', '/pkg/attnscope.js', '/pkg/attnscope_bg.wasm', '/minimind/tokenizer.json'];
+      return needed.every((p) => keys.includes(p)) && keys;
+    },
+    null,
+    { timeout: 60_000, polling: 250 },
+  );
+  assert.ok((await kept.jsonValue()).length > 10);
+  const before = await getState(page);
+  const shot = await viewShot(page);
+
+  await page.context().setOffline(true);
+  await page.reload();
+  await stableUrl(page);
+  assert.equal(await page.evaluate(() => navigator.onLine), false);
+  assert.deepEqual(await getState(page), before);
+  assert.ok((await viewShot(page)).equals(shot), 'the same view, offline');
+  await screenshot(page, 'share-offline');
+  assert.deepEqual(page.consoleErrors, []);
+  const uncached = await page.evaluate(() => fetch(`./never-cached-${Date.now()}.txt`).then(() => 'fetched', () => 'failed'));
+  assert.equal(uncached, 'failed', 'the network really is off');
+  await page.context().close();
+});

@@ -1,0 +1,110 @@
+// <attn-scope state="s1.…" width="100%" height="480"></attn-scope>: an attnscope figure for docs
+// sites, loaded by one script tag. It shows the site's embed mode in an iframe (the page, its
+// worker and its Content-Security-Policy stay on the attnscope site, however the host page is
+// built), sized by the width and height attributes (CSS lengths; plain numbers are pixels).
+// Attributes: state (a link's fragment, "s1.…"; "#" optional; may carry "&hide=…"), width, height,
+// src (the attnscope page; by default index.html next to this script), title (for screen readers).
+// Scripting, as on the page (README, "Embedding and scripting"): getState(), setState(partial),
+// link(), and a 'statechange' event; the iframe answers through postMessage.
+// A classic script on purpose: a plain <script src> works from any host without CORS headers.
+{
+  const here = document.currentScript?.src ?? location.href;
+  const length = (v, fallback) => (v === null || v === '' ? fallback : /^\d+(\.\d+)?$/.test(v) ? `${v}px` : v);
+  // A fragment of base64url, plain fields and separators; anything else is percent-encoded by URL.
+  const fragmentOf = (state) => (state ?? '').replace(/^#/, '');
+
+  class AttnScope extends HTMLElement {
+    static observedAttributes = ['state', 'width', 'height', 'src', 'title'];
+
+    #frame = null;
+    #state = null;
+    #link = null;
+    #pending = new Map();
+    #nextId = 1;
+    #loaded = null;
+    #ready = new Promise((resolve) => {
+      this.#loaded = resolve;
+    });
+
+    connectedCallback() {
+      if (!this.#frame) {
+        this.#frame = document.createElement('iframe');
+        this.#frame.setAttribute('loading', 'lazy');
+        this.#frame.style.cssText = 'border:0;display:block;width:100%;height:100%';
+        this.attachShadow({ mode: 'open' }).append(this.#frame);
+        addEventListener('message', this.#onMessage);
+      }
+      this.#layout();
+      this.#load();
+    }
+
+    disconnectedCallback() {
+      removeEventListener('message', this.#onMessage);
+      this.#frame?.remove();
+      this.#frame = null;
+      this.shadowRoot?.replaceChildren();
+    }
+
+    attributeChangedCallback(name) {
+      if (!this.#frame) return;
+      if (name === 'width' || name === 'height') this.#layout();
+      else if (name === 'title') this.#frame.title = this.#title();
+      else this.#load();
+    }
+
+    #title() {
+      return this.getAttribute('title') || 'attnscope figure';
+    }
+
+    #layout() {
+      this.style.display = 'block';
+      this.style.width = length(this.getAttribute('width'), '100%');
+      this.style.height = length(this.getAttribute('height'), '480px');
+      this.style.maxWidth = '100%';
+    }
+
+    // Only http(s) pages; a state changes the fragment alone, so the page follows it without reloading.
+    #load() {
+      const page = new URL(this.getAttribute('src') || 'index.html', here);
+      if (page.protocol !== 'https:' && page.protocol !== 'http:') return;
+      const flags = fragmentOf(this.getAttribute('state'));
+      page.hash = /(^|&)embed(=|&|$)/.test(flags) ? flags : `${flags}${flags ? '&' : ''}embed=1`;
+      this.#frame.title = this.#title();
+      this.#frame.src = page.href;
+    }
+
+    #onMessage = (event) => {
+      const data = event.data;
+      if (!this.#frame || event.source !== this.#frame.contentWindow || data?.attnscope !== 'state') return;
+      this.#state = data.state;
+      this.#link = data.link;
+      this.#loaded();
+      this.#pending.get(data.id)?.(data.state);
+      this.#pending.delete(data.id);
+      this.dispatchEvent(new CustomEvent('statechange', { detail: data.state }));
+    };
+
+    /** The embedded figure's state (null until it has loaded). */
+    getState() {
+      return this.#state && structuredClone(this.#state);
+    }
+
+    /** Changes some fields; resolves to the new state once the figure has drawn it. */
+    async setState(partial) {
+      await this.#ready;
+      const id = this.#nextId++;
+      return new Promise((resolve) => {
+        this.#pending.set(id, resolve);
+        this.#frame.contentWindow.postMessage({ attnscope: 'setState', partial, id }, new URL(this.#frame.src).origin);
+      });
+    }
+
+    /** The URL that opens the figure's state in attnscope. */
+    async link() {
+      await this.#ready;
+      return this.#link;
+    }
+  }
+
+  if (!customElements.get('attn-scope')) customElements.define('attn-scope', AttnScope);
+}

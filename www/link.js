@@ -1,0 +1,71 @@
+// The page's address always says what is on screen. After every change the URL fragment is
+// rewritten to the state's link (history.replaceState, at most every 250 ms, so a dragged slider
+// adds no history entries and stays under browsers' rate limits). A link that could not be opened
+// as written is explained in words: which fields were changed, or why the defaults are shown.
+
+import { fragment } from './state.js';
+import { t } from './strings.js';
+
+const WRITE_EVERY_MS = 250;
+
+/** The page's own address without its fragment. */
+function page() {
+  return location.href.split('#')[0];
+}
+
+/** The full link to a state (for the reader, never in embed mode). */
+export async function linkTo(state) {
+  return `${page()}#${await fragment(state)}`;
+}
+
+/** The <iframe> snippet that embeds a state. */
+export async function embedCode(state, title) {
+  const src = `${page()}#${await fragment(state, { embed: true })}`;
+  const attr = (s) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+  return `<iframe src="${attr(src)}" title="${attr(title)}" width="800" height="600" style="border:0;max-width:100%" loading="lazy"></iframe>`;
+}
+
+/** Rewrites the fragment to follow the state; embed keeps the embed flag in it. */
+export function linkWriter({ embed }) {
+  let latest = null;
+  let timer = 0;
+  let last = 0;
+  let seq = 0;
+  async function flush() {
+    timer = 0;
+    last = Date.now();
+    const my = ++seq;
+    const hash = `#${await fragment(latest, { embed })}`;
+    if (my === seq && location.hash !== hash) history.replaceState(history.state, '', hash);
+  }
+  return {
+    write(state) {
+      latest = state;
+      if (!timer) timer = setTimeout(flush, Math.max(0, last + WRITE_EVERY_MS - Date.now()));
+    },
+    // A navigation (back, a tab, an edited address) wins over a write still pending.
+    cancel() {
+      seq++;
+      clearTimeout(timer);
+      timer = 0;
+    },
+  };
+}
+
+const WHOLE = { damaged: 'link.damaged', future: 'link.future', 'too-long': 'link.tooLong' };
+
+/** What to tell the reader about a link: {title, details}, or null when it opened as written.
+ * model: the model the link names, when that is news (null: say nothing about it). */
+export function explainLink(problems, model) {
+  const whole = problems.find((p) => p.field === null);
+  const fields = [...new Set(problems.filter((p) => p.field !== null).map((p) => p.field))];
+  const details = [];
+  if (whole && fields.length) details.push(t('link.fields', { fields: fields.join(', ') }));
+  if (model?.kind === 'files') details.push(t('link.modelFiles'));
+  if (model?.kind === 'url') details.push(t('link.modelUrl', { url: model.url }));
+  if (model?.kind === 'builtin') details.push(t('link.modelBuiltin'));
+  if (whole) return { title: t(WHOLE[whole.reason], { version: whole.version }), details };
+  if (fields.length) return { title: t('link.fields', { fields: fields.join(', ') }), details };
+  if (details.length) return { title: details[0], details: details.slice(1) };
+  return null;
+}

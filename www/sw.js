@@ -1,0 +1,66 @@
+// attnscope's service worker: the site keeps working offline once it has been opened. Requests go
+// to the network first, so a reader online always gets the current files, and every same-origin
+// answer is kept; without a network the kept copy answers. The page (offline.js) also hands over
+// the list of everything it and its Web Worker loaded before this worker was in control, so the
+// first visit is enough: app shell, modules, wasm and tokenizer. A classic script, the kind of
+// service worker every browser runs.
+
+const CACHE = 'attnscope-v1';
+
+self.addEventListener('install', () => self.skipWaiting());
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil(
+    (async () => {
+      for (const name of await caches.keys()) if (name !== CACHE) await caches.delete(name);
+      await self.clients.claim();
+    })(),
+  );
+});
+
+function sameOrigin(url) {
+  return new URL(url, self.location.href).origin === self.location.origin;
+}
+
+// {attnscope: 'cache', urls}: the page's list of what it loaded; answered on the message port.
+self.addEventListener('message', (event) => {
+  const { attnscope, urls } = event.data ?? {};
+  if (attnscope !== 'cache' || !Array.isArray(urls)) return;
+  event.waitUntil(
+    (async () => {
+      const cache = await caches.open(CACHE);
+      const wanted = [...new Set(urls.filter((u) => typeof u === 'string' && sameOrigin(u)).map((u) => u.split('#')[0]))];
+      const results = await Promise.allSettled(wanted.map((u) => cache.add(new Request(u, { cache: 'reload' }))));
+      event.ports[0]?.postMessage({ cached: results.filter((r) => r.status === 'fulfilled').length, of: wanted.length });
+    })(),
+  );
+});
+
+// A kept copy of a request; a page that was never kept falls back to the app's own index.html.
+async function kept(request) {
+  const cache = await caches.open(CACHE);
+  const found = await cache.match(request, { ignoreSearch: request.mode === 'navigate' });
+  if (found || request.mode !== 'navigate') return found;
+  return (await cache.match(new URL('./', self.registration.scope).href)) ?? cache.match(new URL('./index.html', self.registration.scope).href);
+}
+
+self.addEventListener('fetch', (event) => {
+  const { request } = event;
+  if (request.method !== 'GET' || !sameOrigin(request.url)) return;
+  event.respondWith(
+    (async () => {
+      try {
+        const response = await fetch(request);
+        if (response.ok && response.type === 'basic') {
+          const copy = response.clone();
+          event.waitUntil(caches.open(CACHE).then((cache) => cache.put(request, copy)));
+        }
+        return response;
+      } catch (err) {
+        const copy = await kept(request);
+        if (copy) return copy;
+        throw err;
+      }
+    })(),
+  );
+});

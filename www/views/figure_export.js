@@ -1,0 +1,256 @@
+// Figure export: the current view as SVG (for papers and slides) and as PNG at 2x. Any view can be
+// exported, including ones added later, because the SVG is built from what the page has laid out:
+// text nodes become real SVG <text> at their line positions, boxes with a background or border
+// become <rect>s, inline SVG (token lines) is copied with its computed styles, and each canvas
+// (a heatmap) becomes an <image> of its bitmap — repainted at the export scale when the canvas
+// registered a repaint (heatmap.js does), so cells and labels stay sharp at 2x.
+// Controls (the toolbar, buttons, selects) are left out: a figure shows tensors, not widgets.
+// The link to the state is kept in the SVG's <desc>, so a figure can be reopened.
+
+import { svg } from './dom.js';
+
+const SCALE = 2;
+const MARGIN = 16;
+const TITLE_BAND = 30;
+const SKIP = '.toolbar, button, select, input, textarea, .heatmap-focus, script, style, template';
+
+const XML_NS = 'http://www.w3.org/XML/1998/namespace';
+const repaints = new WeakMap();
+
+/** Registers how a canvas repaints itself at a pixel ratio, for sharp exports. */
+export function exportable(canvas, repaint) {
+  repaints.set(canvas, repaint);
+}
+
+// '#rgb', 'rgb()' or 'rgba()' → {color, opacity}; transparent → null.
+function colour(css) {
+  const m = /rgba?\(([^)]+)\)/.exec(css);
+  if (!m) return css && css !== 'transparent' ? { color: css, opacity: 1 } : null;
+  const [r, g, b, a = '1'] = m[1].split(/[\s,/]+/).filter(Boolean);
+  const opacity = Number(a);
+  return opacity > 0 ? { color: `rgb(${r},${g},${b})`, opacity } : null;
+}
+
+function fillAttrs(css, prefix = 'fill') {
+  const c = colour(css);
+  if (!c) return null;
+  return c.opacity < 1 ? { [prefix]: c.color, [`${prefix}-opacity`]: c.opacity } : { [prefix]: c.color };
+}
+
+const measure = document.createElement('canvas').getContext('2d');
+
+// The distance from the top of a line's content box to its baseline, for this element's font.
+function ascent(style) {
+  measure.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+  const m = measure.measureText('Hg');
+  return m.fontBoundingBoxAscent ?? parseFloat(style.fontSize) * 0.8;
+}
+
+function fontAttrs(style) {
+  const attrs = { 'font-family': style.fontFamily, 'font-size': style.fontSize };
+  if (style.fontWeight !== '400') attrs['font-weight'] = style.fontWeight;
+  if (style.fontStyle !== 'normal') attrs['font-style'] = style.fontStyle;
+  if (style.letterSpacing !== 'normal') attrs['letter-spacing'] = style.letterSpacing;
+  if (style.textDecorationLine && style.textDecorationLine !== 'none') attrs['text-decoration'] = style.textDecorationLine;
+  return attrs;
+}
+
+const segmenter = new Intl.Segmenter(undefined, { granularity: 'word' });
+
+// A text node as the lines the browser broke it into: [{text, left, top}], in client coordinates.
+function lines(node, preserve) {
+  const value = node.nodeValue;
+  const range = document.createRange();
+  const out = [];
+  let line = null;
+  for (const { segment, index } of segmenter.segment(value)) {
+    range.setStart(node, index);
+    range.setEnd(node, index + segment.length);
+    const rect = [...range.getClientRects()].find((r) => r.width > 0 || r.height > 0);
+    if (!rect) continue;
+    if (!line || Math.abs(rect.top - line.top) > rect.height / 2) {
+      line = { text: '', left: rect.left, top: rect.top, bottom: rect.bottom, right: rect.right };
+      out.push(line);
+    }
+    line.text += segment;
+    line.right = Math.max(line.right, rect.right);
+  }
+  // Spaces are kept (the SVG preserves them): a line that starts with one is placed at the space.
+  for (const l of out) l.text = preserve ? l.text.replace(/\n$/, '') : l.text.replace(/\s+/g, ' ');
+  return out.filter((l) => l.text.trim() !== '');
+}
+
+function transformText(text, style) {
+  if (style.textTransform === 'uppercase') return text.toUpperCase();
+  if (style.textTransform === 'lowercase') return text.toLowerCase();
+  return text;
+}
+
+// Inline SVG keeps its look outside the page: the computed styles its CSS classes gave it.
+const SVG_STYLE = ['fill', 'fill-opacity', 'stroke', 'stroke-width', 'stroke-opacity', 'opacity', 'font-family', 'font-size', 'font-weight', 'letter-spacing', 'text-decoration'];
+
+function copySvg(source) {
+  const copy = source.cloneNode(true);
+  const from = [source, ...source.querySelectorAll('*')];
+  const to = [copy, ...copy.querySelectorAll('*')];
+  from.forEach((node, i) => {
+    const style = getComputedStyle(node);
+    const target = to[i];
+    if (style.display === 'none' || style.visibility === 'hidden') {
+      target.remove();
+      return;
+    }
+    for (const attr of [...target.attributes]) if (attr.name === 'tabindex' || attr.name === 'class' || attr.name.startsWith('data-')) target.removeAttribute(attr.name);
+    for (const name of SVG_STYLE) {
+      const v = style.getPropertyValue(name);
+      if (v && v !== 'none' && v !== 'normal') target.setAttribute(name, name === 'text-decoration' ? style.textDecorationLine : v);
+    }
+    if (node.tagName === 'text') {
+      const transformed = transformText(target.textContent, style);
+      if (transformed !== target.textContent && target.children.length === 0) target.textContent = transformed;
+    }
+  });
+  return copy;
+}
+
+function backgroundRect(style, box, at) {
+  const shapes = [];
+  const rx = parseFloat(style.borderTopLeftRadius) || 0;
+  const rect = { x: at.x(box.left), y: at.y(box.top), width: box.width, height: box.height, ...(rx ? { rx } : {}) };
+  const fill = fillAttrs(style.backgroundColor);
+  if (fill) shapes.push(svg('rect', { ...rect, ...fill }));
+  const gradient = /linear-gradient\(to right, (.+)\)$/.exec(style.backgroundImage);
+  if (gradient && !style.backgroundImage.startsWith('repeating')) {
+    const stops = gradient[1].match(/rgba?\([^)]*\)/g) ?? [];
+    const gid = `g${at.nextId()}`;
+    at.defs.append(svg('linearGradient', { id: gid }, stops.map((s, i) => svg('stop', { offset: stops.length > 1 ? i / (stops.length - 1) : 0, 'stop-color': colour(s)?.color ?? s }))));
+    shapes.push(svg('rect', { ...rect, fill: `url(#${gid})` }));
+  } else if (/gradient/.test(style.backgroundImage)) {
+    // Hatching (the mask swatches): stripes of its first two colours.
+    const [a, b] = style.backgroundImage.match(/rgba?\([^)]*\)|#[0-9a-f]{3,8}/gi) ?? [];
+    if (a && b) {
+      const pid = `p${at.nextId()}`;
+      at.defs.append(
+        svg('pattern', { id: pid, width: 6, height: 6, patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' }, svg('rect', { width: 6, height: 6, fill: colour(a)?.color ?? a }), svg('rect', { width: 2, height: 6, fill: colour(b)?.color ?? b })),
+      );
+      shapes.push(svg('rect', { ...rect, fill: `url(#${pid})` }));
+    }
+  }
+  const border = parseFloat(style.borderTopWidth);
+  const stroke = border > 0 && style.borderTopStyle !== 'none' ? fillAttrs(style.borderTopColor, 'stroke') : null;
+  if (stroke && parseFloat(style.borderLeftWidth) > 0) {
+    shapes.push(svg('rect', { ...rect, x: rect.x + border / 2, y: rect.y + border / 2, width: Math.max(0, box.width - border), height: Math.max(0, box.height - border), fill: 'none', 'stroke-width': border, ...stroke }));
+  } else if (stroke) {
+    shapes.push(svg('rect', { x: rect.x, y: rect.y, width: box.width, height: border, ...fillAttrs(style.borderTopColor) }));
+  }
+  return shapes;
+}
+
+function walk(node, out, at) {
+  if (node.nodeType === Node.TEXT_NODE) {
+    const parent = node.parentElement;
+    if (!node.nodeValue.trim() || !parent) return;
+    const style = getComputedStyle(parent);
+    if (style.visibility === 'hidden') return;
+    const preserve = /^pre/.test(style.whiteSpace);
+    const rise = ascent(style);
+    const fill = fillAttrs(style.color) ?? { fill: 'currentColor' };
+    for (const line of lines(node, preserve)) {
+      out.push(svg('text', { x: at.x(line.left), y: at.y(line.top + rise), ...fontAttrs(style), ...fill }, transformText(line.text, style)));
+      at.extend(line.right, line.bottom);
+    }
+    return;
+  }
+  if (node.nodeType !== Node.ELEMENT_NODE || node.matches(SKIP)) return;
+  const style = getComputedStyle(node);
+  if (style.display === 'none') return;
+  const box = node.getBoundingClientRect();
+  if (box.width === 0 && box.height === 0 && style.display !== 'contents') return;
+  if (style.visibility !== 'hidden') {
+    out.push(...backgroundRect(style, box, at));
+    if (node instanceof HTMLCanvasElement) {
+      const bitmap = repaints.get(node)?.(SCALE) ?? node;
+      out.push(svg('image', { x: at.x(box.left), y: at.y(box.top), width: box.width, height: box.height, href: bitmap.toDataURL('image/png'), preserveAspectRatio: 'none' }));
+      at.extend(box.right, box.bottom);
+      return;
+    }
+    if (node instanceof SVGSVGElement) {
+      const copy = copySvg(node);
+      for (const [k, v] of Object.entries({ x: at.x(box.left), y: at.y(box.top), width: box.width, height: box.height })) copy.setAttribute(k, v);
+      out.push(copy);
+      at.extend(box.right, box.bottom);
+      return;
+    }
+    at.extend(box.right, box.bottom);
+  }
+  for (const child of node.childNodes) walk(child, out, at);
+}
+
+/**
+ * The view under `root` as an SVG document: {text, width, height} (width and height in CSS px).
+ * title: a line drawn above the figure; link: the state's URL, kept in <desc>.
+ */
+export function figureSvg(root, { title, link }) {
+  const origin = root.getBoundingClientRect();
+  let right = origin.right;
+  let bottom = origin.bottom;
+  let ids = 0;
+  const defs = svg('defs');
+  const at = {
+    x: (clientX) => +(clientX - origin.left + MARGIN).toFixed(2),
+    y: (clientY) => +(clientY - origin.top + MARGIN + TITLE_BAND).toFixed(2),
+    extend(r, b) {
+      right = Math.max(right, r);
+      bottom = Math.max(bottom, b);
+    },
+    nextId: () => ++ids,
+    defs,
+  };
+  const shapes = [];
+  for (const child of root.childNodes) walk(child, shapes, at);
+  const width = Math.ceil(right - origin.left + 2 * MARGIN);
+  const height = Math.ceil(bottom - origin.top + 2 * MARGIN + TITLE_BAND);
+  const page = getComputedStyle(document.body);
+  const heading = getComputedStyle(root);
+  const doc = svg(
+    'svg',
+    { width, height, viewBox: `0 0 ${width} ${height}` },
+    svg('title', {}, title),
+    svg('desc', {}, link),
+    defs,
+    svg('rect', { width, height, ...(fillAttrs(page.backgroundColor) ?? { fill: '#ffffff' }) }),
+    svg('text', { x: MARGIN, y: MARGIN + 16, 'font-family': heading.fontFamily, 'font-size': '16px', 'font-weight': '650', ...(fillAttrs(page.color) ?? {}) }, title),
+    svg('g', {}, shapes),
+  );
+  doc.setAttributeNS(XML_NS, 'xml:space', 'preserve');
+  return { text: `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(doc)}\n`, width, height };
+}
+
+/** An SVG document (figureSvg's result) drawn at `scale` into a PNG Blob. */
+export async function figurePng({ text, width, height }, scale = SCALE) {
+  const url = URL.createObjectURL(new Blob([text], { type: 'image/svg+xml' }));
+  try {
+    const image = new Image();
+    image.src = url;
+    await image.decode();
+    const canvas = document.createElement('canvas');
+    canvas.width = Math.round(width * scale);
+    canvas.height = Math.round(height * scale);
+    canvas.getContext('2d').drawImage(image, 0, 0, canvas.width, canvas.height);
+    return await new Promise((resolve, reject) => canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error('The PNG could not be encoded.'))), 'image/png'));
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+}
+
+/** Saves a Blob as a file through the browser's download. */
+export function download(blob, filename) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}

@@ -1,0 +1,81 @@
+// The share panel: copy a link to what is on screen, copy an <iframe> snippet that embeds it, pick
+// which controls the embed hides (TensorFlow Playground's hide flags, kept in the state), and
+// export the current view as SVG or as PNG at 2x. Where the clipboard is refused, the text is
+// shown selected for copying by hand.
+
+import { el } from './dom.js';
+import { figureSvg, figurePng, download } from './figure_export.js';
+import { HIDE_FLAGS } from '../state.js';
+import { linkTo, embedCode } from '../link.js';
+import { t } from '../strings.js';
+
+// getState(): the shareable state; view(): the view's root element, or null while none is drawn.
+export function sharePanel(app, { getState, view }) {
+  const note = el('p', { className: 'share-note', attrs: { role: 'status', 'aria-live': 'polite' } });
+  const manual = el('textarea', { className: 'share-manual', readOnly: true, rows: 3, hidden: true, attrs: { 'aria-label': t('share.copyManually') } });
+  const hideBoxes = HIDE_FLAGS.map((flag) =>
+    el('input', { type: 'checkbox', id: `share-hide-${flag}`, value: flag, on: { change: () => app.set({ hide: HIDE_FLAGS.filter((f, i) => hideBoxes[i].checked) }) } }),
+  );
+  const title = () => `attnscope · ${t(`view.${app.state.view}`)}`;
+
+  async function copy(text, done) {
+    manual.hidden = true;
+    try {
+      await navigator.clipboard.writeText(text);
+      note.textContent = done;
+    } catch {
+      note.textContent = t('share.copyManually');
+      manual.value = text;
+      manual.hidden = false;
+      manual.select();
+    }
+  }
+
+  async function exportAs(kind) {
+    const root = view();
+    if (!root) {
+      note.textContent = t('share.notReady');
+      return;
+    }
+    try {
+      const { view: id, layer, head } = app.state;
+      const figure = figureSvg(root, { title: title(), link: await linkTo(getState()) });
+      const file = `attnscope-${id}-l${layer}h${head}.${kind}`;
+      download(kind === 'svg' ? new Blob([figure.text], { type: 'image/svg+xml' }) : await figurePng(figure), file);
+      note.textContent = t('share.exported', { file });
+    } catch (err) {
+      note.textContent = t('share.exportFailed', { message: err.message });
+    }
+  }
+
+  const button = (key, action, extra = {}) => el('button', { type: 'button', className: 'share-button', on: { click: action }, ...extra }, t(key));
+  const node = el(
+    'div',
+    { className: 'share' },
+    el(
+      'div',
+      { className: 'share-row' },
+      button('share.copyLink', async () => copy(await linkTo(getState()), t('share.copied')), { id: 'share-link' }),
+      button('share.copyEmbed', async () => copy(await embedCode(getState(), title()), t('share.embedCopied')), { id: 'share-embed' }),
+    ),
+    el('fieldset', { className: 'share-hide' }, el('legend', {}, t('share.hideLabel')), HIDE_FLAGS.map((flag, i) => el('label', { className: 'switch' }, hideBoxes[i], el('span', {}, t(`share.hide.${flag}`))))),
+    el(
+      'div',
+      { className: 'share-row' },
+      el('span', { className: 'share-label' }, t('share.export')),
+      button('share.exportSvg', () => exportAs('svg'), { id: 'export-svg' }),
+      button('share.exportPng', () => exportAs('png'), { id: 'export-png' }),
+    ),
+    note,
+    manual,
+  );
+
+  return {
+    node,
+    update() {
+      HIDE_FLAGS.forEach((flag, i) => {
+        hideBoxes[i].checked = app.state.hide.includes(flag);
+      });
+    },
+  };
+}
