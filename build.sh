@@ -4,7 +4,7 @@
 #   ./build.sh setup   toolchain: wasm32 target, wasm-bindgen-cli, npm packages, Chromium (idempotent)
 #   ./build.sh build   Rust core -> www/pkg (wasm-bindgen --target web, wasm-opt -O3), prints the size
 #   ./build.sh serve   setup + build, then serve www/ on http://localhost:8080 (PORT=... to change)
-#   ./build.sh test    setup + build, then native tests, wasm tests in Chromium, end-to-end tests
+#   ./build.sh test    setup + build, then native tests, wasm tests in Chromium, JS unit tests, end-to-end tests
 #
 # Pinned versions live in one place each: wasm-bindgen in Cargo.toml (exact, and the CLI installed here
 # follows Cargo.lock), binaryen and playwright-core in package-lock.json, Chromium is Debian's.
@@ -194,6 +194,11 @@ wasm_tests() {
     cargo test --target "$WASM_TARGET" --test wasm
 }
 
+# The page's modules that need no browser (the link format, www/state.js), tested in node.
+js_unit_tests() {
+  node --test --test-timeout=900000 "${JS_UNIT_TESTS[@]}"
+}
+
 # One server for the whole run; tests/e2e/helpers.mjs reuses it through ATTNSCOPE_URL.
 e2e_tests() {
   local log pid url="" status=0
@@ -233,8 +238,14 @@ cmd_test() {
     skip "test: wasm in Chromium" "no tests/wasm.rs"
   fi
   shopt -s nullglob
+  JS_UNIT_TESTS=(tests/unit/*.test.mjs)
   E2E_TESTS=(tests/e2e/*.test.mjs)
   shopt -u nullglob
+  if [ ${#JS_UNIT_TESTS[@]} -gt 0 ]; then
+    step "test: JS units (node --test)" js_unit_tests
+  else
+    skip "test: JS units (node --test)" "no tests/unit/*.test.mjs"
+  fi
   if [ ${#E2E_TESTS[@]} -gt 0 ]; then
     step "test: end-to-end (node --test)" e2e_tests
   else
