@@ -2,10 +2,12 @@
 // Each returns {node, update()}; update() re-reads the state and the model's sizes.
 
 import { el } from './dom.js';
+import { tokenText } from './format.js';
 import { t } from '../strings.js';
 
-// options(): [{value, label}] with numeric values, read from and written to app.state[key].
-function picker(app, key, labelKey, options) {
+// options(): [{value, label}] with numeric values, read from and written to app.state[key];
+// fallback(): the value shown while the state holds none (null).
+function picker(app, key, labelKey, options, fallback = () => null) {
   const id = `pick-${key}-${Math.random().toString(36).slice(2, 7)}`;
   const select = el('select', { id, name: key, on: { change: () => app.set({ [key]: Number(select.value) }) } });
   const node = el('div', { className: 'picker' }, el('label', { htmlFor: id }, t(labelKey)), select);
@@ -14,7 +16,7 @@ function picker(app, key, labelKey, options) {
     update() {
       const list = options();
       select.replaceChildren(...list.map((o) => el('option', { value: String(o.value) }, o.label)));
-      select.value = String(app.state[key]);
+      select.value = String(app.state[key] ?? fallback());
     },
   };
 }
@@ -28,6 +30,26 @@ export function headSelect(app) {
     const rep = app.model.num_attention_heads / app.model.num_key_value_heads;
     return range(app.model.num_attention_heads).map((h) => ({ value: h, label: t('control.headOption', { h, kv: Math.floor(h / rep) }) }));
   });
+}
+
+// A token of the input, by position; while the state holds none (null) it shows the last token,
+// or the first with first = true (a key picker starts where the seed's example looks: the start).
+export function tokenSelect(app, key, labelKey, first = false) {
+  return picker(
+    app,
+    key,
+    labelKey,
+    () => app.state.tokens.pieces.map((p, i) => ({ value: i, label: `${i} ${tokenText(p)}` })),
+    () => tokenAt(app, key, first),
+  );
+}
+
+// The position a token picker stands for: the state's, clamped to the input, or its default.
+export function tokenAt(app, key, first = false) {
+  const n = app.state.tokens.ids.length;
+  const v = app.state[key];
+  if (v === null || v === undefined) return first ? 0 : n - 1;
+  return Math.max(0, Math.min(n - 1, v));
 }
 
 export const STAGES = { scores: 'attn.scores', masked: 'attn.masked_scores', probs: 'attn.probs' };

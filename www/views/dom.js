@@ -28,6 +28,6 @@ function append(node, children) {
 export function svg(tag, attrs = {}, ...children) {
   const node = document.createElementNS('http://www.w3.org/2000/svg', tag);
   for (const [name, v] of Object.entries(attrs)) node.setAttribute(name, v);
-  for (const child of children.flat()) if (child) node.append(child);
+  for (const child of children.flat(Infinity)) if (child) node.append(child);
   return node;
 }

@@ -24,6 +24,26 @@ export function short(v) {
   return (+v.toPrecision(3)).toString().replace('-', '−');
 }
 
+// A value with a fixed number of decimals, as the seeds print them (0.4925, 1.46); masks by name.
+export function fixed(v, digits = 3) {
+  if (v === -Infinity) return '−∞';
+  if (v === Infinity) return '∞';
+  if (Number.isNaN(v)) return 'NaN';
+  if (v <= -1e8) return short(v);
+  return v.toFixed(digits).replace('-', '−');
+}
+
+// Bytes in binary units: 24576 → "24 KiB".
+export function bytes(n) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let u = 0;
+  while (n >= 1024 && u < units.length - 1) {
+    n /= 1024;
+    u++;
+  }
+  return `${+n.toPrecision(4)} ${units[u]}`;
+}
+
 export function shapeLabel(shape) {
   return `[1, ${shape.join(', ')}]`;
 }

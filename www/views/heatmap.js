@@ -12,20 +12,43 @@
 //   rowMask: 0/1 per row (0: padded query row), rowSums: bool,
 //   maxCell: largest cell side in CSS px, square: bool,
 //   describe(r, c): [key, value] pairs naming the cell for the tooltip,
-//   onCellClick(r, c), legend: bool (default true), label: accessible name.
+//   onCellClick(r, c), legend: bool (default true), label: accessible name,
+//   mark: {r, c} or null, a cell outlined for good (the pair a view is explaining).
+// Text and gaps take the page's theme colours (style.css variables) at each paint.
 
 import { el } from './dom.js';
 import { exact, short } from './format.js';
 import { isMasked } from './color_scale.js';
 import { legend, marksOf } from './legend.js';
 import { showTooltip, hideTooltip } from './tooltip.js';
+import { exportable } from './figure_export.js';
 import { t } from '../strings.js';
 
 const FONT = '11px system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", sans-serif';
 const NEGINF = [0xff3a3a3a, 0xff8c8c8c]; // dark grey, light stripes (ABGR, little-endian)
 const PADDING = [0xffd6d6d6, 0xff9e9e9e]; // light grey, darker stripes
 const PADDED_ROW = 0xffc8c8c8;
-const GAP = 0xffffffff;
+
+// The theme's colours, resolved from style.css's variables (light-dark() included) when a heatmap
+// paints, so dark mode needs no second table: a hidden probe element takes each colour in turn.
+let probe = null;
+function theme() {
+  if (!probe) {
+    probe = el('span', { hidden: true });
+    document.body.append(probe);
+  }
+  const v = (name) => {
+    probe.style.color = `var(${name})`;
+    return getComputedStyle(probe).color;
+  };
+  return { gap: packed(v('--surface')), text: v('--ink-2'), faint: v('--ink-3'), rule: v('--line-2'), strong: v('--ink') };
+}
+
+// 'rgb(r, g, b)' as a little-endian ABGR pixel.
+function packed(css) {
+  const [r, g, b] = css.match(/\d+(\.\d+)?/g).map(Number);
+  return ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0;
+}
 
 export function heatmap() {
   const canvas = el('canvas', { className: 'heatmap-canvas', tabIndex: 0, attrs: { role: 'img' } });
@@ -42,11 +65,18 @@ export function heatmap() {
   });
   resize.observe(node);
 
+  // An export repaints at its own pixel ratio, so a 2x PNG has sharp cells and labels.
+  exportable(canvas, (ratio) => {
+    const copy = document.createElement('canvas');
+    paint(copy, opts, layout(opts, lastWidth || 600, ratio));
+    return copy;
+  });
+
   function draw() {
     lastWidth = node.clientWidth;
     geo = layout(opts, lastWidth || 600);
     paint(canvas, opts, geo);
-    canvas.setAttribute('aria-label', opts.label ?? '');
+    canvas.setAttribute('aria-label', `${opts.label ?? ''}. ${t('heatmap.keys')}`);
     if (focus) place(focus.r, focus.c);
   }
 
@@ -98,7 +128,7 @@ export function heatmap() {
     if (cell && opts.onCellClick) opts.onCellClick(cell.r, cell.c);
   });
   canvas.addEventListener('keydown', (e) => {
-    const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+    const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1], Home: [0, -Infinity], End: [0, Infinity] };
     if (e.key === 'Enter' && focus && opts.onCellClick) {
       opts.onCellClick(focus.r, focus.c);
       return;
@@ -141,7 +171,7 @@ function textWidth(labels, cap) {
 }
 
 // Where everything goes, in CSS pixels.
-function layout(o, available) {
+function layout(o, available, dpr = window.devicePixelRatio || 1) {
   const left = o.rowLabels ? textWidth(o.rowLabels, 110) + 8 : 0;
   const groupBand = o.colGroups ? 16 : 0;
   const right = o.rowSums ? 52 : 0;
@@ -154,7 +184,6 @@ function layout(o, available) {
   const labelWidth = o.colLabels ? textWidth(o.colLabels, 90) : 0;
   const upright = labelWidth <= cw - 4;
   const colBand = o.colLabels ? (upright ? 16 : labelWidth + 8) : o.rowLabels ? 14 : 0;
-  const dpr = window.devicePixelRatio || 1;
   const w = Math.max(1, Math.round(cw * o.cols * dpr)) / dpr;
   const h = Math.max(1, Math.round(ch * o.rows * dpr)) / dpr;
   return { dpr, x0: left, y0: groupBand + colBand, w, h, groupBand, colBand, upright, width: left + w + right, height: groupBand + colBand + h };
@@ -168,17 +197,28 @@ function paint(canvas, o, g) {
   canvas.style.height = `${canvas.height / dpr}px`;
   const ctx = canvas.getContext('2d');
   ctx.clearRect(0, 0, canvas.width, canvas.height);
+  const colours = theme();
   const pw = Math.round(g.w * dpr);
   const ph = Math.round(g.h * dpr);
   const image = ctx.createImageData(pw, ph);
-  fillCells(new Uint32Array(image.data.buffer), pw, ph, o, dpr);
+  fillCells(new Uint32Array(image.data.buffer), pw, ph, o, dpr, colours.gap);
   ctx.putImageData(image, Math.round(g.x0 * dpr), Math.round(g.y0 * dpr));
   ctx.scale(dpr, dpr);
-  drawGroups(ctx, o, g);
-  drawLabels(ctx, o, g);
+  drawGroups(ctx, o, g, colours);
+  drawLabels(ctx, o, g, colours);
+  drawMark(ctx, o, g, colours);
 }
 
-function fillCells(pixels, pw, ph, o, dpr) {
+function drawMark(ctx, o, g, colours) {
+  if (!o.mark) return;
+  const cw = g.w / o.cols;
+  const ch = g.h / o.rows;
+  ctx.lineWidth = 2;
+  ctx.strokeStyle = colours.strong;
+  ctx.strokeRect(g.x0 + o.mark.c * cw + 1, g.y0 + o.mark.r * ch + 1, Math.max(cw - 2, 2), Math.max(ch - 2, 2));
+}
+
+function fillCells(pixels, pw, ph, o, dpr, gap) {
   const { data, rows, cols, scale, rowMask } = o;
   const colOf = new Int32Array(pw);
   const rowOf = new Int32Array(ph);
@@ -205,7 +245,7 @@ function fillCells(pixels, pw, ph, o, dpr) {
       const c = colOf[x];
       const at = y * pw + x;
       if (rowGap || (gapX && (x === pw - 1 || colOf[x + 1] !== c))) {
-        pixels[at] = GAP;
+        pixels[at] = gap;
         continue;
       }
       const i = r * cols + c;
@@ -218,7 +258,7 @@ function fillCells(pixels, pw, ph, o, dpr) {
   }
 }
 
-function drawGroups(ctx, o, g) {
+function drawGroups(ctx, o, g, colours) {
   if (!o.colGroups) return;
   const { size, label } = o.colGroups;
   const n = Math.ceil(o.cols / size);
@@ -228,20 +268,20 @@ function drawGroups(ctx, o, g) {
   ctx.textAlign = 'center';
   for (let k = 0; k < n; k++) {
     const x = g.x0 + k * gw;
-    ctx.fillStyle = '#5b6472';
+    ctx.fillStyle = colours.text;
     ctx.fillText(label(k), x + gw / 2, g.groupBand / 2, gw - 2);
-    ctx.fillStyle = '#c7ccd4';
+    ctx.fillStyle = colours.rule;
     ctx.fillRect(x + 1, g.groupBand - 3, gw - 2, 1);
     if (k > 0) {
-      ctx.fillStyle = '#1f2430';
+      ctx.fillStyle = colours.strong;
       ctx.fillRect(x - 0.75, g.y0, 1.5, g.h);
     }
   }
 }
 
-function drawLabels(ctx, o, g) {
+function drawLabels(ctx, o, g, colours) {
   ctx.font = FONT;
-  ctx.fillStyle = '#3b4350';
+  ctx.fillStyle = colours.text;
   const cw = g.w / o.cols;
   const ch = g.h / o.rows;
   if (o.rowLabels) {
@@ -271,7 +311,7 @@ function drawLabels(ctx, o, g) {
     const step = niceStep(span, (span * cw) / 34);
     ctx.textAlign = 'center';
     ctx.textBaseline = 'bottom';
-    ctx.fillStyle = '#7a8290';
+    ctx.fillStyle = colours.faint;
     for (let start = 0; start < o.cols; start += span) {
       for (let local = 0; local < span && start + local < o.cols; local += step) {
         ctx.fillText(String(local), g.x0 + (start + local + 0.5) * cw, g.y0 - 2);
@@ -281,9 +321,9 @@ function drawLabels(ctx, o, g) {
   if (o.rowSums) {
     ctx.textAlign = 'left';
     ctx.textBaseline = 'middle';
-    ctx.fillStyle = '#7a8290';
+    ctx.fillStyle = colours.faint;
     ctx.fillText(t('heatmap.rowSum'), g.x0 + g.w + 6, g.y0 - 7);
-    ctx.fillStyle = '#3b4350';
+    ctx.fillStyle = colours.text;
     for (let r = 0; r < o.rows; r++) ctx.fillText(short(rowSum(o.data, r, o.cols)), g.x0 + g.w + 6, g.y0 + (r + 0.5) * ch);
   }
 }

@@ -11,6 +11,7 @@ export function tokenChips(onToggle) {
   return {
     node,
     update({ ids, pieces }, mask) {
+      node.setAttribute('aria-label', t('input.text'));
       if (ids.length === 0) {
         node.replaceChildren(el('span', { className: 'chips-empty' }, t('input.noTokens')));
         return;

@@ -9,7 +9,8 @@ import { showTooltip, hideTooltip } from './tooltip.js';
 import { exact, axisLabel, tokenText } from './format.js';
 import { t } from '../strings.js';
 
-const HEAD_COLOURS = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#000000'];
+// The eighth, Okabe-Ito's black, is the text colour (currentColor), so it stays visible in dark mode.
+const HEAD_COLOURS = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', 'currentColor'];
 const ROW = 26;
 const TOP = 28;
 

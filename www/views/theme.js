@@ -1,0 +1,56 @@
+// The colour theme: the system's (prefers-color-scheme) unless the reader picks light or dark with
+// the top bar's button. The pick is this browser's reading preference (localStorage), not part of a
+// shared link. style.css does the rest with light-dark() on its colour variables; canvases read the
+// resolved colours when they paint, so onChange lets the page redraw its view.
+
+import { el } from './dom.js';
+import { t } from '../strings.js';
+
+const KEY = 'attnscope.theme';
+
+function stored() {
+  try {
+    return localStorage.getItem(KEY);
+  } catch {
+    return null; // storage can be off (a sandboxed embed); the theme then lasts for the visit
+  }
+}
+
+function store(theme) {
+  try {
+    localStorage.setItem(KEY, theme);
+  } catch {
+    // as above
+  }
+}
+
+export function themeToggle(onChange) {
+  const root = document.documentElement;
+  const media = matchMedia('(prefers-color-scheme: dark)');
+  const effective = () => root.dataset.theme ?? (media.matches ? 'dark' : 'light');
+  const button = el('button', { type: 'button', className: 'pref', id: 'theme-toggle', on: { click: () => pick(effective() === 'dark' ? 'light' : 'dark') } });
+
+  function relabel() {
+    const dark = effective() === 'dark';
+    button.textContent = dark ? '☾' : '☀';
+    button.title = t('theme.dark');
+    button.setAttribute('aria-label', t('theme.dark'));
+    button.setAttribute('aria-pressed', String(dark));
+  }
+
+  function pick(theme) {
+    root.dataset.theme = theme;
+    store(theme);
+    relabel();
+    onChange();
+  }
+
+  const saved = stored();
+  if (saved === 'light' || saved === 'dark') root.dataset.theme = saved;
+  media.addEventListener('change', () => {
+    relabel();
+    if (!root.dataset.theme) onChange();
+  });
+  relabel();
+  return { node: button, relabel };
+}
