@@ -1,0 +1,171 @@
+// KV cache and decoding (shared/docs/minimind-semantics.md, step 5): the prompt is prefilled once,
+// then each step runs only the newest token against the cache (the core's generateStart/Step, greedy).
+// The cache grows by one position per step; each step's single attention row is stacked under the
+// prefill's rows, so the stack is the causal attention matrix built one row at a time. After every
+// step the core recomputes the same ids from scratch without a cache and reports the largest
+// difference between the two last logits rows (decodeCheck).
+
+import { el } from './dom.js';
+import { heatmap } from './heatmap.js';
+import { bars } from './bars.js';
+import { value } from './value.js';
+import { layerSelect, headSelect, range } from './controls.js';
+import { sequential } from './color_scale.js';
+import { axisLabel, bytes, tokenText } from './format.js';
+import { t } from '../strings.js';
+
+const MAX_STEPS = 32;
+// Agreement bound for the check: far above f32 rounding (cached and full runs differ in a few ulps),
+// far below any real disagreement (a wrong position or a stale key moves logits by whole units).
+const CHECK_LIMIT = 1e-3;
+
+export function mount(root, app) {
+  const { state } = app;
+  const controls = [layerSelect(app), headSelect(app)];
+  // Buttons ask for steps; the next update takes them, so the page's redraw (and settled()) covers them.
+  let pending = 0;
+  let restart = false;
+  const ask = (n) => () => {
+    pending += n;
+    app.redraw();
+  };
+  const stepButton = el('button', { type: 'button', className: 'action', id: 'decode-step', on: { click: ask(1) } }, t('decode.step'));
+  const runButton = el('button', { type: 'button', className: 'action', id: 'decode-run', on: { click: ask(8) } }, t('decode.steps', { n: 8 }));
+  const resetButton = el('button', { type: 'button', className: 'action secondary', id: 'decode-reset', on: { click: () => { restart = true; app.redraw(); } } }, t('decode.reset'));
+  const sequence = el('div', { className: 'decode-sequence', attrs: { 'aria-live': 'polite' } });
+  const map = heatmap();
+  const rowMap = heatmap();
+  const table = el('div', { className: 'table-scroll' });
+  const candidates = el('div', {});
+  root.append(
+    el('div', { className: 'toolbar' }, controls.map((c) => c.node), stepButton, runButton, resetButton),
+    el('p', { className: 'explain' }, t('decode.explain')),
+    el('section', { className: 'card' }, el('h3', {}, t('decode.sequenceHeading')), sequence),
+    el('div', { className: 'split' }, el('section', { className: 'card' }, el('h3', {}, t('decode.rowHeading')), el('p', { className: 'hint' }, t('decode.rowNote')), rowMap.node, el('h4', {}, t('decode.stackHeading')), map.node), el('section', { className: 'card' }, el('h3', {}, t('decode.candidatesHeading')), candidates)),
+    el('section', { className: 'card' }, el('h3', {}, t('decode.cacheHeading')), table),
+  );
+
+  // The decoding run: its prompt, then per step {token, piece, cache_len, cache_bytes, ms, probs: per layer [nH, T, S], check}.
+  let run = null;
+  let seq = 0;
+  let work = Promise.resolve();
+
+  const promptKey = () => JSON.stringify({ ids: state.tokens.ids, config: state.config, seed: state.seed });
+
+  // One call of the model: the prefill the first time, then one token; then the cache check.
+  async function step() {
+    const names = range(app.model.num_hidden_layers).map((l) => `layers.${l}.attn.probs`);
+    const result = await app.call('decodeStep', { request: {}, names });
+    const check = await app.call('decodeCheck');
+    run.steps.push({ ...result, probs: result.tensors, check });
+  }
+
+  async function advance() {
+    controls.forEach((c) => c.update());
+    if (!run || run.key !== promptKey() || restart) {
+      restart = false;
+      run = { key: promptKey(), ids: state.tokens.ids.slice(), steps: [] };
+      await app.call('decodeStart', { ids: run.ids, sampling: { temperature: 0 } });
+      pending = Math.max(pending, 1);
+    }
+    for (; pending > 0 && run.steps.length < MAX_STEPS; pending--) await step();
+    pending = 0;
+    await draw();
+  }
+
+  // Updates run one after another: a decoding run is a sequence of calls on one cache.
+  function update() {
+    work = work.catch(() => {}).then(advance);
+    return work;
+  }
+
+  async function draw() {
+    const my = ++seq;
+    const l = state.layer;
+    const h = state.head;
+    const steps = run.steps;
+    const last = steps[steps.length - 1];
+    const P = run.ids.length;
+    const allIds = last.ids;
+    const pieces = await app.call('pieces', { ids: allIds });
+    if (my !== seq) return;
+    stepButton.disabled = runButton.disabled = steps.length >= MAX_STEPS;
+
+    // The stacked rows: the prefill's P rows, then one row per decoding step; keys not yet cached are the future (−∞).
+    const S = allIds.length - 1;
+    const stack = new Float32Array(S * S).fill(-Infinity);
+    let r = 0;
+    for (const s of steps) {
+      const { data, shape } = s.probs[l];
+      const [, rows, cols] = shape;
+      for (let i = 0; i < rows; i++, r++) stack.set(data.subarray((h * rows + i) * cols, (h * rows + i + 1) * cols), r * S);
+    }
+    const labels = pieces.slice(0, S).map((p) => axisLabel(p, 6));
+    const describe = (i, j) => [
+      [t('tip.query'), `${i} ${tokenText(pieces[i])}`],
+      [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
+      [t('decode.computedAt'), i < P ? t('decode.prefill') : t('decode.stepN', { n: i - P + 1 })],
+    ];
+    map.update({ data: stack, rows: S, cols: S, scale: sequential(0, 1), rowLabels: labels, colLabels: labels, square: true, maxCell: 22, label: t('decode.stackHeading'), describe });
+    const { data, shape } = last.probs[l];
+    const [, rows, cols] = shape;
+    rowMap.update({
+      data: data.subarray((h * rows + rows - 1) * cols, (h * rows + rows) * cols),
+      rows: 1,
+      cols,
+      scale: sequential(0, 1),
+      rowLabels: [labels[S - 1] ?? ''],
+      colLabels: labels.slice(0, cols),
+      maxCell: 22,
+      legend: false,
+      label: t('decode.rowHeading'),
+      describe: (_, j) => describe(S - 1, j),
+    });
+
+    sequence.replaceChildren(
+      el(
+        'div',
+        { className: 'chips' },
+        allIds.map((id, i) => el('span', { className: i < P ? 'chip static' : 'chip static generated', dataset: { index: i } }, el('span', { className: 'chip-piece' }, tokenText(pieces[i])), el('span', { className: 'chip-id' }, id))),
+      ),
+      el('p', { className: 'hint' }, t('decode.sequenceNote', { p: P, n: allIds.length - P })),
+    );
+    candidates.replaceChildren(
+      el('p', { className: 'hint' }, t('decode.candidatesNote', { token: tokenText(last.piece) })),
+      bars(last.top.map((c) => ({ label: `${tokenText(c.piece)} · ${c.id}`, value: c.p, highlight: c.id === last.token })), { label: t('decode.candidatesHeading'), digits: 4 }),
+    );
+    table.replaceChildren(
+      el(
+        'table',
+        { className: 'data-table decode-table' },
+        el('thead', {}, el('tr', {}, [t('decode.colStep'), t('decode.colToken'), t('decode.colCache'), t('decode.colBytes'), t('decode.colMs'), t('decode.colCheck')].map((c) => el('th', { attrs: { scope: 'col' } }, c)))),
+        el(
+          'tbody',
+          {},
+          steps.map((s, n) =>
+            el(
+              'tr',
+              { dataset: { step: n } },
+              el('th', { attrs: { scope: 'row' } }, n === 0 ? t('decode.prefill') : t('decode.stepN', { n })),
+              el('td', {}, `${tokenText(s.piece)} (${s.token})`),
+              el('td', {}, s.cache_len),
+              el('td', { dataset: { bytes: s.cache_bytes } }, bytes(s.cache_bytes)),
+              el('td', {}, s.ms.toFixed(1)),
+              el('td', { className: s.check.max_abs_diff <= CHECK_LIMIT ? 'check ok' : 'check bad' }, value(s.check.max_abs_diff, 7), s.check.max_abs_diff <= CHECK_LIMIT ? ' ✓' : ' ✗'),
+            ),
+          ),
+        ),
+      ),
+      el('p', { className: 'hint' }, t('decode.checkNote')),
+    );
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+      map.destroy();
+      rowMap.destroy();
+    },
+  };
+}

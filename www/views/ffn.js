@@ -1,0 +1,106 @@
+// The FFN (SwiGLU, shared/seeds/000 section 1: "each token on its own, deep processing"):
+// gate = g·W_gateᵀ, up = g·W_upᵀ, silu(gate) (the core's silu), act = silu(gate) ⊙ up, and
+// down = act·W_downᵀ, as heatmaps a row per token; then, for each token, the neurons with the
+// largest |act|, the ones that token switches on, with the three numbers that make each.
+
+import { el } from './dom.js';
+import { tensorFigure } from './tensor_figure.js';
+import { value } from './value.js';
+import { layerSelect, tokenSelect, tokenAt } from './controls.js';
+import { tokenText } from './format.js';
+import { t } from '../strings.js';
+
+const TOP_NEURONS = 5;
+
+// Indices of the n largest |values| of one row, largest first.
+function strongest(row, n) {
+  return Array.from(row.keys())
+    .sort((a, b) => Math.abs(row[b]) - Math.abs(row[a]))
+    .slice(0, n);
+}
+
+export function mount(root, app) {
+  const { state } = app;
+  const controls = [layerSelect(app), tokenSelect(app, 'query', 'control.token')];
+  const figures = el('div', { className: 'figures' });
+  const neurons = el('div', { className: 'table-scroll' });
+  const detail = el('div', {});
+  root.append(
+    el('div', { className: 'toolbar' }, controls.map((c) => c.node)),
+    el('p', { className: 'explain' }, t('ffn.explain')),
+    el('pre', { className: 'formula' }, t('ffn.formula')),
+    el('section', { className: 'card' }, el('h3', {}, t('ffn.neuronsHeading')), el('p', { className: 'hint' }, t('ffn.neuronsNote', { n: TOP_NEURONS })), neurons, detail),
+    el('section', { className: 'card' }, figures),
+  );
+  let shown = [];
+  let seq = 0;
+
+  async function update() {
+    const my = ++seq;
+    controls.forEach((c) => c.update());
+    const l = state.layer;
+    const names = ['ffn.gate', 'ffn.up', 'ffn.act', 'ffn.out'].map((n) => `layers.${l}.${n}`);
+    const found = await app.tensors(names);
+    if (my !== seq) return;
+    const [gate, up, act, out] = names.map((n) => found.get(n));
+    const { values: silu } = await app.call('silu', { z: gate.data.slice() });
+    if (my !== seq) return;
+    const [T, I] = act.shape;
+    const pieces = state.tokens.pieces;
+    const sel = tokenAt(app, 'query');
+
+    shown.forEach((f) => f.destroy());
+    const ctx = { pieces, mask: state.mask, nRep: 1, maxCell: 8 };
+    shown = [
+      tensorFigure(names[0], gate, ctx),
+      tensorFigure(`silu(${names[0]})`, { data: silu, shape: gate.shape }, ctx),
+      tensorFigure(names[1], up, ctx),
+      tensorFigure(names[2], act, ctx),
+      tensorFigure(names[3], out, ctx),
+    ];
+    figures.replaceChildren(...shown.map((f) => f.node));
+
+    const top = Array.from({ length: T }, (_, i) => strongest(act.data.subarray(i * I, (i + 1) * I), TOP_NEURONS));
+    neurons.replaceChildren(
+      el(
+        'table',
+        { className: 'data-table neuron-table' },
+        el('thead', {}, el('tr', {}, el('th', { attrs: { scope: 'col' } }, t('tip.token')), el('th', { attrs: { scope: 'col' } }, t('ffn.topNeurons')))),
+        el(
+          'tbody',
+          {},
+          top.map((idx, i) =>
+            el(
+              'tr',
+              { className: i === sel ? 'current' : '', dataset: { token: i } },
+              el('th', { attrs: { scope: 'row' } }, el('button', { type: 'button', className: 'link', on: { click: () => app.set({ query: i }) } }, `${i} ${tokenText(pieces[i])}`)),
+              el('td', {}, el('span', { className: 'neuron-list' }, idx.map((n) => el('span', { className: act.data[i * I + n] < 0 ? 'neuron neg' : 'neuron pos' }, `#${n} `, value(act.data[i * I + n], 3))))),
+            ),
+          ),
+        ),
+      ),
+    );
+    const at = (n) => sel * I + n;
+    detail.replaceChildren(
+      el('h4', {}, t('ffn.detailHeading', { i: sel, token: tokenText(pieces[sel]) })),
+      el(
+        'table',
+        { className: 'data-table' },
+        el('thead', {}, el('tr', {}, [t('ffn.neuron'), 'gate', 'silu(gate)', 'up', 'act = silu(gate) × up'].map((c) => el('th', { attrs: { scope: 'col' } }, c)))),
+        el(
+          'tbody',
+          {},
+          top[sel].map((n) => el('tr', { dataset: { neuron: n } }, el('th', { attrs: { scope: 'row' } }, `#${n}`), el('td', {}, value(gate.data[at(n)], 4)), el('td', {}, value(silu[at(n)], 4)), el('td', {}, value(up.data[at(n)], 4)), el('td', {}, value(act.data[at(n)], 4)))),
+        ),
+      ),
+    );
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+      shown.forEach((f) => f.destroy());
+    },
+  };
+}

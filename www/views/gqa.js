@@ -1,0 +1,188 @@
+// MHA / GQA / MQA (shared/seeds/002, sections 3–5): how many K/V heads the query heads share.
+// First repeat_kv in the running model: each KV head's cached keys with the query heads that read
+// them framed together (Q0, Q1 → KV0 …), each query head's real attention pattern beside. Then the
+// same input through models that differ only in num_key_value_heads (nH, nH/2, 1), each run by the
+// core, with the cache it filled. Last, the KV cache priced per token and for a context length, for
+// MiniMind-3 and the current config, from the core's own resolution of each config (describeConfig).
+
+import { el } from './dom.js';
+import { heatmap } from './heatmap.js';
+import { layerSelect, headSelect, range } from './controls.js';
+import { sequential, diverging, extent } from './color_scale.js';
+import { axisLabel, bytes, shapeLabel, tokenText } from './format.js';
+import { t } from '../strings.js';
+
+// MiniMind-3 as the seed and minimind-semantics.md give it; the core fills in the rest (d = 96 …).
+export const MINIMIND3 = { hidden_size: 768, num_hidden_layers: 8, num_attention_heads: 8, num_key_value_heads: 4, vocab_size: 6400 };
+// Random variants are built in the worker only up to this many f32 weight bytes each.
+const VARIANT_BYTES = 256 << 20;
+const DEFAULT_CONTEXT = 2048;
+
+export function kindOf(nH, nKV) {
+  return nKV === nH ? 'MHA' : nKV === 1 ? 'MQA' : 'GQA';
+}
+
+// nKV = nH, nH/2, 1: the three designs for a given number of query heads (fewer when they coincide).
+export function kvChoices(nH) {
+  return [...new Set([nH, nH % 2 === 0 ? nH / 2 : null, 1].filter((n) => n !== null))];
+}
+
+export function mount(root, app) {
+  const { state } = app;
+  const controls = [layerSelect(app), headSelect(app)];
+  const contextInput = el('input', { type: 'number', id: 'gqa-context', min: 1, step: 1, on: { change: () => app.set({ context: Math.max(1, Math.round(Number(contextInput.value)) || DEFAULT_CONTEXT) }) } });
+  const sharing = el('div', { className: 'kv-groups' });
+  const variantsRow = el('div', { className: 'multiples wide' });
+  const costs = el('div', {});
+  root.append(
+    el('div', { className: 'toolbar' }, controls.map((c) => c.node)),
+    el('p', { className: 'explain' }, t('gqa.explain')),
+    el('section', { className: 'card' }, el('h3', {}, t('gqa.sharingHeading')), el('p', { className: 'hint sharing-note' }), sharing),
+    el('section', { className: 'card' }, el('h3', {}, t('gqa.variantsHeading')), el('p', { className: 'hint' }, t('gqa.variantsNote')), variantsRow),
+    el('section', { className: 'card' }, el('h3', {}, t('gqa.costHeading')), el('div', { className: 'toolbar' }, el('label', { htmlFor: 'gqa-context' }, t('gqa.context')), contextInput), costs),
+  );
+  let maps = [];
+  let seq = 0;
+
+  const track = (map) => {
+    maps.push(map);
+    return map;
+  };
+
+  async function update() {
+    const my = ++seq;
+    controls.forEach((c) => c.update());
+    const context = state.context ?? DEFAULT_CONTEXT;
+    contextInput.value = String(context);
+    const { num_attention_heads: nH, num_key_value_heads: nKV } = app.model;
+    const l = state.layer;
+    const h = state.head;
+    const names = [`layers.${l}.attn.k_cache`, `layers.${l}.attn.probs`];
+    const choices = kvChoices(nH);
+    const mm3Count = kvChoices(MINIMIND3.num_attention_heads).length;
+    const configs = [MINIMIND3, state.config].flatMap((base) => kvChoices(base.num_attention_heads).map((n) => ({ ...base, num_key_value_heads: n })));
+    const small = app.model.weight_count * 4 <= VARIANT_BYTES;
+    const run = (n) => (n === nKV ? app.tensors(names).then((found) => ({ found, cache_bytes: null })) : app.call('variantTensors', { config: { ...state.config, num_key_value_heads: n }, seed: state.seed, args: app.args(), names }).then(({ tensors, cache_bytes }) => ({ found: new Map(tensors.map((x) => [x.name, x])), cache_bytes })));
+    const [own, described, variants] = await Promise.all([
+      app.tensors(names),
+      Promise.all(configs.map((config) => app.call('describe', { config }))),
+      Promise.all(choices.map((n) => (n === nKV || small ? run(n) : null))),
+    ]);
+    if (my !== seq) return;
+    maps.forEach((m) => m.destroy());
+    maps = [];
+
+    const pieces = state.tokens.pieces;
+    const labels = pieces.map((p) => axisLabel(p, 6));
+    const kCache = own.get(names[0]);
+    const probs = own.get(names[1]);
+    const [S, , d] = kCache.shape;
+    const [, T] = probs.shape;
+    const rep = nH / nKV;
+    root.querySelector('.sharing-note').textContent = t('gqa.sharingNote', {
+      groups: range(nKV)
+        .map((g) => `${range(rep).map((r) => `Q${g * rep + r}`).join(', ')} → KV${g}`)
+        .join('; '),
+    });
+    const kScale = diverging(extent([kCache.data]).maxAbs);
+    const probPanel = (data, hh, title) => {
+      const map = track(heatmap());
+      map.update({
+        data: data.subarray(hh * T * S, (hh + 1) * T * S),
+        rows: T,
+        cols: S,
+        scale: sequential(0, 1),
+        rowLabels: null,
+        colLabels: null,
+        rowMask: state.mask,
+        square: true,
+        maxCell: 10,
+        legend: false,
+        label: title,
+        describe: (i, j) => [
+          ['probs', `[${hh}, ${i}, ${j}]`],
+          [t('tip.query'), `${i} ${tokenText(pieces[i])}`],
+          [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
+        ],
+      });
+      return map.node;
+    };
+    sharing.replaceChildren(
+      ...range(nKV).map((g) => {
+        const keys = track(heatmap());
+        keys.update({
+          data: Float32Array.from({ length: S * d }, (_, n) => kCache.data[(Math.floor(n / d) * nKV + g) * d + (n % d)]),
+          rows: S,
+          cols: d,
+          scale: kScale,
+          rowLabels: labels.slice(0, S),
+          colLabels: null,
+          maxCell: 6,
+          legend: false,
+          label: t('gqa.kvLabel', { g }),
+          describe: (j, c) => [
+            [`k_cache`, `[${j}, ${g}, ${c}]`],
+            [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
+          ],
+        });
+        return el(
+          'div',
+          { className: 'kv-group', dataset: { kv: g } },
+          el('div', { className: 'kv-group-title' }, `KV ${g}`, el('span', { className: 'hint' }, ` k_cache[:, ${g}, :]`)),
+          keys.node,
+          el('div', { className: 'kv-group-heads' }, range(rep).map((r) => {
+            const hh = g * rep + r;
+            return el('figure', { className: hh === h ? 'q-head selected' : 'q-head', dataset: { head: hh } }, el('figcaption', {}, `Q${hh}`), probPanel(probs.data, hh, t('gqa.qLabel', { h: hh, g })));
+          })),
+        );
+      }),
+    );
+
+    variantsRow.replaceChildren(
+      ...choices.map((n, idx) => {
+        const v = variants[idx];
+        const title = `${kindOf(nH, n)} · nKV = ${n}`;
+        if (!v) return el('figure', { className: 'panel-cell' }, el('figcaption', { className: 'panel-title' }, title), el('p', { className: 'hint' }, t('gqa.tooLarge')));
+        const vk = v.found.get(names[0]);
+        const vp = v.found.get(names[1]);
+        const perToken = described[mm3Count + idx].kv_cache_bytes_per_token;
+        return el(
+          'figure',
+          { className: n === nKV ? 'panel-cell current' : 'panel-cell', dataset: { kv: n } },
+          el('figcaption', { className: 'panel-title' }, title, n === nKV ? ` (${t('gqa.current')})` : ''),
+          el('p', { className: 'hint' }, `k_cache ${shapeLabel(vk.shape)}`),
+          probPanel(vp.data, h, t('gqa.variantLabel', { kind: kindOf(nH, n), h })),
+          el('p', { className: 'hint' }, t('gqa.perTokenIs'), ' ', el('span', { className: 'bytes', dataset: { bytes: perToken } }, bytes(perToken))),
+        );
+      }),
+    );
+
+    const row = (c, at) =>
+      el(
+        'tr',
+        { dataset: { config: at < mm3Count ? 'minimind3' : 'current', kv: c.num_key_value_heads } },
+        el('th', { attrs: { scope: 'row' } }, at < mm3Count ? 'MiniMind-3' : t('gqa.currentConfig')),
+        el('td', {}, kindOf(c.num_attention_heads, c.num_key_value_heads)),
+        el('td', {}, `${c.num_hidden_layers} × ${c.num_key_value_heads} × ${c.head_dim}`),
+        el('td', { dataset: { bytes: c.kv_cache_bytes_per_token } }, bytes(c.kv_cache_bytes_per_token)),
+        el('td', { dataset: { bytes: c.kv_cache_bytes_per_token * context } }, bytes(c.kv_cache_bytes_per_token * context)),
+      );
+    costs.replaceChildren(
+      el(
+        'table',
+        { className: 'data-table' },
+        el('thead', {}, el('tr', {}, [t('gqa.model'), t('gqa.kind'), t('gqa.layout'), t('gqa.perToken'), t('gqa.atContext', { n: context })].map((c) => el('th', { attrs: { scope: 'col' } }, c)))),
+        el('tbody', {}, described.map(row)),
+      ),
+      el('p', { className: 'hint' }, t('gqa.costNote')),
+    );
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+      maps.forEach((m) => m.destroy());
+    },
+  };
+}

@@ -1,0 +1,128 @@
+// Q·K explained: one attention score taken apart on the real tensors, as the first seed does by hand
+// (scores[2][0] = 0.9×0.8 + 0.1×0.2 + 0.8×0.9 + 0.0×0.1 = 1.46). For query i, key j and head h: the
+// rotated query q_rope[i, h] and key k_rope[j, h / n_rep], their element-wise products and sum (the
+// core's dotTerms), then what the model does with it: ÷ √d (attn.scores), + the masks
+// (attn.masked_scores), softmax over the row (attn.probs). Clicking the map picks the pair.
+
+import { el } from './dom.js';
+import { heatmap } from './heatmap.js';
+import { bars } from './bars.js';
+import { value } from './value.js';
+import { layerSelect, headSelect, tokenSelect, tokenAt } from './controls.js';
+import { sequential } from './color_scale.js';
+import { axisLabel, tokenText, fixed } from './format.js';
+import { t } from '../strings.js';
+
+const SHOWN_TERMS = 4;
+
+export function mount(root, app) {
+  const { state } = app;
+  const controls = [layerSelect(app), headSelect(app), tokenSelect(app, 'query', 'control.query'), tokenSelect(app, 'key', 'control.key', true)];
+  const map = heatmap();
+  const walk = el('section', { className: 'card qk-walk', attrs: { 'aria-live': 'polite' } });
+  root.append(
+    el('div', { className: 'toolbar' }, controls.map((c) => c.node)),
+    el('p', { className: 'explain' }, t('qk.explain')),
+    el('div', { className: 'split' }, el('figure', { className: 'card tensor-figure' }, el('figcaption', {}, t('qk.pick')), map.node), walk),
+  );
+  let seq = 0;
+
+  async function update() {
+    const my = ++seq;
+    controls.forEach((c) => c.update());
+    const l = state.layer;
+    const h = state.head;
+    const names = ['q_rope', 'k_rope', 'scores', 'masked_scores', 'probs'].map((n) => `layers.${l}.attn.${n}`);
+    const found = await app.tensors(names);
+    if (my !== seq) return;
+    const [q, k, scores, masked, probs] = names.map((n) => found.get(n));
+    const [T, nH, d] = q.shape;
+    const nKV = k.shape[1];
+    const kv = Math.floor(h / (nH / nKV));
+    const S = probs.shape[2];
+    const i = tokenAt(app, 'query');
+    const j = tokenAt(app, 'key', true);
+    const qv = q.data.slice((i * nH + h) * d, (i * nH + h + 1) * d);
+    const kvec = k.data.slice((j * nKV + kv) * d, (j * nKV + kv + 1) * d);
+    const { terms, sum } = await app.call('dot', { a: qv, b: kvec });
+    if (my !== seq) return;
+
+    const at = (h * T + i) * S + j;
+    const row = probs.data.subarray((h * T + i) * S, (h * T + i + 1) * S);
+    const pieces = state.tokens.pieces;
+    const labels = pieces.map((p) => axisLabel(p, 8));
+    map.update({
+      data: probs.data.subarray(h * T * S, (h + 1) * T * S),
+      rows: T,
+      cols: S,
+      scale: sequential(0, 1),
+      rowLabels: labels.slice(0, T),
+      colLabels: labels.slice(0, S),
+      rowMask: state.mask,
+      square: true,
+      maxCell: 26,
+      mark: { r: i, c: j },
+      label: `${names[4]}, ${t('tip.head')} ${h}`,
+      describe: (r, c) => [
+        [names[4], `[${h}, ${r}, ${c}]`],
+        [t('tip.query'), `${r} ${tokenText(pieces[r])}`],
+        [t('tip.key'), `${c} ${tokenText(pieces[c])}`],
+      ],
+      onCellClick: (r, c) => app.set({ query: r, key: c }),
+    });
+
+    const maxTerm = Math.max(...terms.map(Math.abs), 1e-12);
+    const bias = masked.data[at] - scores.data[at];
+    const maskNote = masked.data[at] === -Infinity ? t('qk.maskCausal') : bias <= -1e8 ? t('qk.maskPadding') : t('qk.maskNone');
+    const equation = [...terms.slice(0, SHOWN_TERMS)].map((_, n) => `${fixed(qv[n], 2)}×${fixed(kvec[n], 2)}`).join(' + ');
+    walk.replaceChildren(
+      el('h3', {}, t('qk.pair', { i, qi: tokenText(pieces[i]), j, kj: tokenText(pieces[j]), h, kv })),
+      el('p', { className: 'formula' }, equation, d > SHOWN_TERMS ? ` + … ${t('qk.moreTerms', { n: d - SHOWN_TERMS })}` : '', ' = ', value(sum, 4)),
+      el(
+        'div',
+        { className: 'terms-scroll', tabIndex: 0, attrs: { role: 'region', 'aria-label': t('qk.termsLabel') } },
+        el(
+          'table',
+          { className: 'terms' },
+          el('thead', {}, el('tr', {}, ['dim', 'q′', 'k′', 'q′×k′', ''].map((c) => el('th', { attrs: { scope: 'col' } }, c)))),
+          el(
+            'tbody',
+            {},
+            Array.from(terms, (p, n) =>
+              el(
+                'tr',
+                {},
+                el('th', { attrs: { scope: 'row' } }, n),
+                el('td', {}, value(qv[n], 3)),
+                el('td', {}, value(kvec[n], 3)),
+                el('td', {}, value(p, 4)),
+                el('td', { className: 'term-bar', attrs: { 'aria-hidden': 'true' } }, el('span', { className: p < 0 ? 'neg' : 'pos', style: { width: `${(Math.abs(p) / maxTerm) * 100}%` } })),
+              ),
+            ),
+          ),
+        ),
+      ),
+      el(
+        'ol',
+        { className: 'qk-steps' },
+        el('li', { dataset: { step: 'sum' } }, el('span', { className: 'step-name' }, t('qk.stepSum', { d })), value(sum, 4)),
+        el('li', { dataset: { step: 'scaled' } }, el('span', { className: 'step-name' }, t('qk.stepScale', { d, root: fixed(Math.sqrt(d), 3) })), el('code', {}, `scores[${h}, ${i}, ${j}]`), ' = ', value(scores.data[at], 4)),
+        el('li', { dataset: { step: 'masked' } }, el('span', { className: 'step-name' }, t('qk.stepMask')), el('code', {}, `masked_scores[${h}, ${i}, ${j}]`), ' = ', value(masked.data[at], 4), el('span', { className: 'hint' }, ` ${maskNote}`)),
+        el('li', { dataset: { step: 'prob' } }, el('span', { className: 'step-name' }, t('qk.stepSoftmax')), el('code', {}, `probs[${h}, ${i}, ${j}]`), ' = ', value(probs.data[at], 4)),
+      ),
+      el('h4', {}, t('qk.rowHeading', { i, qi: tokenText(pieces[i]) })),
+      bars(
+        Array.from(row, (p, c) => ({ label: `${c} ${axisLabel(pieces[c], 10)}`, value: p, highlight: c === j })),
+        { label: t('qk.rowHeading', { i, qi: tokenText(pieces[i]) }), digits: 4 },
+      ),
+    );
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+      map.destroy();
+    },
+  };
+}

@@ -1,0 +1,166 @@
+// Scale and temperature: what the divisor in softmax(q·k / τ) does (shared/seeds/000, "why divide by
+// √d"). First one row under a divisor slider, preset to the seed's [1, 2, 3] or [10, 20, 30] (÷ 10
+// turns the second into the first); then a real head, its q_rope against its cached keys run through the
+// core's attention with 1/τ as the scale (τ = √d is the model), with the entropy of every row and the
+// mean entropy as τ sweeps. All softmaxes are the core's (maskedSoftmax, attend).
+
+import { el } from './dom.js';
+import { heatmap } from './heatmap.js';
+import { bars } from './bars.js';
+import { lineChart } from './line_chart.js';
+import { value } from './value.js';
+import { layerSelect, headSelect, range } from './controls.js';
+import { sequential } from './color_scale.js';
+import { axisLabel, fixed, tokenText } from './format.js';
+import { entropy } from './entropy.js';
+import { t } from '../strings.js';
+
+const SEED_ROWS = ['1, 2, 3', '10, 20, 30'];
+const SWEEP = 25; // divisors on the entropy curve, log-spaced from √d/8 to 8√d
+const SLIDER_STEPS = 96; // the slider's stops across the same range
+
+// Keys a row may attend to: those the masks leave alone. log2 of it is the row's largest entropy.
+function visible(maskedRow) {
+  return maskedRow.filter((v) => v > -1e8).length;
+}
+
+export function mount(root, app) {
+  const { state } = app;
+  const controls = [layerSelect(app), headSelect(app)];
+  const ownInput = el('input', { type: 'text', id: 'scale-row', value: SEED_ROWS[1], attrs: { inputmode: 'decimal' }, on: { change: () => app.redraw() } });
+  const presets = SEED_ROWS.map((text) => el('button', { type: 'button', className: 'action secondary', on: { click: () => { ownInput.value = text; app.redraw(); } } }, `[${text}]`));
+  const ownTau = el('input', { type: 'range', id: 'scale-own-tau', min: -1, max: 2, step: 0.05, value: 0, on: { input: () => app.redraw() } });
+  const ownOut = el('div', {});
+  const headTau = el('input', { type: 'range', id: 'scale-tau', min: 0, max: SLIDER_STEPS, step: 1, on: { input: () => app.set({ divisor: tauOf(Number(headTau.value)) }) } });
+  const tauLabel = el('span', { className: 'slider-value' });
+  const map = heatmap();
+  const entropyOut = el('div', {});
+  const curve = el('div', {});
+  let d = 1;
+  const root2 = () => Math.sqrt(d);
+  const tauOf = (stop) => root2() * 8 ** ((2 * stop) / SLIDER_STEPS - 1);
+  const stopOf = (tau) => Math.round(((Math.log(tau / root2()) / Math.log(8) + 1) * SLIDER_STEPS) / 2);
+
+  root.append(
+    el('p', { className: 'explain' }, t('scale.explain')),
+    el(
+      'section',
+      { className: 'card' },
+      el('h3', {}, t('scale.ownHeading')),
+      el('p', { className: 'hint' }, t('scale.seedNote')),
+      el('div', { className: 'toolbar' }, el('label', { htmlFor: 'scale-row' }, t('scale.ownRow')), ownInput, presets, el('label', { htmlFor: 'scale-own-tau' }, t('scale.divisor')), ownTau),
+      ownOut,
+    ),
+    el(
+      'section',
+      { className: 'card' },
+      el('h3', {}, t('scale.headHeading')),
+      el('div', { className: 'toolbar' }, controls.map((c) => c.node), el('label', { htmlFor: 'scale-tau' }, t('scale.divisor')), headTau, tauLabel),
+      el('div', { className: 'split' }, el('div', {}, map.node), entropyOut),
+      curve,
+    ),
+  );
+  let seq = 0;
+
+  // softmax(row / τ) by the core, one row.
+  const softmax = (row, tau) => app.call('softmax', { scores: Float32Array.from(row), spec: { t: 1, s: row.length, causal: false, scale: 1 / tau } });
+
+  async function update() {
+    const my = ++seq;
+    controls.forEach((c) => c.update());
+    const own = ownInput.value.split(/[,，\s]+/).filter(Boolean).map(Number);
+    const ownValid = own.length > 0 && own.every(Number.isFinite);
+    ownInput.setAttribute('aria-invalid', String(!ownValid));
+    const ownDivisor = 10 ** Number(ownTau.value);
+
+    const l = state.layer;
+    const h = state.head;
+    const names = [`layers.${l}.attn.q_rope`, `layers.${l}.attn.k_cache`];
+    const [plain, divided, found] = await Promise.all([ownValid ? softmax(own, 1) : null, ownValid ? softmax(own, ownDivisor) : null, app.tensors(names)]);
+    if (my !== seq) return;
+    const [q, k] = names.map((n) => found.get(n));
+    const [T, nH] = q.shape;
+    d = q.shape[2];
+    const [S, nKV] = k.shape;
+    const kv = Math.floor(h / (nH / nKV));
+    const qh = Float32Array.from({ length: T * d }, (_, n) => q.data[(Math.floor(n / d) * nH + h) * d + (n % d)]);
+    const kh = Float32Array.from({ length: S * d }, (_, n) => k.data[(Math.floor(n / d) * nKV + kv) * d + (n % d)]);
+    const tau = state.divisor ?? root2();
+    const padding = state.mask.every((m) => m === 1) ? null : state.mask;
+    const spec = (divisor) => ({ t: T, s: S, d, causal: state.causal, padding, scale: 1 / divisor });
+    const sweep = range(SWEEP).map((n) => root2() * 8 ** ((2 * n) / (SWEEP - 1) - 1));
+    const [now, ...swept] = await Promise.all([tau, ...sweep].map((divisor) => app.call('attend', { q: qh, k: kh, spec: spec(divisor) })));
+    if (my !== seq) return;
+
+    const panel = (title, probs) =>
+      el(
+        'figure',
+        { className: 'panel-cell' },
+        el('figcaption', { className: 'panel-title' }, title),
+        bars(own.map((x, c) => ({ label: String(x), value: probs[c] })), { label: title }),
+        el('p', { className: 'hint' }, t('scale.entropy'), ' ', value(entropy(probs), 3), ` ${t('scale.bits')}`),
+      );
+    ownOut.replaceChildren(
+      ownValid
+        ? el('div', { className: 'multiples wide' }, panel(`softmax([${own.join(', ')}])`, plain.probs), panel(`softmax([${own.join(', ')}] / ${fixed(ownDivisor, 2)})`, divided.probs))
+        : el('p', { className: 'field-error' }, t('scale.ownInvalid')),
+    );
+
+    headTau.value = String(stopOf(tau));
+    tauLabel.replaceChildren('τ = ', value(tau, 3), ` (√d = ${fixed(root2(), 3)})`);
+    const pieces = state.tokens.pieces;
+    const labels = pieces.map((p) => axisLabel(p, 8));
+    map.update({
+      data: now.probs,
+      rows: T,
+      cols: S,
+      scale: sequential(0, 1),
+      rowLabels: labels.slice(0, T),
+      colLabels: labels.slice(0, S),
+      rowMask: state.mask,
+      square: true,
+      maxCell: 26,
+      label: t('scale.headLabel', { l, h }),
+      describe: (i, j) => [
+        ['probs', `[${h}, ${i}, ${j}]`],
+        [t('tip.query'), `${i} ${tokenText(pieces[i])}`],
+        [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
+        ['τ', fixed(tau, 3)],
+      ],
+    });
+    const rows = range(T).filter((i) => state.mask[i] !== 0);
+    const entropies = rows.map((i) => entropy(now.probs.subarray(i * S, (i + 1) * S)));
+    entropyOut.replaceChildren(
+      el('h4', {}, t('scale.rowEntropy')),
+      bars(
+        rows.map((i, n) => ({ label: `${i} ${axisLabel(pieces[i], 8)}`, value: entropies[n], note: `/ ${fixed(Math.log2(visible(now.masked.subarray(i * S, (i + 1) * S))), 2)}` })),
+        { max: Math.log2(S), digits: 3, label: t('scale.rowEntropy') },
+      ),
+      el('p', { className: 'hint' }, t('scale.entropyNote')),
+    );
+    const meanEntropy = (probs) => rows.reduce((sum, i) => sum + entropy(probs.subarray(i * S, (i + 1) * S)), 0) / rows.length;
+    curve.replaceChildren(
+      el('h4', {}, t('scale.curveHeading')),
+      lineChart({
+        xs: sweep,
+        series: [{ name: t('scale.meanEntropy'), values: swept.map((r) => meanEntropy(r.probs)), className: 'series-a' }],
+        markers: [
+          { x: root2(), label: '√d' },
+          { x: tau, label: 'τ' },
+        ],
+        xLabel: t('scale.divisor'),
+        yLabel: t('scale.meanEntropy'),
+        label: t('scale.curveHeading'),
+        logX: true,
+      }).node,
+    );
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+      map.destroy();
+    },
+  };
+}
