@@ -1,0 +1,107 @@
+// Lesson: the causal mask (shared/seeds/000, section 4: "今天 天气 很 好"). The seed's masked scores
+// are the lower triangle here; the cells above the diagonal are not printed in the seed (they are
+// masked anyway) and are filled with numbers of the same size, so that turning the mask off shows the
+// leak. The core adds −∞ above the diagonal and takes the softmax by row. The seed prints
+// illustrative weights for two rows (很: [0.24, 0.47, 0.29] where the real softmax of [0.3, 0.7, 0.4]
+// is [0.278, 0.415, 0.307]); the table sets each printed row beside the computed one and says which.
+
+import { el } from '../views/dom.js';
+import { matrixTable } from '../views/matrix_table.js';
+import { bars } from '../views/bars.js';
+import { sequential, diverging } from '../views/color_scale.js';
+import { fixed } from '../views/format.js';
+import { t } from '../strings.js';
+
+export const TOKENS = ['今天', '天气', '很', '好'];
+// Lower triangle: the seed's "scores（掩码后）"; upper triangle: ours, masked in the seed.
+export const SCORES = [
+  [0.8, 0.1, 0.4, 0.3],
+  [0.5, 0.6, 0.2, 0.5],
+  [0.3, 0.7, 0.4, 0.6],
+  [0.2, 0.5, 0.3, 0.8],
+];
+// The seed's "经过 softmax" rows, as printed.
+const PRINTED = [
+  [1.0, 0.0, 0.0, 0.0],
+  [0.47, 0.53, 0.0, 0.0],
+  [0.24, 0.47, 0.29, 0.0],
+  [0.13, 0.27, 0.22, 0.38],
+];
+// A printed number agrees when it is the computed one rounded to the seed's two decimals, with a
+// little room for a value on the boundary (softmax([0.5, 0.6]) = [0.47502, 0.52498] prints 0.47, 0.53).
+const PRINTED_HALF_UNIT = 0.006;
+const N = TOKENS.length;
+
+export function mount(root, app) {
+  let scores = Float32Array.from(SCORES.flat());
+  let causal = true;
+  const causalBox = el('input', { type: 'checkbox', id: 'lesson-causal', checked: true, on: { change: () => { causal = causalBox.checked; app.redraw(); } } });
+  const inputs = el('div', {});
+  const results = el('div', { className: 'multiples wide' });
+  const comparison = el('div', {});
+  const tiny = el('div', {});
+  const reset = el('button', { type: 'button', className: 'action secondary', on: { click: () => { scores = Float32Array.from(SCORES.flat()); app.redraw(); } } }, t('lesson.reset'));
+  root.append(
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.inputs')), el('p', { className: 'hint' }, t('lesson.causal.inputsNote')), inputs, el('div', { className: 'toolbar' }, el('label', { className: 'switch' }, causalBox, el('span', {}, t('config.causal'))), reset)),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.results')), el('pre', { className: 'formula' }, 'scores.masked_fill(torch.triu(ones(4, 4), diagonal=1).bool(), -inf)  →  softmax(dim=-1)'), results),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.compareHeading')), comparison),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.tinyHeading')), tiny),
+  );
+  let seq = 0;
+
+  async function update() {
+    const my = ++seq;
+    // softmax([1, 2, −∞]): the third key is in the future of a query at position 1.
+    const [out, small] = await Promise.all([
+      app.call('softmax', { scores, spec: { t: N, s: N, causal } }),
+      app.call('softmax', { scores: Float32Array.of(1, 2, 3), spec: { t: 1, s: 3, causal: true, prefix_len: 1 } }),
+    ]);
+    if (my !== seq) return;
+    inputs.replaceChildren(
+      matrixTable({ data: scores, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, editable: true, corner: 'Q \\ K', onEdit: (r, c, v) => { scores[r * N + c] = v; app.redraw(); } }),
+    );
+    results.replaceChildren(
+      el('figure', { className: 'panel-cell', dataset: { matrix: 'masked' } }, el('figcaption', { className: 'panel-title' }, t('lesson.causal.masked')), matrixTable({ data: out.masked, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, scale: diverging(1), digits: 1, corner: 'Q \\ K' })),
+      el('figure', { className: 'panel-cell', dataset: { matrix: 'probs' } }, el('figcaption', { className: 'panel-title' }, t('lesson.causal.probs')), matrixTable({ data: out.probs, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, scale: sequential(0, 1), digits: 3, corner: 'Q \\ K' })),
+    );
+    const edited = scores.some((v, n) => v !== Math.fround(SCORES.flat()[n]));
+    const verdicts = PRINTED.map((row, r) => row.every((p, c) => Math.abs(p - out.probs[r * N + c]) <= PRINTED_HALF_UNIT));
+    comparison.replaceChildren(
+      el('p', { className: 'hint' }, t(causal && !edited ? 'lesson.causal.compareNote' : 'lesson.causal.compareOff')),
+      el(
+        'table',
+        { className: 'data-table compare' },
+        el('thead', {}, el('tr', {}, [t('lesson.causal.row'), t('lesson.causal.printed'), t('lesson.causal.computed'), ''].map((c) => el('th', { attrs: { scope: 'col' } }, c)))),
+        el(
+          'tbody',
+          {},
+          PRINTED.map((row, r) =>
+            el(
+              'tr',
+              { dataset: { row: r, agrees: String(verdicts[r]) } },
+              el('th', { attrs: { scope: 'row' } }, TOKENS[r]),
+              el('td', {}, `[${row.map((p) => p.toFixed(2)).join(', ')}]`),
+              el('td', { className: 'computed' }, `[${Array.from(out.probs.subarray(r * N, r * N + N), (p) => fixed(p, 3)).join(', ')}]`),
+              el('td', { className: verdicts[r] ? 'check ok' : 'check differs' }, t(verdicts[r] ? 'lesson.causal.agrees' : 'lesson.causal.illustrative')),
+            ),
+          ),
+        ),
+      ),
+    );
+    tiny.replaceChildren(
+      el('p', { className: 'hint' }, t('lesson.causal.tinyNote')),
+      el('pre', { className: 'formula' }, `F.softmax(torch.tensor([1.0, 2.0, float('-inf')]), dim=0)`),
+      bars(
+        Array.from(small.masked, (v, c) => ({ label: fixed(v, 1), value: small.probs[c] })),
+        { label: t('lesson.causal.tinyHeading'), digits: 2 },
+      ),
+    );
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+    },
+  };
+}

@@ -1,0 +1,101 @@
+// Lesson: padding mask versus causal mask (shared/seeds/002, section 7). A batch pads the shorter
+// sentence; MiniMind's attention_mask (1 = real, 0 = padding) adds (1 − mask) · −1e9 to the padding
+// keys' scores, while the causal mask adds −∞ to future keys. The sentence of the causal lesson with
+// one padding token, left (as batched generation pads) or right: the core runs each mask alone and
+// both together, and the lesson measures how much attention real tokens still give to padding.
+
+import { el } from '../views/dom.js';
+import { matrixTable } from '../views/matrix_table.js';
+import { value } from '../views/value.js';
+import { sequential, diverging } from '../views/color_scale.js';
+import { TOKENS as WORDS, SCORES as REAL } from './causal_mask.js';
+import { t } from '../strings.js';
+
+const PAD = '<pad>';
+// Padding tokens are often nothing like real ones; a large raw score makes their pull visible.
+const PAD_SCORE = 0.9;
+const N = WORDS.length + 1;
+const MODES = ['causal', 'padding', 'both'];
+
+// The sentence with its padding token first (left) or last (right): tokens, mask and scores.
+function layout(side) {
+  const pad = side === 'left' ? 0 : N - 1;
+  const word = (i) => (side === 'left' ? i - 1 : i);
+  return {
+    tokens: Array.from({ length: N }, (_, i) => (i === pad ? PAD : WORDS[word(i)])),
+    mask: Array.from({ length: N }, (_, i) => (i === pad ? 0 : 1)),
+    scores: Float32Array.from({ length: N * N }, (_, at) => {
+      const [i, j] = [Math.floor(at / N), at % N];
+      return i === pad || j === pad ? PAD_SCORE : REAL[word(i)][word(j)];
+    }),
+  };
+}
+
+export function mount(root, app) {
+  let side = 'left';
+  let data = layout(side);
+  const sides = ['left', 'right'].map((s) => el('button', { type: 'button', className: 'segment', dataset: { side: s }, on: { click: () => { side = s; data = layout(side); app.redraw(); } } }, t(`lesson.padding.${s}`)));
+  const inputs = el('div', {});
+  const results = el('div', { className: 'multiples wide' });
+  root.append(
+    el(
+      'section',
+      { className: 'card' },
+      el('h3', {}, t('lesson.padding.inputs')),
+      el('div', { className: 'toolbar' }, el('div', { className: 'segmented', attrs: { role: 'group', 'aria-label': t('lesson.padding.side') } }, sides)),
+      el('p', { className: 'hint' }, t('lesson.padding.inputsNote')),
+      inputs,
+    ),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.padding.results')), el('pre', { className: 'formula' }, 'scores += triu(full(T, T, -inf), 1)        # causal\nscores += (1.0 - attention_mask) * -1e9   # padding'), results),
+    el(
+      'section',
+      { className: 'card' },
+      el('h3', {}, t('lesson.padding.tableHeading')),
+      el(
+        'table',
+        { className: 'data-table' },
+        el('thead', {}, el('tr', {}, el('th', { attrs: { scope: 'col' } }, 'mask'), el('th', { attrs: { scope: 'col' } }, t('lesson.padding.purpose')))),
+        el('tbody', {}, el('tr', {}, el('th', { attrs: { scope: 'row' } }, 'causal mask'), el('td', {}, t('lesson.padding.causalPurpose'))), el('tr', {}, el('th', { attrs: { scope: 'row' } }, 'attention_mask'), el('td', {}, t('lesson.padding.paddingPurpose')))),
+      ),
+    ),
+  );
+  let seq = 0;
+
+  async function update() {
+    const my = ++seq;
+    const { tokens, mask, scores } = data;
+    const specs = { causal: { causal: true }, padding: { causal: false, padding: mask }, both: { causal: true, padding: mask } };
+    const outs = await Promise.all(MODES.map((m) => app.call('softmax', { scores, spec: { t: N, s: N, ...specs[m] } })));
+    if (my !== seq) return;
+    for (const b of sides) b.setAttribute('aria-pressed', String(b.dataset.side === side));
+    const pad = mask.indexOf(0);
+    inputs.replaceChildren(
+      matrixTable({ data: scores, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, editable: true, corner: 'Q \\ K', onEdit: (r, c, v) => { scores[r * N + c] = v; app.redraw(); } }),
+      el('p', { className: 'hint' }, 'attention_mask = [', mask.join(', '), ']'),
+    );
+    results.replaceChildren(
+      ...MODES.map((m, n) => {
+        const { masked, probs } = outs[n];
+        // Attention the real queries give the padding key, on average.
+        const realRows = tokens.map((_, i) => i).filter((i) => mask[i]);
+        const leak = realRows.reduce((s, i) => s + probs[i * N + pad], 0) / realRows.length;
+        return el(
+          'figure',
+          { className: 'panel-cell', dataset: { mode: m } },
+          el('figcaption', { className: 'panel-title' }, t(`lesson.padding.${m}`)),
+          matrixTable({ data: masked, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, scale: diverging(1), digits: 1, corner: 'scores' }),
+          matrixTable({ data: probs, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, scale: sequential(0, 1), digits: 2, corner: 'probs' }),
+          el('p', { className: 'hint' }, t('lesson.padding.padRow')),
+          el('p', { className: 'leak', dataset: { leak: m } }, t('lesson.padding.leak'), ' ', value(leak, 3)),
+        );
+      }),
+    );
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+    },
+  };
+}

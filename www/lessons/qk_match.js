@@ -1,0 +1,101 @@
+// Lesson: Q·K matching (shared/seeds/000, "用代码感受 Q、K 匹配的过程"). Three tokens 小红 / 很 / 她,
+// the seed's own 4-dim Q and K, scores = Q·Kᵀ with no 1/√d (the seed leaves it out here), softmax by
+// row. The seed's answer: row 她 = [0.4925, 0.1277, 0.3798], so 她 → 小红 = 0.493. Clicking a score
+// walks its dot product as the seed does for scores[2][0] = 0.9×0.8 + 0.1×0.2 + 0.8×0.9 + 0.0×0.1.
+
+import { el } from '../views/dom.js';
+import { matrixTable } from '../views/matrix_table.js';
+import { value } from '../views/value.js';
+import { sequential, diverging } from '../views/color_scale.js';
+import { fixed, short } from '../views/format.js';
+import { t } from '../strings.js';
+
+export const TOKENS = ['小红', '很', '她'];
+export const Q = [
+  [0.1, 0.2, 0.3, 0.1],
+  [0.0, 0.1, 0.0, 0.2],
+  [0.9, 0.1, 0.8, 0.0],
+];
+export const K = [
+  [0.8, 0.2, 0.9, 0.1],
+  [0.0, 0.3, 0.1, 0.5],
+  [0.7, 0.1, 0.7, 0.0],
+];
+const D = 4;
+const DIMS = ['d0', 'd1', 'd2', 'd3'];
+
+export function mount(root, app) {
+  let q = Float32Array.from(Q.flat());
+  let k = Float32Array.from(K.flat());
+  let pick = { i: 2, j: 0 };
+  const inputs = el('div', { className: 'multiples wide' });
+  const results = el('div', { className: 'multiples wide' });
+  const walk = el('div', { className: 'walk', attrs: { 'aria-live': 'polite' } });
+  const answer = el('p', { className: 'answer' });
+  const reset = el('button', { type: 'button', className: 'action secondary', on: { click: () => { q = Float32Array.from(Q.flat()); k = Float32Array.from(K.flat()); pick = { i: 2, j: 0 }; app.redraw(); } } }, t('lesson.reset'));
+  root.append(
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.qk.inputs')), el('p', { className: 'hint' }, t('lesson.editHint')), inputs, reset),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.qk.results')), el('pre', { className: 'formula' }, 'scores = Q @ Kᵀ        attention_weights = softmax(scores, dim=-1)'), results, answer),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.qk.walkHeading')), walk),
+  );
+  let seq = 0;
+
+  async function update() {
+    const my = ++seq;
+    const { i, j } = pick;
+    const [out, dot] = await Promise.all([
+      app.call('attend', { q, k, spec: { t: 3, s: 3, d: D, scale: 1, causal: false } }),
+      app.call('dot', { a: q.slice(i * D, (i + 1) * D), b: k.slice(j * D, (j + 1) * D) }),
+    ]);
+    if (my !== seq) return;
+    const edit = (target) => (r, c, v) => {
+      target[r * D + c] = v;
+      app.redraw();
+    };
+    inputs.replaceChildren(
+      matrixTable({ data: q, rows: 3, cols: D, rowLabels: TOKENS, colLabels: DIMS, editable: true, onEdit: edit(q), caption: 'Q', corner: 'Q' }),
+      matrixTable({ data: k, rows: 3, cols: D, rowLabels: TOKENS, colLabels: DIMS, editable: true, onEdit: edit(k), caption: 'K', corner: 'K' }),
+    );
+    results.replaceChildren(
+      el(
+        'figure',
+        { className: 'panel-cell', dataset: { matrix: 'scores' } },
+        el('figcaption', { className: 'panel-title' }, t('lesson.qk.scores')),
+        matrixTable({ data: out.scores, rows: 3, cols: 3, rowLabels: TOKENS, colLabels: TOKENS, scale: diverging(2), digits: 2, mark: { r: i, c: j }, onCellClick: (r, c) => { pick = { i: r, j: c }; app.redraw(); }, corner: 'Q \\ K' }),
+        el('p', { className: 'hint' }, t('lesson.qk.clickHint')),
+      ),
+      el(
+        'figure',
+        { className: 'panel-cell', dataset: { matrix: 'probs' } },
+        el('figcaption', { className: 'panel-title' }, t('lesson.qk.probs')),
+        matrixTable({ data: out.probs, rows: 3, cols: 3, rowLabels: TOKENS, colLabels: TOKENS, scale: sequential(0, 1), digits: 4, mark: { r: i }, corner: 'Q \\ K' }),
+      ),
+    );
+    const row = out.probs.subarray(i * 3, i * 3 + 3);
+    answer.replaceChildren(
+      t('lesson.qk.answer', { token: TOKENS[i] }),
+      ...TOKENS.flatMap((name, c) => [el('span', { className: 'pair', dataset: { key: name } }, ` ${TOKENS[i]}→${name}: `, value(row[c], 3))]),
+    );
+    const qi = q.subarray(i * D, (i + 1) * D);
+    const kj = k.subarray(j * D, (j + 1) * D);
+    walk.replaceChildren(
+      el('p', {}, t('lesson.qk.walk', { i, j, qi: TOKENS[i], kj: TOKENS[j] })),
+      el(
+        'pre',
+        { className: 'formula walk-formula' },
+        `scores[${i}][${j}] = ${Array.from(qi, (v, n) => `${short(v)}×${short(kj[n])}`).join(' + ')}\n`,
+        `${' '.repeat(`scores[${i}][${j}] `.length)}= ${Array.from(dot.terms, (v) => short(v)).join(' + ')}\n`,
+        `${' '.repeat(`scores[${i}][${j}] `.length)}= `,
+        value(dot.sum, 2),
+      ),
+      el('p', { className: 'hint' }, t('lesson.qk.walkNote', { score: fixed(out.scores[i * 3 + j], 2) })),
+    );
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+    },
+  };
+}

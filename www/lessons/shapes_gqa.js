@@ -1,0 +1,129 @@
+// Lesson: MiniMind-3's shapes and GQA (shared/seeds/002, sections 2–5). A six-token sentence through
+// one layer with MiniMind-3's attention shape (hidden 768, 8 query heads, 4 KV heads, d = 96, random
+// weights; the other seven layers have the same shapes), so the debug prints come out as the seed
+// shows them: xq [1, 6, 8, 96], xk and xv [1, 6, 4, 96]. repeat_kv pairs the query heads with KV
+// heads (Q0, Q1 → KV0 …), and the KV cache of MHA, GQA and MQA is priced by the core.
+
+import { el } from '../views/dom.js';
+import { heatmap } from '../views/heatmap.js';
+import { sequential } from '../views/color_scale.js';
+import { bytes, shapeLabel, tokenText } from '../views/format.js';
+import { MINIMIND3, kindOf, kvChoices } from '../views/gqa.js';
+import { range } from '../views/controls.js';
+import { t } from '../strings.js';
+
+// Six tokens in MiniMind's tokenizer, like the seed's debugging session.
+export const SENTENCE = '小明把苹果给了她';
+const ONE_LAYER = { ...MINIMIND3, num_hidden_layers: 1 };
+const SEED = 3;
+const CONTEXT = 2048;
+const NAMES = ['q', 'k', 'v', 'probs'].map((n) => `layers.0.attn.${n}`);
+
+export function mount(root, app) {
+  const shapes = el('div', {});
+  const sharing = el('div', { className: 'kv-groups' });
+  const costs = el('div', {});
+  root.append(
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.shapes.shapesHeading')), shapes),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.shapes.sharingHeading')), el('p', { className: 'hint' }, t('lesson.shapes.sharingNote')), sharing),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.shapes.costHeading')), costs),
+  );
+  let maps = [];
+  let seq = 0;
+
+  async function update() {
+    const my = ++seq;
+    const { ids, pieces } = await app.call('tokenize', { text: SENTENCE });
+    const args = { ids, attention_mask: null, prefix_len: 0, causal: true, layers: null };
+    const [run, described] = await Promise.all([
+      app.call('variantTensors', { config: ONE_LAYER, seed: SEED, args, names: NAMES }),
+      Promise.all(kvChoices(MINIMIND3.num_attention_heads).map((n) => app.call('describe', { config: { ...MINIMIND3, num_key_value_heads: n } }))),
+    ]);
+    if (my !== seq) return;
+    maps.forEach((m) => m.destroy());
+    maps = [];
+    const c = run.config;
+    const [q, k, v, probs] = run.tensors;
+    const d = c.head_dim;
+    shapes.replaceChildren(
+      el('p', {}, t('lesson.shapes.sentence'), ' ', el('span', { className: 'chips' }, pieces.map((p, i) => el('span', { className: 'chip static' }, el('span', { className: 'chip-piece' }, tokenText(p)), el('span', { className: 'chip-id' }, ids[i]))))),
+      el(
+        'table',
+        { className: 'data-table shapes' },
+        el('thead', {}, el('tr', {}, [t('lesson.shapes.name'), t('lesson.shapes.shape'), t('lesson.shapes.meaning')].map((h) => el('th', { attrs: { scope: 'col' } }, h)))),
+        el(
+          'tbody',
+          {},
+          [
+            ['xq', q, c.num_attention_heads],
+            ['xk', k, c.num_key_value_heads],
+            ['xv', v, c.num_key_value_heads],
+          ].map(([name, tensor, heads]) =>
+            el('tr', { dataset: { tensor: name } }, el('th', { attrs: { scope: 'row' } }, name), el('td', { className: 'shape' }, shapeLabel(tensor.shape)), el('td', {}, t('lesson.shapes.dims', { t: tensor.shape[0], heads, d }))),
+          ),
+        ),
+      ),
+      el(
+        'ul',
+        { className: 'proj-list' },
+        el('li', { dataset: { proj: 'q' } }, el('code', {}, 'q_proj'), `: ${c.hidden_size} → ${c.num_attention_heads * d}`, el('span', { className: 'hint' }, ` (${c.num_attention_heads} × ${d})`)),
+        el('li', { dataset: { proj: 'kv' } }, el('code', {}, 'k_proj / v_proj'), `: ${c.hidden_size} → ${c.num_key_value_heads * d}`, el('span', { className: 'hint' }, ` (${c.num_key_value_heads} × ${d})`)),
+      ),
+    );
+
+    const rep = c.n_rep;
+    const [, T, S] = probs.shape;
+    sharing.replaceChildren(
+      ...range(c.num_key_value_heads).map((g) =>
+        el(
+          'div',
+          { className: 'kv-group', dataset: { kv: g } },
+          el('div', { className: 'kv-group-title' }, `${range(rep).map((r) => `Q${g * rep + r}`).join(', ')} → KV${g}`),
+          el(
+            'div',
+            { className: 'kv-group-heads' },
+            range(rep).map((r) => {
+              const h = g * rep + r;
+              const map = heatmap();
+              maps.push(map);
+              map.update({ data: probs.data.subarray(h * T * S, (h + 1) * T * S), rows: T, cols: S, scale: sequential(0, 1), rowLabels: null, colLabels: null, square: true, maxCell: 12, legend: false, label: `Q${h}`, describe: (i, j) => [['probs', `[${h}, ${i}, ${j}]`]] });
+              return el('figure', { className: 'q-head' }, el('figcaption', {}, `Q${h}`), map.node);
+            }),
+          ),
+        ),
+      ),
+    );
+
+    costs.replaceChildren(
+      el(
+        'table',
+        { className: 'data-table' },
+        el('thead', {}, el('tr', {}, [t('gqa.kind'), 'Q heads', 'KV heads', t('gqa.perToken'), t('gqa.atContext', { n: CONTEXT })].map((h) => el('th', { attrs: { scope: 'col' } }, h)))),
+        el(
+          'tbody',
+          {},
+          described.map((x) =>
+            el(
+              'tr',
+              { dataset: { kind: kindOf(x.num_attention_heads, x.num_key_value_heads) } },
+              el('th', { attrs: { scope: 'row' } }, kindOf(x.num_attention_heads, x.num_key_value_heads)),
+              el('td', {}, x.num_attention_heads),
+              el('td', {}, x.num_key_value_heads),
+              el('td', { dataset: { bytes: x.kv_cache_bytes_per_token } }, bytes(x.kv_cache_bytes_per_token)),
+              el('td', { dataset: { bytes: x.kv_cache_bytes_per_token * CONTEXT } }, bytes(x.kv_cache_bytes_per_token * CONTEXT)),
+            ),
+          ),
+        ),
+      ),
+      el('p', { className: 'hint' }, t('lesson.shapes.costNote')),
+    );
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+      maps.forEach((m) => m.destroy());
+    },
+  };
+}

@@ -1,0 +1,89 @@
+// Lesson: why divide by √d (shared/seeds/000, "为什么要除以 √d?"). First the seed's two rows:
+// softmax([1, 2, 3]) ≈ [0.09, 0.24, 0.67] spreads its weight, softmax([10, 20, 30]) ≈ [0, 0, 1] gives
+// it all to the winner. Then where such big numbers come from: one query against six keys with
+// random entries of size about 1 (inputs drawn here, seeded, so every reader sees the same ones);
+// their dot products grow like √d, and only ÷ √d brings the softmax back to a spread-out row.
+
+import { el } from '../views/dom.js';
+import { bars } from '../views/bars.js';
+import { value } from '../views/value.js';
+import { fixed } from '../views/format.js';
+import { entropy } from '../views/entropy.js';
+import { t } from '../strings.js';
+
+const SEED_ROWS = ['1, 2, 3', '10, 20, 30'];
+const DIMS = [4, 16, 64, 512];
+const KEYS = 6;
+const SEED = 20250;
+
+// Standard normal numbers from a fixed seed (mulberry32 + Box–Muller): the lesson's hand-set inputs.
+function normals(n, seed) {
+  let a = seed >>> 0;
+  const uniform = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(a ^ (a >>> 15), 1 | a);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+  return Float32Array.from({ length: n }, () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform()));
+}
+
+export function mount(root, app) {
+  const rows = SEED_ROWS.map((text, n) => el('input', { type: 'text', value: text, attrs: { 'aria-label': t('lesson.sqrt_d.rowLabel', { n: n + 1 }), inputmode: 'decimal' }, on: { change: () => app.redraw() } }));
+  const seedOut = el('div', { className: 'multiples wide' });
+  const dimSelect = el('select', { id: 'lesson-d', on: { change: () => app.redraw() } }, DIMS.map((d) => el('option', { value: String(d) }, d)));
+  dimSelect.value = '512';
+  const growth = el('div', {});
+  root.append(
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.seedHeading')), el('p', { className: 'hint' }, t('lesson.sqrt_d.seedNote')), seedOut),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.growthHeading')), el('p', { className: 'hint' }, t('lesson.sqrt_d.growthNote', { keys: KEYS })), el('div', { className: 'toolbar' }, el('label', { htmlFor: 'lesson-d' }, 'd ='), dimSelect), growth),
+  );
+  let seq = 0;
+
+  async function update() {
+    const my = ++seq;
+    const parsed = rows.map((input) => input.value.split(/[,，\s]+/).filter(Boolean).map(Number));
+    const valid = parsed.map((r) => r.length > 0 && r.every(Number.isFinite));
+    const d = Number(dimSelect.value);
+    const q = normals(d, SEED);
+    const k = normals(KEYS * d, SEED + 1);
+    const spec = { t: 1, s: KEYS, d, causal: false };
+    const [soft, raw, scaled] = await Promise.all([
+      Promise.all(parsed.map((r, n) => (valid[n] ? app.call('softmax', { scores: Float32Array.from(r), spec: { t: 1, s: r.length, causal: false } }) : null))),
+      app.call('attend', { q, k, spec: { ...spec, scale: 1 } }),
+      app.call('attend', { q, k, spec }),
+    ]);
+    if (my !== seq) return;
+    rows.forEach((input, n) => input.setAttribute('aria-invalid', String(!valid[n])));
+    seedOut.replaceChildren(
+      ...parsed.map((r, n) =>
+        el(
+          'figure',
+          { className: 'panel-cell', dataset: { row: n } },
+          el('figcaption', { className: 'panel-title' }, rows[n]),
+          valid[n] ? bars(r.map((x, c) => ({ label: fixed(x, 1), value: soft[n].probs[c] })), { label: `softmax([${r.join(', ')}])` }) : el('p', { className: 'field-error' }, t('scale.ownInvalid')),
+          valid[n] && el('p', { className: 'hint' }, t('scale.entropy'), ' ', value(entropy(soft[n].probs), 3), ` ${t('scale.bits')}`),
+        ),
+      ),
+    );
+    const keyLabels = Array.from({ length: KEYS }, (_, j) => `k${j}`);
+    const spread = Math.max(...raw.scores) - Math.min(...raw.scores);
+    growth.replaceChildren(
+      el('p', {}, t('lesson.sqrt_d.spread', { d }), ' ', value(spread, 2), ' · √d = ', value(Math.sqrt(d), 2)),
+      el(
+        'div',
+        { className: 'multiples wide' },
+        el('figure', { className: 'panel-cell', dataset: { variant: 'raw' } }, el('figcaption', { className: 'panel-title' }, t('lesson.sqrt_d.unscaled')), bars(keyLabels.map((label, j) => ({ label: `${label} (${fixed(raw.scores[j], 1)})`, value: raw.probs[j] })), { label: t('lesson.sqrt_d.unscaled') }), el('p', { className: 'hint' }, t('scale.entropy'), ' ', value(entropy(raw.probs), 3), ` ${t('scale.bits')}`)),
+        el('figure', { className: 'panel-cell', dataset: { variant: 'scaled' } }, el('figcaption', { className: 'panel-title' }, t('lesson.sqrt_d.scaled')), bars(keyLabels.map((label, j) => ({ label: `${label} (${fixed(scaled.scores[j], 1)})`, value: scaled.probs[j] })), { label: t('lesson.sqrt_d.scaled') }), el('p', { className: 'hint' }, t('scale.entropy'), ' ', value(entropy(scaled.probs), 3), ` ${t('scale.bits')}`)),
+      ),
+      el('p', { className: 'hint' }, t('lesson.sqrt_d.takeaway')),
+    );
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+    },
+  };
+}

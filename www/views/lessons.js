@@ -1,0 +1,46 @@
+// The lessons: presets that reproduce the seeds' worked examples (shared/seeds) with their own
+// numbers, every matrix editable cell by cell, every result computed by the core. One lesson at a
+// time, chosen by #view=lessons&lesson=…; each lesson is its own module in www/lessons/.
+
+import { el } from './dom.js';
+import { t } from '../strings.js';
+import * as qkMatch from '../lessons/qk_match.js';
+import * as sqrtD from '../lessons/sqrt_d.js';
+import * as causalMask from '../lessons/causal_mask.js';
+import * as paddingMask from '../lessons/padding_mask.js';
+import * as shapes from '../lessons/shapes_gqa.js';
+import * as multiHead from '../lessons/multi_head.js';
+
+export const LESSONS = { qk: qkMatch, sqrt_d: sqrtD, causal: causalMask, padding: paddingMask, shapes, multihead: multiHead };
+
+export function mount(root, app) {
+  const { state } = app;
+  const tabs = Object.keys(LESSONS).map((id) =>
+    el('a', { className: 'lesson-tab', href: `#view=lessons&lesson=${id}`, dataset: { lesson: id }, on: { click: (e) => { e.preventDefault(); app.navigate({ view: 'lessons', lesson: id }); } } }, t(`lesson.${id}.title`)),
+  );
+  const article = el('article', { className: 'lesson' });
+  root.append(el('nav', { className: 'lesson-tabs', attrs: { 'aria-label': t('lessons.label') } }, tabs), article);
+  let current = null; // {id, instance}
+
+  async function update() {
+    const id = state.lesson in LESSONS ? state.lesson : 'qk';
+    for (const tab of tabs) {
+      if (tab.dataset.lesson === id) tab.setAttribute('aria-current', 'page');
+      else tab.removeAttribute('aria-current');
+    }
+    if (current?.id !== id) {
+      current?.instance.destroy();
+      const body = el('div', { className: 'lesson-body' });
+      article.replaceChildren(el('h2', {}, t(`lesson.${id}.title`)), el('p', { className: 'explain lesson-intro' }, t(`lesson.${id}.intro`)), body);
+      current = { id, instance: LESSONS[id].mount(body, app) };
+    }
+    await current.instance.update();
+  }
+
+  return {
+    update,
+    destroy() {
+      current?.instance.destroy();
+    },
+  };
+}
