@@ -7,35 +7,52 @@ import { workerClient } from './worker_client.js';
 import { el } from './views/dom.js';
 import { tokenChips } from './views/token_chips.js';
 import { configPanel } from './views/config_panel.js';
-import { t } from './strings.js';
+import { t, setLanguage, language } from './strings.js';
 import * as stepper from './views/stepper.js';
 import * as attentionMap from './views/attention_map.js';
 import * as headGrid from './views/head_grid.js';
 import * as masks from './views/masks.js';
 import * as tokenLines from './views/token_lines.js';
+import * as qkExplained from './views/qk_explained.js';
+import * as rope from './views/rope.js';
+import * as scale from './views/scale.js';
+import * as gqa from './views/gqa.js';
+import * as decode from './views/decode.js';
+import * as flash from './views/flash.js';
+import * as ffn from './views/ffn.js';
+import * as output from './views/output.js';
+import * as lessons from './views/lessons.js';
+import { themeToggle } from './views/theme.js';
+import { STAGES } from './views/controls.js';
+import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS } from './state.js';
+import { linkWriter, linkTo, explainLink } from './link.js';
+import { scriptingApi } from './api.js';
+import { showBanner } from './views/banner.js';
+import { sharePanel } from './views/share_panel.js';
+import { keepOffline } from './offline.js';
 
-const VIEWS = { stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines };
+const VIEWS = { stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons };
 
-const DEFAULT_CONFIG = { hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, vocab_size: 6400, rope_theta: 1e6 };
-const DEFAULT_TEXT = 'The cat sat on the mat because it was tired.';
 const TYPING_PAUSE_MS = 200;
 
 const worker = workerClient(new URL('./worker.js', import.meta.url));
 
+// The ids a link may name; state.js checks every field of a link against them.
+const known = { views: Object.keys(VIEWS), stages: Object.keys(STAGES) };
+
+// The page opens what its link says. state.js decodes, validates and clamps every field (its
+// DEFAULTS list them: text, config, seed, view, step, layer, head, query, key, lang, lesson, the
+// views' own settings…); what could not be opened as written is explained once the page is up.
+// Embed mode ("&embed=1") lasts as long as the page.
+const opened = await decodeLink(location.hash, { known });
+const embed = opened.embed;
+
+// The shareable fields, plus what the page derives from them: the tokens and the padding mask
+// (a link carries the padded positions, `pad`, which open() turns into the mask).
 const state = {
-  view: 'stepper',
-  text: DEFAULT_TEXT,
-  config: { ...DEFAULT_CONFIG },
-  seed: 42,
-  causal: true,
+  ...Object.fromEntries(Object.entries(opened.state).filter(([key]) => key !== 'pad')),
   tokens: { ids: [], pieces: [] },
   mask: [],
-  layer: 0,
-  head: 0,
-  step: 'embed',
-  stage: 'probs',
-  query: null,
-  allHeads: false,
 };
 
 // phase: 'loading' | 'building' | 'ready' | 'empty' | 'error'
@@ -48,7 +65,11 @@ const app = {
   run: null, // {entries, backend, ms} of the current run
   set,
   go,
+  navigate,
   tensors,
+  call: (type, body) => worker.call(type, body),
+  args: () => runArgs(),
+  redraw: () => refresh(), // a view's own change (a lesson's edited cell): redrawn as any other, so settled() waits for it
 };
 
 const dom = {
@@ -58,6 +79,7 @@ const dom = {
   chips: document.getElementById('chips'),
   config: document.getElementById('config'),
   view: document.getElementById('view'),
+  openFull: document.getElementById('open-full'),
 };
 
 let current = null; // {id, instance}
@@ -94,23 +116,111 @@ function set(patch) {
   refresh();
 }
 
+// Changes fields of the state through the address: plain fields ("view=grid&lesson=qk") change
+// the current state (openFromHash), and the address is then rewritten as a whole link.
+function navigate(patch) {
+  location.hash = new URLSearchParams(patch).toString();
+}
+
 function go(view) {
-  location.hash = `view=${view}`;
+  navigate({ view });
 }
 
-function routeFromHash() {
-  const view = new URLSearchParams(location.hash.slice(1)).get('view');
-  state.view = view in VIEWS ? view : 'stepper';
+// The shareable state (state.js's fields) of what is on screen.
+function shared() {
+  const fields = Object.fromEntries(Object.keys(DEFAULTS).map((key) => [key, state[key]]));
+  return structuredClone({ ...fields, pad: state.mask.flatMap((m, i) => (m === 0 ? [i] : [])) });
 }
 
-// The tabs are built once, so keyboard focus stays on a tab while views change.
+function explain(problems, model = null) {
+  const message = explainLink(problems, model);
+  if (message) showBanner(message.title, message.details);
+}
+
+// Shows a whole shareable state (the link at start, back and forward, an edited address, setState):
+// rebuilds the model and re-tokenizes only when what they depend on changed. A config the core
+// refuses is explained; the page keeps its model, or takes the default one if it has none yet.
+async function open(next) {
+  const { pad, config, seed, lang, ...fields } = next;
+  const rebuild = !app.model || JSON.stringify(config) !== JSON.stringify(state.config) || seed !== state.seed;
+  const retokenize = rebuild || fields.text !== state.text;
+  Object.assign(state, fields);
+  dom.text.value = state.text;
+  applyLanguage(lang);
+  if (rebuild) {
+    try {
+      await buildModel(config, seed);
+    } catch (err) {
+      showBanner(t('link.refused'), [err.message]);
+      if (!app.model) await buildModel(DEFAULTS.config, DEFAULTS.seed).catch(() => {});
+    }
+  }
+  panel.show(state);
+  const keep = { pad, query: state.query, key: state.key };
+  if (retokenize) return tokenize(keep);
+  const before = JSON.stringify(runArgs());
+  fitTokens(keep);
+  if (JSON.stringify(runArgs()) !== before) return runModel();
+  refresh();
+}
+
+// A changed address (back, forward, an edited link, a tab, navigate()) opens what it says: plain
+// fields ("view=grid") change the current state, a whole link ("s1.…") replaces it.
+async function openFromHash(hash) {
+  writer.cancel();
+  const { state: next, problems } = await decodeLink(hash, { base: shared(), known });
+  explain(problems, JSON.stringify(next.model) === JSON.stringify(state.model) ? null : next.model);
+  await open(next);
+}
+
+// setState(partial) of the scripting API: fields are validated as a link's are; config merges.
+async function update(partial) {
+  const current = shared();
+  const merged = partial?.config && typeof partial.config === 'object' ? { ...partial, config: { ...current.config, ...partial.config } } : partial;
+  const { state: next, problems } = validate(merged, current, known);
+  if (problems.length) console.warn('attnscope.setState:', problems);
+  await open(next);
+  await settled();
+  return shared();
+}
+
+// After each change: the address, the embed's chrome, the share panel and the scripting API follow.
+let published = '';
+function publish() {
+  for (const flag of HIDE_FLAGS) document.documentElement.classList.toggle(`hide-${flag}`, state.hide.includes(flag));
+  if (app.busy || app.phase === 'loading' || app.phase === 'building') return;
+  const now = shared();
+  const json = JSON.stringify(now);
+  if (json === published) return;
+  published = json;
+  writer.write(now);
+  share.update();
+  linkTo(now).then((href) => {
+    dom.openFull.href = href;
+  });
+  announce(now);
+}
+
+// The tabs are built once per language, so keyboard focus stays on a tab while views change.
 function renderNav() {
-  if (!dom.nav.firstChild) dom.nav.append(...Object.keys(VIEWS).map((id) => el('a', { href: `#view=${id}`, className: 'tab', dataset: { view: id } }, t(`view.${id}`))));
+  if (!dom.nav.firstChild) {
+    dom.nav.append(
+      ...Object.keys(VIEWS).map((id) =>
+        el('a', { href: `#view=${id}`, className: 'tab', dataset: { view: id }, on: { click: (e) => { e.preventDefault(); go(id); } } }, t(`view.${id}`)),
+      ),
+    );
+  }
   for (const tab of dom.nav.children) {
     const active = tab.dataset.view === state.view;
     tab.classList.toggle('active', active);
     if (active) tab.setAttribute('aria-current', 'page');
     else tab.removeAttribute('aria-current');
+  }
+  // On a phone the tabs scroll sideways; the active one is brought to the middle of the strip.
+  const active = dom.nav.querySelector('.active');
+  if (active && dom.nav.scrollWidth > dom.nav.clientWidth) {
+    const offset = active.getBoundingClientRect().left - dom.nav.getBoundingClientRect().left;
+    dom.nav.scrollLeft += offset - (dom.nav.clientWidth - active.offsetWidth) / 2;
   }
 }
 
@@ -130,6 +240,7 @@ function message(kind, text, detail = null) {
 
 // Shows the active view, or the loading / empty / error state in its place.
 function refresh() {
+  publish();
   renderNav();
   renderStatus();
   if (app.phase !== 'ready') {
@@ -187,7 +298,17 @@ async function runModel() {
   refresh();
 }
 
-async function tokenize() {
+// The padded positions and selected tokens of a state, fitted to the current tokens.
+function fitTokens(keep) {
+  const fit = fitToTokens(keep, state.tokens.ids.length);
+  state.mask = state.tokens.ids.map((_, i) => (fit.pad.includes(i) ? 0 : 1));
+  state.query = fit.query;
+  state.key = fit.key;
+  chips.update(state.tokens, state.mask);
+}
+
+// New tokens for state.text; keep: the padded positions and selected tokens to carry over.
+async function tokenize(keep = { pad: [], query: null, key: null }) {
   const seq = ++tokenizeSeq;
   app.busy = true;
   renderStatus();
@@ -195,9 +316,7 @@ async function tokenize() {
     const tokens = await worker.call('tokenize', { text: state.text });
     if (seq !== tokenizeSeq) return;
     state.tokens = tokens;
-    state.mask = tokens.ids.map(() => 1);
-    state.query = null;
-    chips.update(state.tokens, state.mask);
+    fitTokens(keep);
     await runModel();
   } catch (err) {
     if (seq !== tokenizeSeq) return;
@@ -217,8 +336,7 @@ async function buildModel(config, seed) {
     const { config: resolved } = await worker.call('session', { config, seed });
     Object.assign(state, { config, seed });
     app.model = resolved;
-    state.layer = Math.min(state.layer, resolved.num_hidden_layers - 1);
-    state.head = Math.min(state.head, resolved.num_attention_heads - 1);
+    Object.assign(state, fitToModel(state, resolved));
     panel.showResolved(resolved);
     cache = new Map();
   } catch (err) {
@@ -229,13 +347,40 @@ async function buildModel(config, seed) {
   }
 }
 
+// Drops the mounted view so that refresh() builds it again: its strings or colours changed.
+function remount() {
+  if (current) current.instance.destroy();
+  current = null;
+  refresh();
+}
+
+// Switches every string on the page: static text, tabs, chips, the model panel and the view.
+function applyLanguage(lang) {
+  const next = lang === 'zh' ? 'zh' : 'en';
+  if (next === state.lang && next === language()) return;
+  state.lang = next;
+  setLanguage(next);
+  fillStaticText();
+  dom.nav.replaceChildren();
+  chips.update(state.tokens, state.mask);
+  const relabelled = configPanel(state, panelHandlers);
+  panel.node.replaceWith(relabelled.node);
+  panel = relabelled;
+  const reshared = sharing();
+  share.node.replaceWith(reshared.node);
+  share = reshared;
+  if (app.model) panel.showResolved(app.model);
+  theme.relabel();
+  remount();
+}
+
 const chips = tokenChips((i) => {
   state.mask = state.mask.map((m, j) => (j === i ? 1 - m : m));
   chips.update(state.tokens, state.mask);
   runModel();
 });
 
-const panel = configPanel(state, {
+const panelHandlers = {
   onApply: async (config, seed) => {
     await buildModel(config, seed);
     await tokenize();
@@ -244,18 +389,27 @@ const panel = configPanel(state, {
     state.causal = causal;
     runModel();
   },
-});
+};
+let panel = configPanel(state, panelHandlers);
+const sharing = () => sharePanel(app, { getState: shared, view: () => dom.view.querySelector('.view-root') });
+let share = sharing();
+const writer = linkWriter({ embed });
+const theme = themeToggle(remount);
 
 // Static text in index.html is marked data-i18n (text) or data-i18n-label (aria-label).
 function fillStaticText() {
   for (const node of document.querySelectorAll('[data-i18n]')) node.textContent = t(node.dataset.i18n);
+  document.getElementById('lang-switch').lang = state.lang === 'zh' ? 'en' : 'zh';
   for (const node of document.querySelectorAll('[data-i18n-label]')) node.setAttribute('aria-label', t(node.dataset.i18nLabel));
 }
 
 function wireInput() {
+  document.getElementById('lang-switch').addEventListener('click', () => navigate({ lang: state.lang === 'zh' ? 'en' : 'zh' }));
+  document.getElementById('theme-toggle').replaceWith(theme.node);
   dom.text.value = state.text;
   dom.chips.replaceWith(chips.node);
   dom.config.replaceWith(panel.node);
+  document.getElementById('share').replaceWith(share.node);
   let timer = 0;
   dom.text.addEventListener('input', () => {
     clearTimeout(timer);
@@ -266,23 +420,26 @@ function wireInput() {
   });
 }
 
-// A minimal hook for tests and the curious: the worker's tensors of the current run, and a promise
-// that resolves once no run is in flight and the active view has drawn.
-window.attnscope = {
+// Resolves once no run is in flight and the active view has drawn.
+async function settled() {
+  while (app.busy || app.phase === 'loading' || app.phase === 'building') await new Promise((r) => setTimeout(r, 20));
+  await rendered;
+}
+
+// The scripting API (api.js: getState, setState, link, 'statechange'), and hooks for tests and the
+// curious: the worker's tensors of the current run, and settled().
+const { api, announce } = scriptingApi({ getState: shared, setState: update, link: () => linkTo(shared()) });
+window.attnscope = Object.assign(api, {
   app,
   tensor: async (name) => (await tensors([name])).get(name).data,
-  async settled() {
-    while (app.busy || app.phase === 'loading' || app.phase === 'building') await new Promise((r) => setTimeout(r, 20));
-    await rendered;
-  },
-};
-
-routeFromHash();
-addEventListener('hashchange', () => {
-  routeFromHash();
-  refresh();
+  call: app.call,
+  settled,
 });
+
+addEventListener('hashchange', (event) => openFromHash(new URL(event.newURL).hash));
+document.documentElement.classList.toggle('embed', embed);
 fillStaticText();
 wireInput();
 refresh();
-buildModel(state.config, state.seed).then(tokenize, () => {});
+explain(opened.problems, opened.state.model);
+open(opened.state).then(() => keepOffline(() => worker.call('resources')).catch(() => {}));

@@ -18,11 +18,11 @@ export async function linkTo(state) {
   return `${page()}#${await fragment(state)}`;
 }
 
-/** The <iframe> snippet that embeds a state. */
-export async function embedCode(state, title) {
+/** The <iframe> snippet that embeds a state, {width, height} in CSS pixels. */
+export async function embedCode(state, title, { width, height }) {
   const src = `${page()}#${await fragment(state, { embed: true })}`;
   const attr = (s) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
-  return `<iframe src="${attr(src)}" title="${attr(title)}" width="800" height="600" style="border:0;max-width:100%" loading="lazy"></iframe>`;
+  return `<iframe src="${attr(src)}" title="${attr(title)}" width="${width}" height="${height}" style="border:0;max-width:100%" loading="lazy"></iframe>`;
 }
 
 /** Rewrites the fragment to follow the state; embed keeps the embed flag in it. */

@@ -6,17 +6,22 @@
 // worker re-runs only when that differs from its last run. The page can therefore ask for tensors
 // of several runs (the masks view compares causal on and off) without tracking what ran last.
 // Tensors go back as Float32Arrays whose buffers are transferred, not copied.
+//
+// Besides the model's runs it answers the deep-dive views and the lessons: the core's attention on
+// hand-set numbers, RoPE tables, decoding steps with the cache check, flash walks, and runs of
+// variants of the model (the same input with another number of KV heads), each on its own Session.
 
-let Session = null;
+let core = null;
 let tokenizerText = null;
 let session = null;
 let lastRun = null; // {key, shapes: Map<name, shape>}
+const VARIANTS_KEPT = 4;
+const variants = new Map(); // JSON of {config, seed} -> Session, oldest first
 
 const ready = (async () => {
   try {
-    const core = await import('./pkg/attnscope.js');
+    core = await import('./pkg/attnscope.js');
     await core.default();
-    Session = core.Session;
   } catch (err) {
     throw new Error(`Could not load the WebAssembly core (www/pkg/attnscope.js): ${err.message}. Build it with ./build.sh build.`);
   }
@@ -41,6 +46,36 @@ function run(args) {
   return lastRun;
 }
 
+// A random model like the page's but for a changed config, kept for the next request.
+function variant(config, seed) {
+  const key = JSON.stringify({ config, seed });
+  let found = variants.get(key);
+  if (found) variants.delete(key);
+  else found = core.Session.random(JSON.stringify(config), seed);
+  variants.set(key, found);
+  if (variants.size > VARIANTS_KEPT) {
+    const [oldest, stale] = variants.entries().next().value;
+    stale.free();
+    variants.delete(oldest);
+  }
+  return found;
+}
+
+// The named tensors of a session's last run or step, with their shapes.
+function collect(owner, shapes, names) {
+  const tensors = names.map((name) => ({ name, shape: shapes.get(name) ?? null, data: transferable(owner.tensor(name)) }));
+  return { result: { tensors }, transfer: tensors.map((t) => t.data.buffer) };
+}
+
+function shapesOf(entries) {
+  return new Map(entries.map((e) => [e.name, Array.from(e.shape)]));
+}
+
+// A result object of Float32Arrays goes back with its buffers transferred.
+function typed(result) {
+  return { result, transfer: Object.values(result).filter((v) => v instanceof Float32Array).map((v) => v.buffer) };
+}
+
 // A Float32Array that owns its whole buffer can be transferred; anything else is copied first.
 function transferable(array) {
   const owned = array.buffer instanceof ArrayBuffer && array.byteOffset === 0 && array.byteLength === array.buffer.byteLength;
@@ -49,7 +84,7 @@ function transferable(array) {
 
 const handlers = {
   session({ config, seed }) {
-    const next = Session.random(JSON.stringify(config), seed);
+    const next = core.Session.random(JSON.stringify(config), seed);
     next.setTokenizer(tokenizerText);
     session?.free();
     session = next;
@@ -65,9 +100,66 @@ const handlers = {
     return { result: { entries: result.entries, backend: result.backend, ms: result.ms } };
   },
   tensors({ args, names }) {
-    const { shapes } = run(args);
-    const tensors = names.map((name) => ({ name, shape: shapes.get(name) ?? null, data: transferable(session.tensor(name)) }));
-    return { result: { tensors }, transfer: tensors.map((t) => t.data.buffer) };
+    return collect(session, run(args).shapes, names);
+  },
+  variantTensors({ config, seed, args, names }) {
+    const owner = variant(config, seed);
+    const result = owner.run(args);
+    const { result: found, transfer } = collect(owner, shapesOf(result.entries), names);
+    return { result: { ...found, cache_bytes: result.cache_bytes, config: owner.config() }, transfer };
+  },
+  describe({ config }) {
+    return { result: core.describeConfig(JSON.stringify(config)) };
+  },
+  attend({ q, k, v, spec }) {
+    return typed(core.attend(q, k, v ?? new Float32Array(0), spec));
+  },
+  softmax({ scores, spec }) {
+    return typed(core.maskedSoftmax(scores, spec));
+  },
+  dot({ a, b }) {
+    return typed(core.dotTerms(a, b));
+  },
+  silu({ z }) {
+    return typed({ values: core.silu(z) });
+  },
+  pieces({ ids }) {
+    return { result: Array.from(needSession().pieces(Uint32Array.from(ids))) };
+  },
+  top({ logits, k }) {
+    return { result: needSession().topTokens(logits, k) };
+  },
+  ropeAngles({ positions, yarn }) {
+    return typed({ angles: needSession().ropeAngles(positions, yarn) });
+  },
+  ropeRotate({ x, position, yarn }) {
+    return typed({ rotated: needSession().ropeRotate(x, position, yarn) });
+  },
+  ropeScores({ q, k, maxDistance, yarn }) {
+    return typed({ scores: needSession().ropeScores(q, k, maxDistance, yarn) });
+  },
+  flash({ args, layer, head, row, tile }) {
+    run(args);
+    return { result: session.flashRecord(layer, head, row, tile) };
+  },
+  decodeStart({ ids, sampling }) {
+    needSession().generateStart(Uint32Array.from(ids), sampling);
+    return { result: null };
+  },
+  // One step; its trace replaces the last run's in the Session, so the next run must run again.
+  decodeStep({ request, names }) {
+    lastRun = null;
+    const step = needSession().generateStep(request);
+    const { result: found, transfer } = collect(session, shapesOf(step.entries), names);
+    const { entries, ...rest } = step;
+    return { result: { ...rest, ...found }, transfer };
+  },
+  decodeCheck() {
+    return { result: needSession().decodeCheck() };
+  },
+  // What this worker loaded (the core, its wasm, the tokenizer), for the offline cache (offline.js).
+  resources() {
+    return { result: performance.getEntriesByType('resource').map((e) => e.name) };
   },
 };
 

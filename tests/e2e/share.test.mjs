@@ -342,6 +342,7 @@ test('the share panel copies a link and an embed snippet with the hide flags it 
   await page.locator('.share-note').filter({ hasText: /Embed code copied/ }).waitFor();
   const snippet = await page.evaluate(() => navigator.clipboard.readText());
   assert.match(snippet, /^<iframe src="http:\/\/[^"]+#s1\.[A-Za-z0-9_-]+&amp;embed=1" title="attnscope · Attention map" width="\d+" height="\d+"[^>]*><\/iframe>$/);
+  await page.evaluate(() => window.scrollTo(0, 0));
   await screenshot(page, 'share-panel');
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
@@ -376,6 +377,7 @@ test('embed mode fits iframes of three sizes with one view, little chrome and an
   const frames = await Promise.all((await page.$$('iframe')).map((f) => f.contentFrame()));
   for (const [i, frame] of frames.entries()) {
     await settled(frame);
+    await frame.waitForFunction(() => document.getElementById('open-full').href.includes('#s1.'));
     const layout = await frame.evaluate(() => ({
       embed: document.documentElement.classList.contains('embed'),
       overflowX: document.documentElement.scrollWidth - document.documentElement.clientWidth,

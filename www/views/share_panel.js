@@ -9,6 +9,11 @@ import { HIDE_FLAGS } from '../state.js';
 import { linkTo, embedCode } from '../link.js';
 import { t } from '../strings.js';
 
+const EMBED_WIDTH = 800;
+const EMBED_CHROME = 110;
+const EMBED_MIN_HEIGHT = 360;
+const EMBED_MAX_HEIGHT = 1400;
+
 // getState(): the shareable state; view(): the view's root element, or null while none is drawn.
 export function sharePanel(app, { getState, view }) {
   const note = el('p', { className: 'share-note', attrs: { role: 'status', 'aria-live': 'polite' } });
@@ -17,6 +22,8 @@ export function sharePanel(app, { getState, view }) {
     el('input', { type: 'checkbox', id: `share-hide-${flag}`, value: flag, on: { change: () => app.set({ hide: HIDE_FLAGS.filter((f, i) => hideBoxes[i].checked) }) } }),
   );
   const title = () => `attnscope · ${t(`view.${app.state.view}`)}`;
+  // An iframe tall enough for the view as it is drawn now, plus embed mode's top bar.
+  const embedSize = () => ({ width: EMBED_WIDTH, height: Math.round(Math.min(EMBED_MAX_HEIGHT, Math.max(EMBED_MIN_HEIGHT, (view()?.offsetHeight ?? 0) + EMBED_CHROME))) });
 
   async function copy(text, done) {
     manual.hidden = true;
@@ -56,7 +63,7 @@ export function sharePanel(app, { getState, view }) {
       'div',
       { className: 'share-row' },
       button('share.copyLink', async () => copy(await linkTo(getState()), t('share.copied')), { id: 'share-link' }),
-      button('share.copyEmbed', async () => copy(await embedCode(getState(), title()), t('share.embedCopied')), { id: 'share-embed' }),
+      button('share.copyEmbed', async () => copy(await embedCode(getState(), title(), embedSize()), t('share.embedCopied')), { id: 'share-embed' }),
     ),
     el('fieldset', { className: 'share-hide' }, el('legend', {}, t('share.hideLabel')), HIDE_FLAGS.map((flag, i) => el('label', { className: 'switch' }, hideBoxes[i], el('span', {}, t(`share.hide.${flag}`))))),
     el(
