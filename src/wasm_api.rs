@@ -1,12 +1,19 @@
 //! The browser API: the only code that knows wasm-bindgen. A `Session` owns a model (seeded random
 //! weights or a user's checkpoint) and a tokenizer, runs traced forward calls and decoding steps, and
 //! hands tensors to JS as Float32Array by contract name. Errors reach JS as Error with the core's message.
+//! Free functions run the core's attention pieces on hand-set numbers, for the lessons and the views
+//! that vary one knob (the scale, RoPE's distance, YaRN) of a real head.
 
-use js_sys::Float32Array;
+use js_sys::{Float32Array, Object, Reflect};
+use ndarray::{Array3, ArrayView2, ArrayView3};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::model::generate::{Generator, Sampling};
+use crate::model::attention::{head_scores, mask_in_place, naive_attention, softmax_rows, MaskSpec};
+use crate::model::config::{MAX_HEADS, MAX_HEAD_DIM, MAX_TOKENS};
+use crate::model::generate::{candidates, Generator, Sampling};
+use crate::model::rope::{inv_freq, yarn_active, RopeTable};
+use crate::model::swiglu;
 use crate::model::{AttentionPath, FlashProbe, Model, RunOptions};
 use crate::tokenizer::Tokenizer;
 use crate::trace::{Selection, Trace};
@@ -28,6 +35,177 @@ fn from_js<T: for<'de> Deserialize<'de>>(v: JsValue, what: &str) -> Result<T, Js
 
 fn now_ms() -> f64 {
     js_sys::Date::now()
+}
+
+/// `{name: Float32Array, …}`: tensors cross into JS as typed arrays, not as JSON numbers.
+fn typed_fields(fields: &[(&str, &[f32])]) -> Result<Object, JsError> {
+    let obj = Object::new();
+    for (name, data) in fields {
+        Reflect::set(&obj, &JsValue::from_str(name), &Float32Array::from(*data)).map_err(|_| JsError::new("cannot pass result to JS"))?;
+    }
+    Ok(obj)
+}
+
+fn expect_len(name: &str, got: usize, want: usize, shape: &str) -> Result<(), JsError> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(JsError::new(&format!("{name} has {got} numbers but {shape} needs {want}")))
+    }
+}
+
+/// Largest [heads, t, s] block the hand-set functions compute (64 MB of f32 per tensor).
+const MAX_HAND_SET_SCORES: usize = 1 << 24;
+
+/// Sizes and masks of attention on hand-set numbers: q [t, heads, d], k and v [s, kv_heads, d],
+/// scores [heads, t, s]. The masks are the model's: causal -inf for key j after query position
+/// prefix_len + i, padding (0 = padding key) -1e9.
+#[derive(Deserialize)]
+#[serde(default)]
+struct AttendSpec {
+    t: usize,
+    s: usize,
+    heads: usize,
+    kv_heads: usize,
+    d: usize,
+    /// Multiplies q·k in `attend` (default 1/sqrt(d), the model's), the given scores in `maskedSoftmax` (default 1).
+    scale: Option<f32>,
+    causal: bool,
+    prefix_len: usize,
+    padding: Option<Vec<u8>>,
+}
+
+impl Default for AttendSpec {
+    fn default() -> Self {
+        AttendSpec { t: 0, s: 0, heads: 1, kv_heads: 1, d: 0, scale: None, causal: true, prefix_len: 0, padding: None }
+    }
+}
+
+impl AttendSpec {
+    fn parse(value: JsValue) -> Result<AttendSpec, JsError> {
+        let spec: AttendSpec = from_js(value, "attention spec")?;
+        let bad = |m: String| Err(JsError::new(&m));
+        if spec.t == 0 || spec.s == 0 || spec.t > MAX_TOKENS || spec.s > MAX_TOKENS {
+            return bad(format!("t ({}) and s ({}) must be between 1 and {MAX_TOKENS}", spec.t, spec.s));
+        }
+        if spec.heads == 0 || spec.kv_heads == 0 || spec.heads > MAX_HEADS || !spec.heads.is_multiple_of(spec.kv_heads) {
+            return bad(format!("heads ({}) must be a multiple of kv_heads ({}), at most {MAX_HEADS}", spec.heads, spec.kv_heads));
+        }
+        if spec.d > MAX_HEAD_DIM {
+            return bad(format!("d ({}) is over the limit of {MAX_HEAD_DIM}", spec.d));
+        }
+        if spec.heads * spec.t * spec.s > MAX_HAND_SET_SCORES {
+            return bad(format!("{} x {} x {} scores is over the limit of {MAX_HAND_SET_SCORES}", spec.heads, spec.t, spec.s));
+        }
+        if let Some(p) = &spec.padding {
+            if p.len() != spec.s {
+                return bad(format!("padding has {} entries but there are {} keys", p.len(), spec.s));
+            }
+            if p.iter().any(|&b| b > 1) {
+                return bad("padding must hold only 0 (padding) and 1 (real token)".into());
+            }
+        }
+        Ok(spec)
+    }
+
+    fn mask(&self) -> MaskSpec<'_> {
+        MaskSpec { causal: self.causal, prefix_len: self.prefix_len, padding: self.padding.as_deref() }
+    }
+}
+
+/// Attention on hand-set numbers by the model's explicit path: `{scores, masked, probs}`, each
+/// [heads, t, s], and `context` [t, heads, d] when `v` is given (an empty `v` leaves it out).
+#[wasm_bindgen]
+pub fn attend(q: &[f32], k: &[f32], v: &[f32], spec: JsValue) -> Result<JsValue, JsError> {
+    let spec = AttendSpec::parse(spec)?;
+    let (t, s, nh, nkv, d) = (spec.t, spec.s, spec.heads, spec.kv_heads, spec.d);
+    if d == 0 {
+        return Err(JsError::new("d must be at least 1"));
+    }
+    expect_len("q", q.len(), t * nh * d, "[t, heads, d]")?;
+    expect_len("k", k.len(), s * nkv * d, "[s, kv_heads, d]")?;
+    if !v.is_empty() {
+        expect_len("v", v.len(), s * nkv * d, "[s, kv_heads, d]")?;
+    }
+    let q = ArrayView3::from_shape((t, nh, d), q).expect("length checked");
+    let k = ArrayView3::from_shape((s, nkv, d), k).expect("length checked");
+    let zeros;
+    let vv = if v.is_empty() {
+        zeros = Array3::zeros((s, nkv, d));
+        zeros.view()
+    } else {
+        ArrayView3::from_shape((s, nkv, d), v).expect("length checked")
+    };
+    let out = naive_attention(q, k, vv, &spec.mask(), spec.scale.unwrap_or(1.0 / (d as f32).sqrt()));
+    let mut fields = vec![
+        ("scores", out.scores.as_slice().expect("standard layout")),
+        ("masked", out.masked.as_slice().expect("standard layout")),
+        ("probs", out.probs.as_slice().expect("standard layout")),
+    ];
+    if !v.is_empty() {
+        fields.push(("context", out.context.as_slice().expect("standard layout")));
+    }
+    Ok(typed_fields(&fields)?.into())
+}
+
+/// Scores given directly, [heads, t, s]: `{masked, probs}`, masked = scores · scale (default 1) plus
+/// the masks, probs its row softmax, exactly as the model continues after q·k.
+#[wasm_bindgen(js_name = maskedSoftmax)]
+pub fn masked_softmax(scores: &[f32], spec: JsValue) -> Result<JsValue, JsError> {
+    let spec = AttendSpec::parse(spec)?;
+    let (t, s) = (spec.t, spec.s);
+    expect_len("scores", scores.len(), spec.heads * t * s, "[heads, t, s]")?;
+    let scale = spec.scale.unwrap_or(1.0);
+    let mask = spec.mask();
+    let mut masked = Vec::with_capacity(scores.len());
+    let mut probs = Vec::with_capacity(scores.len());
+    for block in scores.chunks_exact(t * s) {
+        let mut m = ArrayView2::from_shape((t, s), block).expect("length checked").mapv(|x| x * scale);
+        mask_in_place(&mut m, &mask);
+        probs.extend(softmax_rows(&m).iter());
+        masked.extend(m.iter());
+    }
+    Ok(typed_fields(&[("masked", &masked), ("probs", &probs)])?.into())
+}
+
+/// The element-wise products a_i · b_i and their sum: the dot product behind one attention score.
+/// `{terms: Float32Array, sum}`.
+#[wasm_bindgen(js_name = dotTerms)]
+pub fn dot_terms(a: &[f32], b: &[f32]) -> Result<JsValue, JsError> {
+    if a.len() != b.len() {
+        return Err(JsError::new(&format!("the vectors have {} and {} numbers; a dot product needs the same length", a.len(), b.len())));
+    }
+    let terms: Vec<f32> = a.iter().zip(b).map(|(x, y)| x * y).collect();
+    let sum: f32 = terms.iter().sum();
+    let obj = typed_fields(&[("terms", &terms)])?;
+    Reflect::set(&obj, &JsValue::from_str("sum"), &JsValue::from_f64(sum as f64)).map_err(|_| JsError::new("cannot pass result to JS"))?;
+    Ok(obj.into())
+}
+
+/// silu(z) = z · sigmoid(z) of each entry, as the FFN applies it to the gate.
+#[wasm_bindgen]
+pub fn silu(z: &[f32]) -> Vec<f32> {
+    z.iter().map(|&v| swiglu::silu(v)).collect()
+}
+
+/// A config with the sizes the views show: `n_rep`, `kv_cache_bytes_per_token` (f32), `weight_count`.
+fn config_view(c: &Config) -> Result<JsValue, JsError> {
+    #[derive(Serialize)]
+    struct View<'a> {
+        #[serde(flatten)]
+        config: &'a Config,
+        n_rep: usize,
+        kv_cache_bytes_per_token: u64,
+        weight_count: u64,
+    }
+    to_js(&View { config: c, n_rep: c.n_rep(), kv_cache_bytes_per_token: c.kv_cache_bytes_per_token(), weight_count: c.weight_count() })
+}
+
+/// A config.json resolved and checked as the core does, with its derived sizes, without building a
+/// model: MiniMind-3's KV cache can be priced without allocating its weights.
+#[wasm_bindgen(js_name = describeConfig)]
+pub fn describe_config(config_json: &str) -> Result<JsValue, JsError> {
+    config_view(&Config::from_json(config_json).map_err(js)?)
 }
 
 /// What `run` takes from JS.
@@ -96,6 +274,12 @@ struct Candidate {
 }
 
 #[derive(Serialize)]
+struct DecodeCheck {
+    max_abs_diff: f32,
+    positions: usize,
+}
+
+#[derive(Serialize)]
 struct StepResult<'a> {
     token: u32,
     piece: String,
@@ -114,6 +298,8 @@ pub struct Session {
     last: Trace,
     last_request: Option<RunRequest>,
     generator: Option<Generator>,
+    /// The last decoding step's logits row, for `decodeCheck`.
+    step_logits: Vec<f32>,
 }
 
 #[wasm_bindgen]
@@ -149,16 +335,7 @@ impl Session {
     }
 
     pub fn config(&self) -> Result<JsValue, JsError> {
-        #[derive(Serialize)]
-        struct View<'a> {
-            #[serde(flatten)]
-            config: &'a Config,
-            n_rep: usize,
-            kv_cache_bytes_per_token: u64,
-            weight_count: u64,
-        }
-        let c = &self.model.config;
-        to_js(&View { config: c, n_rep: c.n_rep(), kv_cache_bytes_per_token: c.kv_cache_bytes_per_token(), weight_count: c.weight_count() })
+        config_view(&self.model.config)
     }
 
     /// `{ids, pieces}`; pieces are readable (partial UTF-8 bytes shown as `<E4 BD>`).
@@ -175,6 +352,57 @@ impl Session {
 
     pub fn decode(&self, ids: Vec<u32>) -> Result<String, JsError> {
         self.tokenizer()?.decode(&ids).map_err(js)
+    }
+
+    /// The `k` most likely next tokens after one logits row, by softmax over the whole vocabulary:
+    /// `[{id, p, piece}]`, most likely first.
+    #[wasm_bindgen(js_name = topTokens)]
+    pub fn top_tokens(&self, logits: &[f32], k: usize) -> Result<JsValue, JsError> {
+        expect_len("logits", logits.len(), self.model.config.vocab_size, "one row of [T, V]")?;
+        let mut top = candidates(logits, &Sampling::default());
+        top.truncate(k.max(1));
+        to_js(&top.iter().map(|&(id, p)| Candidate { id, p, piece: self.piece(id) }).collect::<Vec<_>>())
+    }
+
+    /// RoPE's angle p · inv_freq[i] for positions 0..positions and pairs i < d/2, as [positions, d/2],
+    /// in f32 as the tables are built. `yarn` turns YaRN on, as inference_rope_scaling does.
+    #[wasm_bindgen(js_name = ropeAngles)]
+    pub fn rope_angles(&self, positions: usize, yarn: bool) -> Result<Vec<f32>, JsError> {
+        self.check_positions(positions)?;
+        let c = &self.model.config;
+        let freqs = inv_freq(c.head_dim(), c.rope_theta, self.yarn(yarn));
+        Ok((0..positions).flat_map(|p| freqs.iter().map(move |&f| p as f32 * f)).collect())
+    }
+
+    /// `x`, one or more head vectors ([n, d]), rotated to `position`: x·cos + rotate_half(x)·sin.
+    #[wasm_bindgen(js_name = ropeRotate)]
+    pub fn rope_rotate(&self, x: &[f32], position: usize, yarn: bool) -> Result<Vec<f32>, JsError> {
+        let c = &self.model.config;
+        let d = c.head_dim();
+        if x.is_empty() || !x.len().is_multiple_of(d) {
+            return Err(JsError::new(&format!("x must hold whole vectors of head_dim = {d} numbers, not {}", x.len())));
+        }
+        self.check_positions(position + 1)?;
+        let table = RopeTable::with(d, c.rope_theta, self.yarn(yarn), position, 1);
+        let x = ArrayView3::from_shape((1, x.len() / d, d), x).expect("length checked");
+        Ok(table.apply(x).into_raw_vec_and_offset().0)
+    }
+
+    /// The score q·k / sqrt(d) of the same two head vectors after RoPE with q `distance` positions after
+    /// k, for distance = 0..=max_distance: what position alone does to attention.
+    #[wasm_bindgen(js_name = ropeScores)]
+    pub fn rope_scores(&self, q: &[f32], k: &[f32], max_distance: usize, yarn: bool) -> Result<Vec<f32>, JsError> {
+        let c = &self.model.config;
+        let d = c.head_dim();
+        expect_len("q", q.len(), d, "one head vector")?;
+        expect_len("k", k.len(), d, "one head vector")?;
+        let n = max_distance + 1;
+        self.check_positions(n)?;
+        let table = RopeTable::with(d, c.rope_theta, self.yarn(yarn), 0, n);
+        let qs = Array3::from_shape_fn((n, 1, d), |(_, _, i)| q[i]);
+        let q_rot = table.apply(qs.view()).into_shape_with_order((n, d)).expect("n x 1 x d"); // (n, d): q at 0..n
+        let k_rot = ArrayView2::from_shape((1, d), k).expect("length checked"); // k at position 0: unrotated
+        Ok(head_scores(q_rot.view(), k_rot, 1.0 / (d as f32).sqrt()).into_raw_vec_and_offset().0)
     }
 
     /// One traced forward call; see RunRequest. Returns entry metadata; tensors via `tensor(name)`.
@@ -231,12 +459,15 @@ impl Session {
         let step = gen.step(&self.model, &opts, req.selection()).map_err(js)?;
         let ms = now_ms() - t0;
         self.last = step.trace;
-        let piece = |id: u32| self.tokenizer.as_ref().map_or_else(|| id.to_string(), |t| t.id_to_piece(id));
-        let top = step.top.iter().map(|&(id, p)| Candidate { id, p, piece: piece(id) }).collect();
+        self.step_logits = self.last.get("logits").map_or_else(Vec::new, |e| {
+            let v = self.model.config.vocab_size;
+            e.data[e.data.len() - v..].to_vec()
+        });
+        let top = step.top.iter().map(|&(id, p)| Candidate { id, p, piece: self.piece(id) }).collect();
         let gen = self.generator.as_ref().expect("set above");
         to_js(&StepResult {
             token: step.token,
-            piece: piece(step.token),
+            piece: self.piece(step.token),
             ids: &gen.ids,
             top,
             entries: &self.last.entries,
@@ -245,11 +476,45 @@ impl Session {
             cache_bytes: gen.cache().bytes(),
         })
     }
+
+    /// Cached decoding against recomputation: the last step's logits row, computed with the KV cache,
+    /// against the last row of one forward pass over the same ids from scratch.
+    /// `{max_abs_diff, positions}`.
+    #[wasm_bindgen(js_name = decodeCheck)]
+    pub fn decode_check(&self) -> Result<JsValue, JsError> {
+        let gen = self.generator.as_ref().ok_or_else(|| JsError::new("call generateStart first"))?;
+        if self.step_logits.is_empty() {
+            return Err(JsError::new("take a decoding step first"));
+        }
+        // The step appended its token to ids without running it yet.
+        let fed = &gen.ids[..gen.ids.len() - 1];
+        let full = self.model.trace(fed, None, 0, &RunOptions::default(), Selection::none()).map_err(js)?;
+        let last = full.logits.row(fed.len() - 1);
+        let max_abs_diff = last.iter().zip(&self.step_logits).fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+        to_js(&DecodeCheck { max_abs_diff, positions: fed.len() })
+    }
 }
 
 impl Session {
     fn with(model: Model) -> Session {
-        Session { model, tokenizer: None, last: Trace::default(), last_request: None, generator: None }
+        Session { model, tokenizer: None, last: Trace::default(), last_request: None, generator: None, step_logits: Vec::new() }
+    }
+
+    fn piece(&self, id: u32) -> String {
+        self.tokenizer.as_ref().map_or_else(|| id.to_string(), |t| t.id_to_piece(id))
+    }
+
+    /// Whether YaRN changes the frequencies when turned on for this model (its context must exceed YaRN's original one).
+    fn yarn(&self, on: bool) -> bool {
+        on && yarn_active(&Config { inference_rope_scaling: true, ..self.model.config.clone() })
+    }
+
+    fn check_positions(&self, n: usize) -> Result<(), JsError> {
+        let limit = self.model.config.max_position_embeddings.min(MAX_TOKENS);
+        if n == 0 || n > limit {
+            return Err(JsError::new(&format!("positions must be between 1 and {limit}, not {n}")));
+        }
+        Ok(())
     }
 
     fn tokenizer(&self) -> Result<&Tokenizer, JsError> {

@@ -118,3 +118,48 @@ fn session_reports_bad_input_as_an_error() {
     let req = js_sys::JSON::parse(r#"{"ids": [1, 500]}"#).unwrap();
     assert!(s.run(req).is_err());
 }
+
+fn field(obj: &JsValue, name: &str) -> Vec<f32> {
+    js_sys::Float32Array::from(js_sys::Reflect::get(obj, &JsValue::from_str(name)).unwrap()).to_vec()
+}
+
+#[wasm_bindgen_test]
+fn hand_set_attention_reproduces_the_seed_example() {
+    use attnscope::wasm_api::attend;
+    let q = [0.1f32, 0.2, 0.3, 0.1, 0.0, 0.1, 0.0, 0.2, 0.9, 0.1, 0.8, 0.0];
+    let k = [0.8f32, 0.2, 0.9, 0.1, 0.0, 0.3, 0.1, 0.5, 0.7, 0.1, 0.7, 0.0];
+    let spec = js_sys::JSON::parse(r#"{"t": 3, "s": 3, "d": 4, "scale": 1, "causal": false}"#).unwrap();
+    let out = attend(&q, &k, &[], spec).map_err(JsValue::from).unwrap();
+    let probs = field(&out, "probs");
+    for (p, want) in probs[6..].iter().zip([0.4925, 0.1277, 0.3798]) {
+        assert!((p - want).abs() < 1e-4, "{probs:?}");
+    }
+    assert!(js_sys::Reflect::get(&out, &JsValue::from_str("context")).unwrap().is_undefined(), "no v, no context");
+}
+
+#[wasm_bindgen_test]
+fn hand_set_attention_refuses_wrong_sizes_by_name() {
+    use attnscope::wasm_api::{attend, masked_softmax};
+    let spec = || js_sys::JSON::parse(r#"{"t": 2, "s": 2, "d": 2}"#).unwrap();
+    let err = JsValue::from(attend(&[0.0; 4], &[0.0; 3], &[], spec()).unwrap_err());
+    assert!(js_sys::Error::from(err).message().as_string().unwrap().contains("k has 3 numbers"));
+    let heads = js_sys::JSON::parse(r#"{"t": 1, "s": 1, "d": 2, "heads": 3, "kv_heads": 2}"#).unwrap();
+    assert!(attend(&[0.0; 6], &[0.0; 4], &[], heads).is_err());
+    let padding = js_sys::JSON::parse(r#"{"t": 1, "s": 3, "padding": [1, 0]}"#).unwrap();
+    assert!(masked_softmax(&[0.0; 3], padding).is_err());
+}
+
+#[wasm_bindgen_test]
+fn cached_decoding_equals_full_recomputation() {
+    let mut s = Session::random(r#"{"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 64}"#, 7.0)
+        .map_err(JsValue::from)
+        .unwrap();
+    assert!(s.decode_check().is_err(), "nothing decoded yet");
+    s.generate_start(vec![1, 5, 9], JsValue::UNDEFINED).map_err(JsValue::from).unwrap();
+    for _ in 0..3 {
+        s.generate_step(JsValue::UNDEFINED).map_err(JsValue::from).unwrap();
+        let check = s.decode_check().map_err(JsValue::from).unwrap();
+        let diff = js_sys::Reflect::get(&check, &JsValue::from_str("max_abs_diff")).unwrap().as_f64().unwrap();
+        assert!(diff < 1e-4, "cached and full logits differ by {diff}");
+    }
+}
