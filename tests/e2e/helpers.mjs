@@ -79,3 +79,28 @@ export async function screenshot(page, name) {
   await page.screenshot({ path, fullPage: true });
   return path;
 }
+
+/** Resolves once no run is in flight and the active view has drawn (window.attnscope.settled). */
+export function settled(page) {
+  return page.waitForFunction(() => window.attnscope?.settled().then(() => true), null, { timeout: 60_000 });
+}
+
+/** Switches the page to a view (a plain "view=…" field changes only that) and waits for it to draw. */
+export async function go(page, view) {
+  await page.evaluate((v) => {
+    location.hash = `view=${v}`;
+  }, view);
+  await page.waitForSelector(`.view-${view}`);
+  await settled(page);
+}
+
+/** Moves a heatmap's keyboard focus to cell (r, c); returns the tooltip's exact value and its text. */
+export async function readCell(page, canvas, r, c) {
+  await canvas.evaluate((node) => node.blur()); // a heatmap forgets its cell on blur
+  await canvas.focus();
+  await canvas.press('ArrowRight'); // the first key shows cell (0, 0)
+  for (let i = 0; i < r; i++) await canvas.press('ArrowDown');
+  for (let i = 0; i < c; i++) await canvas.press('ArrowRight');
+  const tooltip = page.locator('#tooltip');
+  return { value: await tooltip.getAttribute('data-value'), text: await tooltip.innerText() };
+}

@@ -1,0 +1,332 @@
+// The deep-dive views in real Chromium: Q·K explained, RoPE, scale, MHA/GQA/MQA, KV cache and
+// decoding, flash, FFN and output. For each, a number the view shows is checked against the core's
+// own tensors (window.attnscope) or recomputed here from them; then both languages, the keyboard,
+// dark mode, a phone-sized screen, and no console errors. Screenshots: artifacts/screenshots/deep-*.png.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { go, launch, openPage, readCell, screenshot, settled, startServer } from './helpers.mjs';
+
+const D = 16; // head_dim of the default model: hidden 64 over 4 heads
+const NH = 4;
+const NKV = 2;
+
+let server;
+let browser;
+let page;
+
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+  page = await openPage(browser, `${server.url}#view=qk`);
+  await page.setViewportSize({ width: 1400, height: 1000 });
+  await settled(page);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+// A full-page screenshot from the top: a page scrolled by keyboard focus would draw its sticky top bar mid-page.
+async function shot(name) {
+  await page.evaluate(() => scrollTo(0, 0));
+  await screenshot(page, name);
+}
+
+function tensor(name) {
+  return page.evaluate(async (n) => Array.from(await window.attnscope.tensor(n)), name);
+}
+
+function tokenCount() {
+  return page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
+}
+
+// The f32 a view printed (its data-value, the shortest decimal that reads back as that f32).
+async function shown(locator) {
+  const text = await locator.getAttribute('data-value');
+  return text === '-∞' ? -Infinity : Math.fround(Number(text));
+}
+
+function close(actual, expected, tol, what) {
+  assert.ok(Math.abs(actual - expected) <= tol * Math.max(1, Math.abs(expected)), `${what}: shown ${actual}, expected ${expected}`);
+}
+
+async function pick(view, name, value) {
+  await page.selectOption(`.view-${view} select[name="${name}"]`, String(value));
+  await settled(page);
+}
+
+test('Q·K explained takes one score apart on the real q_rope and k_rope', async () => {
+  const T = await tokenCount();
+  await pick('qk', 'layer', 1);
+  await pick('qk', 'head', 3);
+  await pick('qk', 'query', T - 2);
+  await pick('qk', 'key', 1);
+  const [q, k, scores, masked, probs] = await Promise.all(['q_rope', 'k_rope', 'scores', 'masked_scores', 'probs'].map((n) => tensor(`layers.1.attn.${n}`)));
+  const i = T - 2;
+  const j = 1;
+  const h = 3;
+  const kv = 1;
+  let dot = 0;
+  for (let n = 0; n < D; n++) dot += q[(i * NH + h) * D + n] * k[(j * NKV + kv) * D + n];
+  close(await shown(page.locator('.qk-steps [data-step="sum"] output')), dot, 1e-5, 'q′·k′');
+  const at = (h * T + i) * T + j;
+  assert.equal(await shown(page.locator('.qk-steps [data-step="scaled"] output')), scores[at]);
+  assert.equal(await shown(page.locator('.qk-steps [data-step="masked"] output')), masked[at]);
+  assert.equal(await shown(page.locator('.qk-steps [data-step="prob"] output')), probs[at]);
+  close(dot / Math.sqrt(D), scores[at], 1e-5, 'sum / √d is the traced score');
+  assert.equal(await page.locator('.terms tbody tr').count(), D);
+  await shot('deep-qk');
+
+  // Keyboard: arrows move over the map, Enter picks the pair (a future key: −∞ then 0).
+  const canvas = page.locator('.view-qk .heatmap-canvas');
+  const cell = await readCell(page, canvas, 0, 2);
+  assert.equal(Number(cell.value), probs[(h * T + 0) * T + 2]);
+  await canvas.press('Enter');
+  await settled(page);
+  assert.equal(await page.locator('.qk-steps [data-step="masked"] output').getAttribute('data-value'), '-∞');
+  assert.equal(await shown(page.locator('.qk-steps [data-step="prob"] output')), 0);
+});
+
+test('RoPE draws angles with YaRN off and on, rotates q exactly as the trace, scores by distance', async () => {
+  await go(page, 'rope');
+  assert.equal(await page.locator('.view-rope [data-panel="angles"] canvas').count(), 1);
+  assert.equal(await page.locator('.view-rope [data-panel="wavelength"] .chart-line').count(), 2);
+  assert.equal(await page.locator('.circle-cell').count(), D / 2);
+  assert.equal(await shown(page.locator('[data-check="rope-trace"] output')), 0, 'ropeRotate(q_norm) is the traced q_rope');
+  // Distance 0: no rotation at all, the plain q_norm · k_norm / √d.
+  const T = await tokenCount();
+  const state = await page.evaluate(() => window.attnscope.app.state);
+  const [qn, kn] = await Promise.all([tensor(`layers.${state.layer}.attn.q_norm`), tensor(`layers.${state.layer}.attn.k_norm`)]);
+  const i = state.query ?? T - 1;
+  const j = state.key ?? 0;
+  const kv = Math.floor(state.head / (NH / NKV));
+  let dot = 0;
+  for (let n = 0; n < D; n++) dot += qn[(i * NH + state.head) * D + n] * kn[(j * NKV + kv) * D + n];
+  const chart = page.locator('.view-rope .line-chart').last();
+  await chart.focus();
+  await chart.press('Home');
+  close(Number(await page.locator('#tooltip').getAttribute('data-value')), dot / Math.sqrt(D), 1e-5, 'score at distance 0');
+  await chart.press('ArrowRight');
+  assert.match(await page.locator('#tooltip').innerText(), /YaRN/);
+  await shot('deep-rope');
+  await page.locator('#rope-yarn').check();
+  await settled(page);
+  assert.equal(await page.locator('[data-check="rope-trace"]').count(), 0, 'the trace has no YaRN, so there is nothing to compare');
+  await shot('deep-rope-yarn');
+  await page.locator('#rope-yarn').uncheck();
+  await settled(page);
+});
+
+test('scale: the seed rows by the core, and τ = √d reproduces the model’s own probabilities', async () => {
+  await go(page, 'scale');
+  const ownBars = page.locator('.view-scale .card').first().locator('.bars').first();
+  const values = await ownBars.locator('.bar-row').evaluateAll((rows) => rows.map((r) => Number(r.dataset.value)));
+  assert.equal(values.length, 3);
+  assert.ok(values[2] > 0.9999 && values[0] < 1e-8, `softmax([10, 20, 30]) = ${values}`);
+  await page.getByRole('button', { name: '[1, 2, 3]' }).click();
+  await settled(page);
+  const small = await ownBars.locator('.bar-row').evaluateAll((rows) => rows.map((r) => Number(r.dataset.value)));
+  [0.09, 0.2447, 0.6652].forEach((p, n) => close(small[n], p, 1e-3, `softmax([1, 2, 3])[${n}]`));
+
+  const T = await tokenCount();
+  const { layer, head } = await page.evaluate(() => window.attnscope.app.state);
+  const probs = await tensor(`layers.${layer}.attn.probs`);
+  const canvas = page.locator('.view-scale .heatmap-canvas');
+  for (const [r, c] of [
+    [T - 1, 2],
+    [3, 1],
+  ]) {
+    const cell = await readCell(page, canvas, r, c);
+    close(Number(cell.value), probs[(head * T + r) * T + c], 1e-6, `probs[${head}, ${r}, ${c}] at τ = √d`);
+  }
+  const before = await page.locator('.view-scale .bars').nth(2).locator('.bar-row').last().getAttribute('data-value');
+  const slider = page.locator('#scale-tau');
+  await slider.focus();
+  for (let n = 0; n < 12; n++) await slider.press('ArrowLeft');
+  await settled(page);
+  const divisor = await page.evaluate(() => window.attnscope.app.state.divisor);
+  assert.ok(divisor < Math.sqrt(D), `a smaller divisor, got ${divisor}`);
+  const afterwards = await page.locator('.view-scale .bars').nth(2).locator('.bar-row').last().getAttribute('data-value');
+  assert.ok(Number(afterwards) < Number(before), 'a smaller divisor sharpens the row: lower entropy');
+  await shot('deep-scale');
+  await page.evaluate(() => window.attnscope.app.set({ divisor: null }));
+  await settled(page);
+});
+
+test('MHA / GQA / MQA: repeat_kv groups, three variants, KV-cache bytes from the core', async () => {
+  await go(page, 'gqa');
+  assert.equal(await page.locator('.view-gqa .kv-groups .kv-group').count(), NKV);
+  assert.deepEqual(await page.locator('.view-gqa .kv-group[data-kv="0"] .q-head').evaluateAll((n) => n.map((x) => x.dataset.head)), ['0', '1']);
+  const variants = page.locator('.view-gqa .multiples .panel-cell');
+  assert.deepEqual(await variants.evaluateAll((n) => n.map((x) => x.dataset.kv)), ['4', '2', '1']);
+  const T = await tokenCount();
+  assert.match(await variants.nth(2).innerText(), new RegExp(`k_cache \\[1, ${T}, 1, ${D}\\]`));
+  const bytes = (config, kv, col) => page.locator(`.view-gqa tr[data-config="${config}"][data-kv="${kv}"] td`).nth(col).getAttribute('data-bytes');
+  // MiniMind-3: 2 (K and V) × 8 layers × nKV × 96 × 4 bytes.
+  assert.equal(await bytes('minimind3', 4, 2), String(2 * 8 * 4 * 96 * 4));
+  assert.equal(await bytes('minimind3', 8, 2), String(2 * 8 * 8 * 96 * 4));
+  assert.equal(await bytes('minimind3', 1, 2), String(2 * 8 * 1 * 96 * 4));
+  assert.equal(await bytes('minimind3', 4, 3), String(2 * 8 * 4 * 96 * 4 * 2048));
+  assert.equal(await bytes('current', 2, 2), String(2 * 2 * 2 * D * 4));
+  await page.fill('#gqa-context', '32768');
+  await page.press('#gqa-context', 'Enter');
+  await settled(page);
+  assert.equal(await bytes('minimind3', 4, 3), String(2 * 8 * 4 * 96 * 4 * 32768));
+  await shot('deep-gqa');
+});
+
+test('KV cache: prefill then one token at a time, each step equal to full recomputation', async () => {
+  await go(page, 'decode');
+  const T = await tokenCount();
+  await page.locator('#decode-step').click();
+  await page.waitForSelector('.decode-table tbody tr:nth-child(2)');
+  await page.locator('#decode-step').click();
+  await page.waitForSelector('.decode-table tbody tr:nth-child(3)');
+  await settled(page);
+  const rows = page.locator('.decode-table tbody tr');
+  assert.equal(await rows.count(), 3);
+  for (let n = 0; n < 3; n++) {
+    const cells = rows.nth(n).locator('td');
+    assert.equal(await cells.nth(1).innerText(), String(T + n), 'the cache grows by one position per call');
+    assert.equal(await cells.nth(2).getAttribute('data-bytes'), String((T + n) * 2 * 2 * NKV * D * 4));
+    const diff = await shown(cells.nth(4).locator('output'));
+    assert.ok(diff <= 1e-4, `call ${n}: max |cached − full| = ${diff}`);
+  }
+  assert.equal(await page.locator('.decode-sequence .chip.generated').count(), 3, 'each call chose one token');
+  await shot('deep-decode');
+});
+
+test('flash: the tile walk ends at the naive path, with the core’s max |diff|', async () => {
+  await go(page, 'flash');
+  const T = await tokenCount();
+  await pick('flash', 'query', T - 1);
+  await page.selectOption('#flash-tile', '4');
+  await settled(page);
+  const tiles = Math.ceil(T / 4);
+  assert.match(await page.locator('.view-flash .toolbar .hint').innerText(), new RegExp(`1 .* ${tiles}`));
+  for (let n = 1; n < tiles; n++) {
+    await page.locator('body').press('ArrowRight');
+    await settled(page);
+  }
+  assert.equal(await page.locator('.flash-table tbody tr').count(), tiles);
+  const diff = await shown(page.locator('[data-check="flash"] output'));
+  assert.ok(diff <= 1e-5, `max |flash − naive| = ${diff}`);
+  // The running max after the last tile is the row's max; l is Σ exp(s − m).
+  const state = await page.evaluate(() => window.attnscope.app.state);
+  const masked = await tensor(`layers.${state.layer}.attn.masked_scores`);
+  const i = state.query ?? T - 1;
+  const row = masked.slice((state.head * T + i) * T, (state.head * T + i + 1) * T);
+  const m = Math.max(...row);
+  const last = page.locator('.flash-table tbody tr').last().locator('td');
+  close(await shown(last.nth(2).locator('output')), m, 1e-6, 'm');
+  close(await shown(last.nth(3).locator('output')), row.reduce((s, v) => s + Math.exp(v - m), 0), 1e-5, 'l');
+  await shot('deep-flash');
+});
+
+test('FFN: gate, silu(gate), up, act and down; the strongest neurons with their numbers', async () => {
+  await go(page, 'ffn');
+  const { layer: l, query } = await page.evaluate(() => window.attnscope.app.state);
+  assert.deepEqual(await page.locator('.view-ffn .tensor-name').allInnerTexts(), [`layers.${l}.ffn.gate`, `silu(layers.${l}.ffn.gate)`, `layers.${l}.ffn.up`, `layers.${l}.ffn.act`, `layers.${l}.ffn.out`]);
+  const T = await tokenCount();
+  const [gate, up, act] = await Promise.all(['gate', 'up', 'act'].map((n) => tensor(`layers.${l}.ffn.${n}`)));
+  const I = act.length / T;
+  const i = query ?? T - 1;
+  const rows = page.locator('.view-ffn tr[data-neuron]');
+  assert.equal(await rows.count(), 5);
+  const top = [...act.slice(i * I, (i + 1) * I).keys()].sort((a, b) => Math.abs(act[i * I + b]) - Math.abs(act[i * I + a]))[0];
+  assert.equal(await rows.first().getAttribute('data-neuron'), String(top));
+  const cells = rows.first().locator('td output');
+  assert.equal(await shown(cells.nth(0)), gate[i * I + top]);
+  assert.equal(await shown(cells.nth(2)), up[i * I + top]);
+  assert.equal(await shown(cells.nth(3)), act[i * I + top]);
+  const z = gate[i * I + top];
+  close(await shown(cells.nth(1)), z / (1 + Math.exp(-z)), 1e-6, 'silu(gate)');
+  await shot('deep-ffn');
+});
+
+test('output: the top next tokens are the softmax of the logits row, in order', async () => {
+  await go(page, 'output');
+  const T = await tokenCount();
+  await pick('output', 'query', 2);
+  const logits = await tensor('logits');
+  const V = logits.length / T;
+  const row = logits.slice(2 * V, 3 * V);
+  const m = Math.max(...row);
+  const z = row.reduce((s, v) => s + Math.exp(v - m), 0);
+  const best = row.indexOf(m);
+  const bars = page.locator('.view-output .bar-row');
+  assert.equal(await bars.count(), 10);
+  close(Number(await bars.first().getAttribute('data-value')), 1 / z, 1e-5, 'top probability');
+  assert.match(await bars.first().innerText(), new RegExp(`· ${best}\\b`));
+  const ps = await bars.evaluateAll((r) => r.map((x) => Number(x.dataset.value)));
+  assert.deepEqual([...ps].sort((a, b) => b - a), ps);
+  await shot('deep-output');
+});
+
+test('every deep view renders in 简体中文 too', async () => {
+  await page.locator('#lang-switch').click();
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.attnscope.app.state.lang), 'zh');
+  assert.equal(await page.locator('.tab[data-view="lessons"]').innerText(), '课程');
+  for (const view of ['qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn', 'output']) {
+    await go(page, view);
+    const text = await page.locator('.view').innerText();
+    assert.match(text, /[\u4e00-\u9fff]/, `${view} shows Chinese`);
+    await shot(`deep-zh-${view}`);
+  }
+  await page.locator('#lang-switch').click();
+  await page.waitForFunction(() => document.documentElement.lang === 'en');
+  await settled(page);
+});
+
+test('the tabs are reachable by keyboard and every new view has a link', async () => {
+  await page.locator('.tab[data-view="stepper"]').focus();
+  for (const view of ['qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn', 'output', 'lessons']) {
+    const tab = page.locator(`.tab[data-view="${view}"]`);
+    assert.match(await tab.getAttribute('href'), new RegExp(`view=${view}`));
+  }
+  await page.locator('.tab[data-view="ffn"]').focus();
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.view-output');
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.attnscope.app.state.view), 'output');
+});
+
+test('dark mode follows the toggle, with the page’s own colours', async () => {
+  await go(page, 'qk');
+  await page.locator('#theme-toggle').click();
+  await settled(page);
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const [r, g, b] = bg.match(/\d+/g).map(Number);
+  assert.ok(r + g + b < 150, `a dark background, got ${bg}`);
+  await shot('deep-dark-qk');
+  await go(page, 'rope');
+  await shot('deep-dark-rope');
+  await page.locator('#theme-toggle').click();
+  await settled(page);
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'light');
+});
+
+test('on a phone-sized screen the view comes before the input panels', async () => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await go(page, 'qk');
+  const view = await page.locator('#view').boundingBox();
+  const input = await page.locator('.sidebar').boundingBox();
+  assert.ok(view.y < input.y, 'the view is first');
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(width <= 390 + 1, `no sideways scrolling of the page, scrollWidth ${width}`);
+  await shot('deep-phone-qk');
+  assert.ok(await page.locator('.tab.active').evaluate((tab) => tab.getBoundingClientRect().right <= innerWidth), 'the active tab is scrolled into the strip');
+  await page.screenshot({ path: 'artifacts/screenshots/deep-phone-qk-screen.png' });
+  await go(page, 'decode');
+  await shot('deep-phone-decode');
+  await page.setViewportSize({ width: 1400, height: 1000 });
+});
+
+test('no console errors', () => {
+  assert.deepEqual(page.consoleErrors, []);
+});

@@ -1,0 +1,202 @@
+// The lessons in real Chromium, each with the seed's own numbers: 她 → 小红 = 0.493 in the first,
+// softmax([1, 2, 3]) against softmax([10, 20, 30]), the causal example's real rows beside the
+// illustrative ones it prints, padding against causal, MiniMind-3's shapes [1, 6, 8, 96] and
+// [1, 6, 4, 96], two heads. Numbers come from the core; here they are recomputed independently (in
+// double precision) and must agree. Editing a cell recomputes; both languages render; no console
+// errors. Screenshots: artifacts/screenshots/lesson-*.png.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { launch, openPage, screenshot, settled, startServer } from './helpers.mjs';
+
+let server;
+let browser;
+let page;
+
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+  page = await openPage(browser, `${server.url}#view=lessons&lesson=qk`);
+  await page.setViewportSize({ width: 1400, height: 1000 });
+  await settled(page);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+// A full-page screenshot from the top: a page scrolled by keyboard focus would draw its sticky top bar mid-page.
+async function shot(name) {
+  await page.evaluate(() => scrollTo(0, 0));
+  await screenshot(page, name);
+}
+
+async function lesson(id) {
+  await page.evaluate((l) => {
+    location.hash = `view=lessons&lesson=${l}`;
+  }, id);
+  await page.waitForSelector(`.lesson-tab[data-lesson="${id}"][aria-current="page"]`);
+  await settled(page);
+}
+
+// A matrix's cells as numbers (data-value), row by row.
+function matrix(locator) {
+  return locator.locator('tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td[data-value]')].map((td) => (td.dataset.value === '-∞' ? -Infinity : Number(td.dataset.value)))));
+}
+
+function softmax(row) {
+  const m = Math.max(...row);
+  const e = row.map((v) => Math.exp(v - m));
+  const z = e.reduce((a, b) => a + b, 0);
+  return e.map((v) => v / z);
+}
+
+function near(actual, expected, tol, what) {
+  assert.equal(actual.length, expected.length, what);
+  actual.forEach((v, i) => assert.ok(Math.abs(v - expected[i]) <= tol, `${what}[${i}]: ${v} vs ${expected[i]}`));
+}
+
+test('Q·K matching: the seed’s scores, softmax rows and 她 → 小红 = 0.493', async () => {
+  const scores = await matrix(page.locator('[data-matrix="scores"] table'));
+  near(scores[2], [1.46, 0.11, 1.2], 1e-6, 'scores row 她');
+  near(scores[0], [0.4, 0.14, 0.3], 1e-6, 'scores row 小红');
+  const probs = await matrix(page.locator('[data-matrix="probs"] table'));
+  near(probs[2], [0.4925, 0.1277, 0.3798], 1e-4, 'probs row 她');
+  near(probs[0], [0.3737, 0.2881, 0.3381], 1e-4, 'probs row 小红');
+  near(probs[1], [0.3263, 0.357, 0.3167], 1e-4, 'probs row 很');
+  const pair = page.locator('.answer .pair[data-key="小红"]');
+  assert.match(await pair.innerText(), /她→小红: 0\.493/);
+  assert.ok(Math.abs(Number(await pair.locator('output').getAttribute('data-value')) - 0.4925) < 1e-4);
+  const walk = await page.locator('.walk-formula').innerText();
+  assert.match(walk, /scores\[2\]\[0\] = 0\.9×0\.8 \+ 0\.1×0\.2 \+ 0\.8×0\.9 \+ 0×0\.1/);
+  assert.match(walk, /= 0\.72 \+ 0\.02 \+ 0\.72 \+ 0\n/);
+  assert.match(walk, /= 1\.46$/);
+  await shot('lesson-qk');
+});
+
+test('Q·K matching: editing a cell by keyboard recomputes with the core, and reset restores the seed', async () => {
+  const cell = page.locator('table.editable').first().locator('tbody tr').nth(2).locator('input').first();
+  await cell.focus();
+  await cell.fill('0.1');
+  await page.keyboard.press('Tab');
+  await page.waitForFunction(() => document.querySelector('.answer .pair[data-key="小红"] output').textContent !== '0.493');
+  await settled(page);
+  const probs = await matrix(page.locator('[data-matrix="probs"] table'));
+  // Row 她 with q = [0.1, 0.1, 0.8, 0.0]: scores [0.82, 0.11, 0.64].
+  near(probs[2], softmax([0.1 * 0.8 + 0.1 * 0.2 + 0.8 * 0.9, 0.1 * 0 + 0.1 * 0.3 + 0.8 * 0.1, 0.1 * 0.7 + 0.1 * 0.1 + 0.8 * 0.7]), 1e-6, 'edited row');
+  // Clicking a score walks that one.
+  await page.locator('[data-matrix="scores"] td[data-r="1"][data-c="2"] button').click();
+  await settled(page);
+  assert.match(await page.locator('.walk-formula').innerText(), /^scores\[1\]\[2\] = 0×0\.7 \+ 0\.1×0\.1/);
+  await page.getByRole('button', { name: /tutorial’s numbers/ }).first().click();
+  await settled(page);
+  assert.match(await page.locator('.answer .pair[data-key="小红"]').innerText(), /0\.493/);
+});
+
+test('why divide by √d: the seed’s two rows, and big d against ÷ √d', async () => {
+  await lesson('sqrt_d');
+  const rows = page.locator('.lesson [data-row]');
+  const small = await rows.nth(0).locator('.bar-row').evaluateAll((r) => r.map((x) => Number(x.dataset.value)));
+  near(small, softmax([1, 2, 3]), 1e-6, 'softmax([1, 2, 3])');
+  assert.deepEqual(await rows.nth(0).locator('.bar-value').allInnerTexts(), ['0.090', '0.245', '0.665']);
+  const big = await rows.nth(1).locator('.bar-row').evaluateAll((r) => r.map((x) => Number(x.dataset.value)));
+  near(big, softmax([10, 20, 30]), 1e-6, 'softmax([10, 20, 30])');
+  assert.deepEqual(await rows.nth(1).locator('.bar-value').allInnerTexts(), ['0.000', '0.000', '1.000']);
+  const entropy = async (variant) => Number(await page.locator(`[data-variant="${variant}"] .hint output`).getAttribute('data-value'));
+  assert.ok((await entropy('raw')) < 0.5 * (await entropy('scaled')), 'at d = 512 the unscaled softmax is far more peaked');
+  await shot('lesson-sqrt-d');
+});
+
+test('the causal mask: −∞ above the diagonal, and the seed’s illustrative rows told apart', async () => {
+  await lesson('causal');
+  const masked = await matrix(page.locator('[data-matrix="masked"] table'));
+  assert.deepEqual(masked[0].slice(1), [-Infinity, -Infinity, -Infinity]);
+  near(masked[2].slice(0, 3), [0.3, 0.7, 0.4], 1e-6, 'masked row 很');
+  assert.equal(masked[2][3], -Infinity);
+  const probs = await matrix(page.locator('[data-matrix="probs"] table'));
+  near(probs[2], [...softmax([0.3, 0.7, 0.4]), 0], 1e-6, 'row 很');
+  assert.deepEqual(probs[2].map((p) => p.toFixed(3)), ['0.278', '0.415', '0.307', '0.000']);
+  near(probs[3], softmax([0.2, 0.5, 0.3, 0.8]), 1e-6, 'row 好');
+  const verdicts = await page.locator('table.compare tbody tr').evaluateAll((r) => r.map((x) => x.dataset.agrees));
+  assert.deepEqual(verdicts, ['true', 'true', 'false', 'false']);
+  assert.match(await page.locator('table.compare tbody tr[data-row="2"]').innerText(), /\[0\.24, 0\.47, 0\.29, 0\.00\]\s+\[0\.278, 0\.415, 0\.307, 0\.000\]/);
+  const tiny = await page.locator('.lesson .bars').last().locator('.bar-value').allInnerTexts();
+  assert.deepEqual(tiny, ['0.27', '0.73', '0.00']);
+  await shot('lesson-causal');
+  await page.locator('#lesson-causal').uncheck();
+  await settled(page);
+  const open = await matrix(page.locator('[data-matrix="probs"] table'));
+  near(open[0], softmax([0.8, 0.1, 0.4, 0.3]), 1e-6, 'row 今天 without the mask');
+  await shot('lesson-causal-off');
+});
+
+test('padding vs causal: only the padding mask keeps real tokens off <pad> on the left', async () => {
+  await lesson('padding');
+  const leak = async (mode) => Number(await page.locator(`[data-leak="${mode}"] output`).getAttribute('data-value'));
+  assert.ok((await leak('causal')) > 0.1, 'with the causal mask alone, left padding is visible to every real token');
+  assert.ok((await leak('padding')) < 1e-6);
+  assert.ok((await leak('both')) < 1e-6);
+  const both = await matrix(page.locator('[data-mode="both"] table').nth(0));
+  assert.ok(both[2][0] <= -1e8 && both[2][0] > -Infinity, 'a padding key gets −1e9, not −∞');
+  assert.equal(both[1][3], -Infinity, 'a future key gets −∞');
+  await shot('lesson-padding');
+  await page.locator('[data-side="right"]').click();
+  await settled(page);
+  assert.ok((await leak('causal')) < 1e-6, 'right padding sits in every real token’s future');
+  await shot('lesson-padding-right');
+});
+
+test('MiniMind-3 shapes: xq [1, 6, 8, 96], xk and xv [1, 6, 4, 96], and what GQA saves', async () => {
+  await lesson('shapes');
+  const shapes = await page.locator('table.shapes tbody tr').evaluateAll((r) => r.map((x) => [x.dataset.tensor, x.querySelector('.shape').textContent]));
+  assert.deepEqual(shapes, [
+    ['xq', '[1, 6, 8, 96]'],
+    ['xk', '[1, 6, 4, 96]'],
+    ['xv', '[1, 6, 4, 96]'],
+  ]);
+  assert.match(await page.locator('[data-proj="q"]').innerText(), /q_proj: 768 → 768/);
+  assert.match(await page.locator('[data-proj="kv"]').innerText(), /k_proj \/ v_proj: 768 → 384/);
+  assert.deepEqual(await page.locator('.lesson .kv-group-title').allInnerTexts(), ['Q0, Q1 → KV0', 'Q2, Q3 → KV1', 'Q4, Q5 → KV2', 'Q6, Q7 → KV3']);
+  const perToken = await page.locator('.lesson tr[data-kind] td[data-bytes]').evaluateAll((c) => c.map((x) => Number(x.dataset.bytes)));
+  assert.deepEqual(perToken, [49152, 49152 * 2048, 24576, 24576 * 2048, 6144, 6144 * 2048]);
+  await shot('lesson-shapes');
+});
+
+test('multi-head: two heads of 2 dims, each with its own softmax, side by side', async () => {
+  await lesson('multihead');
+  const heads = page.locator('.lesson [data-head]');
+  assert.equal(await heads.count(), 2);
+  // Head 0 reads dims 0–1 of the seed's Q and K, scaled by 1/√2.
+  const q = [0.9, 0.1];
+  const k = [
+    [0.8, 0.2],
+    [0.0, 0.3],
+    [0.7, 0.1],
+  ];
+  const row = softmax(k.map((kj) => (q[0] * kj[0] + q[1] * kj[1]) / Math.SQRT2));
+  const probs = await matrix(heads.nth(0).locator('table').nth(1));
+  near(probs[2], row, 1e-6, 'head 0 row 她');
+  const context = await matrix(page.locator('.lesson table').last());
+  assert.equal(context[0].length, 4);
+  await shot('lesson-multihead');
+});
+
+test('every lesson renders in 简体中文', async () => {
+  await page.locator('#lang-switch').click();
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+  await settled(page);
+  for (const id of ['qk', 'sqrt_d', 'causal', 'padding', 'shapes', 'multihead']) {
+    await lesson(id);
+    const title = await page.locator('.lesson h2').innerText();
+    assert.match(title, /[\u4e00-\u9fff]|Q·K/, `${id}: ${title}`);
+    assert.match(await page.locator('.lesson-intro').innerText(), /[\u4e00-\u9fff]/);
+    await shot(`lesson-zh-${id}`);
+  }
+  await lesson('qk');
+  assert.equal(await page.locator('.lesson h2').innerText(), 'Q·K 匹配');
+  assert.match(await page.locator('.answer').innerText(), /“她”这一行：\s*她→小红: 0\.493/);
+});
+
+test('no console errors', () => {
+  assert.deepEqual(page.consoleErrors, []);
+});
