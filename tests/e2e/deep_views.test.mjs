@@ -27,9 +27,13 @@ after(async () => {
   await server?.close();
 });
 
-// A full-page screenshot from the top: a page scrolled by keyboard focus would draw its sticky top bar mid-page.
+// A full-page screenshot from the top (a page scrolled by keyboard focus would draw its sticky top
+// bar mid-page), without a tooltip left over from the keyboard.
 async function shot(name) {
-  await page.evaluate(() => scrollTo(0, 0));
+  await page.evaluate(() => {
+    document.activeElement?.blur();
+    scrollTo(0, 0);
+  });
   await screenshot(page, name);
 }
 
@@ -90,6 +94,7 @@ test('Q·K explained takes one score apart on the real q_rope and k_rope', async
 
 test('RoPE draws angles with YaRN off and on, rotates q exactly as the trace, scores by distance', async () => {
   await go(page, 'rope');
+  await pick('rope', 'query', (await tokenCount()) - 1);
   assert.equal(await page.locator('.view-rope [data-panel="angles"] canvas').count(), 1);
   assert.equal(await page.locator('.view-rope [data-panel="wavelength"] .chart-line').count(), 2);
   assert.equal(await page.locator('.circle-cell').count(), D / 2);

@@ -25,9 +25,13 @@ after(async () => {
   await server?.close();
 });
 
-// A full-page screenshot from the top: a page scrolled by keyboard focus would draw its sticky top bar mid-page.
+// A full-page screenshot from the top (a page scrolled by keyboard focus would draw its sticky top
+// bar mid-page), without a tooltip left over from the keyboard.
 async function shot(name) {
-  await page.evaluate(() => scrollTo(0, 0));
+  await page.evaluate(() => {
+    document.activeElement?.blur();
+    scrollTo(0, 0);
+  });
   await screenshot(page, name);
 }
 

@@ -37,7 +37,7 @@ export function mount(root, app) {
   let causal = true;
   const causalBox = el('input', { type: 'checkbox', id: 'lesson-causal', checked: true, on: { change: () => { causal = causalBox.checked; app.redraw(); } } });
   const inputs = el('div', {});
-  const results = el('div', { className: 'multiples wide' });
+  const results = el('div', { className: 'multiples tables' });
   const comparison = el('div', {});
   const tiny = el('div', {});
   const reset = el('button', { type: 'button', className: 'action secondary', on: { click: () => { scores = Float32Array.from(SCORES.flat()); app.redraw(); } } }, t('lesson.reset'));

@@ -24,8 +24,8 @@ const COLS = ['h0 d0', 'h0 d1', 'h1 d0', 'h1 d1'];
 export function mount(root, app) {
   const fresh = () => ({ q: Float32Array.from(Q.flat()), k: Float32Array.from(K.flat()), v: Float32Array.from(X.flat()) });
   let m = fresh();
-  const inputs = el('div', { className: 'multiples wide' });
-  const heads = el('div', { className: 'multiples wide' });
+  const inputs = el('div', { className: 'multiples tables' });
+  const heads = el('div', { className: 'multiples tables' });
   const context = el('div', {});
   const reset = el('button', { type: 'button', className: 'action secondary', on: { click: () => { m = fresh(); app.redraw(); } } }, t('lesson.reset'));
   root.append(

@@ -36,7 +36,7 @@ export function mount(root, app) {
   let data = layout(side);
   const sides = ['left', 'right'].map((s) => el('button', { type: 'button', className: 'segment', dataset: { side: s }, on: { click: () => { side = s; data = layout(side); app.redraw(); } } }, t(`lesson.padding.${s}`)));
   const inputs = el('div', {});
-  const results = el('div', { className: 'multiples wide' });
+  const results = el('div', { className: 'multiples tables' });
   root.append(
     el(
       'section',

@@ -7,7 +7,7 @@ import { el } from '../views/dom.js';
 import { matrixTable } from '../views/matrix_table.js';
 import { value } from '../views/value.js';
 import { sequential, diverging } from '../views/color_scale.js';
-import { fixed, short } from '../views/format.js';
+import { factor, fixed, short } from '../views/format.js';
 import { t } from '../strings.js';
 
 export const TOKENS = ['小红', '很', '她'];
@@ -28,8 +28,8 @@ export function mount(root, app) {
   let q = Float32Array.from(Q.flat());
   let k = Float32Array.from(K.flat());
   let pick = { i: 2, j: 0 };
-  const inputs = el('div', { className: 'multiples wide' });
-  const results = el('div', { className: 'multiples wide' });
+  const inputs = el('div', { className: 'multiples tables' });
+  const results = el('div', { className: 'multiples tables' });
   const walk = el('div', { className: 'walk', attrs: { 'aria-live': 'polite' } });
   const answer = el('p', { className: 'answer' });
   const reset = el('button', { type: 'button', className: 'action secondary', on: { click: () => { q = Float32Array.from(Q.flat()); k = Float32Array.from(K.flat()); pick = { i: 2, j: 0 }; app.redraw(); } } }, t('lesson.reset'));
@@ -83,8 +83,8 @@ export function mount(root, app) {
       el(
         'pre',
         { className: 'formula walk-formula' },
-        `scores[${i}][${j}] = ${Array.from(qi, (v, n) => `${short(v)}×${short(kj[n])}`).join(' + ')}\n`,
-        `${' '.repeat(`scores[${i}][${j}] `.length)}= ${Array.from(dot.terms, (v) => short(v)).join(' + ')}\n`,
+        `scores[${i}][${j}] = ${Array.from(qi, (v, n) => `${factor(short(v), v)}×${factor(short(kj[n]), kj[n])}`).join(' + ')}\n`,
+        `${' '.repeat(`scores[${i}][${j}] `.length)}= ${Array.from(dot.terms, (v) => factor(short(v), v)).join(' + ')}\n`,
         `${' '.repeat(`scores[${i}][${j}] `.length)}= `,
         value(dot.sum, 2),
       ),

@@ -33,6 +33,11 @@ export function fixed(v, digits = 3) {
   return v.toFixed(digits).replace('-', '−');
 }
 
+// A number written as a factor of a product: negative ones in parentheses, (−0.25)×(−1.2).
+export function factor(text, v) {
+  return v < 0 ? `(${text})` : text;
+}
+
 // Bytes in binary units: 24576 → "24 KiB".
 export function bytes(n) {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];

@@ -6,7 +6,7 @@ import { svg } from './dom.js';
 import { exact, short } from './format.js';
 import { showTooltip, hideTooltip } from './tooltip.js';
 
-const PAD = { left: 48, right: 12, top: 12, bottom: 34 };
+const PAD = { left: 62, right: 12, top: 12, bottom: 34 };
 
 // xs: numbers (increasing); series: [{name, values, className}]; markers: [{x, label}];
 // logX, logY: that axis on a log scale (values must then be positive). Returns {node}.
@@ -42,7 +42,7 @@ export function lineChart({ xs, series, markers = [], xLabel, yLabel, label, wid
     ]),
     xTicks.map((v) => svg('text', { class: 'chart-tick', x: px(v), y: PAD.top + h + 14, 'text-anchor': 'middle' }, short(v))),
     svg('text', { class: 'chart-axis', x: PAD.left + w / 2, y: height - 4, 'text-anchor': 'middle' }, xLabel),
-    svg('text', { class: 'chart-axis', x: 12, y: PAD.top + h / 2, 'text-anchor': 'middle', transform: `rotate(-90 12 ${PAD.top + h / 2})` }, yLabel),
+    svg('text', { class: 'chart-axis', x: 10, y: PAD.top + h / 2, 'text-anchor': 'middle', 'dominant-baseline': 'hanging', transform: `rotate(-90 10 ${PAD.top + h / 2})` }, yLabel),
     markers.map((m) => [
       svg('line', { class: 'chart-marker', x1: px(m.x), x2: px(m.x), y1: PAD.top, y2: PAD.top + h }),
       svg('text', { class: 'chart-marker-label', x: px(m.x) + 4, y: PAD.top + 10 }, m.label),

@@ -10,7 +10,7 @@ import { bars } from './bars.js';
 import { value } from './value.js';
 import { layerSelect, headSelect, tokenSelect, tokenAt } from './controls.js';
 import { sequential } from './color_scale.js';
-import { axisLabel, tokenText, fixed } from './format.js';
+import { axisLabel, tokenText, fixed, factor } from './format.js';
 import { t } from '../strings.js';
 
 const SHOWN_TERMS = 4;
@@ -74,7 +74,7 @@ export function mount(root, app) {
     const maxTerm = Math.max(...terms.map(Math.abs), 1e-12);
     const bias = masked.data[at] - scores.data[at];
     const maskNote = masked.data[at] === -Infinity ? t('qk.maskCausal') : bias <= -1e8 ? t('qk.maskPadding') : t('qk.maskNone');
-    const equation = [...terms.slice(0, SHOWN_TERMS)].map((_, n) => `${fixed(qv[n], 2)}×${fixed(kvec[n], 2)}`).join(' + ');
+    const equation = [...terms.slice(0, SHOWN_TERMS)].map((_, n) => `${factor(fixed(qv[n], 2), qv[n])}×${factor(fixed(kvec[n], 2), kvec[n])}`).join(' + ');
     walk.replaceChildren(
       el('h3', {}, t('qk.pair', { i, qi: tokenText(pieces[i]), j, kj: tokenText(pieces[j]), h, kv })),
       el('p', { className: 'formula' }, equation, d > SHOWN_TERMS ? ` + … ${t('qk.moreTerms', { n: d - SHOWN_TERMS })}` : '', ' = ', value(sum, 4)),
