@@ -38,7 +38,7 @@ const TYPING_PAUSE_MS = 200;
 const worker = workerClient(new URL('./worker.js', import.meta.url));
 
 // The ids a link may name; state.js checks every field of a link against them.
-const known = { views: Object.keys(VIEWS), stages: Object.keys(STAGES) };
+const known = { views: Object.keys(VIEWS), stages: Object.keys(STAGES), lessons: Object.keys(lessons.LESSONS) };
 
 // The page opens what its link says. state.js decodes, validates and clamps every field (its
 // DEFAULTS list them: text, config, seed, view, step, layer, head, query, key, lang, lesson, the

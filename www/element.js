@@ -3,7 +3,8 @@
 // worker and its Content-Security-Policy stay on the attnscope site, however the host page is
 // built), sized by the width and height attributes (CSS lengths; plain numbers are pixels).
 // Attributes: state (a link's fragment, "s1.…"; "#" optional; may carry "&hide=…"), width, height,
-// src (the attnscope page; by default index.html next to this script), title (for screen readers).
+// src (the attnscope page; by default index.html next to this script), label (the iframe's title,
+// for screen readers; not `title`, which would put a tooltip over the whole figure).
 // Scripting, as on the page (README, "Embedding and scripting"): getState(), setState(partial),
 // link(), and a 'statechange' event; the iframe answers through postMessage.
 // A classic script on purpose: a plain <script src> works from any host without CORS headers.
@@ -14,7 +15,7 @@
   const fragmentOf = (state) => (state ?? '').replace(/^#/, '');
 
   class AttnScope extends HTMLElement {
-    static observedAttributes = ['state', 'width', 'height', 'src', 'title'];
+    static observedAttributes = ['state', 'width', 'height', 'src', 'label'];
 
     #frame = null;
     #state = null;
@@ -48,12 +49,12 @@
     attributeChangedCallback(name) {
       if (!this.#frame) return;
       if (name === 'width' || name === 'height') this.#layout();
-      else if (name === 'title') this.#frame.title = this.#title();
+      else if (name === 'label') this.#frame.title = this.#title();
       else this.#load();
     }
 
     #title() {
-      return this.getAttribute('title') || 'attnscope figure';
+      return this.getAttribute('label') || 'attnscope figure';
     }
 
     #layout() {

@@ -410,7 +410,7 @@ test('<attn-scope> on a plain HTML page: one script tag, sized by attributes, sc
     `<!doctype html><title>Docs</title><body style="margin:16px;font:15px sans-serif">
 <h1>Heads at a glance</h1>
 <script src="${server.url}element.js"></script>
-<attn-scope id="fig" state="${state}" width="720" height="520" title="Head grid"></attn-scope>
+<attn-scope id="fig" state="${state}" width="720" height="520" label="Head grid"></attn-scope>
 <p>Text after the figure.</p>
 <script>window.changes = []; document.getElementById('fig').addEventListener('statechange', (e) => window.changes.push(e.detail));</script>
 </body>`,
@@ -418,6 +418,7 @@ test('<attn-scope> on a plain HTML page: one script tag, sized by attributes, sc
   await page.goto(`${host()}/docs.html`);
   const box = await page.locator('#fig').boundingBox();
   assert.deepEqual([box.width, box.height], [720, 520]);
+  assert.equal(await page.evaluate(() => document.getElementById('fig').shadowRoot.querySelector('iframe').title), 'Head grid');
   await page.waitForFunction(() => window.changes.length > 0, null, { timeout: 90_000 });
   const frame = page.frames().find((f) => f.url().startsWith(server.url));
   await settled(frame);
