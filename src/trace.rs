@@ -79,11 +79,24 @@ impl Selection {
 pub struct Recorder {
     pub selection: Selection,
     pub trace: Trace,
+    /// Told (layers done, layers in all) after each layer, so a long run can show progress.
+    progress: Option<Box<dyn FnMut(usize, usize)>>,
 }
 
 impl Recorder {
     pub fn new(selection: Selection) -> Recorder {
-        Recorder { selection, trace: Trace::default() }
+        Recorder { selection, trace: Trace::default(), progress: None }
+    }
+
+    pub fn with_progress(mut self, progress: impl FnMut(usize, usize) + 'static) -> Recorder {
+        self.progress = Some(Box::new(progress));
+        self
+    }
+
+    pub fn layer_done(&mut self, done: usize, total: usize) {
+        if let Some(p) = self.progress.as_mut() {
+            p(done, total);
+        }
     }
 
     /// Records nothing: used for the prefix call and for generation steps nobody looks at.

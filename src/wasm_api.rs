@@ -16,7 +16,7 @@ use crate::model::rope::{inv_freq, yarn_active, RopeTable};
 use crate::model::swiglu;
 use crate::model::{AttentionPath, FlashProbe, Model, RunOptions};
 use crate::tokenizer::Tokenizer;
-use crate::trace::{Selection, Trace};
+use crate::trace::{Recorder, Selection, Trace};
 use crate::weights;
 use crate::{Config, Error};
 
@@ -406,11 +406,18 @@ impl Session {
     }
 
     /// One traced forward call; see RunRequest. Returns entry metadata; tensors via `tensor(name)`.
-    pub fn run(&mut self, request: JsValue) -> Result<JsValue, JsError> {
+    /// `progress`, when given, is called as progress(layersDone, layersInAll) after each layer.
+    pub fn run(&mut self, request: JsValue, progress: Option<js_sys::Function>) -> Result<JsValue, JsError> {
         let req: RunRequest = from_js(request, "run request")?;
         let opts = req.options().map_err(js)?;
+        let mut rec = Recorder::new(req.selection());
+        if let Some(f) = progress {
+            rec = rec.with_progress(move |done, total| {
+                let _ = f.call2(&JsValue::NULL, &JsValue::from(done as u32), &JsValue::from(total as u32));
+            });
+        }
         let t0 = now_ms();
-        let out = self.model.trace(&req.ids, req.attention_mask.as_deref(), req.prefix_len, &opts, req.selection()).map_err(js)?;
+        let out = self.model.trace_into(&req.ids, req.attention_mask.as_deref(), req.prefix_len, &opts, rec).map_err(js)?;
         let ms = now_ms() - t0;
         self.last = out.trace;
         self.last_request = Some(req);

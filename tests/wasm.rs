@@ -100,7 +100,7 @@ fn session_runs_and_hands_out_float32_arrays() {
         .map_err(JsValue::from)
         .unwrap();
     let req = js_sys::JSON::parse(r#"{"ids": [1, 5, 9, 3], "causal": true}"#).unwrap();
-    s.run(req).map_err(JsValue::from).unwrap();
+    s.run(req, None).map_err(JsValue::from).unwrap();
     let probs = s.tensor("layers.1.attn.probs").map_err(JsValue::from).unwrap();
     assert_eq!(probs.length(), 4 * 4 * 4);
     let row0: f32 = (0..4).map(|j| probs.get_index(j)).sum();
@@ -116,7 +116,7 @@ fn session_reports_bad_input_as_an_error() {
         .map_err(JsValue::from)
         .unwrap();
     let req = js_sys::JSON::parse(r#"{"ids": [1, 500]}"#).unwrap();
-    assert!(s.run(req).is_err());
+    assert!(s.run(req, None).is_err());
 }
 
 fn field(obj: &JsValue, name: &str) -> Vec<f32> {

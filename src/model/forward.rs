@@ -122,6 +122,7 @@ impl Model {
                 probe: opts.probe.filter(|pr| pr.layer == l).map(|pr| (pr.head, pr.row, pr.tile.max(1))),
             };
             let out = decoder_layer(cfg, w, x, &mut cache.layers[l], &run, rec);
+            rec.layer_done(l + 1, cfg.num_hidden_layers);
             x = out.x;
             if let Some((record, max_abs_diff)) = out.flash {
                 report = Some(FlashReport { layer: l, record, max_abs_diff });
@@ -138,6 +139,11 @@ impl Model {
 
     /// The contract's protocol: ids[..prefix_len] fill the cache unrecorded, then ids[prefix_len..] are traced.
     pub fn trace(&self, ids: &[u32], mask: Option<&[u8]>, prefix_len: usize, opts: &RunOptions, selection: Selection) -> Result<TraceOut, Error> {
+        self.trace_into(ids, mask, prefix_len, opts, Recorder::new(selection))
+    }
+
+    /// `trace` with a recorder of the caller's (one that reports progress, say).
+    pub fn trace_into(&self, ids: &[u32], mask: Option<&[u8]>, prefix_len: usize, opts: &RunOptions, mut rec: Recorder) -> Result<TraceOut, Error> {
         check_trace_args(ids, mask, prefix_len)?;
         let mut cache = self.new_cache();
         if prefix_len > 0 {
@@ -145,7 +151,6 @@ impl Model {
             let prefix_opts = RunOptions { probe: None, ..opts.clone() };
             self.forward(&mut cache, &ids[..prefix_len], prefix_mask, &prefix_opts, &mut Recorder::off())?;
         }
-        let mut rec = Recorder::new(selection);
         let (logits, flash) = self.forward(&mut cache, &ids[prefix_len..], mask, opts, &mut rec)?;
         Ok(TraceOut { trace: rec.trace, logits, flash, cache })
     }
