@@ -100,7 +100,8 @@ async function tensors(names, override = {}) {
   const key = JSON.stringify(args);
   const missing = names.filter((n) => !cache.has(`${key}|${n}`));
   if (missing.length) {
-    const request = worker.call('tensors', { args, names: missing });
+    const request = worker.call('tensors', { args, names: missing }, { onProgress });
+    request.finally(() => onProgress(null)).catch(() => {});
     missing.forEach((n, i) => {
       const entry = request.then(({ tensors: list }) => list[i]);
       entry.catch(() => cache.delete(`${key}|${n}`));
@@ -224,10 +225,36 @@ function renderNav() {
   }
 }
 
+// How far the worker's current run has come ({done, total} layers), shown with a Cancel button.
+function onProgress(progress) {
+  app.progress = progress;
+  renderStatus();
+}
+
+// Stops a long run: the worker is replaced and the model rebuilt in the new one (worker_client.js).
+async function cancelWork() {
+  app.progress = null;
+  try {
+    await worker.cancel();
+  } catch (err) {
+    app.phase = 'error';
+    app.error = err.message;
+  }
+  app.busy = false;
+  refresh();
+}
+
 function renderStatus() {
-  dom.status.textContent = app.busy
-    ? t('app.running')
-    : app.phase === 'ready' && app.run
+  if (app.busy || app.progress) {
+    const p = app.progress;
+    dom.status.replaceChildren(
+      p ? t('app.runningLayers', { done: p.done, total: p.total }) : t('app.running'),
+      ' ',
+      el('button', { type: 'button', className: 'status-cancel', on: { click: cancelWork } }, t('app.cancel')),
+    );
+    return;
+  }
+  dom.status.textContent = app.phase === 'ready' && app.run
       ? t('app.status', { backend: app.run.backend, ms: app.run.ms.toFixed(1), tokens: state.tokens.ids.length })
       : app.phase === 'building'
         ? t('app.building')
@@ -251,6 +278,8 @@ function refresh() {
         ? message('error', t('app.errorTitle'), app.error)
         : app.phase === 'empty'
           ? message('empty', t('app.empty'))
+          : app.phase === 'cancelled'
+            ? message('empty', t('app.cancelled'))
           : message('loading', t(app.phase === 'building' ? 'app.building' : 'app.loading'));
     dom.view.replaceChildren(box);
     dom.view.setAttribute('aria-busy', String(app.phase === 'loading' || app.phase === 'building'));
@@ -265,7 +294,7 @@ function refresh() {
     current = { id: state.view, instance: VIEWS[state.view].mount(root, app) };
   }
   rendered = current.instance.update().catch((err) => {
-    app.phase = 'error';
+    app.phase = err.cancelled ? 'cancelled' : 'error';
     app.error = err.message;
     refresh();
   });
@@ -283,7 +312,7 @@ async function runModel() {
   app.busy = true;
   renderStatus();
   try {
-    const result = await worker.call('run', { args: runArgs() });
+    const result = await worker.call('run', { args: runArgs() }, { onProgress });
     if (seq !== runSeq) return;
     cache = new Map();
     app.run = result;
@@ -291,10 +320,11 @@ async function runModel() {
     app.error = null;
   } catch (err) {
     if (seq !== runSeq) return;
-    app.phase = 'error';
+    app.phase = err.cancelled ? 'cancelled' : 'error';
     app.error = err.message;
   }
   app.busy = false;
+  app.progress = null;
   refresh();
 }
 

@@ -41,7 +41,7 @@ function run(args) {
   const key = JSON.stringify(args);
   if (lastRun?.key === key) return lastRun;
   lastRun = null;
-  const result = needSession().run(args);
+  const result = needSession().run(args, progress);
   lastRun = { key, result, shapes: new Map(result.entries.map((e) => [e.name, Array.from(e.shape)])) };
   return lastRun;
 }
@@ -163,12 +163,18 @@ const handlers = {
   },
 };
 
+// Told by the core after each layer of a run; reports to the request being answered.
+let progress = () => {};
+
 self.onmessage = async ({ data: { id, type, ...body } }) => {
   try {
     await ready;
+    progress = (done, total) => self.postMessage({ id, progress: { done, total } });
     const { result, transfer = [] } = handlers[type](body);
     self.postMessage({ id, ok: true, result }, transfer);
   } catch (err) {
     self.postMessage({ id, ok: false, error: err?.message ?? String(err) });
+  } finally {
+    progress = () => {};
   }
 };
