@@ -1,11 +1,11 @@
 //! Model weights: MiniMind / Hugging Face names, f32 in memory.
 //! Loading (safetensors f32/f16/bf16) and seeded random initialisation live here.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use half::{bf16, f16};
-use ndarray::{Array, Array1, Array2, Dimension};
-use safetensors::tensor::TensorView;
+use ndarray::{Array, Array1, Array2, ArrayD, Dimension, Ix1, Ix2, IxDyn};
+use safetensors::tensor::{Metadata, TensorView};
 use safetensors::{Dtype, SafeTensors};
 
 use crate::{Config, Error};
@@ -50,68 +50,94 @@ enum Init {
     FanIn(usize),
 }
 
-/// Walks MiniMind's layout once, in checkpoint order, asking `fetch(name, shape, init)` for each
-/// tensor's row-major data. Loading and random initialisation both build `Weights` through here,
-/// so the names and shapes are written down exactly once.
-fn assemble<F>(config: &Config, mut fetch: F) -> Result<Weights, Error>
-where
-    F: FnMut(&str, &[usize], Init) -> Result<Vec<f32>, Error>,
-{
-    fn vector<F: FnMut(&str, &[usize], Init) -> Result<Vec<f32>, Error>>(
-        fetch: &mut F,
-        name: &str,
-        len: usize,
-    ) -> Result<Array1<f32>, Error> {
-        Ok(Array1::from_vec(fetch(name, &[len], Init::Ones)?))
-    }
-    fn matrix<F: FnMut(&str, &[usize], Init) -> Result<Vec<f32>, Error>>(
-        fetch: &mut F,
-        name: &str,
-        rows: usize,
-        cols: usize,
-    ) -> Result<Array2<f32>, Error> {
-        let data = fetch(name, &[rows, cols], Init::FanIn(cols))?;
-        Ok(Array2::from_shape_vec((rows, cols), data).expect("fetch returns rows * cols values"))
-    }
+/// One tensor of MiniMind's layout.
+struct Slot {
+    name: String,
+    shape: Vec<usize>,
+    init: Init,
+}
 
+/// MiniMind's layout for `config` in checkpoint order: the one place where the names and shapes
+/// are written down. Loading checks a file against it; `assemble` builds `Weights` from it.
+fn layout(config: &Config) -> Vec<Slot> {
     let (h, d, i, v) = (config.hidden_size, config.head_dim(), config.intermediate_size(), config.vocab_size);
     let (q_out, kv_out) = (config.num_attention_heads * d, config.num_key_value_heads * d);
-    let f = &mut fetch;
-    let embed_tokens = matrix(f, "model.embed_tokens.weight", v, h)?;
-    let mut layers = Vec::with_capacity(config.num_hidden_layers);
+    let vector = |name: String, len: usize| Slot { name, shape: vec![len], init: Init::Ones };
+    let matrix = |name: String, rows: usize, cols: usize| Slot { name, shape: vec![rows, cols], init: Init::FanIn(cols) };
+    let mut slots = vec![matrix("model.embed_tokens.weight".into(), v, h)];
     for l in 0..config.num_hidden_layers {
         let name = |suffix: &str| format!("model.layers.{l}.{suffix}");
+        slots.push(vector(name("input_layernorm.weight"), h));
+        slots.push(matrix(name("self_attn.q_proj.weight"), q_out, h));
+        slots.push(matrix(name("self_attn.k_proj.weight"), kv_out, h));
+        slots.push(matrix(name("self_attn.v_proj.weight"), kv_out, h));
+        slots.push(matrix(name("self_attn.o_proj.weight"), h, q_out));
+        if config.qk_norm {
+            slots.push(vector(name("self_attn.q_norm.weight"), d));
+            slots.push(vector(name("self_attn.k_norm.weight"), d));
+        }
+        slots.push(vector(name("post_attention_layernorm.weight"), h));
+        slots.push(matrix(name("mlp.gate_proj.weight"), i, h));
+        slots.push(matrix(name("mlp.up_proj.weight"), i, h));
+        slots.push(matrix(name("mlp.down_proj.weight"), h, i));
+    }
+    slots.push(vector("model.norm.weight".into(), h));
+    if !config.tie_word_embeddings {
+        slots.push(matrix("lm_head.weight".into(), v, h));
+    }
+    slots
+}
+
+/// Builds `Weights` from `layout(config)`, asking `fetch(slot)` for each tensor's row-major data,
+/// in layout order. Loading and random initialisation both build `Weights` through here.
+fn assemble<F>(config: &Config, mut fetch: F) -> Result<Weights, Error>
+where
+    F: FnMut(&Slot) -> Result<Vec<f32>, Error>,
+{
+    let mut slots = layout(config).into_iter();
+    // The next slot of the layout, which must be the one named: the fields below follow its order.
+    let mut next = |suffix: &str| -> Result<ArrayD<f32>, Error> {
+        let slot = slots.next().expect("the layout has a slot for every field");
+        assert!(slot.name.ends_with(suffix), "layout order: {} where {suffix} was expected", slot.name);
+        let data = fetch(&slot)?;
+        Ok(ArrayD::from_shape_vec(IxDyn(&slot.shape), data).expect("fetch returns one value per element"))
+    };
+    let vector = |a: ArrayD<f32>| a.into_dimensionality::<Ix1>().expect("a vector slot");
+    let matrix = |a: ArrayD<f32>| a.into_dimensionality::<Ix2>().expect("a matrix slot");
+
+    let embed_tokens = matrix(next("embed_tokens.weight")?);
+    let mut layers = Vec::with_capacity(config.num_hidden_layers);
+    for _ in 0..config.num_hidden_layers {
         layers.push(LayerWeights {
-            input_layernorm: vector(f, &name("input_layernorm.weight"), h)?,
-            q_proj: matrix(f, &name("self_attn.q_proj.weight"), q_out, h)?,
-            k_proj: matrix(f, &name("self_attn.k_proj.weight"), kv_out, h)?,
-            v_proj: matrix(f, &name("self_attn.v_proj.weight"), kv_out, h)?,
-            o_proj: matrix(f, &name("self_attn.o_proj.weight"), h, q_out)?,
-            q_norm: if config.qk_norm { Some(vector(f, &name("self_attn.q_norm.weight"), d)?) } else { None },
-            k_norm: if config.qk_norm { Some(vector(f, &name("self_attn.k_norm.weight"), d)?) } else { None },
-            post_attention_layernorm: vector(f, &name("post_attention_layernorm.weight"), h)?,
-            gate_proj: matrix(f, &name("mlp.gate_proj.weight"), i, h)?,
-            up_proj: matrix(f, &name("mlp.up_proj.weight"), i, h)?,
-            down_proj: matrix(f, &name("mlp.down_proj.weight"), h, i)?,
+            input_layernorm: vector(next("input_layernorm.weight")?),
+            q_proj: matrix(next("q_proj.weight")?),
+            k_proj: matrix(next("k_proj.weight")?),
+            v_proj: matrix(next("v_proj.weight")?),
+            o_proj: matrix(next("o_proj.weight")?),
+            q_norm: if config.qk_norm { Some(vector(next("q_norm.weight")?)) } else { None },
+            k_norm: if config.qk_norm { Some(vector(next("k_norm.weight")?)) } else { None },
+            post_attention_layernorm: vector(next("post_attention_layernorm.weight")?),
+            gate_proj: matrix(next("gate_proj.weight")?),
+            up_proj: matrix(next("up_proj.weight")?),
+            down_proj: matrix(next("down_proj.weight")?),
         });
     }
-    let norm = vector(f, "model.norm.weight", h)?;
-    let lm_head = if config.tie_word_embeddings { None } else { Some(matrix(f, "lm_head.weight", v, h)?) };
+    let norm = vector(next("model.norm.weight")?);
+    let lm_head = if config.tie_word_embeddings { None } else { Some(matrix(next("lm_head.weight")?)) };
     Ok(Weights { embed_tokens, layers, norm, lm_head })
 }
 
-/// Reads a safetensors checkpoint in the Hugging Face layout MiniMind saves
-/// (shared/docs/minimind-semantics.md, "Weight names"). F32, F16 and BF16 are read into f32.
-///
-/// Every tensor the config implies must be present with exactly its shape, and nothing else may be:
-/// a missing, unexpected or misshaped tensor, another dtype, or a NaN/inf value is an error that
-/// names the tensor. Q/K norm weights must be present exactly when `config.qk_norm` is set.
-/// With `tie_word_embeddings` an `lm_head.weight` in the file is ignored, as Hugging Face does
-/// (it re-ties lm_head to embed_tokens after loading): some exports keep the shared tensor twice.
-pub fn load_safetensors(config: &Config, bytes: &[u8]) -> Result<Weights, Error> {
-    let config = config.clone().resolve()?;
-    let file = open(bytes)?;
-    match (config.qk_norm, has_qk_norm(&file)) {
+/// A checkpoint's table of contents: tensor name -> (dtype, shape), from its header alone.
+type Listing = BTreeMap<String, (Dtype, Vec<usize>)>;
+
+/// Checks a checkpoint's listing against `layout(config)`, before any tensor data is read: every
+/// tensor the config implies must be there with exactly its shape, stored as F32, F16 or BF16, and
+/// nothing else may be; Q/K norm weights are there exactly when `config.qk_norm` is set. Each error
+/// names the tensor. With `tie_word_embeddings` an `lm_head.weight` in the file is ignored, as
+/// Hugging Face does (it re-ties lm_head to embed_tokens after loading): some exports keep the
+/// shared tensor twice.
+fn check_listing(config: &Config, listing: &Listing) -> Result<(), Error> {
+    match (config.qk_norm, has_qk_norm(listing)) {
         (true, false) => {
             return Err(Error::Weights(
                 "the config has qk_norm = true (MiniMind-3 / Qwen3 layout) but the checkpoint has no \
@@ -129,26 +155,23 @@ pub fn load_safetensors(config: &Config, bytes: &[u8]) -> Result<Weights, Error>
         }
         _ => {}
     }
-
-    let mut used = HashSet::new();
-    let weights = assemble(&config, |name, shape, _| {
-        let view = file
-            .tensor(name)
-            .map_err(|_| Error::Weights(format!("missing tensor {name} (expected shape {shape:?})")))?;
-        if view.shape() != shape {
-            return Err(Error::Weights(format!("tensor {name} has shape {:?}, expected {shape:?}", view.shape())));
+    let slots = layout(config);
+    for Slot { name, shape, .. } in &slots {
+        let (dtype, found) = listing
+            .get(name)
+            .ok_or_else(|| Error::Weights(format!("missing tensor {name} (expected shape {shape:?})")))?;
+        if found != shape {
+            return Err(Error::Weights(format!("tensor {name} has shape {found:?}, expected {shape:?}")));
         }
-        let data = to_f32(name, &view)?;
-        if let Some(at) = data.iter().position(|x| !x.is_finite()) {
-            return Err(Error::Weights(format!("tensor {name} holds {} at index {:?}", data[at], unravel(at, shape))));
+        if !matches!(dtype, Dtype::F32 | Dtype::F16 | Dtype::BF16) {
+            return Err(Error::Weights(format!("tensor {name} is stored as {dtype}; attnscope reads F32, F16 and BF16")));
         }
-        used.insert(name.to_owned());
-        Ok(data)
-    })?;
+    }
 
+    let used: HashSet<&str> = slots.iter().map(|s| s.name.as_str()).collect();
     let ignored = |name: &str| config.tie_word_embeddings && name == "lm_head.weight";
-    let mut unexpected: Vec<&str> = file.names().into_iter().filter(|n| !used.contains(*n) && !ignored(n)).collect();
-    unexpected.sort_unstable();
+    // BTreeMap keys come sorted, so the first unexpected name is always the same one.
+    let unexpected: Vec<&str> = listing.keys().map(String::as_str).filter(|n| !used.contains(n) && !ignored(n)).collect();
     if let Some(first) = unexpected.first() {
         let beyond_last_layer = first
             .strip_prefix("model.layers.")
@@ -165,32 +188,49 @@ pub fn load_safetensors(config: &Config, bytes: &[u8]) -> Result<Weights, Error>
         };
         return Err(Error::Weights(format!("unexpected tensor {first}{hint}{more}")));
     }
-    Ok(weights)
+    Ok(())
+}
+
+/// Reads a safetensors checkpoint in the Hugging Face layout MiniMind saves
+/// (shared/docs/minimind-semantics.md, "Weight names"). F32, F16 and BF16 are read into f32.
+/// The file must pass `check_listing`; a NaN or inf value is an error that names the tensor and
+/// the element.
+pub fn load_safetensors(config: &Config, bytes: &[u8]) -> Result<Weights, Error> {
+    let config = config.clone().resolve()?;
+    let file = open(bytes)?;
+    let listing = file.tensors().into_iter().map(|(name, view)| (name, (view.dtype(), view.shape().to_vec()))).collect();
+    check_listing(&config, &listing)?;
+    assemble(&config, |Slot { name, shape, .. }| {
+        let data = to_f32(&file.tensor(name).expect("check_listing found it"));
+        if let Some(at) = data.iter().position(|x| !x.is_finite()) {
+            return Err(Error::Weights(format!("tensor {name} holds {} at index {:?}", data[at], unravel(at, shape))));
+        }
+        Ok(data)
+    })
+}
+
+fn unreadable(why: impl std::fmt::Display) -> Error {
+    Error::Weights(format!("the checkpoint is not a readable safetensors file (truncated or corrupt?): {why}"))
 }
 
 /// Parses the header, wrapping the safetensors crate's own words in a sentence.
 fn open(bytes: &[u8]) -> Result<SafeTensors<'_>, Error> {
-    SafeTensors::deserialize(bytes).map_err(|e| {
-        Error::Weights(format!("the checkpoint is not a readable safetensors file (truncated or corrupt?): {e}"))
-    })
+    SafeTensors::deserialize(bytes).map_err(unreadable)
 }
 
-fn has_qk_norm(file: &SafeTensors) -> bool {
-    file.names().iter().any(|n| n.ends_with(".self_attn.q_norm.weight") || n.ends_with(".self_attn.k_norm.weight"))
+fn has_qk_norm(listing: &Listing) -> bool {
+    listing.keys().any(|n| n.ends_with(".self_attn.q_norm.weight") || n.ends_with(".self_attn.k_norm.weight"))
 }
 
-fn to_f32(name: &str, view: &TensorView) -> Result<Vec<f32>, Error> {
+/// The data of a tensor `check_listing` accepted (F32, F16 or BF16), in f32.
+fn to_f32(view: &TensorView) -> Vec<f32> {
     let bytes = view.data();
-    Ok(match view.dtype() {
+    match view.dtype() {
         Dtype::F32 => bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
         Dtype::F16 => bytes.chunks_exact(2).map(|b| f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
         Dtype::BF16 => bytes.chunks_exact(2).map(|b| bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
-        other => {
-            return Err(Error::Weights(format!(
-                "tensor {name} is stored as {other}; attnscope reads F32, F16 and BF16"
-            )))
-        }
-    })
+        other => unreachable!("check_listing refuses {other}"),
+    }
 }
 
 /// Flat row-major index -> multi-index, so an error can point at the bad element.
@@ -217,7 +257,7 @@ fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
 /// conversions and correctly rounded f32 `*`, `/` and `sqrt` are used, never ln/cos/exp, whose last
 /// bits differ between platforms.
 pub fn random(config: &Config, seed: u64) -> Weights {
-    assemble(config, |name, shape, init| Ok(random_tensor(seed, name, shape.iter().product(), init)))
+    assemble(config, |slot| Ok(random_tensor(seed, &slot.name, slot.shape.iter().product(), slot.init)))
         .expect("random weights cannot fail")
 }
 
@@ -298,45 +338,127 @@ pub fn to_safetensors(config: &Config, weights: &Weights) -> Vec<u8> {
     safetensors::serialize(views, Some(metadata)).expect("an f32 checkpoint serialises")
 }
 
-/// Reads a model directory as MiniMind / `transformers` save it: `config.json` and
-/// `model.safetensors`. When config.json does not say `qk_norm`, the checkpoint decides: Q/K norm
-/// weights present means on (MiniMind-3, Qwen3), absent means off (MiniMind2, Llama).
+/// The sizes a model.safetensors for `config` can have, in bytes: at least every weight in 2 bytes
+/// (f16 / bf16, Q/K norm or not) after the 8-byte header length; at most every weight in f32, plus a
+/// tied lm_head stored anyway and the largest header safetensors allows.
+pub fn checkpoint_size_range(config: &Config) -> (u64, u64) {
+    let fewest = Config { qk_norm: false, ..config.clone() }.weight_count();
+    let most = config.weight_count() + (config.vocab_size * config.hidden_size) as u64;
+    (fewest * 2 + 8, most * 4 + 8 + MAX_HEADER_BYTES)
+}
+
+/// The safetensors crate's limit on a header.
+const MAX_HEADER_BYTES: u64 = 100_000_000;
+
+/// Refuses, before a byte of it is read, a model.safetensors whose size cannot hold this config's
+/// weights: a file cut short, or a config.json that belongs to another model.
+pub fn check_checkpoint_size(config: &Config, size: u64) -> Result<(), Error> {
+    let (smallest, largest) = checkpoint_size_range(config);
+    let mb = |b: u64| b as f64 / 1e6;
+    if size < smallest {
+        return Err(Error::Weights(format!(
+            "model.safetensors is {:.2} MB, but the {} weights of this config need at least {:.2} MB even in \
+             f16 or bf16: the file is truncated, or config.json belongs to another model",
+            mb(size),
+            config.weight_count(),
+            mb(smallest)
+        )));
+    }
+    if size > largest {
+        return Err(Error::Weights(format!(
+            "model.safetensors is {:.2} MB, more than the {} weights of this config can take even in f32 \
+             ({:.2} MB): is config.json the right one?",
+            mb(size),
+            config.weight_count(),
+            mb(largest)
+        )));
+    }
+    Ok(())
+}
+
+/// What a checkpoint is, known from config.json and the safetensors header alone.
+#[derive(Clone, Debug)]
+pub struct CheckpointHeader {
+    /// The config as the weights will be loaded with (`qk_norm` decided, see `check_checkpoint`).
+    pub config: Config,
+    /// The dtypes the tensors are stored in, in the order F32, F16, BF16.
+    pub dtypes: Vec<Dtype>,
+}
+
+/// Checks a checkpoint before its tensor data is read: config.json's text, `head` (at least the
+/// file's first 8 + N bytes, N being its header length; the whole file will do) and the file's
+/// size. The size must suit the config, the header must parse and describe exactly the bytes that
+/// follow it, and its tensors must pass `check_listing`. When config.json does not say `qk_norm`,
+/// the checkpoint decides: Q/K norm weights present means on (MiniMind-3, Qwen3), absent means off
+/// (MiniMind2, Llama).
+pub fn check_checkpoint(config_json: &str, head: &[u8], file_size: u64) -> Result<CheckpointHeader, Error> {
+    let mut config = Config::from_json(config_json)?;
+    check_checkpoint_size(&config, file_size)?;
+    let n = head
+        .get(..8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .ok_or_else(|| unreadable("it is shorter than 8 bytes"))?;
+    if n > MAX_HEADER_BYTES {
+        return Err(unreadable(format!("its first 8 bytes give a header length of {n} bytes, which no safetensors file has")));
+    }
+    let data_start = 8 + n;
+    if file_size < data_start {
+        return Err(unreadable(format!("the file is truncated: its header should be {n} bytes but the file is {file_size} bytes")));
+    }
+    let header = head.get(8..data_start as usize).ok_or_else(|| {
+        Error::Input(format!("the first {data_start} bytes of the file are needed to read its header, {} were given", head.len()))
+    })?;
+    let header = std::str::from_utf8(header).map_err(|e| unreadable(format!("its header is not UTF-8 text: {e}")))?;
+    let metadata: Metadata = serde_json::from_str(header).map_err(|e| unreadable(format!("its header is not valid: {e}")))?;
+    let (described, held) = (metadata.data_len() as u64, file_size - data_start);
+    if held < described {
+        return Err(unreadable(format!(
+            "the file is truncated: its header describes {described} bytes of tensor data but only {held} follow"
+        )));
+    }
+    if held > described {
+        return Err(unreadable(format!("{} bytes follow the last tensor its header describes", held - described)));
+    }
+    let listing: Listing =
+        metadata.tensors().into_iter().map(|(name, info)| (name, (info.dtype, info.shape.clone()))).collect();
+    let says_qk_norm =
+        serde_json::from_str::<serde_json::Value>(config_json).is_ok_and(|raw| raw.get("qk_norm").is_some());
+    if !says_qk_norm {
+        config.qk_norm = has_qk_norm(&listing);
+    }
+    check_listing(&config, &listing)?;
+    let dtypes =
+        [Dtype::F32, Dtype::F16, Dtype::BF16].into_iter().filter(|d| listing.values().any(|(t, _)| t == d)).collect();
+    Ok(CheckpointHeader { config, dtypes })
+}
+
+/// Reads a checkpoint as MiniMind / `transformers` save it: `config.json` text and the bytes of
+/// `model.safetensors`, checked first by `check_checkpoint`.
+pub fn load_checkpoint(config_json: &str, bytes: &[u8]) -> Result<(Config, Weights), Error> {
+    let CheckpointHeader { config, .. } = check_checkpoint(config_json, bytes, bytes.len() as u64)?;
+    let weights = load_safetensors(&config, bytes)?;
+    Ok((config, weights))
+}
+
+/// Reads a model directory (`config.json` and `model.safetensors`) with `load_checkpoint`; errors
+/// name the file they are about.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn load_dir(dir: &std::path::Path) -> Result<(Config, Weights), Error> {
     let config_path = dir.join("config.json");
+    let model_path = dir.join("model.safetensors");
     let text = std::fs::read_to_string(&config_path)
         .map_err(|e| Error::Io(format!("cannot read {}: {e}", config_path.display())))?;
     let in_file = |e: Error| match e {
         Error::Config(m) => Error::Config(format!("{}: {m}", config_path.display())),
+        Error::Weights(m) => Error::Weights(format!("{}: {m}", model_path.display())),
         other => other,
     };
-    let mut config = Config::from_json(&text).map_err(in_file)?;
-
-    let model_path = dir.join("model.safetensors");
+    let config = Config::from_json(&text).map_err(in_file)?;
     let size = std::fs::metadata(&model_path)
         .map_err(|e| Error::Io(format!("cannot read {}: {e}", model_path.display())))?
         .len();
-    // f32 weights, a tied lm_head stored anyway, and the largest header safetensors allows.
-    let largest = (config.weight_count() + (config.vocab_size * config.hidden_size) as u64) * 4 + 100_000_008;
-    if size > largest {
-        return Err(Error::Weights(format!(
-            "{} is {:.2} GB, more than this config's weights can take ({:.2} GB); is config.json the right one?",
-            model_path.display(),
-            size as f64 / 1e9,
-            largest as f64 / 1e9
-        )));
-    }
+    check_checkpoint_size(&config, size).map_err(in_file)?;
     let bytes =
         std::fs::read(&model_path).map_err(|e| Error::Io(format!("cannot read {}: {e}", model_path.display())))?;
-
-    let config_says_qk_norm =
-        serde_json::from_str::<serde_json::Value>(&text).map(|raw| raw.get("qk_norm").is_some()).unwrap_or(false);
-    if !config_says_qk_norm {
-        config.qk_norm = has_qk_norm(&open(&bytes)?);
-    }
-    let weights = load_safetensors(&config, &bytes).map_err(|e| match e {
-        Error::Weights(m) => Error::Weights(format!("{}: {m}", model_path.display())),
-        other => other,
-    })?;
-    Ok((config, weights))
+    load_checkpoint(&text, &bytes).map_err(in_file)
 }

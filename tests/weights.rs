@@ -264,6 +264,113 @@ fn qk_norm_weights_are_refused_when_config_has_none() {
     assert!(e.contains("q_norm") && e.contains("qk_norm = false"), "{e}");
 }
 
+/// `tiny()` as a config.json says it.
+const TINY_JSON: &str = r#"{"hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "intermediate_size": 24, "vocab_size": 40}"#;
+
+#[test]
+fn checkpoint_decides_qk_norm_when_config_does_not_say() {
+    let llama = with(&tiny(), |c| c.qk_norm = false);
+    let bytes = write(&checkpoint(&llama), Dtype::BF16);
+    let (config, loaded) = weights::load_checkpoint(TINY_JSON, &bytes).unwrap();
+    assert!(!config.qk_norm);
+    assert!(loaded.layers[0].q_norm.is_none());
+    let (config, loaded) = weights::load_checkpoint(TINY_JSON, &write(&checkpoint(&tiny()), Dtype::F16)).unwrap();
+    assert!(config.qk_norm);
+    assert!(loaded.layers[0].k_norm.is_some());
+}
+
+#[test]
+fn config_that_says_qk_norm_is_held_to_it() {
+    let llama = with(&tiny(), |c| c.qk_norm = false);
+    let says = TINY_JSON.replace('}', r#", "qk_norm": true}"#);
+    let e = weights::load_checkpoint(&says, &write(&checkpoint(&llama), Dtype::F32)).unwrap_err().to_string();
+    assert!(e.contains("qk_norm = true"), "{e}");
+}
+
+#[test]
+fn file_too_small_for_the_config_is_refused_before_reading_it() {
+    let config = tiny();
+    let (smallest, largest) = weights::checkpoint_size_range(&config);
+    let llama = with(&config, |c| c.qk_norm = false);
+    assert_eq!(smallest, llama.weight_count() * 2 + 8, "the smallest file is a Llama layout in 16 bits");
+    assert!(weights::check_checkpoint_size(&config, smallest).is_ok());
+    assert!(weights::check_checkpoint_size(&config, largest).is_ok());
+    let e = weights::check_checkpoint_size(&config, smallest - 1).unwrap_err().to_string();
+    assert!(e.contains("truncated") && e.contains("another model"), "{e}");
+    let bytes = write(&checkpoint(&config), Dtype::F16);
+    let e = weights::load_checkpoint(TINY_JSON, &bytes[..bytes.len() / 2]).unwrap_err().to_string();
+    assert!(e.contains("truncated"), "{e}");
+}
+
+#[test]
+fn file_too_large_for_the_config_is_refused_before_reading_it() {
+    let config = tiny();
+    let (_, largest) = weights::checkpoint_size_range(&config);
+    let e = weights::check_checkpoint_size(&config, largest + 1).unwrap_err().to_string();
+    assert!(e.contains("is config.json the right one"), "{e}");
+}
+
+/// The first 8 + N bytes of a safetensors file: its header and nothing of the tensor data.
+fn head(bytes: &[u8]) -> &[u8] {
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    &bytes[..8 + n]
+}
+
+fn check_error(config_json: &str, head: &[u8], size: usize) -> String {
+    weights::check_checkpoint(config_json, head, size as u64).unwrap_err().to_string()
+}
+
+#[test]
+fn header_alone_gives_the_config_and_the_dtype() {
+    let bytes = write(&checkpoint(&tiny()), Dtype::BF16);
+    let header = weights::check_checkpoint(TINY_JSON, head(&bytes), bytes.len() as u64).unwrap();
+    assert_eq!(header.config, tiny());
+    assert_eq!(header.dtypes, vec![Dtype::BF16]);
+    let llama = with(&tiny(), |c| c.qk_norm = false);
+    let bytes = write(&checkpoint(&llama), Dtype::F32);
+    let header = weights::check_checkpoint(TINY_JSON, head(&bytes), bytes.len() as u64).unwrap();
+    assert!(!header.config.qk_norm);
+    assert_eq!(header.dtypes, vec![Dtype::F32]);
+}
+
+#[test]
+fn header_alone_names_a_missing_misshaped_or_integer_tensor() {
+    let config = tiny();
+    let mut tensors = checkpoint(&config);
+    tensors.remove("model.layers.0.self_attn.q_proj.weight");
+    let bytes = write(&tensors, Dtype::F16);
+    assert!(check_error(TINY_JSON, head(&bytes), bytes.len()).contains("missing tensor model.layers.0.self_attn.q_proj.weight"));
+    let other = TINY_JSON.replace("\"intermediate_size\": 24", "\"intermediate_size\": 32");
+    let bytes = write(&checkpoint(&config), Dtype::F16);
+    let e = check_error(&other, head(&bytes), bytes.len());
+    assert!(e.contains("mlp.gate_proj.weight has shape [24, 16], expected [32, 16]"), "{e}");
+    let bytes = write(&checkpoint(&config), Dtype::I32);
+    assert!(check_error(TINY_JSON, head(&bytes), bytes.len()).contains("is stored as I32"));
+}
+
+#[test]
+fn data_shorter_or_longer_than_the_header_says_is_refused() {
+    let bytes = write(&checkpoint(&tiny()), Dtype::F32);
+    let e = check_error(TINY_JSON, head(&bytes), bytes.len() - 3);
+    assert!(e.contains("truncated") && e.contains("only"), "{e}");
+    let e = check_error(TINY_JSON, head(&bytes), bytes.len() + 3);
+    assert!(e.contains("3 bytes follow the last tensor"), "{e}");
+}
+
+#[test]
+fn implausible_or_unreadable_header_is_refused() {
+    let bytes = write(&checkpoint(&tiny()), Dtype::F32);
+    let mut huge = bytes.clone();
+    huge[..8].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert!(check_error(TINY_JSON, &huge, huge.len()).contains("header length"));
+    let mut garbage = bytes.clone();
+    garbage[9..20].copy_from_slice(b"not json!!!");
+    assert!(check_error(TINY_JSON, &garbage, garbage.len()).contains("header is not valid"));
+    let e = check_error(TINY_JSON, &bytes[..20], bytes.len());
+    assert!(e.contains("bytes of the file are needed"), "{e}");
+}
+
 #[test]
 fn random_weights_are_deterministic() {
     let config = tiny();
@@ -339,9 +446,6 @@ mod load_dir {
         dir
     }
 
-    const TINY_JSON: &str = r#"{"hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4,
-        "num_key_value_heads": 2, "intermediate_size": 24, "vocab_size": 40}"#;
-
     #[test]
     fn reads_config_and_checkpoint() {
         let config = tiny();
@@ -360,6 +464,13 @@ mod load_dir {
         let (config, loaded) = weights::load_dir(&dir).unwrap();
         assert!(!config.qk_norm);
         assert!(loaded.layers[0].q_norm.is_none());
+    }
+
+    #[test]
+    fn errors_name_the_file() {
+        let dir = model_dir("short", TINY_JSON, Some(&[0; 16]));
+        let e = weights::load_dir(&dir).unwrap_err().to_string();
+        assert!(e.contains(&dir.join("model.safetensors").display().to_string()) && e.contains("truncated"), "{e}");
     }
 
     #[test]

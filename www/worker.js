@@ -91,6 +91,25 @@ const handlers = {
     lastRun = null;
     return { result: { config: next.config() } };
   },
+  // A checkpoint's config.json, size and header, checked before its tensor data is read.
+  checkCheckpoint({ config, size, head }) {
+    return { result: core.checkCheckpoint(config, size, head) };
+  },
+  // A checkpoint becomes the model only once it and its tokenizer (MiniMind's when it brings none)
+  // have loaded; until then the previous model stays.
+  checkpoint({ config, weights, tokenizer }) {
+    const next = core.Session.fromCheckpoint(config, new Uint8Array(weights));
+    try {
+      next.setTokenizer(tokenizer ?? tokenizerText);
+    } catch (err) {
+      next.free();
+      throw new Error(tokenizer === null ? `${err.message} (the checkpoint has no tokenizer.json, so MiniMind's was tried)` : `tokenizer.json: ${err.message}`);
+    }
+    session?.free();
+    session = next;
+    lastRun = null;
+    return { result: { config: next.config() } };
+  },
   tokenize({ text }) {
     const { ids, pieces } = needSession().tokenize(text);
     return { result: { ids: Array.from(ids), pieces: Array.from(pieces) } };

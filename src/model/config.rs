@@ -185,7 +185,8 @@ impl Config {
         let nkv = self.num_key_value_heads as u64;
         let i = self.intermediate_size.map_or(((h as f64 * std::f64::consts::PI / 64.0).ceil() as u64) * 64, |i| i as u64);
         let v = self.vocab_size as u64;
-        let per_layer = 2 * h + nh * d * h + 2 * nkv * d * h + h * nh * d + 2 * d + 3 * i * h;
+        let qk_norm = if self.qk_norm { 2 * d } else { 0 };
+        let per_layer = 2 * h + nh * d * h + 2 * nkv * d * h + h * nh * d + qk_norm + 3 * i * h;
         let head = if self.tie_word_embeddings { 0 } else { v * h };
         v * h + self.num_hidden_layers as u64 * per_layer + h + head
     }
