@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Measures what each attention head of the built-in model learned, on held-out text, and picks the samples.
+
+For every layer and query head, over held-out windows (English and Chinese, text training never saw) and
+query positions i >= 2 (at i = 1 the previous token is also the first one):
+  prev  = mean attention probability on the previous token, probs[h, i, i-1]   ("previous-token score")
+  first = mean attention probability on the first token,    probs[h, i, 0]     ("sink score")
+  self  = mean attention probability on the token itself,   probs[h, i, i]
+A head is labelled "previous-token" when prev > 0.5, "sink" when first > 0.5, "self" when self > 0.5,
+"previous-token (weak)" / "sink (weak)" when that score is the head's largest and >= 0.3, otherwise "mixed";
+the same labels per language (label_en, label_zh). The forward is tools/reference/make_fixtures.py's, on the shipped f16 weights in f32.
+Writes www/models/builtin/head_stats.json.
+
+It then scores candidate sample sentences (written for this project) by how clearly the labelled heads
+show their pattern on them and by how well the model predicts them, and writes the best three per language
+to www/models/builtin/samples.json as {"en": [...], "zh": [...]}.
+
+Run from the repository root after train_builtin.py (a minute, one thread):
+
+    python3 tools/train/head_stats.py
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import tokenizers
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools" / "reference"))
+import make_fixtures as ref  # noqa: E402
+
+DATA = ROOT / "tools" / "train" / "data"
+MODEL = ROOT / "www" / "models" / "builtin"
+THRESHOLD = 0.5
+WEAK = 0.3  # "(weak)": the head's largest of the three scores, at least this, below THRESHOLD
+WINDOWS, CTX = 64, 128  # per language
+
+CANDIDATES = {
+    "en": [
+        "The little cat sat on the warm mat and watched the birds outside the window.",
+        "When the rain stopped, the children ran out to play in the park.",
+        "She opened the old letter and read it slowly, one word at a time.",
+        "Every morning my father makes tea, reads the news and walks the dog.",
+        "The quick brown fox jumps over the lazy dog.",
+        "To be, or not to be, that is the question.",
+        "I love you more than words can say, and I will love you forever.",
+        "A good friend is someone who listens when you need to talk.",
+        "The king said to his son: you must be brave and kind.",
+        "If you want to learn something new, you have to practice every day.",
+    ],
+    "zh": [
+        "今天天气很好，我们一起去公园散步吧。",
+        "这本书写得非常好，我一口气就看完了。",
+        "酒店的服务很周到，房间也很干净，下次还会再来。",
+        "小猫坐在窗台上，安静地看着外面的小鸟。",
+        "我每天早上喝一杯咖啡，然后开始工作。",
+        "学习一门新的语言需要时间和耐心。",
+        "这部手机的屏幕很清楚，但是电池不太耐用。",
+        "新年到了，大家都回家和家人一起吃饭。",
+        "老师告诉我们，读书是了解世界最好的方法。",
+        "中国的经济在过去二十年里发展得很快。",
+    ],
+}
+
+
+def load_model(model_dir):
+    cfg = json.loads((model_dir / "config.json").read_text())
+    cfg.setdefault("inference_rope_scaling", False)
+    w = {k: v.float() for k, v in load_file(str(model_dir / "model.safetensors")).items()}
+    return cfg, w
+
+
+def head_scores(probs, i0=2):
+    """probs [nH, T, T] -> (prev, first, self) each [nH], means over query rows i >= i0."""
+    T = probs.shape[-1]
+    i = torch.arange(i0, T)
+    return probs[:, i, i - 1].mean(-1), probs[:, i, 0].mean(-1), probs[:, i, i].mean(-1)
+
+
+def label(prev, first, self_):
+    if prev > THRESHOLD:
+        return "previous-token"
+    if first > THRESHOLD:
+        return "sink"
+    if self_ > THRESHOLD:
+        return "self"
+    if prev >= WEAK and prev >= max(first, self_):
+        return "previous-token (weak)"
+    if first >= WEAK and first >= max(prev, self_):
+        return "sink (weak)"
+    return "mixed"
+
+
+@torch.no_grad()
+def measure(cfg, w, windows):
+    L, nH = cfg["num_hidden_layers"], cfg["num_attention_heads"]
+    sums = torch.zeros(3, L, nH)
+    for ids in windows:
+        trace, _ = ref.forward(w, cfg, ids, None, None)
+        for l in range(L):
+            sums[:, l] += torch.stack(head_scores(trace[f"layers.{l}.attn.probs"]))
+    return sums / len(windows)
+
+
+@torch.no_grad()
+def sample_score(cfg, w, ids, heads):
+    """How clearly the labelled heads show their pattern on this text, and the model's loss on it."""
+    trace, _ = ref.forward(w, cfg, ids, None, None)
+    vals = []
+    for l, h, lab in heads:
+        prev, first, self_ = (s[h].item() for s in head_scores(trace[f"layers.{l}.attn.probs"]))
+        vals.append({"previous-token": prev, "sink": first, "self": self_}[lab.split(" (")[0]])
+    loss = F.cross_entropy(trace["logits"][:-1], ids[1:]).item()
+    return sum(vals) / max(len(vals), 1), loss
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", type=Path, default=MODEL)
+    ap.add_argument("--no-write", action="store_true", help="print only")
+    ap.add_argument("--ctx", type=int, default=CTX)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    cfg, w = load_model(args.model)
+    data = torch.load(DATA / "tokens.pt")
+    g = torch.Generator().manual_seed(7)
+    by_lang = {}
+    for lang in ("en", "zh"):
+        s = data["heldout"][lang].long()
+        starts = torch.randint(len(s) - args.ctx, (WINDOWS,), generator=g)
+        by_lang[lang] = measure(cfg, w, [s[i:i + args.ctx] for i in starts.tolist()])
+    both = (by_lang["en"] + by_lang["zh"]) / 2
+
+    L, nH = cfg["num_hidden_layers"], cfg["num_attention_heads"]
+    layers, labelled = [], []
+    print("layer head   prev  first   self  label            (en prev/first | zh prev/first)")
+    for l in range(L):
+        row = []
+        for h in range(nH):
+            prev, first, self_ = (both[k, l, h].item() for k in range(3))
+            lab = label(prev, first, self_)
+            per = {lang: [by_lang[lang][k, l, h].item() for k in range(3)] for lang in by_lang}
+            row.append({"head": h, "kv_head": h // (nH // cfg["num_key_value_heads"]), "prev": round(prev, 4),
+                        "first": round(first, 4), "self": round(self_, 4), "label": lab,
+                        "label_en": label(*per["en"]), "label_zh": label(*per["zh"]),
+                        **{lang: {"prev": round(v[0], 4), "first": round(v[1], 4), "self": round(v[2], 4)}
+                           for lang, v in per.items()}})
+            if lab != "mixed":
+                labelled.append((l, h, lab))
+            print(f"{l:5d} {h:4d}  {prev:.3f}  {first:.3f}  {self_:.3f}  {lab:22s}  "
+                  f"({by_lang['en'][0, l, h]:.2f}/{by_lang['en'][1, l, h]:.2f} | "
+                  f"{by_lang['zh'][0, l, h]:.2f}/{by_lang['zh'][1, l, h]:.2f})")
+        layers.append(row)
+    kinds = ("previous-token", "previous-token (weak)", "sink", "sink (weak)", "self")
+    counts = {k: sum(1 for _, _, lab in labelled if lab == k) for k in kinds}
+    print("labelled heads:", counts)
+
+    tok = tokenizers.Tokenizer.from_file(str(args.model / "tokenizer.json"))
+    samples, scored = {}, {}
+    # Samples are scored on the previous-token and sink heads (the self heads are clear on any text).
+    shown = [x for x in labelled if not x[2].startswith("self")] or labelled
+    for lang, texts in CANDIDATES.items():
+        rows = []
+        for text in texts:
+            ids = torch.tensor(tok.encode(text, add_special_tokens=False).ids)
+            clarity, loss = sample_score(cfg, w, ids, shown)
+            rows.append((clarity - 0.05 * loss, clarity, loss, len(ids), text))
+        rows.sort(reverse=True)
+        for r in rows:
+            print(f"{lang} score {r[0]:.3f} clarity {r[1]:.3f} loss {r[2]:.2f} tokens {r[3]:3d}  {r[4]}")
+        samples[lang] = [r[4] for r in rows[:3]]
+        scored[lang] = [{"text": r[4], "tokens": r[3], "clarity": round(r[1], 4), "loss": round(r[2], 4)}
+                        for r in rows]
+
+    if args.no_write:
+        return
+    stats = {
+        "description": "Per layer and query head, mean attention probability over held-out text (64 English and "
+                       "64 Chinese windows of 128 tokens, query positions >= 2): prev = on the previous token, "
+                       "first = on the first token (attention sink), self = on the token itself. label: "
+                       f"previous-token if prev > {THRESHOLD}, sink if first > {THRESHOLD}, self if self > "
+                       f"{THRESHOLD}; previous-token (weak) / sink (weak) if that score is the largest and >= {WEAK}; else mixed. "
+                       "en/zh, label_en/label_zh: the same per language. Written by "
+                       "tools/train/head_stats.py.",
+        "threshold": THRESHOLD,
+        "layers": layers,
+        "summary": {k: [f"L{l}H{h}" for l, h, lab in labelled if lab == k] for k in kinds},
+        "summary_en": {k: [f"L{l}H{r['head']}" for l, row in enumerate(layers) for r in row if r["label_en"] == k]
+                       for k in kinds},
+        "summary_zh": {k: [f"L{l}H{r['head']}" for l, row in enumerate(layers) for r in row if r["label_zh"] == k]
+                       for k in kinds},
+        "samples_scored": scored,
+    }
+    (args.model / "head_stats.json").write_text(json.dumps(stats, indent=1, ensure_ascii=False) + "\n")
+    (args.model / "samples.json").write_text(json.dumps(samples, indent=2, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()
