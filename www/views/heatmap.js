@@ -1,6 +1,9 @@
 // A reusable canvas heatmap for one 2-D slice of a trace tensor (rows x cols, row-major).
 // Cells are written into ImageData at device-pixel resolution, so the picture stays crisp at any
-// devicePixelRatio and costs one table look-up per pixel; labels are drawn as canvas text.
+// devicePixelRatio: one table look-up per cell, one pixel row per row of cells, stretched down to
+// the cells' height by drawImage; the hatching is pattern fills on top; labels are canvas text.
+// A heatmap paints once it is in the page, at its real width: update() on a detached heatmap
+// waits for the ResizeObserver, or for paintAll() from a view that wants it painted now.
 // The caller gives the colour scale (views/color_scale.js) so several heatmaps can share one.
 // -∞ cells (causal mask) and cells at or below -1e8 (padding mask, -1e9) are hatched, never
 // coloured; padded query rows get a light overlay. Hover or arrow keys show the exact value.
@@ -19,6 +22,7 @@
 import { el } from './dom.js';
 import { exact, short } from './format.js';
 import { isMasked } from './color_scale.js';
+import { range } from './controls.js';
 import { legend, marksOf } from './legend.js';
 import { showTooltip, hideTooltip } from './tooltip.js';
 import { exportable } from './figure_export.js';
@@ -29,10 +33,15 @@ const NEGINF = [0xff3a3a3a, 0xff8c8c8c]; // dark grey, light stripes (ABGR, litt
 const PADDING = [0xffd6d6d6, 0xff9e9e9e]; // light grey, darker stripes
 const PADDED_ROW = 0xffc8c8c8;
 
-// The theme's colours, resolved from style.css's variables (light-dark() included) when a heatmap
-// paints, so dark mode needs no second table: a hidden probe element takes each colour in turn.
+// The theme's colours, resolved from style.css's variables (light-dark() included), so dark mode
+// needs no second table: a hidden probe element takes each colour in turn. Each read restyles the
+// page, so they are kept for as long as the theme (the button's pick, else the system's) holds.
 let probe = null;
+let themed = { key: null, colours: null };
+const systemDark = matchMedia('(prefers-color-scheme: dark)');
 function theme() {
+  const key = `${document.documentElement.dataset.theme ?? ''}|${systemDark.matches}`;
+  if (themed.key === key) return themed.colours;
   if (!probe) {
     probe = el('span', { hidden: true });
     document.body.append(probe);
@@ -41,7 +50,9 @@ function theme() {
     probe.style.color = `var(${name})`;
     return getComputedStyle(probe).color;
   };
-  return { gap: packed(v('--surface')), text: v('--ink-2'), faint: v('--ink-3'), rule: v('--line-2'), strong: v('--ink') };
+  const surface = v('--surface');
+  themed = { key, colours: { gap: packed(surface), gapCss: surface, text: v('--ink-2'), faint: v('--ink-3'), rule: v('--line-2'), strong: v('--ink') } };
+  return themed.colours;
 }
 
 // 'rgb(r, g, b)' as a little-endian ABGR pixel.
@@ -60,6 +71,8 @@ export function heatmap() {
   let focus = null;
   let lastWidth = 0;
 
+  // The first observation comes once the node is in the page: a heatmap updated while detached
+  // paints then (lastWidth 0), unless paintAll() got to it first.
   const resize = new ResizeObserver(() => {
     if (opts && node.clientWidth !== lastWidth) draw();
   });
@@ -72,8 +85,8 @@ export function heatmap() {
     return copy;
   });
 
-  function draw() {
-    lastWidth = node.clientWidth;
+  function draw(width = node.clientWidth) {
+    lastWidth = width;
     geo = layout(opts, lastWidth || 600);
     paint(canvas, opts, geo);
     canvas.setAttribute('aria-label', `${opts.label ?? ''}. ${t('heatmap.keys')}`);
@@ -150,8 +163,12 @@ export function heatmap() {
       focusBox.hidden = true;
       legendSlot.replaceChildren();
       if (opts.legend !== false) legendSlot.append(legend(opts.scale, marksOf(opts.data, opts.rowMask)));
-      draw();
+      if (node.isConnected) draw();
+      else lastWidth = 0;
     },
+    // paintAll's two halves: the width to paint at (a layout read), and the paint (a write).
+    width: () => (opts && !lastWidth ? node.clientWidth : null),
+    paint: (width) => draw(width),
     destroy() {
       resize.disconnect();
       clear();
@@ -159,15 +176,36 @@ export function heatmap() {
   };
 }
 
+// Paints heatmaps updated while detached and now in the page, in the same task: every width is
+// read before any canvas changes size, so the page is laid out once, not once per heatmap.
+export function paintAll(maps) {
+  const widths = maps.map((m) => m.width());
+  maps.forEach((m, i) => {
+    if (widths[i] !== null) m.paint(widths[i]);
+  });
+}
+
 function clamp(v, lo, hi) {
   return v < lo ? lo : v > hi ? hi : v;
 }
 
 const measure = document.createElement('canvas').getContext('2d');
+measure.font = FONT;
+// Label widths by text: the same tokens label every panel and step (one font, so one table).
+const widths = new Map();
 
 function textWidth(labels, cap) {
-  measure.font = FONT;
-  return Math.min(cap, Math.max(0, ...labels.map((s) => measure.measureText(s).width)));
+  let max = 0;
+  for (const s of labels) {
+    let w = widths.get(s);
+    if (w === undefined) {
+      if (widths.size > 10000) widths.clear();
+      w = measure.measureText(s).width;
+      widths.set(s, w);
+    }
+    if (w > max) max = w;
+  }
+  return Math.min(cap, max);
 }
 
 // Where everything goes, in CSS pixels.
@@ -191,19 +229,14 @@ function layout(o, available, dpr = window.devicePixelRatio || 1) {
 
 function paint(canvas, o, g) {
   const { dpr } = g;
-  canvas.width = Math.round(g.width * dpr);
+  canvas.width = Math.round(g.width * dpr); // setting the size clears the canvas and its state
   canvas.height = Math.round(g.height * dpr);
   canvas.style.width = `${canvas.width / dpr}px`;
   canvas.style.height = `${canvas.height / dpr}px`;
   const ctx = canvas.getContext('2d');
-  ctx.clearRect(0, 0, canvas.width, canvas.height);
   const colours = theme();
-  const pw = Math.round(g.w * dpr);
-  const ph = Math.round(g.h * dpr);
-  const image = ctx.createImageData(pw, ph);
-  fillCells(new Uint32Array(image.data.buffer), pw, ph, o, dpr, colours.gap);
-  ctx.putImageData(image, Math.round(g.x0 * dpr), Math.round(g.y0 * dpr));
-  ctx.scale(dpr, dpr);
+  drawCells(ctx, o, g, colours);
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   drawGroups(ctx, o, g, colours);
   drawLabels(ctx, o, g, colours);
   drawMark(ctx, o, g, colours);
@@ -218,44 +251,108 @@ function drawMark(ctx, o, g, colours) {
   ctx.strokeRect(g.x0 + o.mark.c * cw + 1, g.y0 + o.mark.r * ch + 1, Math.max(cw - 2, 2), Math.max(ch - 2, 2));
 }
 
-function fillCells(pixels, pw, ph, o, dpr, gap) {
+// Pixel x of a picture pw wide shows column floor(x * cols / pw): column c starts at edges[c].
+function edges(n, size) {
+  const at = new Int32Array(n + 1);
+  for (let i = 0; i <= n; i++) at[i] = Math.ceil((i * size) / n);
+  return at;
+}
+
+// One pixel row per row of cells, as wide as the picture, handed to drawImage as a bitmap.
+const strip = new OffscreenCanvas(1, 1);
+
+// The cells, in device pixels from the picture's corner. Scale colours and column gaps go into
+// ImageData one pixel row per row of cells, and each row is stretched to its cells' height; the
+// hatching (-∞ and padding cells, padded query rows) is filled over them with patterns, in runs
+// of cells, and the gaps are restored over the hatching.
+function drawCells(ctx, o, g, colours) {
+  const { dpr } = g;
   const { data, rows, cols, scale, rowMask } = o;
-  const colOf = new Int32Array(pw);
-  const rowOf = new Int32Array(ph);
-  for (let x = 0; x < pw; x++) colOf[x] = Math.floor((x * cols) / pw);
-  for (let y = 0; y < ph; y++) rowOf[y] = Math.floor((y * rows) / ph);
+  const pw = Math.round(g.w * dpr);
+  const ph = Math.round(g.h * dpr);
+  const xs = edges(cols, pw);
+  const ys = edges(rows, ph);
   // A one-pixel gap between cells once they are big enough to read as separate squares.
   const gapX = pw / cols >= 8 * dpr ? 1 : 0;
   const gapY = ph / rows >= 8 * dpr ? 1 : 0;
-  const colour = new Uint32Array(rows * cols);
-  const kind = new Uint8Array(rows * cols); // 0 scale, 1 -∞, 2 padding mask
-  for (let i = 0; i < colour.length; i++) {
-    const v = data[i];
-    if (v === -Infinity || Number.isNaN(v)) kind[i] = 1;
-    else if (isMasked(v)) kind[i] = 2;
-    else colour[i] = scale.packed(v);
-  }
-  const stripe = Math.max(2, Math.round(2 * dpr));
-  const period = stripe * 3;
-  for (let y = 0; y < ph; y++) {
-    const r = rowOf[y];
-    const rowGap = gapY && (y === ph - 1 || rowOf[y + 1] !== r);
-    const padded = rowMask && !rowMask[r];
-    for (let x = 0; x < pw; x++) {
-      const c = colOf[x];
-      const at = y * pw + x;
-      if (rowGap || (gapX && (x === pw - 1 || colOf[x + 1] !== c))) {
-        pixels[at] = gap;
-        continue;
+  const image = ctx.createImageData(pw, rows);
+  const pixels = new Uint32Array(image.data.buffer);
+  const hatched = []; // [kind, r, c0, c1): runs of -∞ (1) or padding (2) cells
+  for (let r = 0; r < rows; r++) {
+    if (ys[r + 1] - gapY <= ys[r]) continue;
+    const line = r * pw;
+    let run = null;
+    for (let c = 0; c < cols; c++) {
+      const v = data[r * cols + c];
+      const k = v === -Infinity || Number.isNaN(v) ? 1 : isMasked(v) ? 2 : 0;
+      if (run && run[0] !== k) run = null;
+      if (k) {
+        if (run) run[3] = c + 1;
+        else hatched.push((run = [k, r, c, c + 1]));
+      } else if (xs[c + 1] > xs[c]) {
+        pixels.fill(scale.packed(v), line + xs[c], line + xs[c + 1]);
       }
-      const i = r * cols + c;
-      const k = kind[i];
-      if (k === 1) pixels[at] = NEGINF[(x + y) % period < stripe ? 1 : 0];
-      else if (k === 2) pixels[at] = PADDING[(((x - y) % period) + period) % period < stripe ? 1 : 0];
-      else if (padded && (x + y) % period < stripe) pixels[at] = PADDED_ROW;
-      else pixels[at] = colour[i];
+      if (gapX && xs[c + 1] > xs[c]) pixels[line + xs[c + 1] - 1] = colours.gap;
     }
   }
+  if (strip.width < pw || strip.height < rows) {
+    strip.width = Math.max(strip.width, pw);
+    strip.height = Math.max(strip.height, rows);
+  }
+  strip.getContext('2d').putImageData(image, 0, 0);
+  const rowsImage = strip.transferToImageBitmap();
+  const x0 = Math.round(g.x0 * dpr);
+  const y0 = Math.round(g.y0 * dpr);
+  ctx.setTransform(1, 0, 0, 1, x0, y0); // device pixels from the picture's corner, where patterns start
+  ctx.imageSmoothingEnabled = false;
+  if (gapY) {
+    ctx.fillStyle = colours.gapCss;
+    ctx.fillRect(0, 0, pw, ph);
+  }
+  // A single source row stretched by whole pixels: every sample falls inside it, so this is exact.
+  for (let r = 0; r < rows; r++) {
+    const h = ys[r + 1] - ys[r] - gapY;
+    if (h > 0) ctx.drawImage(rowsImage, 0, r, pw, 1, 0, ys[r], pw, h);
+  }
+  rowsImage.close();
+  const stripe = Math.max(2, Math.round(2 * dpr));
+  const padded = rowMask ? range(rows).filter((r) => !rowMask[r]) : [];
+  ctx.fillStyle = hatch(ctx, 'paddedRow', stripe);
+  for (const r of padded) ctx.fillRect(0, ys[r], pw, ys[r + 1] - ys[r] - gapY);
+  for (const kind of [1, 2]) {
+    ctx.fillStyle = hatch(ctx, kind === 1 ? 'neginf' : 'padding', stripe);
+    for (const [k, r, c0, c1] of hatched) if (k === kind) ctx.fillRect(xs[c0], ys[r], xs[c1] - xs[c0], ys[r + 1] - ys[r] - gapY);
+  }
+  if ((hatched.length || padded.length) && (gapX || gapY)) {
+    ctx.fillStyle = colours.gapCss;
+    if (gapX) for (let c = 1; c <= cols; c++) ctx.fillRect(xs[c] - 1, 0, 1, ph);
+    if (gapY) for (let r = 1; r <= rows; r++) ctx.fillRect(0, ys[r] - 1, pw, 1);
+  }
+}
+
+// Diagonal stripes one period square, so that a repeating pattern continues them seamlessly:
+// -∞ light on dark along x + y, padding dark on light along x - y, padded rows grey on nothing.
+const HATCH = {
+  neginf: { base: NEGINF[0], line: NEGINF[1], on: (x, y, p) => (x + y) % p },
+  padding: { base: PADDING[0], line: PADDING[1], on: (x, y, p) => (x - y + p) % p },
+  paddedRow: { base: 0, line: PADDED_ROW, on: (x, y, p) => (x + y) % p },
+};
+const tiles = new Map();
+function hatch(ctx, name, stripe) {
+  const key = `${name} ${stripe}`;
+  if (!tiles.has(key)) {
+    const { base, line, on } = HATCH[name];
+    const period = stripe * 3;
+    const tile = document.createElement('canvas');
+    tile.width = tile.height = period;
+    const tctx = tile.getContext('2d');
+    const image = tctx.createImageData(period, period);
+    const px = new Uint32Array(image.data.buffer);
+    for (let y = 0; y < period; y++) for (let x = 0; x < period; x++) px[y * period + x] = on(x, y, period) < stripe ? line : base;
+    tctx.putImageData(image, 0, 0);
+    tiles.set(key, tile);
+  }
+  return ctx.createPattern(tiles.get(key), 'repeat');
 }
 
 function drawGroups(ctx, o, g, colours) {

@@ -5,6 +5,7 @@
 
 import { el } from './dom.js';
 import { tensorFigure } from './tensor_figure.js';
+import { paintAll } from './heatmap.js';
 import { layerSelect } from './controls.js';
 import { t } from '../strings.js';
 
@@ -49,7 +50,22 @@ export function mount(root, app) {
   const prev = el('button', { type: 'button', className: 'nav-button', title: t('stepper.prev'), attrs: { 'aria-label': t('stepper.prev') }, on: { click: () => go(index() - 1) } }, '←');
   const next = el('button', { type: 'button', className: 'nav-button', title: t('stepper.next'), attrs: { 'aria-label': t('stepper.next') }, on: { click: () => go(index() + 1) } }, '→');
   const layer = layerSelect(app);
-  const rail = el('ol', { className: 'rail' });
+  // The rail is built once; a step change moves the active mark.
+  let section = null;
+  const railSteps = STEPS.map((step, i) => el('button', { type: 'button', className: 'rail-step', dataset: { step: step.id }, on: { click: () => go(i) } }, el('span', { className: 'rail-num' }, i + 1), step.label));
+  const rail = el(
+    'ol',
+    { className: 'rail' },
+    STEPS.flatMap((step, i) => {
+      const items = [];
+      if (step.section !== section) {
+        section = step.section;
+        items.push(el('li', { className: 'rail-section', attrs: { 'aria-hidden': 'true' } }, t(`stepper.section.${section}`)));
+      }
+      items.push(el('li', {}, railSteps[i]));
+      return items;
+    }),
+  );
   const card = el('section', { className: 'step-card', attrs: { 'aria-live': 'polite' } });
   root.append(el('div', { className: 'toolbar' }, prev, el('div', { className: 'rail-wrap' }, rail), next, layer.node), card);
 
@@ -66,37 +82,17 @@ export function mount(root, app) {
   let figures = [];
   let seq = 0;
 
-  function renderRail(active) {
-    let section = null;
-    rail.replaceChildren(
-      ...STEPS.flatMap((step, i) => {
-        const items = [];
-        if (step.section !== section) {
-          section = step.section;
-          items.push(el('li', { className: 'rail-section', attrs: { 'aria-hidden': 'true' } }, t(`stepper.section.${section}`)));
-        }
-        items.push(
-          el(
-            'li',
-            {},
-            el(
-              'button',
-              {
-                type: 'button',
-                className: i === active ? 'rail-step active' : 'rail-step',
-                attrs: i === active ? { 'aria-current': 'step' } : {},
-                dataset: { step: step.id },
-                on: { click: () => go(i) },
-              },
-              el('span', { className: 'rail-num' }, i + 1),
-              step.label,
-            ),
-          ),
-        );
-        return items;
-      }),
-    );
-    rail.querySelector('.active')?.scrollIntoView({ block: 'nearest', inline: 'center' });
+  let shown = -1;
+  function markRail(active) {
+    if (active === shown) return;
+    shown = active;
+    railSteps.forEach((button, i) => {
+      button.classList.toggle('active', i === active);
+      if (i === active) button.setAttribute('aria-current', 'step');
+      else button.removeAttribute('aria-current');
+    });
+    // In the next frame, when the page is laid out anyway, rather than forcing a layout now.
+    requestAnimationFrame(() => railSteps[active].scrollIntoView({ block: 'nearest', inline: 'center' }));
   }
 
   async function update() {
@@ -107,7 +103,7 @@ export function mount(root, app) {
     next.disabled = i === STEPS.length - 1;
     layer.update();
     layer.node.classList.toggle('inactive', !perLayer(step));
-    renderRail(i);
+    markRail(i);
 
     const names = step.tensors.map((n) => fullName(n, state.layer));
     const present = names.filter((n) => app.run.entries.some((e) => e.name === n));
@@ -127,6 +123,7 @@ export function mount(root, app) {
       el('div', { className: 'figures' }, figures.map((f) => f.node)),
       el('p', { className: 'hint keys' }, t('stepper.keys')),
     );
+    paintAll(figures.flatMap((f) => f.maps));
   }
 
   return {

@@ -15,7 +15,8 @@ import { t } from '../strings.js';
 const ATTENTION = /(^|\.)(scores|masked_scores|probs)$/;
 const KV_TENSOR = /attn\.(k|v|k_norm|k_rope|k_cache|v_cache)$/;
 
-// ctx: {pieces, mask, nRep, maxCell}. Returns {node, destroy()}.
+// ctx: {pieces, mask, nRep, maxCell}. Returns {node, maps, destroy()}: the heatmaps paint once the
+// node is in the page (heatmap.js), or at once with paintAll(maps).
 export function tensorFigure(name, { data, shape }, ctx) {
   const maps = [];
   const body = ATTENTION.test(name) && shape.length === 3 ? attentionPanels(name, data, shape, ctx, maps) : matrix(name, data, shape, ctx, maps);
@@ -25,7 +26,7 @@ export function tensorFigure(name, { data, shape }, ctx) {
     el('figcaption', {}, el('code', { className: 'tensor-name' }, name), el('span', { className: 'shape' }, shapeLabel(shape))),
     body,
   );
-  return { node, destroy: () => maps.forEach((m) => m.destroy()) };
+  return { node, maps, destroy: () => maps.forEach((m) => m.destroy()) };
 }
 
 function tokenRow(ctx, r) {
