@@ -354,26 +354,36 @@ const MAX_HEADER_BYTES: u64 = 100_000_000;
 /// weights: a file cut short, or a config.json that belongs to another model.
 pub fn check_checkpoint_size(config: &Config, size: u64) -> Result<(), Error> {
     let (smallest, largest) = checkpoint_size_range(config);
-    let mb = |b: u64| b as f64 / 1e6;
     if size < smallest {
         return Err(Error::Weights(format!(
-            "model.safetensors is {:.2} MB, but the {} weights of this config need at least {:.2} MB even in \
-             f16 or bf16: the file is truncated, or config.json belongs to another model",
-            mb(size),
+            "model.safetensors is {}, but the {} weights of this config need at least {} even in f16 or bf16: \
+             the file is truncated, or config.json belongs to another model",
+            in_units(size),
             config.weight_count(),
-            mb(smallest)
+            in_units(smallest)
         )));
     }
     if size > largest {
         return Err(Error::Weights(format!(
-            "model.safetensors is {:.2} MB, more than the {} weights of this config can take even in f32 \
-             ({:.2} MB): is config.json the right one?",
-            mb(size),
+            "model.safetensors is {}, more than the {} weights of this config can take even in f32 ({}): \
+             is config.json the right one?",
+            in_units(size),
             config.weight_count(),
-            mb(largest)
+            in_units(largest)
         )));
     }
     Ok(())
+}
+
+/// A size for a sentence: "35.200 kB", "6.595 MB", "1.200 GB" (decimal units).
+fn in_units(bytes: u64) -> String {
+    let b = bytes as f64;
+    match b {
+        b if b >= 1e9 => format!("{:.3} GB", b / 1e9),
+        b if b >= 1e6 => format!("{:.3} MB", b / 1e6),
+        b if b >= 1e3 => format!("{:.3} kB", b / 1e3),
+        _ => format!("{bytes} bytes"),
+    }
 }
 
 /// What a checkpoint is, known from config.json and the safetensors header alone.

@@ -116,3 +116,44 @@ fn trace_is_in_computation_order() {
     assert_eq!(pos("logits"), names.len() - 1);
     assert!(t.entries.iter().all(|e| !e.desc.is_empty()), "every entry has a description");
 }
+
+/// tests/fixtures/checkpoints (tools/reference/make_checkpoints.py): the checkpoints the page loads as a
+/// reader's own, read the way the page reads them, against PyTorch's layer-0 probs and last logits.
+mod checkpoints {
+    use super::*;
+    use attnscope::weights::load_checkpoint;
+
+    #[derive(Deserialize)]
+    struct Expected {
+        ids: Vec<u32>,
+        probs: Vec<f32>,
+        logits_last: Vec<f32>,
+    }
+
+    fn check(case: &str, qk_norm: bool) {
+        let dir = fixtures().join("checkpoints").join(case);
+        let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
+        let config_json = String::from_utf8(read("config.json")).unwrap();
+        let (config, weights) = load_checkpoint(&config_json, &read("model.safetensors")).unwrap();
+        assert_eq!(config.qk_norm, qk_norm, "{case}: qk_norm");
+        let expected: Expected = serde_json::from_slice(&read("expected.json")).unwrap();
+        let vocab = config.vocab_size;
+        let out = Model::new(config, weights).trace(&expected.ids, None, 0, &RunOptions::default(), Selection::all()).unwrap();
+        let probs = &out.trace.get("layers.0.attn.probs").unwrap().data;
+        let rel = common::rel_diff(&format!("{case}: probs"), probs, &expected.probs);
+        assert!(rel <= common::TOLERANCE, "{case}: probs differ by {rel:.2e}");
+        let logits = &out.trace.get("logits").unwrap().data;
+        let rel = common::rel_diff(&format!("{case}: logits"), &logits[logits.len() - vocab..], &expected.logits_last);
+        assert!(rel <= common::TOLERANCE, "{case}: logits differ by {rel:.2e}");
+    }
+
+    #[test]
+    fn minimind3_layout_in_bf16() {
+        check("minimind3_bf16", true);
+    }
+
+    #[test]
+    fn llama_layout_in_f16_without_qk_norm() {
+        check("llama_f16", false);
+    }
+}

@@ -95,8 +95,9 @@ def make_weights(cfg, seed):
         w[p + "self_attn.k_proj.weight"] = linear(nKV * d, H)
         w[p + "self_attn.v_proj.weight"] = linear(nKV * d, H)
         w[p + "self_attn.o_proj.weight"] = linear(H, nH * d)
-        w[p + "self_attn.q_norm.weight"] = norm(d)
-        w[p + "self_attn.k_norm.weight"] = norm(d)
+        if cfg.get("qk_norm", True):  # Llama-style checkpoints have no Q/K norm
+            w[p + "self_attn.q_norm.weight"] = norm(d)
+            w[p + "self_attn.k_norm.weight"] = norm(d)
         w[p + "post_attention_layernorm.weight"] = norm(H)
         w[p + "mlp.gate_proj.weight"] = linear(I, H)
         w[p + "mlp.up_proj.weight"] = linear(I, H)
@@ -169,9 +170,10 @@ def forward(w, cfg, ids, mask, past):
         k = (h @ w[p + "self_attn.k_proj.weight"].T).view(T, nKV, d)  # (T, nKV, d)
         v = (h @ w[p + "self_attn.v_proj.weight"].T).view(T, nKV, d)  # (T, nKV, d)
         tr[n + "attn.q"], tr[n + "attn.k"], tr[n + "attn.v"] = q, k, v
-        q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
-        k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
-        tr[n + "attn.q_norm"], tr[n + "attn.k_norm"] = q, k
+        if p + "self_attn.q_norm.weight" in w:
+            q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
+            k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
+            tr[n + "attn.q_norm"], tr[n + "attn.k_norm"] = q, k
         q = q * cos[:, None, :] + rotate_half(q) * sin[:, None, :]
         k = k * cos[:, None, :] + rotate_half(k) * sin[:, None, :]
         tr[n + "attn.q_rope"], tr[n + "attn.k_rope"] = q, k
