@@ -15,7 +15,9 @@ const CSP = [
   "style-src 'self' 'unsafe-inline'",
   "worker-src 'self'",
   "img-src 'self' data: blob:",
-  "connect-src 'self' blob: data:",
+  // https: lets a reader load a model from another site by its folder URL (that site must allow
+  // it with CORS); the page itself fetches nothing from elsewhere.
+  "connect-src 'self' https: blob: data:",
 ].join('; ');
 
 const MIME = {

@@ -27,9 +27,12 @@ import { STAGES } from './views/controls.js';
 import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS } from './state.js';
 import { linkWriter, linkTo, explainLink } from './link.js';
 import { scriptingApi } from './api.js';
-import { showBanner } from './views/banner.js';
+import { showBanner, addToBanner } from './views/banner.js';
 import { sharePanel } from './views/share_panel.js';
 import { keepOffline } from './offline.js';
+import { modelPanel } from './views/model_panel.js';
+import { sampleButtons } from './views/samples.js';
+import * as source from './model_source.js';
 
 const VIEWS = { stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons };
 
@@ -62,6 +65,8 @@ const app = {
   busy: false, // a run is in flight
   error: null,
   model: null, // the resolved config from the core
+  source: null, // what the model is: name, kind, size, dtype (model_source.js's meta)
+  loading: false, // a checkpoint is being read or built
   run: null, // {entries, backend, ms} of the current run
   set,
   go,
@@ -133,8 +138,8 @@ function shared() {
   return structuredClone({ ...fields, pad: state.mask.flatMap((m, i) => (m === 0 ? [i] : [])) });
 }
 
-function explain(problems, model = null) {
-  const message = explainLink(problems, model);
+function explain(problems) {
+  const message = explainLink(problems);
   if (message) showBanner(message.title, message.details);
 }
 
@@ -142,20 +147,26 @@ function explain(problems, model = null) {
 // rebuilds the model and re-tokenizes only when what they depend on changed. A config the core
 // refuses is explained; the page keeps its model, or takes the default one if it has none yet.
 async function open(next) {
-  const { pad, config, seed, lang, ...fields } = next;
-  const rebuild = !app.model || JSON.stringify(config) !== JSON.stringify(state.config) || seed !== state.seed;
+  const { pad, config, seed, lang, model, ...fields } = next;
+  const random = model.kind === 'random';
+  const rebuild =
+    !app.model || JSON.stringify(model) !== JSON.stringify(state.model) || (random && (JSON.stringify(config) !== JSON.stringify(state.config) || seed !== state.seed));
   const retokenize = rebuild || fields.text !== state.text;
   Object.assign(state, fields);
   dom.text.value = state.text;
   applyLanguage(lang);
   if (rebuild) {
     try {
-      await buildModel(config, seed);
+      if (random) await buildModel(config, seed);
+      else await loadCheckpoint(model);
     } catch (err) {
-      showBanner(t('link.refused'), [err.message]);
+      if (!err.superseded) addToBanner(t(random ? 'link.refused' : 'model.linkFailed'), [err.message]);
       if (!app.model) await buildModel(DEFAULTS.config, DEFAULTS.seed).catch(() => {});
     }
   }
+  // A checkpoint's sizes are its own; the link's config and seed wait for a switch to Random.
+  if (state.model.kind !== 'random') Object.assign(state, { config, seed });
+  if (app.model) Object.assign(state, fitToModel(state, app.model));
   panel.show(state);
   const keep = { pad, query: state.query, key: state.key };
   if (retokenize) return tokenize(keep);
@@ -170,7 +181,7 @@ async function open(next) {
 async function openFromHash(hash) {
   writer.cancel();
   const { state: next, problems } = await decodeLink(hash, { base: shared(), known });
-  explain(problems, JSON.stringify(next.model) === JSON.stringify(state.model) ? null : next.model);
+  explain(problems);
   await open(next);
 }
 
@@ -358,17 +369,18 @@ async function tokenize(keep = { pad: [], query: null, key: null }) {
 }
 
 // Builds a random model in the worker; rejects (leaving the old model in place) if the core refuses.
+// A checkpoint still being read is dropped.
 async function buildModel(config, seed) {
   const previous = app.phase;
+  ++loadSeq;
+  app.loading = false;
   app.phase = 'building';
+  models.set({ progress: null, error: null });
   refresh();
   try {
     const { config: resolved } = await worker.call('session', { config, seed });
     Object.assign(state, { config, seed });
-    app.model = resolved;
-    Object.assign(state, fitToModel(state, resolved));
-    panel.showResolved(resolved);
-    cache = new Map();
+    adopt(resolved, { kind: 'random' }, { kind: 'random', seed, bytes: resolved.weight_count * 4, dtype: 'F32', weight_count: resolved.weight_count });
   } catch (err) {
     app.phase = app.model ? previous : 'error';
     app.error = app.model ? app.error : err.message;
@@ -376,6 +388,81 @@ async function buildModel(config, seed) {
     throw err;
   }
 }
+
+let loadSeq = 0; // the latest model asked for: a checkpoint still being read for an older one is dropped
+
+// Reads a checkpoint (built in, a folder URL, the reader's files, or the one kept in this browser;
+// model_source.js) with its progress in the model panel, and makes it the model once the core has
+// loaded it; until then, and if it fails, the previous model stays. The reader's own checkpoint is
+// kept in this browser for the next visit.
+async function loadCheckpoint(model, files = null) {
+  const seq = ++loadSeq;
+  const wanted = () => seq === loadSeq;
+  app.loading = true;
+  models.set({ progress: { loaded: 0, total: null }, error: null, note: null });
+  try {
+    const progress = (loaded, total) => models.set({ progress: { loaded, total } });
+    const { config: resolved, checkpoint, restored } = await source.load(model, { call: app.call, files, progress, wanted });
+    adopt(resolved, model, { ...checkpoint.meta, restored });
+    if (!restored && model.kind !== 'builtin') keep(checkpoint);
+  } catch (err) {
+    if (wanted()) models.set({ progress: null, error: err.message });
+    throw err;
+  } finally {
+    if (wanted()) app.loading = false;
+  }
+}
+
+// The worker now runs `model` (its resolved config, and what it is for the model panel): the state,
+// the sizes the views clamp to and the panels follow.
+function adopt(resolved, model, meta) {
+  state.model = model;
+  app.model = resolved;
+  app.source = meta;
+  Object.assign(state, fitToModel(state, resolved));
+  panel.showResolved(resolved);
+  models.set({ loaded: meta, progress: null, source: { random: 'random', builtin: 'builtin' }[model.kind] ?? 'own' });
+  cache = new Map();
+}
+
+// Keeps the reader's checkpoint in this browser for the next visit; a refusal (no space) is noted.
+function keep(checkpoint) {
+  source.kept.save(checkpoint).then(
+    () => models.set({ kept: checkpoint.meta }),
+    (err) => models.set({ note: t('model.notKept', { reason: err?.message ?? String(err) }) }),
+  );
+}
+
+// A model chosen in the model panel; the text is tokenized again, since its tokenizer may differ.
+async function useModel(model, files = null) {
+  if (!files && JSON.stringify(model) === JSON.stringify(state.model)) return;
+  try {
+    if (model.kind === 'random') await buildModel(state.config, state.seed);
+    else await loadCheckpoint(model, files);
+    await tokenize();
+  } catch (err) {
+    if (model.kind === 'random' && !err.superseded) models.set({ error: err.message });
+  }
+}
+
+const models = modelPanel({
+  onSource: (kind) => useModel({ kind }),
+  onFiles: (files) => useModel({ kind: 'files' }, files),
+  onUrl: (url) => useModel({ kind: 'url', url }),
+  onKept: async () => {
+    const meta = await source.kept.meta();
+    if (meta) useModel(meta.kind === 'url' ? { kind: 'url', url: meta.url } : { kind: 'files' });
+  },
+  onForget: async () => {
+    await source.kept.forget();
+    models.set({ kept: null, note: t('model.forgotten') });
+  },
+});
+const samples = sampleButtons((text) => {
+  dom.text.value = text;
+  state.text = text;
+  tokenize();
+});
 
 // Drops the mounted view so that refresh() builds it again: its strings or colours changed.
 function remount() {
@@ -400,6 +487,8 @@ function applyLanguage(lang) {
   share.node.replaceWith(reshared.node);
   share = reshared;
   if (app.model) panel.showResolved(app.model);
+  models.relabel();
+  samples.relabel();
   theme.relabel();
   remount();
 }
@@ -438,7 +527,8 @@ function wireInput() {
   document.getElementById('theme-toggle').replaceWith(theme.node);
   dom.text.value = state.text;
   dom.chips.replaceWith(chips.node);
-  dom.config.replaceWith(panel.node);
+  dom.config.replaceWith(models.node, panel.node);
+  dom.text.after(samples.node);
   document.getElementById('share').replaceWith(share.node);
   let timer = 0;
   dom.text.addEventListener('input', () => {
@@ -452,7 +542,7 @@ function wireInput() {
 
 // Resolves once no run is in flight and the active view has drawn.
 async function settled() {
-  while (app.busy || app.phase === 'loading' || app.phase === 'building') await new Promise((r) => setTimeout(r, 20));
+  while (app.busy || app.loading || app.phase === 'loading' || app.phase === 'building') await new Promise((r) => setTimeout(r, 20));
   await rendered;
 }
 
@@ -471,5 +561,19 @@ document.documentElement.classList.toggle('embed', embed);
 fillStaticText();
 wireInput();
 refresh();
-explain(opened.problems, opened.state.model);
-open(opened.state).then(() => keepOffline(() => worker.call('resources')).catch(() => {}));
+explain(opened.problems);
+
+// A visit without a link opens the model kept in this browser, or else the built-in one with one of
+// its sample sentences; a link opens the model it names.
+async function firstState() {
+  const [builtin, found, keptMeta] = await Promise.all([source.hasBuiltin(), source.builtinSamples(), source.kept.meta()]);
+  models.set({ builtin, kept: keptMeta });
+  samples.show(builtin ? found : null);
+  if (location.hash.replace(/^#/, '') !== '') return opened.state;
+  if (keptMeta) return { ...opened.state, model: keptMeta.kind === 'url' ? { kind: 'url', url: keptMeta.url } : { kind: 'files' } };
+  if (builtin) return { ...opened.state, model: { kind: 'builtin' }, text: found?.[opened.state.lang]?.[0] ?? found?.en?.[0] ?? opened.state.text };
+  return opened.state;
+}
+firstState()
+  .then(open)
+  .then(() => keepOffline(() => worker.call('resources')).catch(() => {}));

@@ -55,17 +55,13 @@ export function linkWriter({ embed }) {
 const WHOLE = { damaged: 'link.damaged', future: 'link.future', 'too-long': 'link.tooLong' };
 
 /** What to tell the reader about a link: {title, details}, or null when it opened as written.
- * model: the model the link names, when that is news (null: say nothing about it). */
-export function explainLink(problems, model) {
+ * The model a link names is loaded by the page, which says so itself if it cannot. */
+export function explainLink(problems) {
   const whole = problems.find((p) => p.field === null);
   const fields = [...new Set(problems.filter((p) => p.field !== null).map((p) => p.field))];
   const details = [];
   if (whole && fields.length) details.push(t('link.fields', { fields: fields.join(', ') }));
-  if (model?.kind === 'files') details.push(t('link.modelFiles'));
-  if (model?.kind === 'url') details.push(t('link.modelUrl', { url: model.url }));
-  if (model?.kind === 'builtin') details.push(t('link.modelBuiltin'));
   if (whole) return { title: t(WHOLE[whole.reason], { version: whole.version }), details };
   if (fields.length) return { title: t('link.fields', { fields: fields.join(', ') }), details };
-  if (details.length) return { title: details[0], details: details.slice(1) };
   return null;
 }

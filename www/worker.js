@@ -103,7 +103,7 @@ const handlers = {
       next.setTokenizer(tokenizer ?? tokenizerText);
     } catch (err) {
       next.free();
-      throw new Error(tokenizer === null ? `${err.message} (the checkpoint has no tokenizer.json, so MiniMind's was tried)` : `tokenizer.json: ${err.message}`);
+      throw tokenizer === null ? new Error(`${err.message} (the checkpoint has no tokenizer.json, so MiniMind's was tried)`) : err;
     }
     session?.free();
     session = next;

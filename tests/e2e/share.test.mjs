@@ -246,7 +246,10 @@ test('text from a link is shown as text in every field and view, never run: no s
   const plain = `&text=${encodeURIComponent(text)}&view=${encodeURIComponent(XSS[0])}`;
   const cases = { payload: `#${await payload(hostile)}`, plain: `#${plain.slice(1)}`, mixed: `#${await payload({ text })}${plain}` };
   for (const [name, hash] of Object.entries(cases)) {
-    const page = await freshPage(`${server.url}${hash}`);
+    const page = await freshPage(null);
+    // The link's model URL answers with a config.json the core refuses: the page quotes the URL, no error is logged.
+    await page.route('https://example.org/**', (route) => route.fulfill({ status: 200, body: XSS[0], headers: { 'access-control-allow-origin': '*' } }));
+    await page.goto(`${server.url}${hash}`);
     await stableUrl(page);
     const state = await getState(page);
     assert.equal(state.text, text, 'the text arrives whole');

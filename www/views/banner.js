@@ -21,6 +21,15 @@ export function showBanner(title, details = []) {
   else document.body.prepend(node);
 }
 
+// Adds lines to the banner shown (a link's model that could not be loaded, after the link's fields
+// were explained), or shows a new banner.
+export function addToBanner(title, details = []) {
+  if (!node) return showBanner(title, details);
+  const text = node.querySelector('.banner-text');
+  const list = text.querySelector('ul') ?? text.appendChild(el('ul'));
+  list.append(...[title, ...details].map((d) => el('li', {}, d)));
+}
+
 export function hideBanner() {
   node?.remove();
   node = null;

@@ -1,0 +1,340 @@
+// Loading a model: the page opens on the built-in one with a sample sentence; the reader's own
+// checkpoint comes in through the file chooser, a drop of files on the page, or a folder URL, with
+// its progress in bytes; it is kept in the browser for the next visit until forgotten. Every broken
+// input is refused with its own message while the previous model keeps running.
+//
+// The checkpoints are tests/fixtures/checkpoints (tools/reference/make_checkpoints.py): MiniMind-3
+// layout in bf16 and Llama layout in f16, with PyTorch's layer-0 probs and last logits for one
+// sentence. Broken variants are made here from them with a small safetensors reader and writer.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { launch, screenshot, settled, startServer } from './helpers.mjs';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const FIXTURES = join(ROOT, 'tests', 'fixtures', 'checkpoints');
+const BUILTIN = join(ROOT, 'www', 'models', 'builtin');
+const TOLERANCE = 2e-4; // the trace contract's, as in tests/reference.rs
+
+const read = (path) => readFileSync(path);
+const fixture = (name) => ({
+  config: read(join(FIXTURES, name, 'config.json')),
+  model: read(join(FIXTURES, name, 'model.safetensors')),
+  expected: JSON.parse(read(join(FIXTURES, name, 'expected.json'))),
+});
+const MINIMIND = fixture('minimind3_bf16');
+const LLAMA = fixture('llama_f16');
+const TOKENIZER = read(join(FIXTURES, 'tokenizer.json'));
+
+const file = (name, buffer, mimeType = 'application/octet-stream') => ({ name, mimeType, buffer: Buffer.from(buffer) });
+const filesOf = (ckpt, { config = ckpt.config, model = ckpt.model, tokenizer = TOKENIZER } = {}) =>
+  [file('config.json', config, 'application/json'), model && file('model.safetensors', model), tokenizer && file('tokenizer.json', tokenizer, 'application/json')].filter(Boolean);
+
+// --- safetensors, as far as the broken cases need it ---
+
+function parse(bytes) {
+  const n = Number(bytes.readBigUInt64LE(0));
+  return { header: JSON.parse(bytes.subarray(8, 8 + n).toString('utf8')), data: bytes.subarray(8 + n) };
+}
+
+function write(header, data) {
+  const json = Buffer.from(JSON.stringify(header).padEnd(Math.ceil(JSON.stringify(header).length / 8) * 8, ' '));
+  const length = Buffer.alloc(8);
+  length.writeBigUInt64LE(BigInt(json.length));
+  return Buffer.concat([length, json, data]);
+}
+
+// The checkpoint without one tensor: the others keep their bytes, at new offsets.
+function without(bytes, name) {
+  const { header, data } = parse(bytes);
+  const kept = Object.entries(header).filter(([key]) => key !== name && key !== '__metadata__');
+  kept.sort(([, a], [, b]) => a.data_offsets[0] - b.data_offsets[0]);
+  const next = { __metadata__: header.__metadata__ };
+  const parts = [];
+  let at = 0;
+  for (const [key, info] of kept) {
+    const part = data.subarray(...info.data_offsets);
+    next[key] = { ...info, data_offsets: [at, at + part.length] };
+    parts.push(part);
+    at += part.length;
+  }
+  return write(next, Buffer.concat(parts));
+}
+
+// The same bytes under another shape of the same size.
+function reshaped(bytes, name, shape) {
+  const { header, data } = parse(bytes);
+  header[name] = { ...header[name], shape };
+  return write(header, data);
+}
+
+// --- the page ---
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+// A page in a context of its own (its own IndexedDB), recording console errors.
+async function freshPage(hash = '', context = null) {
+  const ctx = context ?? (await browser.newContext({ viewport: { width: 1400, height: 1000 } }));
+  const page = await ctx.newPage();
+  page.consoleErrors = [];
+  page.on('console', (m) => m.type() === 'error' && page.consoleErrors.push(m.text()));
+  page.on('pageerror', (e) => page.consoleErrors.push(e.stack ?? String(e)));
+  await page.goto(`${server.url}${hash}`);
+  await page.waitForFunction(() => window.attnscope?.app?.source, null, { timeout: 60_000 });
+  await settled(page);
+  return page;
+}
+
+const app = (page) => page.evaluate(() => ({ source: window.attnscope.app.source, model: window.attnscope.app.model, state: window.attnscope.app.state }));
+
+// Waits for the model named `name` to be loaded and run.
+async function loaded(page, name) {
+  await page.waitForFunction((n) => !window.attnscope.app.loading && window.attnscope.app.source?.name === n, name, { timeout: 60_000 });
+  await settled(page);
+}
+
+// Waits for a load to be refused; returns what the model panel says.
+async function refused(page) {
+  await page.waitForFunction(() => !window.attnscope.app.loading && !document.querySelector('.model-error').hidden, null, { timeout: 60_000 });
+  await settled(page);
+  return page.locator('.model-error').innerText();
+}
+
+async function chooseFiles(page, files) {
+  await page.click('.segment[data-source="own"]');
+  await page.setInputFiles('#model-files', files);
+}
+
+// A drop of files on the drop zone, as a browser makes it: a DataTransfer holding File objects.
+async function dropFiles(page, files) {
+  await page.click('.segment[data-source="own"]');
+  const payload = files.map((f) => ({ name: f.name, type: f.mimeType, bytes: f.buffer.toString('base64') }));
+  await page.evaluate((list) => {
+    const transfer = new DataTransfer();
+    for (const f of list) transfer.items.add(new File([Uint8Array.from(atob(f.bytes), (c) => c.charCodeAt(0))], f.name, { type: f.type }));
+    const zone = document.querySelector('.drop-zone');
+    zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    zone.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+  }, payload);
+}
+
+const tensor = (page, name) => page.evaluate(async (n) => Array.from(await window.attnscope.tensor(n)), name);
+
+function relDiff(ours, reference) {
+  assert.equal(ours.length, reference.length);
+  let scale = 0;
+  let worst = 0;
+  ours.forEach((a, i) => {
+    scale = Math.max(scale, Math.abs(reference[i]));
+    worst = Math.max(worst, Math.abs(a - reference[i]));
+  });
+  return worst / scale;
+}
+
+// The loaded checkpoint computes PyTorch's numbers for the fixture's sentence: layer 0's probs
+// (each row summing to 1) and the last position's logits; and not a random model's numbers.
+async function assertComputesLikePyTorch(page, ckpt) {
+  const { state, model } = await app(page);
+  if (state.text !== ckpt.expected.text) {
+    await page.fill('#text', ckpt.expected.text);
+    await page.waitForFunction((t) => window.attnscope.app.state.text === t, ckpt.expected.text);
+    await settled(page);
+  }
+  assert.deepEqual((await app(page)).state.tokens.ids, ckpt.expected.ids, 'the checkpoint’s tokenizer gives PyTorch’s ids');
+  const probs = await tensor(page, 'layers.0.attn.probs');
+  const T = ckpt.expected.ids.length;
+  for (let row = 0; row < probs.length / T; row++) {
+    const sum = probs.slice(row * T, row * T + T).reduce((a, b) => a + b, 0);
+    assert.ok(Math.abs(sum - 1) < 1e-5, `softmax row ${row} sums to ${sum}`);
+  }
+  assert.ok(relDiff(probs, ckpt.expected.probs) <= TOLERANCE, `probs differ from PyTorch by ${relDiff(probs, ckpt.expected.probs)}`);
+  const logits = await tensor(page, 'logits');
+  const last = logits.slice(logits.length - model.vocab_size);
+  assert.ok(relDiff(last, ckpt.expected.logits_last) <= TOLERANCE, `logits differ from PyTorch by ${relDiff(last, ckpt.expected.logits_last)}`);
+
+  const config = JSON.parse(ckpt.config);
+  const random = await page.evaluate(
+    ({ config: c, ids }) => window.attnscope.call('variantTensors', { config: c, seed: 42, args: { ids, attention_mask: null, prefix_len: 0, causal: true, layers: null }, names: ['layers.0.attn.probs'] }),
+    { config, ids: ckpt.expected.ids },
+  );
+  const randomProbs = Array.from(random.tensors[0].data);
+  assert.ok(relDiff(probs, randomProbs) > 1e-2, 'the checkpoint’s probs are not a random model’s of the same shape');
+}
+
+// The model still runs: a fresh run of a changed text gives finite probs.
+async function assertStillRuns(page, name) {
+  assert.equal((await app(page)).source.name, name, 'the previous model is still the one loaded');
+  await page.fill('#text', `Still running ${Math.random()}`);
+  await page.waitForFunction(() => window.attnscope.app.state.text.startsWith('Still running'));
+  await settled(page);
+  const probs = await tensor(page, 'layers.0.attn.probs');
+  assert.ok(probs.length > 0 && probs.every(Number.isFinite), 'the previous model computes');
+}
+
+test('a visit without a link opens the built-in model on a sample sentence; English and Chinese samples are one click away', async (t) => {
+  if (!existsSync(join(BUILTIN, 'config.json'))) return t.skip('www/models/builtin is not there yet');
+  const samples = JSON.parse(read(join(BUILTIN, 'samples.json')));
+  const page = await freshPage();
+  const { source, state, model } = await app(page);
+  assert.equal(state.model.kind, 'builtin');
+  assert.equal(source.kind, 'builtin');
+  assert.equal(source.dtype, 'F16');
+  assert.equal(model.hidden_size, JSON.parse(read(join(BUILTIN, 'config.json'))).hidden_size);
+  assert.equal(state.text, samples.en[0]);
+  assert.match(await page.locator('.model-info').innerText(), /built in.*F16/);
+  assert.equal(await page.locator('.sample[data-lang="zh"]').count(), samples.zh.length);
+  await page.locator('.sample[data-lang="zh"]').first().click();
+  await page.waitForFunction((text) => window.attnscope.app.state.text === text, samples.zh[0]);
+  await settled(page);
+  assert.ok((await app(page)).state.tokens.ids.length > 3, 'the Chinese sample is tokenized');
+  assert.equal(await page.inputValue('#text'), samples.zh[0]);
+  await screenshot(page, 'checkpoint-builtin');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama, f16) compute PyTorch’s numbers; broken ones are refused by name', async () => {
+  const page = await freshPage('#view=attention');
+  await page.evaluate(() => {
+    window.progressTexts = [];
+    new MutationObserver(() => window.progressTexts.push(document.querySelector('.model-progress-text').textContent)).observe(document.querySelector('.model-progress'), {
+      subtree: true,
+      childList: true,
+      characterData: true,
+    });
+  });
+
+  await chooseFiles(page, filesOf(MINIMIND));
+  await loaded(page, 'minimind');
+  let { source, model } = await app(page);
+  assert.deepEqual([source.kind, source.dtype, source.files], ['files', 'BF16', ['config.json', 'model.safetensors', 'tokenizer.json']]);
+  assert.equal(model.qk_norm, true);
+  assert.match(await page.locator('.model-info').innerText(), /minimind.*from your files.*BF16/);
+  const progress = await page.evaluate(() => window.progressTexts);
+  const size = `${+(MINIMIND.model.length / 1024).toPrecision(4)} KiB`;
+  assert.ok(progress.some((text) => text.includes(`${size} of ${size}`)), `the progress bar counted the bytes: ${progress.join(' | ')}`);
+  await assertComputesLikePyTorch(page, MINIMIND);
+  await screenshot(page, 'checkpoint-files-minimind3-bf16');
+
+  await dropFiles(page, filesOf(LLAMA));
+  await loaded(page, 'llama');
+  ({ source, model } = await app(page));
+  assert.deepEqual([source.kind, source.dtype], ['files', 'F16']);
+  assert.equal(model.qk_norm, false, 'model_type llama: no Q/K norm');
+  assert.equal(model.tie_word_embeddings, false);
+  await assertComputesLikePyTorch(page, LLAMA);
+  await screenshot(page, 'checkpoint-drop-llama-f16');
+
+  const q0 = 'model.layers.0.self_attn.q_proj.weight';
+  // A small tensor: without it the file is still as large as the config's weights need.
+  const NORM_1 = 'model.layers.1.post_attention_layernorm.weight';
+  const broken = [
+    { name: 'truncated', files: filesOf(LLAMA, { model: LLAMA.model.subarray(0, LLAMA.model.length - 1000) }), says: /truncated/ },
+    { name: 'bad-header', files: filesOf(LLAMA, { model: Buffer.concat([Buffer.from([40, 0, 0, 0, 0, 0, 0, 0]), Buffer.from('{"this is": not a safetensors header}!!!'), LLAMA.model.subarray(48)]) }), says: /not a readable safetensors file/ },
+    { name: 'missing-tensor', files: filesOf(LLAMA, { model: without(LLAMA.model, NORM_1) }), says: /missing tensor model\.layers\.1\.post_attention_layernorm\.weight \(expected shape \[32\]\)/ },
+    { name: 'misshaped-tensor', files: filesOf(LLAMA, { model: reshaped(LLAMA.model, q0, [16, 64]) }), says: /q_proj\.weight has shape \[16, 64\], expected \[32, 32\]/ },
+    { name: 'config-mismatch', files: filesOf(LLAMA, { config: JSON.stringify({ ...JSON.parse(LLAMA.config), intermediate_size: 60 }) }), says: /gate_proj\.weight has shape \[64, 32\], expected \[60, 32\]/ },
+    { name: 'config-not-json', files: filesOf(LLAMA, { config: '{"hidden_size": 32,' }), says: /config\.json is not valid JSON/ },
+    { name: 'too-big', files: filesOf(LLAMA, { config: JSON.stringify({ hidden_size: 8192, num_hidden_layers: 64, num_attention_heads: 64, num_key_value_heads: 8, vocab_size: 262144 }) }), says: /over the budget/ },
+    { name: 'no-weights', files: filesOf(LLAMA, { model: null }), says: /Missing: model\.safetensors/ },
+    { name: 'tokenizer-too-big', files: filesOf(LLAMA, { tokenizer: null }), says: /6400 tokens but the model's vocabulary has only 256.*MiniMind's was tried/ },
+    { name: 'tokenizer-not-json', files: filesOf(LLAMA, { tokenizer: Buffer.from('{"version": ') }), says: /tokenizer: cannot read tokenizer\.json/ },
+  ];
+  for (const bad of broken) {
+    await page.evaluate(() => {
+      window.progressTexts = [];
+    });
+    await (bad.name === 'truncated' ? dropFiles : chooseFiles)(page, bad.files);
+    const said = await refused(page);
+    assert.match(said, bad.says, `${bad.name}: ${said}`);
+    assert.match(said, /previous model is still loaded/);
+    if (['too-big', 'config-mismatch', 'misshaped-tensor', 'missing-tensor'].includes(bad.name)) {
+      const texts = await page.evaluate(() => window.progressTexts);
+      assert.ok(!texts.some((text) => /model\.safetensors: .* of /.test(text)), `${bad.name}: refused before the weights were read (${texts.join(' | ')})`);
+    }
+    if (['truncated', 'missing-tensor', 'too-big', 'tokenizer-too-big'].includes(bad.name)) await screenshot(page, `checkpoint-refused-${bad.name}`);
+    await assertStillRuns(page, 'llama');
+  }
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+test('a folder URL loads with the bytes counted; a site without CORS is refused with the reason', async () => {
+  const page = await freshPage('#view=attention');
+  const served = { 'config.json': MINIMIND.config, 'model.safetensors': MINIMIND.model, 'tokenizer.json': TOKENIZER };
+  await page.route('https://models.example/**', (route) => {
+    const body = served[new URL(route.request().url()).pathname.split('/').pop()];
+    return body
+      ? route.fulfill({ status: 200, body, headers: { 'access-control-allow-origin': '*', 'content-length': String(body.length) } })
+      : route.fulfill({ status: 404, body: 'not here', headers: { 'access-control-allow-origin': '*' } });
+  });
+  // A site that lets only its own pages read its files (Playwright adds a permissive header otherwise).
+  await page.route('https://nocors.example/**', (route) => route.fulfill({ status: 200, body: '{}', headers: { 'access-control-allow-origin': 'https://nocors.example' } }));
+
+  await page.click('.segment[data-source="own"]');
+  await page.fill('#model-url', 'https://models.example/tiny/');
+  await page.click('.model-url button[type="submit"]');
+  await loaded(page, 'tiny');
+  const { source } = await app(page);
+  assert.deepEqual([source.kind, source.url, source.bytes, source.dtype], ['url', 'https://models.example/tiny/', MINIMIND.model.length, 'BF16']);
+  assert.deepEqual((await app(page)).state.model, { kind: 'url', url: 'https://models.example/tiny/' }, 'the link names the URL');
+  await assertComputesLikePyTorch(page, MINIMIND);
+  await screenshot(page, 'checkpoint-url');
+
+  await page.fill('#model-url', 'https://nocors.example/model/');
+  await page.click('.model-url button[type="submit"]');
+  assert.match(await refused(page), /could not read config\.json from https:\/\/nocors\.example\/model\/.*Access-Control-Allow-Origin/);
+  await screenshot(page, 'checkpoint-refused-cors');
+  await assertStillRuns(page, 'tiny');
+  assert.ok(page.consoleErrors.every((e) => /nocors\.example|net::ERR_FAILED/.test(e)), `only the refused site logs errors: ${page.consoleErrors}`);
+  await page.context().close();
+});
+
+test('the reader’s model is kept for the next visit: a reload restores it, a new visit opens it, “Forget it” removes it', async () => {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const page = await freshPage('#view=grid', context);
+  await chooseFiles(page, filesOf(MINIMIND));
+  await loaded(page, 'minimind');
+  await page.locator('.model-kept').waitFor();
+  assert.match(await page.locator('.model-kept').innerText(), /minimind is kept in this browser/);
+  await page.waitForFunction(async () => (await window.attnscope.link()) === location.href, null, { timeout: 10_000 });
+
+  await page.reload();
+  await page.waitForFunction(() => window.attnscope?.app?.source?.name === 'minimind' && !window.attnscope.app.loading, null, { timeout: 60_000 });
+  await settled(page);
+  const { source, state } = await app(page);
+  assert.equal(source.restored, true, 'read from the browser, not from files');
+  assert.deepEqual(state.model, { kind: 'files' });
+  await assertComputesLikePyTorch(page, MINIMIND);
+  assert.match(await page.locator('.model-info').innerText(), /kept in this browser/);
+  await screenshot(page, 'checkpoint-restored');
+
+  const visit = await freshPage('', context);
+  assert.equal((await app(visit)).source.name, 'minimind', 'a visit without a link opens the kept model');
+  await visit.close();
+
+  await page.click('.model-forget');
+  await page.waitForFunction(() => document.querySelector('.model-kept').hidden);
+  assert.match(await page.locator('.model-note').innerText(), /Forgotten/);
+  await page.reload();
+  await page.locator('.banner').waitFor();
+  assert.match(await page.locator('.banner').innerText(), /load its config\.json and model\.safetensors/);
+  await page.waitForFunction(() => window.attnscope?.app?.source?.kind === 'random');
+  await settled(page);
+  assert.equal((await app(page)).state.model.kind, 'random', 'without the files the page shows random weights');
+  assert.deepEqual(page.consoleErrors, []);
+  await context.close();
+});

@@ -1,0 +1,339 @@
+// Where a checkpoint comes from and how its bytes are read: the built-in model (models/builtin/),
+// a folder URL, or files the reader picks or drops (a folder too). Reading streams, reporting bytes
+// as they arrive; before the tensor data is read, `check` (the core's checkCheckpoint, in the
+// worker) sees config.json, the file's size and its safetensors header, so a checkpoint too big for
+// the tab, or one that does not match its config, is refused up front with the core's reason.
+//
+// The reader's own model is kept in IndexedDB for the next visit. Not in the Cache API: the
+// service worker (sw.js) deletes every cache but its own when it updates.
+//
+// A checkpoint here is {config: text, weights: ArrayBuffer, tokenizer: text | null, meta}, with
+// meta = {name, kind: 'builtin' | 'url' | 'files', url?, files?, bytes, dtype, weight_count}.
+
+import { t } from './strings.js';
+
+export const BUILTIN_URL = new URL('./models/builtin/', import.meta.url).href;
+
+const MAX_HEADER_BYTES = 100_000_000; // the safetensors crate's limit
+
+// --- which file is which ---
+
+const isConfig = (name) => name === 'config.json';
+const isWeights = (name) => name.endsWith('.safetensors');
+const isTokenizer = (name) => name === 'tokenizer.json';
+
+const baseName = (file) => file.name.split('/').pop();
+
+// The folder the files came from (a dropped or picked folder), or null.
+function folderOf(files) {
+  const path = files.map((f) => f.webkitRelativePath || f.path || '').find((p) => p.includes('/'));
+  return path ? path.split('/').slice(-2, -1)[0] : null;
+}
+
+/** config.json, model.safetensors (or the one .safetensors file) and tokenizer.json among `files`. */
+export function pickFiles(files) {
+  const list = Array.from(files);
+  const weights = list.filter((f) => isWeights(baseName(f)));
+  const picked = {
+    config: list.find((f) => isConfig(baseName(f))),
+    weights: weights.find((f) => baseName(f) === 'model.safetensors') ?? (weights.length === 1 ? weights[0] : undefined),
+    tokenizer: list.find((f) => isTokenizer(baseName(f))),
+  };
+  const missing = [!picked.config && 'config.json', !picked.weights && 'model.safetensors'].filter(Boolean);
+  if (missing.length) {
+    const given = list.map(baseName).join(', ') || t('source.nothing');
+    throw new Error(weights.length > 1 && !missing.includes('config.json') ? t('source.manyWeights', { given }) : t('source.needFiles', { missing: missing.join(', '), given }));
+  }
+  return picked;
+}
+
+// --- bytes as they arrive ---
+
+// A growing byte buffer: preallocated when the size is known, doubled if the bytes outgrow it.
+function sink(expected) {
+  let buffer = new Uint8Array(expected ?? 1 << 20);
+  let length = 0;
+  return {
+    get length() {
+      return length;
+    },
+    push(chunk) {
+      if (length + chunk.length > buffer.length) {
+        const grown = new Uint8Array(Math.max(buffer.length * 2, length + chunk.length));
+        grown.set(buffer.subarray(0, length));
+        buffer = grown;
+      }
+      buffer.set(chunk, length);
+      length += chunk.length;
+    },
+    bytes: (end = length) => buffer.subarray(0, Math.min(end, length)),
+    // The whole content as an ArrayBuffer of exactly its length (a copy only if it was overgrown).
+    done: () => (length === buffer.length ? buffer.buffer : buffer.slice(0, length).buffer),
+  };
+}
+
+// How many leading bytes hold a safetensors header: 8, then the length those 8 bytes give.
+function headerEnd(bytes) {
+  if (bytes.length < 8) return 8;
+  const n = new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true);
+  return n > BigInt(MAX_HEADER_BYTES) ? 8 : 8 + Number(n);
+}
+
+/**
+ * Reads a stream of `total` bytes (null: unknown) into an ArrayBuffer, reporting progress, and
+ * calls `check(head)` with the header once it has arrived (at the end when the size is unknown,
+ * since the check needs it). A refused check stops the reading.
+ */
+async function readStream(stream, total, { check, progress }) {
+  const reader = stream.getReader();
+  const bytes = sink(total);
+  let checked = null;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes.push(value);
+      progress(bytes.length, total);
+      if (!checked && total !== null && bytes.length >= Math.min(total, headerEnd(bytes.bytes()))) {
+        checked = await check(total, bytes.bytes(headerEnd(bytes.bytes())));
+      }
+    }
+  } catch (err) {
+    reader.cancel().catch(() => {});
+    throw err;
+  }
+  checked ??= await check(bytes.length, bytes.bytes(headerEnd(bytes.bytes())));
+  return { weights: bytes.done(), info: checked };
+}
+
+// --- files ---
+
+/**
+ * A checkpoint from the reader's files (picked or dropped): config.json and model.safetensors,
+ * tokenizer.json if given. check(configText, size, head) → the core's view of the checkpoint;
+ * progress(loaded, total) as model.safetensors is read.
+ */
+export async function fromFiles(files, { check, progress }) {
+  const picked = pickFiles(files);
+  const config = await picked.config.text();
+  const size = picked.weights.size;
+  const first = new Uint8Array(await picked.weights.slice(0, 8).arrayBuffer());
+  const head = new Uint8Array(await picked.weights.slice(0, headerEnd(first)).arrayBuffer());
+  const info = await check(config, size, head);
+  const { weights } = await readStream(picked.weights.stream(), size, { check: async () => info, progress });
+  const tokenizer = picked.tokenizer ? await picked.tokenizer.text() : null;
+  const names = [picked.config, picked.weights, picked.tokenizer].filter(Boolean).map(baseName);
+  const name = folderOf(Array.from(files)) ?? modelName(config, baseName(picked.weights));
+  return { config, weights, tokenizer, meta: { name, kind: 'files', files: names, bytes: size, dtype: info.dtype, weight_count: info.weight_count } };
+}
+
+// A name for a model with no folder: config.json's own (_name_or_path, model_type) or the file's.
+function modelName(configText, fallback) {
+  try {
+    const raw = JSON.parse(configText);
+    const named = [raw._name_or_path, raw.model_type].find((v) => typeof v === 'string' && v.trim() !== '');
+    if (named) return named.split('/').filter(Boolean).pop();
+  } catch {
+    // The core explains a config.json that is not JSON; the name is only a label.
+  }
+  return fallback;
+}
+
+/** The files of a drop, folders walked (a dropped folder is read whole). */
+export async function droppedFiles(dataTransfer) {
+  const entries = Array.from(dataTransfer.items ?? [])
+    .filter((item) => item.kind === 'file')
+    .map((item) => item.webkitGetAsEntry?.())
+    .filter(Boolean);
+  if (!entries.some((e) => e.isDirectory)) return Array.from(dataTransfer.files);
+  const files = [];
+  const walk = async (entry, path) => {
+    if (entry.isFile) {
+      const file = await new Promise((resolve, reject) => entry.file(resolve, reject));
+      files.push(Object.assign(file, { path: `${path}${file.name}` }));
+    } else if (entry.isDirectory) {
+      const reader = entry.createReader();
+      for (;;) {
+        const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+        if (batch.length === 0) break;
+        for (const child of batch) await walk(child, `${path}${entry.name}/`);
+      }
+    }
+  };
+  for (const entry of entries) await walk(entry, '');
+  return files;
+}
+
+// --- a folder URL ---
+
+/** The folder a model URL names: itself, or the folder of a file in it; relative to the page. */
+export function folderUrl(url) {
+  const resolved = new URL(url, location.href);
+  if (/\.(json|safetensors)$/.test(resolved.pathname)) resolved.pathname = resolved.pathname.replace(/[^/]*$/, '');
+  else if (!resolved.pathname.endsWith('/')) resolved.pathname += '/';
+  resolved.search = '';
+  resolved.hash = '';
+  return resolved.href;
+}
+
+// The core's refusals of what came from a URL say which URL (as the reader gave it).
+function located(url, fn) {
+  return (...args) =>
+    fn(...args).catch((err) => {
+      throw Object.assign(new Error(t('source.fromUrl', { url, message: err.message })), { superseded: err.superseded });
+    });
+}
+
+// fetch with the page's words for what went wrong; `shown` is the address as the reader gave it.
+async function get(folder, file, shown, { optional = false } = {}) {
+  let response;
+  try {
+    response = await fetch(new URL(file, folder), { mode: 'cors', credentials: 'omit' });
+  } catch {
+    throw new Error(t(new URL(folder).origin === location.origin ? 'source.unreachable' : 'source.cors', { url: shown, file }));
+  }
+  if (optional && response.status === 404) return null;
+  if (!response.ok) throw new Error(t('source.http', { url: shown, file, status: `${response.status} ${response.statusText}`.trim() }));
+  return response;
+}
+
+/**
+ * A checkpoint from a folder URL: config.json, model.safetensors and, if the folder has one,
+ * tokenizer.json, fetched relative to it. kind: 'url' or 'builtin' (the page's own folder).
+ */
+export async function fromUrl(url, { check, progress, kind = 'url' }) {
+  const folder = folderUrl(url);
+  check = located(url, check);
+  const config = await (await get(folder, 'config.json', url)).text();
+  const response = await get(folder, 'model.safetensors', url);
+  const length = Number(response.headers.get('Content-Length'));
+  // A compressed response's Content-Length counts the compressed bytes, not the file's.
+  const total = length > 0 && !response.headers.get('Content-Encoding') ? length : null;
+  const { weights, info } = await readStream(response.body, total, { check: (size, head) => check(config, size, head), progress });
+  const tokenizerResponse = await get(folder, 'tokenizer.json', url, { optional: true });
+  const tokenizer = tokenizerResponse ? await tokenizerResponse.text() : null;
+  const name = new URL(folder).pathname.split('/').filter(Boolean).pop() ?? new URL(folder).host;
+  return {
+    config,
+    weights,
+    tokenizer,
+    meta: { name, kind, url, bytes: weights.byteLength, dtype: info.dtype, weight_count: info.weight_count },
+  };
+}
+
+/** The built-in model's sample sentences, {en: [...], zh: [...]}, or null when it has none. */
+export async function builtinSamples() {
+  try {
+    const response = await fetch(new URL('samples.json', BUILTIN_URL));
+    if (!response.ok) return null;
+    const samples = await response.json();
+    const list = (v) => (Array.isArray(v) ? v.filter((s) => typeof s === 'string' && s.trim() !== '') : []);
+    return { en: list(samples.en), zh: list(samples.zh) };
+  } catch {
+    return null;
+  }
+}
+
+/** Whether the site has a built-in model: its config.json is there. */
+export async function hasBuiltin() {
+  try {
+    const response = await fetch(new URL('config.json', BUILTIN_URL));
+    // Read to the end: only then is it in the browser's list of resources, which the offline cache keeps (offline.js).
+    await response.arrayBuffer();
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+const superseded = () => Object.assign(new Error('Another model was chosen.'), { superseded: true });
+
+/**
+ * Reads the checkpoint `model` names (the files given, the one kept in this browser, a folder URL,
+ * or the built-in one) and builds it in the worker through call(type, body). progress(loaded,
+ * total) follows the bytes; wanted() says whether this model is still the one asked for: once it is
+ * not, reading stops with an Error whose `superseded` is true, and the worker never sees it.
+ * Resolves to {config: the core's resolved config, checkpoint, restored: read from this browser}.
+ */
+export async function load(model, { call, files = null, progress, wanted }) {
+  const options = {
+    check: (config, size, head) => call('checkCheckpoint', { config, size, head }),
+    progress: (loaded, total) => {
+      if (!wanted()) throw superseded();
+      progress(loaded, total);
+    },
+  };
+  let checkpoint;
+  let restored = false;
+  const keptMeta = files ? null : await kept.meta();
+  if (files) checkpoint = await fromFiles(files, options);
+  else if (model.kind === 'builtin') checkpoint = await fromUrl(BUILTIN_URL, { ...options, kind: 'builtin' });
+  else if (keptMeta && keptMeta.kind === model.kind && (model.kind === 'files' || keptMeta.url === model.url)) {
+    checkpoint = await kept.load();
+    restored = true;
+  } else if (model.kind === 'url') checkpoint = await fromUrl(model.url, options);
+  else throw new Error(t('link.modelFiles'));
+  if (!wanted()) throw superseded();
+  const build = model.kind === 'url' && !restored ? located(model.url, call) : call;
+  const { config } = await build('checkpoint', { config: checkpoint.config, weights: checkpoint.weights, tokenizer: checkpoint.tokenizer });
+  return { config, checkpoint, restored };
+}
+
+// --- kept for the next visit (IndexedDB) ---
+
+const DB_NAME = 'attnscope';
+const STORE = 'models';
+// Two records: the small meta (read on every visit) and the checkpoint (read only to load it).
+const META = 'own-meta';
+const CHECKPOINT = 'own-checkpoint';
+
+function database() {
+  return new Promise((resolve, reject) => {
+    const request = indexedDB.open(DB_NAME, 1);
+    request.onupgradeneeded = () => request.result.createObjectStore(STORE);
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+// Runs `work(store)` in one transaction; resolves with its request's result once committed.
+async function transaction(mode, work) {
+  const db = await database();
+  try {
+    return await new Promise((resolve, reject) => {
+      const tx = db.transaction(STORE, mode);
+      const request = work(tx.objectStore(STORE));
+      tx.oncomplete = () => resolve(request?.result);
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error ?? new Error('aborted'));
+    });
+  } finally {
+    db.close();
+  }
+}
+
+/** The reader's own model, kept in this browser: meta() is cheap; load() reads the weights. */
+export const kept = {
+  async meta() {
+    try {
+      return (await transaction('readonly', (store) => store.get(META))) ?? null;
+    } catch {
+      return null; // no IndexedDB here (a private window may refuse it): nothing is kept
+    }
+  },
+  async load() {
+    const checkpoint = await transaction('readonly', (store) => store.get(CHECKPOINT)).catch(() => null);
+    if (!checkpoint) throw new Error(t('source.keptGone'));
+    return checkpoint;
+  },
+  /** Keeps a checkpoint (replacing the one kept before); rejects when the browser refuses the space. */
+  save(checkpoint) {
+    return transaction('readwrite', (store) => {
+      store.put(checkpoint, CHECKPOINT);
+      return store.put(checkpoint.meta, META);
+    });
+  },
+  forget() {
+    return transaction('readwrite', (store) => store.clear());
+  },
+};

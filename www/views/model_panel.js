@@ -1,0 +1,179 @@
+// The model panel's upper half: which model the page runs (built in, random weights, or the
+// reader's own checkpoint), what is loaded now (name, source, size, dtype), and the controls of the
+// reader's own: files from a picker (a folder too) or dropped anywhere on the page, a folder URL,
+// a progress bar in bytes, and the model kept in this browser with a button to forget it. The
+// random model's knobs stay in config_panel.js, shown below this only when Random is chosen.
+// This module shows and asks; app.js loads (through model_source.js).
+
+import { el } from './dom.js';
+import { bytes } from './format.js';
+import { droppedFiles } from '../model_source.js';
+import { t } from '../strings.js';
+
+const SOURCES = ['builtin', 'random', 'own'];
+
+// A number of weights: 26.8 k, 3.30 M.
+const count = (n) => (n >= 1e6 ? `${(n / 1e6).toPrecision(3)} M` : n >= 1e3 ? `${(n / 1e3).toPrecision(3)} k` : String(n));
+
+// handlers: onSource('builtin' | 'random'), onFiles(files), onUrl(url), onKept(), onForget().
+export function modelPanel({ onSource, onFiles, onUrl, onKept, onForget }) {
+  // What is shown: the chosen source, the loaded model's meta, the kept model's meta, the progress
+  // of a load ({loaded, total} in bytes, total null when unknown), the last error, a note on keeping.
+  const ui = { source: 'random', builtin: false, loaded: null, kept: null, progress: null, error: null, note: null };
+
+  const segments = Object.fromEntries(
+    SOURCES.map((kind) => [kind, el('button', { type: 'button', className: 'segment', dataset: { source: kind }, on: { click: () => choose(kind) } })]),
+  );
+  const info = el('p', { className: 'model-info', attrs: { 'aria-live': 'polite' } });
+  const builtinNote = el('p', { className: 'config-note model-builtin' });
+
+  const pick = (extra) => el('input', { type: 'file', multiple: true, className: 'model-file-input', on: { change: (e) => picked(e.target) }, ...extra });
+  const filesInput = pick({ accept: '.json,.safetensors', id: 'model-files' });
+  const folderInput = pick({ id: 'model-folder', webkitdirectory: true });
+  const filesLabel = el('label', { htmlFor: filesInput.id, className: 'button' });
+  const folderLabel = el('label', { htmlFor: folderInput.id, className: 'button' });
+  const dropText = el('p', { className: 'drop-text' });
+  const drop = el('div', { className: 'drop-zone' }, dropText, el('div', { className: 'drop-buttons' }, filesInput, filesLabel, folderInput, folderLabel));
+
+  const urlInput = el('input', { type: 'url', id: 'model-url', name: 'model-url', spellcheck: false, autocomplete: 'url' });
+  const urlLabel = el('label', { htmlFor: urlInput.id, className: 'field-label' });
+  const urlButton = el('button', { type: 'submit', className: 'button' });
+  const urlForm = el(
+    'form',
+    { className: 'model-url', on: { submit: (e) => { e.preventDefault(); if (urlInput.value.trim()) onUrl(urlInput.value.trim()); } } },
+    urlLabel,
+    el('div', { className: 'model-url-row' }, urlInput, urlButton),
+  );
+
+  const keptText = el('span', {});
+  const keptLoad = el('button', { type: 'button', className: 'button', on: { click: () => onKept() } });
+  const forget = el('button', { type: 'button', className: 'button button-quiet model-forget', on: { click: () => onForget() } });
+  const keptRow = el('p', { className: 'model-kept' }, keptText, ' ', keptLoad, ' ', forget);
+  const own = el('div', { className: 'model-own' }, drop, urlForm);
+
+  const bar = el('progress', { className: 'model-progress-bar' });
+  const barText = el('span', { className: 'model-progress-text' });
+  const progress = el('div', { className: 'model-progress', attrs: { role: 'status' } }, bar, barText);
+  const error = el('div', { className: 'model-error', attrs: { role: 'alert' } });
+  const note = el('p', { className: 'config-note model-note' });
+
+  const node = el(
+    'div',
+    { className: 'model-panel' },
+    el('div', { className: 'segmented model-sources', attrs: { role: 'group' } }, Object.values(segments)),
+    info,
+    builtinNote,
+    own,
+    keptRow,
+    progress,
+    error,
+    note,
+  );
+
+  function choose(kind) {
+    ui.source = kind;
+    ui.error = null;
+    update();
+    if (kind !== 'own') onSource(kind);
+  }
+
+  function picked(input) {
+    const files = Array.from(input.files);
+    input.value = '';
+    if (files.length) onFiles(files);
+  }
+
+  function describe(m) {
+    const source =
+      m.kind === 'random'
+        ? t('model.sourceRandom', { seed: m.seed })
+        : m.kind === 'builtin'
+          ? t('model.sourceBuiltin')
+          : m.kind === 'url'
+            ? t('model.sourceUrl', { url: m.url })
+            : t('model.sourceFiles', { files: m.files.join(', ') });
+    const parts = [source, m.bytes && bytes(m.bytes), m.dtype, t('model.weights', { count: count(m.weight_count) })];
+    return [el('strong', { className: 'model-name' }, m.name ?? t('model.randomName')), ' · ', parts.filter(Boolean).join(' · '), m.restored ? ` · ${t('model.restored')}` : ''];
+  }
+
+  function update() {
+    segments.builtin.hidden = !ui.builtin;
+    for (const [kind, button] of Object.entries(segments)) {
+      button.textContent = t(`model.source.${kind}`);
+      button.setAttribute('aria-pressed', String(kind === ui.source));
+    }
+    node.querySelector('.model-sources').setAttribute('aria-label', t('model.sourcesLabel'));
+    document.documentElement.dataset.modelSource = ui.source;
+    info.replaceChildren(...(ui.loaded ? [t('model.loaded'), ' ', ...describe(ui.loaded)] : [t('model.none')]));
+    builtinNote.textContent = t('model.builtinNote');
+    builtinNote.hidden = ui.source !== 'builtin';
+    own.hidden = ui.source !== 'own';
+    dropText.textContent = t('model.drop');
+    filesLabel.textContent = t('model.chooseFiles');
+    folderLabel.textContent = t('model.chooseFolder');
+    urlLabel.textContent = t('model.urlLabel');
+    urlInput.placeholder = t('model.urlPlaceholder');
+    urlButton.textContent = t('model.urlLoad');
+
+    const k = ui.kept;
+    const keptIsLoaded = k && ui.loaded && ui.loaded.kind === k.kind && ui.loaded.url === k.url && ui.loaded.name === k.name;
+    keptRow.hidden = !k || (ui.source !== 'own' && !keptIsLoaded);
+    if (k) keptText.textContent = t(keptIsLoaded ? 'model.keptLoaded' : 'model.kept', { name: k.name, size: bytes(k.bytes) });
+    keptLoad.hidden = Boolean(keptIsLoaded);
+    keptLoad.textContent = t('model.keptLoad');
+    forget.textContent = t('model.forget');
+
+    const p = ui.progress;
+    progress.hidden = !p;
+    if (p) {
+      if (p.total) {
+        bar.max = p.total;
+        bar.value = p.loaded;
+      } else {
+        bar.removeAttribute('value');
+      }
+      barText.textContent = p.total
+        ? t('model.progress', { loaded: bytes(p.loaded), total: bytes(p.total) })
+        : p.loaded
+          ? t('model.progressUnknown', { loaded: bytes(p.loaded) })
+          : t('model.progressStart');
+    }
+    error.hidden = !ui.error;
+    error.replaceChildren(...(ui.error ? [el('p', { className: 'model-error-title' }, t('model.failed')), el('p', {}, ui.error), el('p', { className: 'field-note' }, t(ui.loaded ? 'model.previousKept' : 'model.nothingLoaded'))] : []));
+    note.hidden = !ui.note;
+    note.textContent = ui.note ?? '';
+  }
+
+  // Files dropped anywhere on the page load as the reader's own model; a dropped folder is read whole.
+  const hasFiles = (e) => Array.from(e.dataTransfer?.types ?? []).includes('Files');
+  document.addEventListener('dragover', (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = 'copy';
+    document.documentElement.classList.add('dragging-files');
+  });
+  document.addEventListener('dragleave', (e) => {
+    if (e.relatedTarget === null) document.documentElement.classList.remove('dragging-files');
+  });
+  document.addEventListener('drop', async (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    document.documentElement.classList.remove('dragging-files');
+    ui.source = 'own';
+    update();
+    const files = await droppedFiles(e.dataTransfer);
+    if (files.length) onFiles(files);
+  });
+
+  update();
+  return {
+    node,
+    // Changes what is shown: any of source, builtin, loaded, kept, progress, error, note.
+    set(patch) {
+      Object.assign(ui, patch);
+      update();
+    },
+    // Redraws every string (after a change of language).
+    relabel: update,
+  };
+}
