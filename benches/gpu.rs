@@ -1,13 +1,14 @@
 //! GPU against CPU on one MiniMind-3-shaped layer (hidden 768, 8 query / 4 KV heads, head_dim 96,
 //! FFN 2432), at T = 128, 1024 and 4096 tokens, no cache, nothing recorded but the logits: the time of
-//! a whole `trace` call (upload of the inputs, every kernel, read-back), and matmul throughput alone.
+//! a whole `trace` call (upload of the inputs, every kernel, read-back), and matmul throughput alone
+//! (up_proj's shape, with upload and read-back) for the CPU and both GPU matmul kernels.
 //!   CARGO_TARGET_DIR=target/gpu cargo bench --features gpu --bench gpu [-- 128 1024 4096]
 //! Prints a markdown table for BENCHMARKS.md. Attention takes the Auto path on both sides: explicit
 //! below 1024 keys, flash from 1024 on.
 
 use std::time::Instant;
 
-use attnscope::gpu::{Gpu, GpuModel};
+use attnscope::gpu::{Gpu, GpuModel, Matmul};
 use attnscope::model::linear::linear;
 use attnscope::model::{Model, RunOptions};
 use attnscope::trace::Selection;
@@ -42,7 +43,7 @@ fn main() {
             return;
         }
     };
-    let gpu = match pollster::block_on(Gpu::open()) {
+    let mut gpu = match pollster::block_on(Gpu::open()) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("SKIP: {e}");
@@ -51,8 +52,10 @@ fn main() {
     };
     println!("adapter: {}", gm.adapter());
     println!();
-    println!("| T | CPU layer | GPU layer | GPU / CPU | matmul GFLOP/s CPU | matmul GFLOP/s GPU |");
-    println!("|---|---|---|---|---|---|");
+    println!("layer matmuls on the GPU: {:?}", gpu.matmul);
+    println!();
+    println!("| T | CPU layer | GPU layer | GPU / CPU | matmul GFLOP/s: CPU | GPU blocked | GPU tiled |");
+    println!("|---|---|---|---|---|---|---|");
     let (h, i) = (config.hidden_size, config.intermediate_size());
     let w_up = Array2::from_shape_fn((i, h), |(r, c)| ((r * 31 + c * 17) % 97) as f32 * 1e-3);
     for t in sizes {
@@ -71,16 +74,21 @@ fn main() {
         let cpu_mm = time(runs, || {
             std::hint::black_box(linear(x.view(), &w_up));
         });
-        let gpu_mm = time(runs, || {
-            pollster::block_on(gpu.linear(x.view(), w_up.view())).expect("gpu matmul");
-        });
+        let mut gpu_mm = |kernel: Matmul| {
+            gpu.matmul = kernel;
+            time(runs, || {
+                pollster::block_on(gpu.linear(x.view(), w_up.view())).expect("gpu matmul");
+            })
+        };
+        let (blocked, tiled) = (gpu_mm(Matmul::Blocked), gpu_mm(Matmul::Tiled));
         println!(
-            "| {t} | {:.1} ms | {:.1} ms | {:.2} | {:.1} | {:.1} |",
+            "| {t} | {:.1} ms | {:.1} ms | {:.1} | {:.1} | {:.1} | {:.1} |",
             cpu * 1e3,
             on_gpu * 1e3,
             on_gpu / cpu,
             flop / cpu_mm / 1e9,
-            flop / gpu_mm / 1e9
+            flop / blocked / 1e9,
+            flop / tiled / 1e9
         );
     }
 }

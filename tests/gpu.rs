@@ -12,9 +12,10 @@
 
 mod common;
 
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use attnscope::gpu::{Gpu, GpuModel};
+use attnscope::gpu::{Gpu, GpuModel, Matmul};
 use attnscope::model::attention::{naive_attention, MaskSpec};
 use attnscope::model::flash::flash_attention;
 use attnscope::model::linear::linear;
@@ -73,14 +74,17 @@ fn check<D: Dimension>(what: &str, gpu: &Array<f32, D>, cpu: &Array<f32, D>, tol
 // ---- kernels against their CPU twins ----
 
 #[test]
-fn matmul_matches_linear_on_sizes_that_divide_no_tile() {
-    let Some(gpu) = gpu() else { return };
+fn matmul_both_kernels_match_linear_on_sizes_that_divide_no_tile() {
+    let Some(mut gpu) = skip_without_adapter(pollster::block_on(Gpu::open())) else { return };
     // (rows, in, out): decode (one row), odd sizes, in < one k-step, MiniMind-3's FFN shape.
-    for (i, &(n, k, m)) in [(1, 768, 2432), (37, 100, 65), (130, 33, 7), (5, 3, 1), (65, 768, 2432)].iter().enumerate() {
-        let x: Array2<f32> = fill((n, k), 1 + i as u64);
-        let w: Array2<f32> = fill((m, k), 100 + i as u64);
-        let ours = pollster::block_on(gpu.linear(x.view(), w.view())).unwrap();
-        check(&format!("matmul {n}x{k} . ({m}x{k})^T"), &ours, &linear(x.view(), &w), TOLERANCE);
+    for kernel in [Matmul::Tiled, Matmul::Blocked] {
+        gpu.matmul = kernel;
+        for (i, &(n, k, m)) in [(1, 768, 2432), (37, 100, 65), (130, 33, 7), (5, 3, 1), (65, 768, 2432)].iter().enumerate() {
+            let x: Array2<f32> = fill((n, k), 1 + i as u64);
+            let w: Array2<f32> = fill((m, k), 100 + i as u64);
+            let ours = pollster::block_on(gpu.linear(x.view(), w.view())).unwrap();
+            check(&format!("matmul ({kernel:?}) {n}x{k} . ({m}x{k})^T"), &ours, &linear(x.view(), &w), TOLERANCE);
+        }
     }
 }
 
@@ -251,13 +255,19 @@ struct Input {
     prefix_len: usize,
 }
 
-/// Every directory in tests/fixtures that holds a trace.
-fn cases() -> Vec<String> {
-    let mut cases: Vec<String> = std::fs::read_dir(fixtures())
+/// Every PyTorch reference in tests/fixtures, with the directory of its model: the case's own for the
+/// semantic corners, www/models/<case> for a shipped model (the built-in one).
+fn cases() -> Vec<(String, PathBuf)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut cases: Vec<(String, PathBuf)> = std::fs::read_dir(fixtures())
         .unwrap()
         .filter_map(|e| e.ok())
         .filter(|e| e.path().join("trace.safetensors").exists())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .map(|e| {
+            let case = e.file_name().to_string_lossy().into_owned();
+            let model = if e.path().join("config.json").exists() { e.path() } else { root.join("www/models").join(&case) };
+            (case, model)
+        })
         .collect();
     cases.sort();
     cases
@@ -283,10 +293,10 @@ fn against_cpu(what: &str, gpu: &Trace, cpu: &Trace) -> Vec<(String, f32)> {
 #[test]
 fn forward_on_every_fixture_matches_pytorch_and_the_cpu() {
     let mut all: Vec<(String, f32)> = Vec::new();
-    for case in cases() {
-        let dir = fixtures().join(&case);
-        let (config, weights) = load_dir(&dir).unwrap();
-        let input: Input = serde_json::from_str(&std::fs::read_to_string(dir.join("input.json")).unwrap()).unwrap();
+    for (case, model_dir) in cases() {
+        let (config, weights) = load_dir(&model_dir).unwrap_or_else(|e| panic!("{case}: {e}"));
+        let input = fixtures().join(&case).join("input.json");
+        let input: Input = serde_json::from_str(&std::fs::read_to_string(input).unwrap()).unwrap();
         let model = Model::new(config, weights);
         let Some(gm) = skip_without_adapter(pollster::block_on(GpuModel::new(&model))) else { return };
         for path in [AttentionPath::Naive, AttentionPath::Flash { tile: 3 }] {

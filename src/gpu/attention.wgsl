@@ -13,12 +13,15 @@
 // Masking never computes with infinities (WGSL lets implementations assume there are none): a causally
 // masked entry is stored as the bit pattern of -inf (masked is bound as u32) and skipped by flag, and
 // the running max starts at -f32::MAX. Padding adds -1e9 in f32, the same rounding as the CPU.
-// Sums (the dot over d, the softmax denominator as a tree) are ordered differently from the CPU: float
+// Sums (the dot over d, the softmax denominator over partials) are ordered differently from the CPU: float
 // rounding only, well inside 2e-4.
 //
-// Tried: this version only (v1). It reads K once per (head, row), with no reuse across query rows:
-// fine for the explicit path, which Auto uses below 1024 keys; long sequences take flash.wgsl, and
-// this kernel then runs only for the heads a trace records.
+// Tried, timed on lavapipe (T = S = 128, 8 / 4 heads, d = 96, with probs_v, upload and read-back):
+//   v1  max and sum by tree reductions (twelve barriers): 85-124 ms
+//   v2  each thread sums the 64 partials itself (this file): 33-48 ms (a busy machine; partly noise)
+// It reads K once per (head, row), with no reuse across query rows: fine for the explicit path, which
+// Auto uses below 1024 keys; long sequences take flash.wgsl, and this kernel then runs only for the
+// heads a trace records.
 
 struct Params {
     rows: u32,
@@ -49,7 +52,8 @@ const LOWEST: f32 = -3.40282347e+38;
 const PADDING_BIAS: f32 = -1e9;
 
 var<workgroup> qs: array<f32, 1024>;
-var<workgroup> part: array<f32, 64>;
+var<workgroup> part_max: array<f32, 64>;
+var<workgroup> part_sum: array<f32, 64>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -91,16 +95,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             m = max(m, v);
         }
     }
-    part[lid.x] = m;
+    // Every thread reduces the 64 partials itself, in the same order: two barriers in all, where a
+    // tree would need twelve (each barrier is costly where workgroups are emulated, as on lavapipe).
+    part_max[lid.x] = m;
     workgroupBarrier();
-    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-        if (lid.x < stride) {
-            part[lid.x] = max(part[lid.x], part[lid.x + stride]);
-        }
-        workgroupBarrier();
+    var row_max = LOWEST;
+    for (var u = 0u; u < WG; u++) {
+        row_max = max(row_max, part_max[u]);
     }
-    let row_max = part[0];
-    workgroupBarrier();
 
     var sum = 0.0;
     for (var j = lid.x; j < p.s_len; j += WG) {
@@ -112,15 +114,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         probs[base + j] = e;
         sum += e;
     }
-    part[lid.x] = sum;
+    part_sum[lid.x] = sum;
     workgroupBarrier();
-    for (var stride = WG / 2u; stride > 0u; stride /= 2u) {
-        if (lid.x < stride) {
-            part[lid.x] += part[lid.x + stride];
-        }
-        workgroupBarrier();
+    var total = 0.0;
+    for (var u = 0u; u < WG; u++) {
+        total += part_sum[u];
     }
-    let total = part[0];
     for (var j = lid.x; j < p.s_len; j += WG) {
         if (total > 0.0) {
             probs[base + j] = probs[base + j] / total;

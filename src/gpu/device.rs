@@ -14,10 +14,21 @@ pub struct Gpu {
     pub(crate) queue: wgpu::Queue,
     pub(crate) kernels: Kernels,
     pub(crate) limits: wgpu::Limits,
-    /// What the adapter calls itself, e.g. "llvmpipe (LLVM 19.1.7, 256 bits)" for lavapipe.
+    /// What the adapter calls itself, e.g. "llvmpipe (LLVM 15.0.6, 256 bits) (Vulkan)" for lavapipe.
     pub adapter: String,
+    /// Which matmul kernel runs: chosen from the adapter's type, settable (tests run both).
+    pub matmul: Matmul,
     /// An error no scope caught, or the reason the device was lost; every later call fails with it.
     failure: Arc<Mutex<Option<String>>>,
+}
+
+/// The two matmul kernels: the same result, each fast on its kind of adapter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Matmul {
+    /// matmul.wgsl: 64 x 64 tiles staged in workgroup memory, for GPUs.
+    Tiled,
+    /// matmul_blocked.wgsl: 8 x 4 outputs per invocation from global memory, for CPU adapters.
+    Blocked,
 }
 
 pub(crate) fn gpu_err(what: &str, e: impl std::fmt::Display) -> Error {
@@ -25,17 +36,28 @@ pub(crate) fn gpu_err(what: &str, e: impl std::fmt::Display) -> Error {
 }
 
 impl Gpu {
-    /// Finds an adapter (WGPU_BACKEND and friends may steer the choice natively), opens a device with
-    /// the adapter's own limits, and compiles every kernel. No adapter is an `Err`, never a panic.
+    /// Finds an adapter, opens a device with the adapter's own limits, and compiles every kernel.
+    /// No adapter is an `Err`, never a panic. Vulkan (Metal, DX12, WebGPU) is tried before GL, so a
+    /// machine with Vulkan never probes EGL; WGPU_BACKEND=vulkan|gl|... picks one natively.
     pub async fn open() -> Result<Gpu, Error> {
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-        let adapter = instance
-            .request_adapter(&wgpu::RequestAdapterOptions {
-                power_preference: wgpu::PowerPreference::HighPerformance,
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| gpu_err("no GPU adapter", e))?;
+        let tries = match wgpu::Backends::from_env() {
+            Some(chosen) => vec![chosen],
+            None => vec![wgpu::Backends::PRIMARY, wgpu::Backends::SECONDARY],
+        };
+        let mut failures = Vec::new();
+        let mut found = None;
+        for backends in tries {
+            let desc = wgpu::InstanceDescriptor { backends, ..wgpu::InstanceDescriptor::new_without_display_handle_from_env() };
+            let options = wgpu::RequestAdapterOptions { power_preference: wgpu::PowerPreference::HighPerformance, ..Default::default() };
+            match wgpu::Instance::new(desc).request_adapter(&options).await {
+                Ok(adapter) => {
+                    found = Some(adapter);
+                    break;
+                }
+                Err(e) => failures.push(e.to_string()),
+            }
+        }
+        let adapter = found.ok_or_else(|| Error::Gpu(format!("no GPU adapter: {}", failures.join("; "))))?;
         let info = adapter.get_info();
         let limits = adapter.limits();
         let (device, queue) = adapter
@@ -62,7 +84,8 @@ impl Gpu {
         let kernels = Kernels::compile(&device);
         scope.pop("compiling the kernels").await?;
         let adapter = format!("{} ({:?})", info.name, info.backend);
-        let gpu = Gpu { device, queue, kernels, limits, adapter, failure };
+        let matmul = if info.device_type == wgpu::DeviceType::Cpu { Matmul::Blocked } else { Matmul::Tiled };
+        let gpu = Gpu { device, queue, kernels, limits, adapter, matmul, failure };
         gpu.check()?;
         Ok(gpu)
     }

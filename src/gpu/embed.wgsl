@@ -3,6 +3,7 @@
 // before anything runs (model::forward::check_input).
 //
 // Layout: ids [T] u32, table [V, H], x [T, H]. One thread per output element, 256 per workgroup.
+// Tried: this version only (v1).
 
 struct Params {
     rows: u32,

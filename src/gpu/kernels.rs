@@ -2,10 +2,12 @@
 //! typed function per kernel that appends a dispatch to a `Program`, so the forward pass and the
 //! one-shot kernel runs in `ops.rs` lay out parameters in exactly one place.
 
+use super::device::Matmul;
 use super::program::{Program, Tap, Word::*};
 
 pub(crate) struct Kernels {
     matmul: wgpu::ComputePipeline,
+    matmul_blocked: wgpu::ComputePipeline,
     rms_norm: wgpu::ComputePipeline,
     rope: wgpu::ComputePipeline,
     attention: wgpu::ComputePipeline,
@@ -34,6 +36,7 @@ impl Kernels {
         };
         Kernels {
             matmul: build("matmul", include_str!("matmul.wgsl")),
+            matmul_blocked: build("matmul_blocked", include_str!("matmul_blocked.wgsl")),
             rms_norm: build("rms_norm", include_str!("rms_norm.wgsl")),
             rope: build("rope", include_str!("rope.wgsl")),
             attention: build("attention", include_str!("attention.wgsl")),
@@ -79,10 +82,14 @@ impl<'a> Program<'a> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn linear(&mut self, x: &wgpu::Buffer, x_offset: usize, w: &wgpu::Buffer, y: &wgpu::Buffer, y_offset: usize, rows: usize, w_rows: usize, w_cols: usize) {
         let k = &self.gpu.kernels;
-        // matmul.wgsl reads its tile position from a 2-D grid: x = column tile, y = row tile
-        // (at most 262144 / 64 and 8192 / 64 under the config limits).
-        let grid = [w_rows.div_ceil(64) as u32, rows.div_ceil(64) as u32];
-        self.dispatch_grid(&k.matmul, &[u(rows), u(w_rows), u(w_cols), u(x_offset), u(y_offset)], &[x, w, y], grid);
+        // Both kernels read their block of y from a 2-D grid: x = column block, y = row block
+        // (at most 262144 / 32 and 8192 / 64 blocks under the config limits).
+        let (pipeline, cols, rows_per) = match self.gpu.matmul {
+            Matmul::Tiled => (&k.matmul, 64, 64),
+            Matmul::Blocked => (&k.matmul_blocked, 32, 64),
+        };
+        let grid = [w_rows.div_ceil(cols) as u32, rows.div_ceil(rows_per) as u32];
+        self.dispatch_grid(pipeline, &[u(rows), u(w_rows), u(w_cols), u(x_offset), u(y_offset)], &[x, w, y], grid);
     }
 
     /// out[r] = weight * (x[r] / sqrt(mean(x[r]^2) + eps)) for each of `rows` rows of `dim`.

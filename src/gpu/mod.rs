@@ -5,7 +5,8 @@
 //! - `device`: adapter and device, kernels compiled once, failures as `Error::Gpu` (never a panic).
 //! - `program`: one submission planned as dispatches and read-back copies, read back in one batch.
 //! - `kernels`: one typed dispatch per WGSL kernel (`*.wgsl` here, each with its CPU twin named in its
-//!   header: matmul, rms_norm, rope, attention + probs_v, flash, swiglu, residual, embed).
+//!   header: matmul (tiled, for GPUs) and matmul_blocked (for CPU adapters such as lavapipe),
+//!   rms_norm, rope, attention + probs_v, flash, swiglu, residual, embed).
 //! - `ops`: each kernel run once on host arrays, the twins tests/gpu.rs checks against the CPU.
 //! - `model`: `GpuModel`, weights uploaded once, `trace` as `Model::trace`.
 //!
@@ -19,5 +20,5 @@ mod model;
 mod ops;
 mod program;
 
-pub use device::Gpu;
+pub use device::{Gpu, Matmul};
 pub use model::{GpuModel, GpuTraceOut};

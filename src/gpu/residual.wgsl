@@ -2,6 +2,7 @@
 // CPU twin: the `x + &attn_out` and `x + &ffn.out` in model::block::decoder_layer. Exact: one f32 add.
 //
 // Layout: x, y [n] (flat). One thread per element, 256 per workgroup.
+// Tried: this version only (v1).
 
 struct Params {
     n: u32,
