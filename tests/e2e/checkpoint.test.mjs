@@ -1,7 +1,7 @@
 // Loading a model: the page opens on the built-in one with a sample sentence; the reader's own
-// checkpoint comes in through the file chooser, a drop of files on the page, or a folder URL, with
-// its progress in bytes; it is kept in the browser for the next visit until forgotten. Every broken
-// input is refused with its own message while the previous model keeps running.
+// checkpoint comes in through the file chooser (files or a folder), a drop of files on the page, or
+// a folder URL, with its progress in bytes; it is kept in the browser for the next visit until
+// forgotten. Every broken input is refused with its own message while the previous model runs on.
 //
 // The checkpoints are tests/fixtures/checkpoints (tools/reference/make_checkpoints.py): MiniMind-3
 // layout in bf16 and Llama layout in f16, with PyTorch's layer-0 probs and last logits for one
@@ -20,16 +20,17 @@ const TOLERANCE = 2e-4; // the trace contract's, as in tests/reference.rs
 
 const read = (path) => readFileSync(path);
 const fixture = (name) => ({
+  dir: join(FIXTURES, name),
   config: read(join(FIXTURES, name, 'config.json')),
   model: read(join(FIXTURES, name, 'model.safetensors')),
+  tokenizer: read(join(FIXTURES, name, 'tokenizer.json')),
   expected: JSON.parse(read(join(FIXTURES, name, 'expected.json'))),
 });
 const MINIMIND = fixture('minimind3_bf16');
 const LLAMA = fixture('llama_f16');
-const TOKENIZER = read(join(FIXTURES, 'tokenizer.json'));
 
 const file = (name, buffer, mimeType = 'application/octet-stream') => ({ name, mimeType, buffer: Buffer.from(buffer) });
-const filesOf = (ckpt, { config = ckpt.config, model = ckpt.model, tokenizer = TOKENIZER } = {}) =>
+const filesOf = (ckpt, { config = ckpt.config, model = ckpt.model, tokenizer = ckpt.tokenizer } = {}) =>
   [file('config.json', config, 'application/json'), model && file('model.safetensors', model), tokenizer && file('tokenizer.json', tokenizer, 'application/json')].filter(Boolean);
 
 // --- safetensors, as far as the broken cases need it ---
@@ -238,6 +239,12 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
   await assertComputesLikePyTorch(page, LLAMA);
   await screenshot(page, 'checkpoint-drop-llama-f16');
 
+  // A chosen folder is read whole; its other files (expected.json) are left alone.
+  await page.setInputFiles('#model-folder', LLAMA.dir);
+  await loaded(page, 'llama_f16');
+  assert.deepEqual((await app(page)).source.files, ['config.json', 'model.safetensors', 'tokenizer.json']);
+  await assertComputesLikePyTorch(page, LLAMA);
+
   const q0 = 'model.layers.0.self_attn.q_proj.weight';
   // A small tensor: without it the file is still as large as the config's weights need.
   const NORM_1 = 'model.layers.1.post_attention_layernorm.weight';
@@ -266,7 +273,7 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
       assert.ok(!texts.some((text) => /model\.safetensors: .* of /.test(text)), `${bad.name}: refused before the weights were read (${texts.join(' | ')})`);
     }
     if (['truncated', 'missing-tensor', 'too-big', 'tokenizer-too-big'].includes(bad.name)) await screenshot(page, `checkpoint-refused-${bad.name}`);
-    await assertStillRuns(page, 'llama');
+    await assertStillRuns(page, 'llama_f16');
   }
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
@@ -274,7 +281,7 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
 
 test('a folder URL loads with the bytes counted; a site without CORS is refused with the reason', async () => {
   const page = await freshPage('#view=attention');
-  const served = { 'config.json': MINIMIND.config, 'model.safetensors': MINIMIND.model, 'tokenizer.json': TOKENIZER };
+  const served = { 'config.json': MINIMIND.config, 'model.safetensors': MINIMIND.model, 'tokenizer.json': MINIMIND.tokenizer };
   await page.route('https://models.example/**', (route) => {
     const body = served[new URL(route.request().url()).pathname.split('/').pop()];
     return body

@@ -7,13 +7,13 @@ and as a folder URL, and compares what the page computes with PyTorch's numbers 
   minimind3_bf16/  MiniMind-3 layout (Q/K norm, tied lm_head), bf16, config.json says model_type minimind
   llama_f16/       Llama layout (no Q/K norm, its own lm_head), f16, config.json says model_type llama
                    and nothing about qk_norm
-  tokenizer.json   a byte-level BPE with the 256 bytes as its whole vocabulary (no merges), in GPT-2's
-                   byte alphabet like MiniMind's: both models have vocab_size 256, too few for MiniMind's
-                   6400-token tokenizer, which the page must therefore refuse for them
 
-Each model folder also holds expected.json: a sentence, the ids this tokenizer gives it (Hugging Face's
-`tokenizers`), and PyTorch's layer-0 attention probs [nH, T, T] and last-position logits [V] for
-those ids, from make_fixtures.py's forward on the stored (rounded) weights in f32.
+Each is a whole model folder: config.json, model.safetensors and tokenizer.json, a byte-level BPE with
+the 256 bytes as its whole vocabulary (no merges), in GPT-2's byte alphabet like MiniMind's. Both models
+have vocab_size 256, too few for MiniMind's 6400-token tokenizer, which the page must refuse for them.
+expected.json holds a sentence, the ids this tokenizer gives it (Hugging Face's `tokenizers`), and
+PyTorch's layer-0 attention probs [nH, T, T] and last-position logits [V] for those ids, from
+make_fixtures.py's forward on the stored (rounded) weights in f32.
 
 Run from the repository root:  python3 tools/reference/make_checkpoints.py
 """
@@ -88,6 +88,7 @@ def write(name, cfg, dtype, seed, tok):
         "logits_last": [round(float(x), 6) for x in trace["logits"][-1]],
     }
     (out / "expected.json").write_text(json.dumps(expected) + "\n")
+    tok.save(str(out / "tokenizer.json"))
     size = sum(f.stat().st_size for f in out.iterdir())
     print(f"{name}: {len(stored)} tensors, {ref.DTYPE_NAMES[dtype]}, {len(ids)} tokens, {size / 1024:.0f} KiB")
     return size
@@ -97,8 +98,7 @@ def main():
     torch.set_num_threads(1)
     OUT.mkdir(parents=True, exist_ok=True)
     tok = byte_tokenizer()
-    tok.save(str(OUT / "tokenizer.json"))
-    total = (OUT / "tokenizer.json").stat().st_size
+    total = 0
     for name, (cfg, dtype, seed) in CASES.items():
         total += write(name, cfg, dtype, seed, tok)
     print(f"{total / 1024:.0f} KiB in {OUT.relative_to(ref.ROOT)}")
