@@ -203,6 +203,12 @@ test('a visit without a link opens the built-in model on a sample sentence; Engl
   assert.ok((await app(page)).state.tokens.ids.length > 3, 'the Chinese sample is tokenized');
   assert.equal(await page.inputValue('#text'), samples.zh[0]);
   await screenshot(page, 'checkpoint-builtin');
+  await page.click('#lang-switch');
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+  await settled(page);
+  assert.match(await page.locator('.model-info').innerText(), /已加载：.*迷你 MiniMind.*内置/);
+  assert.equal(await page.locator('.segment[data-source="own"]').innerText(), '自己的');
+  await screenshot(page, 'checkpoint-builtin-zh');
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 });

@@ -93,7 +93,8 @@ export function modelPanel({ onSource, onFiles, onUrl, onKept, onForget }) {
             ? t('model.sourceUrl', { url: m.url })
             : t('model.sourceFiles', { files: m.files.join(', ') });
     const parts = [source, m.bytes && bytes(m.bytes), m.dtype, t('model.weights', { count: count(m.weight_count) })];
-    return [el('strong', { className: 'model-name' }, m.name ?? t('model.randomName')), ' · ', parts.filter(Boolean).join(' · '), m.restored ? ` · ${t('model.restored')}` : ''];
+    const name = { random: t('model.randomName'), builtin: t('model.builtinName') }[m.kind] ?? m.name;
+    return [el('strong', { className: 'model-name' }, name), ' · ', parts.filter(Boolean).join(' · '), m.restored ? ` · ${t('model.restored')}` : ''];
   }
 
   function update() {

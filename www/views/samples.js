@@ -22,8 +22,12 @@ export function sampleButtons(onPick) {
           'div',
           { className: 'samples-row' },
           el('span', { className: 'samples-lang', lang: lang === 'zh' ? 'zh-CN' : 'en' }, t(`samples.${lang}`)),
-          samples[lang].map((text) =>
-            el('button', { type: 'button', className: 'sample', lang: lang === 'zh' ? 'zh-CN' : 'en', title: text, dataset: { lang }, on: { click: () => onPick(text) } }, text),
+          el(
+            'div',
+            { className: 'samples-list' },
+            samples[lang].map((text) =>
+              el('button', { type: 'button', className: 'sample', lang: lang === 'zh' ? 'zh-CN' : 'en', title: text, dataset: { lang }, on: { click: () => onPick(text) } }, text),
+            ),
           ),
         ),
       ),
