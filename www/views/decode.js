@@ -62,9 +62,11 @@ export function mount(root, app) {
 
   async function advance() {
     controls.forEach((c) => c.update());
-    if (!run || run.key !== promptKey() || restart) {
+    // app.source is new whenever the worker builds a model (random, built in, a checkpoint): its
+    // Session has no decoding under way, so it starts over.
+    if (!run || run.key !== promptKey() || run.source !== app.source || restart) {
       restart = false;
-      run = { key: promptKey(), ids: state.tokens.ids.slice(), steps: [] };
+      run = { key: promptKey(), source: app.source, ids: state.tokens.ids.slice(), steps: [] };
       await app.call('decodeStart', { ids: run.ids, sampling: { temperature: 0 } });
       pending = Math.max(pending, 1);
     }
