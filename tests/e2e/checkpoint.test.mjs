@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { launch, screenshot, settled, startServer } from './helpers.mjs';
+import { go, launch, screenshot, settled, startServer } from './helpers.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FIXTURES = join(ROOT, 'tests', 'fixtures', 'checkpoints');
@@ -203,6 +203,11 @@ test('a visit without a link opens the built-in model on a sample sentence; Engl
   assert.ok((await app(page)).state.tokens.ids.length > 3, 'the Chinese sample is tokenized');
   assert.equal(await page.inputValue('#text'), samples.zh[0]);
   await screenshot(page, 'checkpoint-builtin');
+  // The page opens on this model, so every view must draw it (the GQA view varies its own config).
+  for (const view of ['attention', 'grid', 'masks', 'lines', 'qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn', 'output', 'stepper']) {
+    await go(page, view);
+    assert.equal(await page.evaluate(() => window.attnscope.app.phase), 'ready', `${view} draws the built-in model`);
+  }
   await page.click('#lang-switch');
   await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
   await settled(page);

@@ -60,9 +60,11 @@ export function mount(root, app) {
     const names = [`layers.${l}.attn.k_cache`, `layers.${l}.attn.probs`];
     const choices = kvChoices(nH);
     const mm3Count = kvChoices(MINIMIND3.num_attention_heads).length;
-    const configs = [MINIMIND3, state.config].flatMap((base) => kvChoices(base.num_attention_heads).map((n) => ({ ...base, num_key_value_heads: n })));
+    // The loaded model's own config (a checkpoint's sizes are not the random model's knobs); unknown keys are ignored by the core.
+    const base = app.model;
+    const configs = [MINIMIND3, base].flatMap((c) => kvChoices(c.num_attention_heads).map((n) => ({ ...c, num_key_value_heads: n })));
     const small = app.model.weight_count * 4 <= VARIANT_BYTES;
-    const run = (n) => (n === nKV ? app.tensors(names).then((found) => ({ found, cache_bytes: null })) : app.call('variantTensors', { config: { ...state.config, num_key_value_heads: n }, seed: state.seed, args: app.args(), names }).then(({ tensors, cache_bytes }) => ({ found: new Map(tensors.map((x) => [x.name, x])), cache_bytes })));
+    const run = (n) => (n === nKV ? app.tensors(names).then((found) => ({ found, cache_bytes: null })) : app.call('variantTensors', { config: { ...base, num_key_value_heads: n }, seed: state.seed, args: app.args(), names }).then(({ tensors, cache_bytes }) => ({ found: new Map(tensors.map((x) => [x.name, x])), cache_bytes })));
     const [own, described, variants] = await Promise.all([
       app.tensors(names),
       Promise.all(configs.map((config) => app.call('describe', { config }))),
