@@ -100,7 +100,7 @@ impl Gpu {
 
     /// The largest storage buffer one kernel may bind.
     pub(crate) fn max_binding(&self) -> u64 {
-        (self.limits.max_storage_buffer_binding_size as u64).min(self.limits.max_buffer_size)
+        self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size)
     }
 
     fn fits(&self, what: &str, bytes: u64) -> Result<(), Error> {

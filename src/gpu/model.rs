@@ -77,10 +77,18 @@ enum Source {
     Gpu(Tap),
 }
 
+/// One trace entry as planned: what `Recorder::put_heads` will get once the data is back.
+struct Planned {
+    name: String,
+    shape: Vec<usize>,
+    heads: Option<Vec<usize>>,
+    source: Source,
+}
+
 /// The trace as planned: entries in computation order, data still on the GPU.
 struct Plan<'r> {
     rec: Option<&'r Recorder>,
-    entries: Vec<(String, Vec<usize>, Option<Vec<usize>>, Source)>,
+    entries: Vec<Planned>,
 }
 
 impl Plan<'_> {
@@ -91,7 +99,7 @@ impl Plan<'_> {
     /// Reads `shape` elements from `buf` at element `offset` back as entry `name`.
     fn put(&mut self, prog: &mut Program, name: String, shape: &[usize], buf: &wgpu::Buffer, offset: usize) {
         let tap = prog.read(buf, offset, shape.iter().product());
-        self.entries.push((name, shape.to_vec(), None, Source::Gpu(tap)));
+        self.entries.push(Planned { name, shape: shape.to_vec(), heads: None, source: Source::Gpu(tap) });
     }
 }
 
@@ -159,7 +167,7 @@ impl GpuModel {
         let (t, v) = (ids.len() - prefix_len, self.config.vocab_size);
         let entries = plan.entries;
         let mut rec = rec;
-        for (name, shape, heads, source) in entries {
+        for Planned { name, shape, heads, source } in entries {
             let values = match source {
                 Source::Host(values) => values,
                 Source::Gpu(tap) if tap.index() == logits.index() => data[tap.index()].clone(),
@@ -203,8 +211,10 @@ impl GpuModel {
         prog.embed(&ids_buf, &self.embed_tokens, &x, t, hid);
         if plan.wants(None) {
             plan.put(prog, "embed".into(), &[t, hid], &x, 0);
-            plan.entries.push(("rope.cos".into(), vec![t, d], None, Source::Host(rope.cos.into_raw_vec_and_offset().0)));
-            plan.entries.push(("rope.sin".into(), vec![t, d], None, Source::Host(rope.sin.into_raw_vec_and_offset().0)));
+            for (name, table) in [("rope.cos", rope.cos), ("rope.sin", rope.sin)] {
+                let source = Source::Host(table.into_raw_vec_and_offset().0);
+                plan.entries.push(Planned { name: name.into(), shape: vec![t, d], heads: None, source });
+            }
         }
 
         let dims = AttnDims { t, s, n_heads: n_h, n_kv, d, prefix_len: p, causal: opts.causal, scale: 1.0 / (d as f32).sqrt() };
@@ -264,7 +274,7 @@ impl GpuModel {
                 let taps = [prog.tap(heads.len() * t * s), prog.tap(heads.len() * t * s), prog.tap(heads.len() * t * s)];
                 let tag = (heads.len() != n_h).then(|| heads.clone());
                 for (n, tap) in ["attn.scores", "attn.masked_scores", "attn.probs"].into_iter().zip(taps) {
-                    plan.entries.push((name(n), vec![heads.len(), t, s], tag.clone(), Source::Gpu(tap)));
+                    plan.entries.push(Planned { name: name(n), shape: vec![heads.len(), t, s], heads: tag.clone(), source: Source::Gpu(tap) });
                 }
                 AttnRecord { heads: &heads, taps }
             });
@@ -329,7 +339,7 @@ impl GpuModel {
             prog.copy(&logits_buf, 0, logits, r0 * v, rows * v);
         }
         if plan.wants(None) {
-            plan.entries.push(("logits".into(), vec![t, v], None, Source::Gpu(logits)));
+            plan.entries.push(Planned { name: "logits".into(), shape: vec![t, v], heads: None, source: Source::Gpu(logits) });
         }
         Ok(Some(logits))
     }
