@@ -321,6 +321,29 @@ test('a folder URL loads with the bytes counted; a site without CORS is refused 
   await page.context().close();
 });
 
+test('a slow download shows its progress bar with the bytes so far, from Content-Length', async (t) => {
+  if (!existsSync(join(BUILTIN, 'config.json'))) return t.skip('www/models/builtin is not there yet');
+  // No service worker, whose fetches the page's network throttling would not slow.
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, serviceWorkers: 'block' });
+  const page = await freshPage('#view=attention', context);
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 20, downloadThroughput: 2e6, uploadThroughput: 1e6 });
+  await page.click('.segment[data-source="own"]');
+  await page.fill('#model-url', 'models/builtin/');
+  await page.click('.model-url button[type="submit"]');
+  const total = `${+(readFileSync(join(BUILTIN, 'model.safetensors')).length / 1024 / 1024).toPrecision(4)} MiB`;
+  await page.waitForFunction(() => document.querySelector('.model-progress-bar').value > 0.3 * document.querySelector('.model-progress-bar').max, null, { timeout: 30_000 });
+  const bar = await page.evaluate(() => ({ value: document.querySelector('.model-progress-bar').value, max: document.querySelector('.model-progress-bar').max }));
+  assert.ok(bar.value < bar.max, 'caught halfway');
+  assert.match(await page.locator('.model-progress-text').innerText(), new RegExp(`model\\.safetensors: [0-9.]+ MiB of ${total.replace('.', '\\.')}`));
+  await page.locator('.model-panel').screenshot({ path: join(ROOT, 'artifacts', 'screenshots', 'checkpoint-progress.png') });
+  await loaded(page, 'builtin');
+  assert.equal(await page.locator('.model-progress').isHidden(), true);
+  assert.deepEqual(page.consoleErrors, []);
+  await context.close();
+});
+
 test('the reader’s model is kept for the next visit: a reload restores it, a new visit opens it, “Forget it” removes it', async () => {
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
   const page = await freshPage('#view=grid', context);

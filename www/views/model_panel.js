@@ -38,9 +38,10 @@ export function modelPanel({ onSource, onFiles, onUrl, onKept, onForget }) {
   const urlInput = el('input', { type: 'url', id: 'model-url', name: 'model-url', spellcheck: false, autocomplete: 'url' });
   const urlLabel = el('label', { htmlFor: urlInput.id, className: 'field-label' });
   const urlButton = el('button', { type: 'submit', className: 'button' });
+  // noValidate: a folder of the same site may be given relative to the page (models/mine/).
   const urlForm = el(
     'form',
-    { className: 'model-url', on: { submit: (e) => { e.preventDefault(); if (urlInput.value.trim()) onUrl(urlInput.value.trim()); } } },
+    { className: 'model-url', noValidate: true, on: { submit: (e) => { e.preventDefault(); if (urlInput.value.trim()) onUrl(urlInput.value.trim()); } } },
     urlLabel,
     el('div', { className: 'model-url-row' }, urlInput, urlButton),
   );
