@@ -4,7 +4,7 @@
 #   ./build.sh setup   toolchain: wasm32 target, wasm-bindgen-cli, npm packages, Chromium (idempotent)
 #   ./build.sh build   Rust core -> www/pkg (wasm-bindgen --target web, wasm-opt -O3), prints the size
 #   ./build.sh serve   setup + build, then serve www/ on http://localhost:8080 (PORT=... to change)
-#   ./build.sh test    setup + build, then native tests, wasm tests in Chromium, JS unit tests, end-to-end tests
+#   ./build.sh test    setup + build, then native, GPU (lavapipe), wasm-in-Chromium, JS unit, end-to-end tests
 #
 # Pinned versions live in one place each: wasm-bindgen in Cargo.toml (exact, and the CLI installed here
 # follows Cargo.lock), binaryen and playwright-core in package-lock.json, Chromium is Debian's.
@@ -188,6 +188,13 @@ native_tests() {
   cargo test
 }
 
+# The wgpu path natively, on Mesa's software Vulkan (lavapipe, from setup's apt list). A machine
+# without an adapter fails here rather than skipping: CI must run these for real.
+gpu_tests() {
+  ATTNSCOPE_REQUIRE_GPU=1 cargo test --features gpu --test gpu
+  ATTNSCOPE_REQUIRE_GPU=1 cargo test --features gpu --lib gpu::
+}
+
 wasm_tests() {
   CHROMEDRIVER=$(command -v chromedriver) \
     WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-300} \
@@ -232,6 +239,7 @@ cmd_test() {
   cmd_setup
   cmd_build
   step "test: native (cargo test)" native_tests
+  step "test: GPU path (wgpu on lavapipe)" gpu_tests
   if [ -f tests/wasm.rs ]; then
     step "test: wasm in Chromium" wasm_tests
   else
