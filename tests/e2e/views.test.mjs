@@ -5,7 +5,7 @@
 // and the page must log no console errors.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { launch, openPage, screenshot, startServer } from './helpers.mjs';
+import { go as goTo, launch, openPage, readCell as readHeatmapCell, screenshot, settled as pageSettled, startServer } from './helpers.mjs';
 
 const SENTENCE = 'Attention lets every token look back at the others.';
 
@@ -26,28 +26,9 @@ after(async () => {
   await server?.close();
 });
 
-// No run in flight and the active view has drawn.
-function settled() {
-  return page.waitForFunction(() => window.attnscope?.settled().then(() => true), null, { timeout: 60_000 });
-}
-
-async function go(view) {
-  await page.evaluate((v) => {
-    location.hash = `view=${v}`;
-  }, view);
-  await page.waitForSelector(`.view-${view}`);
-  await settled();
-}
-
-// Moves a heatmap's keyboard focus to cell (r, c) and returns the tooltip's exact value and text.
-async function readCell(canvas, r, c) {
-  await canvas.focus();
-  await canvas.press('ArrowRight'); // the first key shows cell (0, 0)
-  for (let i = 0; i < r; i++) await canvas.press('ArrowDown');
-  for (let i = 0; i < c; i++) await canvas.press('ArrowRight');
-  const tooltip = page.locator('#tooltip');
-  return { value: await tooltip.getAttribute('data-value'), text: await tooltip.innerText() };
-}
+const settled = () => pageSettled(page);
+const go = (view) => goTo(page, view);
+const readCell = (canvas, r, c) => readHeatmapCell(page, canvas, r, c);
 
 // The f32 at a flat index of a tensor of the current run, as the worker's Session returns it.
 function tensorValue(name, index) {
