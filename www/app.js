@@ -247,6 +247,9 @@ async function cancelWork() {
   app.progress = null;
   try {
     await worker.cancel();
+    // The new worker's Session is a rebuilt model with nothing under way: views keyed on app.source
+    // (the KV cache view's decoding) start over.
+    if (app.source) app.source = { ...app.source };
   } catch (err) {
     app.phase = 'error';
     app.error = err.message;
