@@ -146,7 +146,8 @@ print_wasm_size() {
 }
 
 build_wasm() {
-  cargo build --release --lib --target "$WASM_TARGET"
+  # With the WebGPU path (src/gpu): the page picks CPU or WebGPU at run time.
+  cargo build --release --lib --target "$WASM_TARGET" --features gpu
   local wasm="${CARGO_TARGET_DIR:-target}/$WASM_TARGET/release/$CRATE.wasm"
   local out="$PKG_DIR/${CRATE}_bg.wasm" stamp="$PKG_DIR/.built-from" source
   # wasm-opt takes most of a minute; skip both post-link steps when their input has not changed.

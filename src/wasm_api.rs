@@ -4,6 +4,9 @@
 //! Free functions run the core's attention pieces on hand-set numbers, for the lessons and the views
 //! that vary one knob (the scale, RoPE's distance, YaRN) of a real head.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use js_sys::{Float32Array, Object, Reflect};
 use ndarray::{Array3, ArrayView2, ArrayView3};
 use serde::{Deserialize, Serialize};
@@ -325,10 +328,14 @@ struct StepResult<'a> {
 
 #[wasm_bindgen]
 pub struct Session {
-    model: Model,
+    /// Shared with the GPU calls' futures, which outlive any borrow of the Session.
+    model: Rc<Model>,
     tokenizer: Option<Tokenizer>,
-    last: Trace,
-    last_request: Option<RunRequest>,
+    last: Rc<RefCell<Trace>>,
+    last_request: Rc<RefCell<Option<RunRequest>>>,
+    /// The model's weights on the GPU, once `enableGpu` has succeeded.
+    #[cfg(feature = "gpu")]
+    gpu: Rc<RefCell<Option<Rc<crate::gpu::GpuModel>>>>,
     generator: Option<Generator>,
     /// The last decoding step's logits row, for `decodeCheck`.
     step_logits: Vec<f32>,
@@ -451,10 +458,10 @@ impl Session {
         let t0 = now_ms();
         let out = self.model.trace_into(&req.ids, req.attention_mask.as_deref(), req.prefix_len, &opts, rec).map_err(js)?;
         let ms = now_ms() - t0;
-        self.last = out.trace;
-        self.last_request = Some(req);
+        *self.last.borrow_mut() = out.trace;
+        *self.last_request.borrow_mut() = Some(req);
         to_js(&RunResult {
-            entries: &self.last.entries,
+            entries: &self.last.borrow().entries,
             backend: "cpu",
             ms,
             flash: out.flash,
@@ -467,7 +474,8 @@ impl Session {
     /// `{layer, record: {head, row, tile, steps: [{key_start, key_end, scores, m, l, o}], output}, max_abs_diff}`.
     #[wasm_bindgen(js_name = flashRecord)]
     pub fn flash_record(&self, layer: usize, head: usize, row: usize, tile: usize) -> Result<JsValue, JsError> {
-        let req = self.last_request.as_ref().ok_or_else(|| JsError::new("run something first"))?;
+        let req = self.last_request.borrow();
+        let req = req.as_ref().ok_or_else(|| JsError::new("run something first"))?;
         let opts = RunOptions { probe: Some(FlashProbe { layer, head, row, tile: tile.max(1) }), ..req.options().map_err(js)? };
         let out = self.model.trace(&req.ids, req.attention_mask.as_deref(), req.prefix_len, &opts, Selection::none()).map_err(js)?;
         let report = out.flash.ok_or_else(|| JsError::new(&format!("no head {head} / row {row} in layer {layer}")))?;
@@ -476,7 +484,8 @@ impl Session {
 
     /// A tensor of the last run or decoding step, row-major, copied into a new Float32Array.
     pub fn tensor(&self, name: &str) -> Result<Float32Array, JsError> {
-        let e = self.last.get(name).ok_or_else(|| JsError::new(&format!("the last run recorded no tensor named '{name}'")))?;
+        let last = self.last.borrow();
+        let e = last.get(name).ok_or_else(|| JsError::new(&format!("the last run recorded no tensor named '{name}'")))?;
         Ok(Float32Array::from(&e.data[..]))
     }
 
@@ -497,8 +506,9 @@ impl Session {
         let t0 = now_ms();
         let step = gen.step(&self.model, &opts, req.selection()).map_err(js)?;
         let ms = now_ms() - t0;
-        self.last = step.trace;
-        self.step_logits = self.last.get("logits").map_or_else(Vec::new, |e| {
+        *self.last.borrow_mut() = step.trace;
+        let last = self.last.borrow();
+        self.step_logits = last.get("logits").map_or_else(Vec::new, |e| {
             let v = self.model.config.vocab_size;
             e.data[e.data.len() - v..].to_vec()
         });
@@ -509,7 +519,7 @@ impl Session {
             piece: self.piece(step.token),
             ids: &gen.ids,
             top,
-            entries: &self.last.entries,
+            entries: &last.entries,
             ms,
             cache_len: gen.cache().len(),
             cache_bytes: gen.cache().bytes(),
@@ -536,7 +546,16 @@ impl Session {
 
 impl Session {
     fn with(model: Model) -> Session {
-        Session { model, tokenizer: None, last: Trace::default(), last_request: None, generator: None, step_logits: Vec::new() }
+        Session {
+            model: Rc::new(model),
+            tokenizer: None,
+            last: Rc::default(),
+            last_request: Rc::default(),
+            #[cfg(feature = "gpu")]
+            gpu: Rc::default(),
+            generator: None,
+            step_logits: Vec::new(),
+        }
     }
 
     fn piece(&self, id: u32) -> String {
@@ -558,5 +577,128 @@ impl Session {
 
     fn tokenizer(&self) -> Result<&Tokenizer, JsError> {
         self.tokenizer.as_ref().ok_or_else(|| JsError::new("no tokenizer loaded"))
+    }
+}
+
+/// One tensor of `compareGpuCpu`: the contract's measure, max |gpu - cpu| / max |cpu| over the finite
+/// entries; `problem` says when a NaN or a different -inf pattern makes the two disagree outright.
+#[cfg(feature = "gpu")]
+#[derive(Serialize)]
+struct TensorDiff {
+    name: String,
+    rel: f32,
+    problem: Option<String>,
+}
+
+#[cfg(feature = "gpu")]
+#[derive(Serialize)]
+struct GpuCheck {
+    tensors: Vec<TensorDiff>,
+    worst: Option<TensorDiff>,
+    adapter: String,
+    gpu_ms: f64,
+    cpu_ms: f64,
+}
+
+#[cfg(feature = "gpu")]
+fn tensor_diff(name: &str, gpu: &[f32], cpu: &[f32]) -> TensorDiff {
+    let problem = |p: String| TensorDiff { name: name.to_string(), rel: f32::MAX, problem: Some(p) };
+    if gpu.len() != cpu.len() {
+        return problem(format!("{} entries on the GPU, {} on the CPU", gpu.len(), cpu.len()));
+    }
+    let (mut scale, mut worst) = (0.0f32, 0.0f32);
+    for (i, (&a, &b)) in gpu.iter().zip(cpu).enumerate() {
+        if a.is_nan() || b.is_nan() {
+            return problem(format!("NaN at entry {i}"));
+        }
+        if a == f32::NEG_INFINITY || b == f32::NEG_INFINITY {
+            if a != b {
+                return problem(format!("-inf pattern differs at entry {i}"));
+            }
+        } else {
+            scale = scale.max(b.abs());
+            worst = worst.max((a - b).abs());
+        }
+    }
+    TensorDiff { name: name.to_string(), rel: worst / scale.max(1e-30), problem: None }
+}
+
+#[cfg(feature = "gpu")]
+fn gpu_err(e: Error) -> JsValue {
+    JsError::new(&e.to_string()).into()
+}
+
+/// The WebGPU path: the same trace as `run`, computed by `gpu::GpuModel`. The calls return Promises
+/// that reject with an Error (no adapter, device lost, validation) and leave the CPU path untouched.
+#[cfg(feature = "gpu")]
+#[wasm_bindgen]
+impl Session {
+    /// Opens WebGPU and uploads the model's weights; resolves to the adapter's name.
+    #[wasm_bindgen(js_name = enableGpu)]
+    pub fn enable_gpu(&self) -> js_sys::Promise {
+        let (model, slot) = (self.model.clone(), self.gpu.clone());
+        wasm_bindgen_futures::future_to_promise(async move {
+            let gpu = crate::gpu::GpuModel::new(&model).await.map_err(gpu_err)?;
+            let adapter = JsValue::from_str(gpu.adapter());
+            *slot.borrow_mut() = Some(Rc::new(gpu));
+            Ok(adapter)
+        })
+    }
+
+    /// Drops the GPU's copy of the model (after a failure, or when the page picks the CPU).
+    #[wasm_bindgen(js_name = disableGpu)]
+    pub fn disable_gpu(&self) {
+        self.gpu.borrow_mut().take();
+    }
+
+    #[wasm_bindgen(js_name = gpuEnabled)]
+    pub fn gpu_enabled(&self) -> bool {
+        self.gpu.borrow().is_some()
+    }
+
+    /// `run` on the GPU: resolves to the same metadata with `backend: "webgpu"`; the trace becomes
+    /// the last run's, served by `tensor(name)`.
+    #[wasm_bindgen(js_name = runGpu)]
+    pub fn run_gpu(&self, request: JsValue) -> js_sys::Promise {
+        let (gpu, last, last_request) = (self.gpu.borrow().clone(), self.last.clone(), self.last_request.clone());
+        wasm_bindgen_futures::future_to_promise(async move {
+            let gpu = gpu.ok_or_else(|| JsValue::from(JsError::new("WebGPU is not enabled")))?;
+            let req: RunRequest = from_js(request, "run request").map_err(JsValue::from)?;
+            let opts = req.options().map_err(gpu_err)?;
+            let t0 = now_ms();
+            let out = gpu.trace(&req.ids, req.attention_mask.as_deref(), req.prefix_len, &opts, req.selection()).await.map_err(gpu_err)?;
+            let ms = now_ms() - t0;
+            *last.borrow_mut() = out.trace;
+            *last_request.borrow_mut() = Some(req);
+            let last = last.borrow();
+            to_js(&RunResult { entries: &last.entries, backend: "webgpu", ms, flash: None, cache_len: 0, cache_bytes: 0 }).map_err(JsValue::from)
+        })
+    }
+
+    /// Runs `request` on the GPU and on the CPU (neither becomes the last run) and compares every
+    /// tensor: `{tensors: [{name, rel, problem}], worst, adapter, gpu_ms, cpu_ms}`.
+    #[wasm_bindgen(js_name = compareGpuCpu)]
+    pub fn compare_gpu_cpu(&self, request: JsValue) -> js_sys::Promise {
+        let (gpu, model) = (self.gpu.borrow().clone(), self.model.clone());
+        wasm_bindgen_futures::future_to_promise(async move {
+            let gpu = gpu.ok_or_else(|| JsValue::from(JsError::new("WebGPU is not enabled")))?;
+            let req: RunRequest = from_js(request, "run request").map_err(JsValue::from)?;
+            let opts = req.options().map_err(gpu_err)?;
+            let (ids, mask) = (&req.ids, req.attention_mask.as_deref());
+            let t0 = now_ms();
+            let g = gpu.trace(ids, mask, req.prefix_len, &opts, req.selection()).await.map_err(gpu_err)?;
+            let t1 = now_ms();
+            let c = model.trace(ids, mask, req.prefix_len, &opts, req.selection()).map_err(gpu_err)?;
+            let t2 = now_ms();
+            let mut tensors = Vec::with_capacity(c.trace.entries.len());
+            for ce in &c.trace.entries {
+                tensors.push(match g.trace.get(&ce.name) {
+                    Some(ge) => tensor_diff(&ce.name, &ge.data, &ce.data),
+                    None => TensorDiff { name: ce.name.clone(), rel: f32::MAX, problem: Some("not recorded on the GPU".into()) },
+                });
+            }
+            let worst = tensors.iter().max_by(|a, b| a.rel.total_cmp(&b.rel)).map(|w| TensorDiff { name: w.name.clone(), rel: w.rel, problem: w.problem.clone() });
+            to_js(&GpuCheck { tensors, worst, adapter: gpu.adapter().to_string(), gpu_ms: t1 - t0, cpu_ms: t2 - t1 }).map_err(JsValue::from)
+        })
     }
 }

@@ -95,7 +95,7 @@ let cache = new Map();
 
 function runArgs(override = {}) {
   const mask = state.mask.every((m) => m === 1) ? null : state.mask;
-  return { ids: state.tokens.ids, attention_mask: mask, prefix_len: 0, causal: state.causal, layers: null, ...override };
+  return { ids: state.tokens.ids, attention_mask: mask, prefix_len: 0, causal: state.causal, layers: null, backend: state.backend, ...override };
 }
 
 // Tensors of the current run (or of a variant of it: override merges into the run's arguments).
@@ -148,6 +148,7 @@ function explain(problems) {
 // refuses is explained; the page keeps its model, or takes the default one if it has none yet.
 async function open(next) {
   const { pad, config, seed, lang, model, ...fields } = next;
+  const backendBefore = state.backend;
   const random = model.kind === 'random';
   const rebuild =
     !app.model || JSON.stringify(model) !== JSON.stringify(state.model) || (random && (JSON.stringify(config) !== JSON.stringify(state.config) || seed !== state.seed));
@@ -172,7 +173,7 @@ async function open(next) {
   if (retokenize) return tokenize(keep);
   const before = JSON.stringify(runArgs());
   fitTokens(keep);
-  if (JSON.stringify(runArgs()) !== before) return runModel();
+  if (JSON.stringify(runArgs()) !== before || state.backend !== backendBefore) return runModel();
   refresh();
 }
 
@@ -258,7 +259,27 @@ async function cancelWork() {
   refresh();
 }
 
+// The backend's choice and the GPU's messages: a fallback to the CPU, or the GPU-against-CPU check.
+function gpuNote(text, kind = '') {
+  const note = document.getElementById('gpu-note');
+  note.textContent = text;
+  note.dataset.kind = kind;
+}
+
+async function checkGpu() {
+  gpuNote(t('backend.checking'));
+  try {
+    const { worst, adapter, gpu_ms: gpuMs, cpu_ms: cpuMs } = await worker.call('checkGpu', { args: runArgs() });
+    const error = worst.problem ?? worst.rel.toExponential(2);
+    gpuNote(t('backend.checked', { name: worst.name, error, adapter, gpu: gpuMs.toFixed(1), cpu: cpuMs.toFixed(1) }), 'check');
+    document.getElementById('gpu-note').dataset.worst = worst.problem ? 'Infinity' : String(worst.rel);
+  } catch (err) {
+    gpuNote(t('backend.checkFailed', { error: err.message }), 'fallback');
+  }
+}
+
 function renderStatus() {
+  document.getElementById('backend').value = state.backend;
   if (app.busy || app.progress) {
     const p = app.progress;
     dom.status.replaceChildren(
@@ -330,6 +351,7 @@ async function runModel() {
     if (seq !== runSeq) return;
     cache = new Map();
     app.run = result;
+    gpuNote(result.gpu_error ? t('backend.fallback', { error: result.gpu_error }) : '', result.gpu_error ? 'fallback' : '');
     app.phase = 'ready';
     app.error = null;
   } catch (err) {
@@ -528,6 +550,8 @@ function fillStaticText() {
 function wireInput() {
   document.getElementById('lang-switch').addEventListener('click', () => navigate({ lang: state.lang === 'zh' ? 'en' : 'zh' }));
   document.getElementById('theme-toggle').replaceWith(theme.node);
+  document.getElementById('backend').addEventListener('change', (e) => navigate({ backend: e.target.value }));
+  document.getElementById('gpu-check').addEventListener('click', checkGpu);
   dom.text.value = state.text;
   dom.chips.replaceWith(chips.node);
   dom.config.replaceWith(models.node, panel.node);

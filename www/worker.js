@@ -37,11 +37,52 @@ function needSession() {
   return session;
 }
 
-function run(args) {
+// The WebGPU path (args.backend: 'auto', 'cpu' or 'gpu'). 'gpu' runs on WebGPU whenever there is
+// an adapter; 'auto' only on a hardware one (on a software adapter such as SwiftShader the CPU's
+// WebAssembly is faster). A GPU that fails (no adapter, device lost, validation) is dropped for this
+// model and the run is the CPU's, whole, with the reason in the result's gpu_error: never a mix.
+let gpu = null; // for the current session: null (not tried), {adapter} or {error, quiet}
+
+async function gpuFor(backend) {
+  if (backend === 'cpu') return null;
+  if (!gpu) {
+    const adapter = await self.navigator.gpu?.requestAdapter().catch(() => null);
+    const info = adapter?.info ?? {};
+    const software = adapter?.isFallbackAdapter || /swiftshader|llvmpipe|lavapipe/i.test(`${info.architecture} ${info.description} ${info.vendor}`);
+    if (!adapter) gpu = { error: self.navigator.gpu ? 'WebGPU has no adapter here.' : 'this browser has no WebGPU.', quiet: true };
+    else if (software && backend === 'auto') return null;
+    else {
+      try {
+        gpu = { adapter: await needSession().enableGpu() };
+      } catch (err) {
+        gpu = { error: err?.message ?? String(err) };
+      }
+    }
+  }
+  return gpu;
+}
+
+async function runGpu(args) {
+  const found = await gpuFor(args.backend);
+  if (!found) return { result: null, error: null };
+  if (found.error) return { result: null, error: args.backend === 'auto' && found.quiet ? null : found.error };
+  try {
+    return { result: await session.runGpu(args), error: null };
+  } catch (err) {
+    session.disableGpu();
+    gpu = { error: err?.message ?? String(err) };
+    return { result: null, error: gpu.error };
+  }
+}
+
+async function run(args) {
   const key = JSON.stringify(args);
   if (lastRun?.key === key) return lastRun;
   lastRun = null;
-  const result = needSession().run(args, progress);
+  needSession();
+  const fromGpu = await runGpu(args);
+  const result = fromGpu.result ?? session.run(args, progress);
+  result.gpu_error = fromGpu.error;
   lastRun = { key, result, shapes: new Map(result.entries.map((e) => [e.name, Array.from(e.shape)])) };
   return lastRun;
 }
@@ -89,6 +130,7 @@ const handlers = {
     session?.free();
     session = next;
     lastRun = null;
+    gpu = null;
     return { result: { config: next.config() } };
   },
   // A checkpoint's config.json, size and header, checked before its tensor data is read.
@@ -108,18 +150,25 @@ const handlers = {
     session?.free();
     session = next;
     lastRun = null;
+    gpu = null;
     return { result: { config: next.config() } };
   },
   tokenize({ text }) {
     const { ids, pieces } = needSession().tokenize(text);
     return { result: { ids: Array.from(ids), pieces: Array.from(pieces) } };
   },
-  run({ args }) {
-    const { result } = run(args);
-    return { result: { entries: result.entries, backend: result.backend, ms: result.ms } };
+  async run({ args }) {
+    const { result } = await run(args);
+    return { result: { entries: result.entries, backend: result.backend, ms: result.ms, gpu_error: result.gpu_error } };
   },
-  tensors({ args, names }) {
-    return collect(session, run(args).shapes, names);
+  async tensors({ args, names }) {
+    return collect(session, (await run(args)).shapes, names);
+  },
+  // The same run on WebGPU and on the CPU, tensor by tensor (the contract's relative measure).
+  async checkGpu({ args }) {
+    const found = await gpuFor('gpu');
+    if (found.error) throw new Error(`WebGPU is not available: ${found.error}`);
+    return { result: await session.compareGpuCpu(args) };
   },
   variantTensors({ config, seed, args, names }) {
     const owner = variant(config, seed);
@@ -157,8 +206,8 @@ const handlers = {
   ropeScores({ q, k, maxDistance, yarn }) {
     return typed({ scores: needSession().ropeScores(q, k, maxDistance, yarn) });
   },
-  flash({ args, layer, head, row, tile }) {
-    run(args);
+  async flash({ args, layer, head, row, tile }) {
+    await run(args);
     return { result: session.flashRecord(layer, head, row, tile) };
   },
   decodeStart({ ids, sampling }) {
@@ -185,15 +234,22 @@ const handlers = {
 // Told by the core after each layer of a run; reports to the request being answered.
 let progress = () => {};
 
-self.onmessage = async ({ data: { id, type, ...body } }) => {
+// Messages are answered one at a time, in order: a GPU run awaits, and nothing may interleave with it.
+let queue = Promise.resolve();
+
+async function answer({ id, type, ...body }) {
   try {
     await ready;
     progress = (done, total) => self.postMessage({ id, progress: { done, total } });
-    const { result, transfer = [] } = handlers[type](body);
+    const { result, transfer = [] } = await handlers[type](body);
     self.postMessage({ id, ok: true, result }, transfer);
   } catch (err) {
     self.postMessage({ id, ok: false, error: err?.message ?? String(err) });
   } finally {
     progress = () => {};
   }
+}
+
+self.onmessage = ({ data }) => {
+  queue = queue.then(() => answer(data));
 };

@@ -48,7 +48,7 @@ struct Params {
 
 const WG: u32 = 64u;
 const NEG_INF_BITS: u32 = 0xff800000u;
-const LOWEST: f32 = -3.40282347e+38;
+const LOWEST: f32 = -0x1.fffffep+127f; // f32::MIN, exactly (Tint refuses the rounded decimal -3.40282347e+38)
 const PADDING_BIAS: f32 = -1e9;
 
 var<workgroup> qs: array<f32, 1024>;

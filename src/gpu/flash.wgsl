@@ -45,7 +45,7 @@ struct Params {
 
 const R: u32 = 4u;
 const BC: u32 = 64u;
-const LOWEST: f32 = -3.40282347e+38;
+const LOWEST: f32 = -0x1.fffffep+127f; // f32::MIN, exactly (Tint refuses the rounded decimal -3.40282347e+38)
 const PADDING_BIAS: f32 = -1e9;
 
 var<workgroup> sc: array<f32, 256>; // [R][BC]: this tile's scores, then its exp weights

@@ -23,9 +23,13 @@ const CHROMIUM_ARGS = [
   '--enable-unsafe-webgpu', // WebGPU on SwiftShader when there is no GPU
 ];
 
-/** A headless Chromium. Each launch gets a fresh, temporary profile (Playwright's own --user-data-dir). */
-export function launch() {
-  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+/**
+ * A headless Chromium. Each launch gets a fresh, temporary profile (Playwright's own --user-data-dir).
+ * `webgpu: false` leaves out --enable-unsafe-webgpu: a browser without WebGPU's adapter.
+ */
+export function launch({ webgpu = true } = {}) {
+  const args = webgpu ? CHROMIUM_ARGS : CHROMIUM_ARGS.filter((a) => a !== '--enable-unsafe-webgpu');
+  return chromium.launch({ executablePath: CHROMIUM, args, headless: true });
 }
 
 /**

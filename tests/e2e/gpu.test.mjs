@@ -1,0 +1,58 @@
+// The WebGPU path in the page: the backend choice, the GPU-against-CPU check, and the fallback to
+// the CPU where the browser has no WebGPU adapter. WebGPU here is Chromium's SwiftShader.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { launch, openPage, screenshot, settled, startServer } from './helpers.mjs';
+
+const status = (page) => page.locator('#status').innerText();
+const note = (page) => page.locator('#gpu-note');
+
+test('WebGPU runs the model, the status says so, and it matches the CPU within 1e-3', async (t) => {
+  const server = await startServer();
+  t.after(server.close);
+  const browser = await launch();
+  t.after(() => browser.close());
+  const page = await openPage(browser, server.url);
+  await settled(page);
+  assert.match(await status(page), /^cpu · /, 'Auto stays on the CPU on a software adapter');
+
+  await page.selectOption('#backend', 'gpu');
+  await page.waitForFunction(() => /^webgpu · /.test(document.getElementById('status').innerText), null, { timeout: 120_000 });
+  await settled(page);
+  assert.equal(await note(page).innerText(), '', 'no fallback message');
+  const ms = Number((await status(page)).match(/webgpu · ([\d.]+) ms/)[1]);
+  t.diagnostic(`WebGPU run on SwiftShader: ${ms} ms`);
+
+  await page.click('#gpu-check');
+  await page.waitForFunction(() => document.getElementById('gpu-note').dataset.kind !== '' && document.getElementById('gpu-note').dataset.kind !== undefined, null, { timeout: 120_000 });
+  const text = await note(page).innerText();
+  t.diagnostic(text);
+  assert.equal(await note(page).getAttribute('data-kind'), 'check', text);
+  const worst = Number(await note(page).getAttribute('data-worst'));
+  assert.ok(worst <= 1e-3, `worst relative error ${worst}: ${text}`);
+  await screenshot(page, 'gpu-check');
+
+  await page.selectOption('#backend', 'cpu');
+  await page.waitForFunction(() => /^cpu · /.test(document.getElementById('status').innerText), null, { timeout: 60_000 });
+  assert.deepEqual(page.consoleErrors, []);
+});
+
+test('without a WebGPU adapter, choosing WebGPU falls back to the CPU with a message', async (t) => {
+  const server = await startServer();
+  t.after(server.close);
+  const browser = await launch({ webgpu: false });
+  t.after(() => browser.close());
+  const page = await openPage(browser, server.url);
+  await settled(page);
+
+  await page.selectOption('#backend', 'gpu');
+  await page.waitForFunction(() => document.getElementById('gpu-note').dataset.kind === 'fallback', null, { timeout: 60_000 });
+  await settled(page);
+  assert.match(await status(page), /^cpu · /);
+  assert.match(await note(page).innerText(), /WebGPU failed, running on the CPU/);
+  assert.ok(await page.locator('.view-root').count(), 'the view still draws');
+  const data = await page.evaluate(() => window.attnscope.tensor('logits').then((d) => d.length));
+  assert.ok(data > 0);
+  await screenshot(page, 'gpu-fallback');
+  assert.deepEqual(page.consoleErrors, []);
+});
