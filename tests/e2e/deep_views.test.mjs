@@ -4,7 +4,7 @@
 // dark mode, a phone-sized screen, and no console errors. Screenshots: artifacts/screenshots/deep-*.png.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { go, launch, openPage, readCell, screenshot, settled, startServer } from './helpers.mjs';
+import { cleanScreenshot, go, launch, openPage, readCell, screenshot, settled, startServer } from './helpers.mjs';
 
 const D = 16; // head_dim of the default model: hidden 64 over 4 heads
 const NH = 4;
@@ -27,15 +27,7 @@ after(async () => {
   await server?.close();
 });
 
-// A full-page screenshot from the top (a page scrolled by keyboard focus would draw its sticky top
-// bar mid-page), without a tooltip left over from the keyboard.
-async function shot(name) {
-  await page.evaluate(() => {
-    document.activeElement?.blur();
-    scrollTo(0, 0);
-  });
-  await screenshot(page, name);
-}
+const shot = (name) => cleanScreenshot(page, name);
 
 function tensor(name) {
   return page.evaluate(async (n) => Array.from(await window.attnscope.tensor(n)), name);

@@ -75,6 +75,18 @@ export async function openPage(browser, url) {
   return page;
 }
 
+/**
+ * A full-page screenshot from the top (a page scrolled by keyboard focus would draw its sticky top bar
+ * mid-page), without a tooltip left over from the keyboard.
+ */
+export async function cleanScreenshot(page, name) {
+  await page.evaluate(() => {
+    document.activeElement?.blur();
+    scrollTo(0, 0);
+  });
+  return screenshot(page, name);
+}
+
 /** Saves a full-page screenshot as artifacts/screenshots/<name>.png and returns its path. */
 export async function screenshot(page, name) {
   const dir = join(ROOT, 'artifacts', 'screenshots');

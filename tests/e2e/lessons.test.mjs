@@ -6,7 +6,7 @@
 // errors. Screenshots: artifacts/screenshots/lesson-*.png.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { launch, openPage, screenshot, settled, startServer } from './helpers.mjs';
+import { cleanScreenshot, launch, openPage, settled, startServer } from './helpers.mjs';
 
 let server;
 let browser;
@@ -25,15 +25,7 @@ after(async () => {
   await server?.close();
 });
 
-// A full-page screenshot from the top (a page scrolled by keyboard focus would draw its sticky top
-// bar mid-page), without a tooltip left over from the keyboard.
-async function shot(name) {
-  await page.evaluate(() => {
-    document.activeElement?.blur();
-    scrollTo(0, 0);
-  });
-  await screenshot(page, name);
-}
+const shot = (name) => cleanScreenshot(page, name);
 
 async function lesson(id) {
   await page.evaluate((l) => {
