@@ -4,10 +4,10 @@
 // softmax row visibly adds up to 1 and a masked row shows what the mask removed.
 
 import { el } from './dom.js';
-import { heatmap } from './heatmap.js';
+import { headCells, heatmap } from './heatmap.js';
 import { layerSelect, headSelect, stageSelect, STAGES } from './controls.js';
 import { scaleFor } from './color_scale.js';
-import { axisLabel, tokenText, shapeLabel } from './format.js';
+import { tokenText, shapeLabel } from './format.js';
 import { t } from '../strings.js';
 
 export function mount(root, app) {
@@ -28,19 +28,12 @@ export function mount(root, app) {
     const [, T, S] = tensor.shape;
     const h = state.head;
     const data = tensor.data.subarray(h * T * S, (h + 1) * T * S);
-    const labels = state.tokens.pieces.map((p) => axisLabel(p, 12));
     caption.replaceChildren(el('code', { className: 'tensor-name' }, `${name}[${h}]`), el('span', { className: 'shape' }, shapeLabel(tensor.shape)));
     explain.textContent = t(`attention.explain.${state.stage}`);
     map.update({
-      data,
-      rows: T,
-      cols: S,
+      ...headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, labelChars: 12 }),
       scale: scaleFor(name, [data]),
-      rowLabels: labels.slice(0, T),
-      colLabels: labels.slice(0, S),
-      rowMask: state.mask,
       rowSums: true,
-      square: true,
       maxCell: 44,
       label: `${name}, ${t('tip.head')} ${h}`,
       describe: (i, j) => [

@@ -20,7 +20,7 @@
 // Text and gaps take the page's theme colours (style.css variables) at each paint.
 
 import { el } from './dom.js';
-import { exact, short } from './format.js';
+import { axisLabel, exact, short } from './format.js';
 import { isMasked } from './color_scale.js';
 import { range } from './controls.js';
 import { legend, marksOf } from './legend.js';
@@ -439,4 +439,11 @@ function niceStep(span, slots) {
   const raw = span / Math.max(1, Math.floor(slots));
   for (const s of [1, 2, 4, 5, 8, 10, 16, 20, 25, 32, 50, 64, 100, 128, 200, 256, 500, 512, 1000]) if (s >= raw) return s;
   return Math.ceil(raw / 1000) * 1000;
+}
+
+// The options every one-head attention heatmap shares: T query rows over S keys with the tokens on
+// both axes (labels cut to `labelChars`), padded query rows marked by `mask`, square cells.
+export function headCells({ data, T, S, pieces, mask, labelChars = 8 }) {
+  const labels = pieces.map((p) => axisLabel(p, labelChars));
+  return { data, rows: T, cols: S, rowLabels: labels.slice(0, T), colLabels: labels.slice(0, S), rowMask: mask, square: true };
 }

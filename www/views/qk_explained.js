@@ -5,7 +5,7 @@
 // (attn.masked_scores), softmax over the row (attn.probs). Clicking the map picks the pair.
 
 import { el } from './dom.js';
-import { heatmap } from './heatmap.js';
+import { headCells, heatmap } from './heatmap.js';
 import { bars } from './bars.js';
 import { value } from './value.js';
 import { layerSelect, headSelect, tokenSelect, tokenAt } from './controls.js';
@@ -50,16 +50,9 @@ export function mount(root, app) {
     const at = (h * T + i) * S + j;
     const row = probs.data.subarray((h * T + i) * S, (h * T + i + 1) * S);
     const pieces = state.tokens.pieces;
-    const labels = pieces.map((p) => axisLabel(p, 8));
     map.update({
-      data: probs.data.subarray(h * T * S, (h + 1) * T * S),
-      rows: T,
-      cols: S,
+      ...headCells({ data: probs.data.subarray(h * T * S, (h + 1) * T * S), T, S, pieces, mask: state.mask }),
       scale: sequential(0, 1),
-      rowLabels: labels.slice(0, T),
-      colLabels: labels.slice(0, S),
-      rowMask: state.mask,
-      square: true,
       maxCell: 26,
       mark: { r: i, c: j },
       label: `${names[4]}, ${t('tip.head')} ${h}`,

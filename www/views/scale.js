@@ -5,7 +5,7 @@
 // mean entropy as τ sweeps. All softmaxes are the core's (maskedSoftmax, attend).
 
 import { el } from './dom.js';
-import { heatmap } from './heatmap.js';
+import { headCells, heatmap } from './heatmap.js';
 import { bars } from './bars.js';
 import { lineChart } from './line_chart.js';
 import { value } from './value.js';
@@ -109,16 +109,9 @@ export function mount(root, app) {
     headTau.value = String(stopOf(tau));
     tauLabel.replaceChildren('τ = ', value(tau, 3), ` (√d = ${fixed(root2(), 3)})`);
     const pieces = state.tokens.pieces;
-    const labels = pieces.map((p) => axisLabel(p, 8));
     map.update({
-      data: now.probs,
-      rows: T,
-      cols: S,
+      ...headCells({ data: now.probs, T, S, pieces, mask: state.mask }),
       scale: sequential(0, 1),
-      rowLabels: labels.slice(0, T),
-      colLabels: labels.slice(0, S),
-      rowMask: state.mask,
-      square: true,
       maxCell: 26,
       label: t('scale.headLabel', { l, h }),
       describe: (i, j) => [

@@ -6,7 +6,7 @@
 // The header names the tensor and writes its shape as MiniMind prints it, batch first.
 
 import { el } from './dom.js';
-import { heatmap } from './heatmap.js';
+import { headCells, heatmap } from './heatmap.js';
 import { legend, marksOf } from './legend.js';
 import { scaleFor, diverging } from './color_scale.js';
 import { shapeLabel, axisLabel, tokenText } from './format.js';
@@ -66,20 +66,13 @@ function matrix(name, data, shape, ctx, maps) {
 function attentionPanels(name, data, shape, ctx, maps) {
   const [nH, T, S] = shape;
   const scale = scaleFor(name, [data]);
-  const labels = ctx.pieces.map((p) => axisLabel(p, 8));
   const panels = [];
   for (let h = 0; h < nH; h++) {
     const map = heatmap();
     maps.push(map);
     map.update({
-      data: data.subarray(h * T * S, (h + 1) * T * S),
-      rows: T,
-      cols: S,
+      ...headCells({ data: data.subarray(h * T * S, (h + 1) * T * S), T, S, pieces: ctx.pieces, mask: ctx.mask }),
       scale,
-      rowLabels: labels.slice(0, T),
-      colLabels: labels.slice(0, S),
-      rowMask: ctx.mask,
-      square: true,
       maxCell: 18,
       legend: false,
       label: `${name}, ${t('tip.head')} ${h}`,
