@@ -4,9 +4,9 @@
 // ask app.tensors(names) for the current run's tensors, which arrive as Float32Arrays.
 
 import { workerClient } from './worker_client.js';
-import { el } from './views/dom.js';
-import { tokenChips } from './views/token_chips.js';
-import { configPanel } from './views/config_panel.js';
+import { el } from './parts/dom.js';
+import { tokenChips } from './panels/token_chips.js';
+import { configPanel } from './panels/config_panel.js';
 import { t, setLanguage, language } from './strings.js';
 import * as stepper from './views/stepper.js';
 import * as attentionMap from './views/attention_map.js';
@@ -22,16 +22,16 @@ import * as flash from './views/flash.js';
 import * as ffn from './views/ffn.js';
 import * as output from './views/output.js';
 import * as lessons from './views/lessons.js';
-import { themeToggle } from './views/theme.js';
-import { STAGES } from './views/controls.js';
+import { themeToggle } from './panels/theme.js';
+import { STAGES } from './parts/controls.js';
 import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS } from './state.js';
 import { linkWriter, linkTo, explainLink } from './link.js';
 import { scriptingApi } from './api.js';
-import { showBanner, addToBanner } from './views/banner.js';
-import { sharePanel } from './views/share_panel.js';
+import { showBanner, addToBanner } from './panels/banner.js';
+import { sharePanel } from './panels/share_panel.js';
 import { keepOffline } from './offline.js';
-import { modelPanel } from './views/model_panel.js';
-import { sampleButtons } from './views/samples.js';
+import { modelPanel } from './panels/model_panel.js';
+import { sampleButtons } from './panels/samples.js';
 import * as source from './model_source.js';
 
 const VIEWS = { stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons };

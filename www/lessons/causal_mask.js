@@ -5,11 +5,11 @@
 // illustrative weights for two rows (很: [0.24, 0.47, 0.29] where the real softmax of [0.3, 0.7, 0.4]
 // is [0.278, 0.415, 0.307]); the table sets each printed row beside the computed one and says which.
 
-import { el } from '../views/dom.js';
-import { matrixTable } from '../views/matrix_table.js';
-import { bars } from '../views/bars.js';
-import { sequential, diverging } from '../views/color_scale.js';
-import { fixed } from '../views/format.js';
+import { el } from '../parts/dom.js';
+import { matrixTable } from '../parts/matrix_table.js';
+import { bars } from '../parts/bars.js';
+import { sequential, diverging } from '../parts/color_scale.js';
+import { fixed } from '../parts/format.js';
 import { t } from '../strings.js';
 
 export const TOKENS = ['今天', '天气', '很', '好'];

@@ -4,10 +4,10 @@
 // 96; the seed's input x serves as V. The core runs both heads with the model's 1/√d and gives each
 // its own pattern; the heads' outputs side by side are the [3, 2 × 2] context o_proj then mixes.
 
-import { el } from '../views/dom.js';
-import { matrixTable } from '../views/matrix_table.js';
-import { value } from '../views/value.js';
-import { sequential, diverging } from '../views/color_scale.js';
+import { el } from '../parts/dom.js';
+import { matrixTable } from '../parts/matrix_table.js';
+import { value } from '../parts/value.js';
+import { sequential, diverging } from '../parts/color_scale.js';
 import { TOKENS, Q, K } from './qk_match.js';
 import { t } from '../strings.js';
 

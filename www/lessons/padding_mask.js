@@ -4,10 +4,10 @@
 // one padding token, left (as batched generation pads) or right: the core runs each mask alone and
 // both together, and the lesson measures how much attention real tokens still give to padding.
 
-import { el } from '../views/dom.js';
-import { matrixTable } from '../views/matrix_table.js';
-import { value } from '../views/value.js';
-import { sequential, diverging } from '../views/color_scale.js';
+import { el } from '../parts/dom.js';
+import { matrixTable } from '../parts/matrix_table.js';
+import { value } from '../parts/value.js';
+import { sequential, diverging } from '../parts/color_scale.js';
 import { TOKENS as WORDS, SCORES as REAL } from './causal_mask.js';
 import { t } from '../strings.js';
 

@@ -3,11 +3,11 @@
 // row. The seed's answer: row 她 = [0.4925, 0.1277, 0.3798], so 她 → 小红 = 0.493. Clicking a score
 // walks its dot product as the seed does for scores[2][0] = 0.9×0.8 + 0.1×0.2 + 0.8×0.9 + 0.0×0.1.
 
-import { el } from '../views/dom.js';
-import { matrixTable } from '../views/matrix_table.js';
-import { value } from '../views/value.js';
-import { sequential, diverging } from '../views/color_scale.js';
-import { factor, fixed, short } from '../views/format.js';
+import { el } from '../parts/dom.js';
+import { matrixTable } from '../parts/matrix_table.js';
+import { value } from '../parts/value.js';
+import { sequential, diverging } from '../parts/color_scale.js';
+import { factor, fixed, short } from '../parts/format.js';
 import { t } from '../strings.js';
 
 export const TOKENS = ['小红', '很', '她'];

@@ -4,12 +4,12 @@
 // shows them: xq [1, 6, 8, 96], xk and xv [1, 6, 4, 96]. repeat_kv pairs the query heads with KV
 // heads (Q0, Q1 → KV0 …), and the KV cache of MHA, GQA and MQA is priced by the core.
 
-import { el } from '../views/dom.js';
-import { heatmap } from '../views/heatmap.js';
-import { sequential } from '../views/color_scale.js';
-import { bytes, shapeLabel, tokenText } from '../views/format.js';
+import { el } from '../parts/dom.js';
+import { heatmap } from '../parts/heatmap.js';
+import { sequential } from '../parts/color_scale.js';
+import { bytes, shapeLabel, tokenText } from '../parts/format.js';
 import { MINIMIND3, kindOf, kvChoices } from '../views/gqa.js';
-import { range } from '../views/controls.js';
+import { range } from '../parts/controls.js';
 import { t } from '../strings.js';
 
 // Six tokens in MiniMind's tokenizer, like the seed's debugging session.

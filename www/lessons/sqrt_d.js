@@ -4,11 +4,11 @@
 // random entries of size about 1 (inputs drawn here, seeded, so every reader sees the same ones);
 // their dot products grow like √d, and only ÷ √d brings the softmax back to a spread-out row.
 
-import { el } from '../views/dom.js';
-import { bars } from '../views/bars.js';
-import { value } from '../views/value.js';
-import { fixed } from '../views/format.js';
-import { entropy } from '../views/entropy.js';
+import { el } from '../parts/dom.js';
+import { bars } from '../parts/bars.js';
+import { value } from '../parts/value.js';
+import { fixed } from '../parts/format.js';
+import { entropy } from '../parts/entropy.js';
 import { t } from '../strings.js';
 
 const SEED_ROWS = ['1, 2, 3', '10, 20, 30'];

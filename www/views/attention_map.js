@@ -3,11 +3,11 @@
 // causal and padding masks, or the softmax probabilities. Each row's sum stands beside it, so a
 // softmax row visibly adds up to 1 and a masked row shows what the mask removed.
 
-import { el } from './dom.js';
-import { headCells, heatmap } from './heatmap.js';
-import { layerSelect, headSelect, stageSelect, STAGES } from './controls.js';
-import { scaleFor } from './color_scale.js';
-import { tokenText, shapeLabel } from './format.js';
+import { el } from '../parts/dom.js';
+import { headCells, heatmap } from '../parts/heatmap.js';
+import { layerSelect, headSelect, stageSelect, STAGES } from '../parts/controls.js';
+import { scaleFor } from '../parts/color_scale.js';
+import { tokenText, shapeLabel } from '../parts/format.js';
 import { t } from '../strings.js';
 
 export function mount(root, app) {

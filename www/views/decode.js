@@ -5,13 +5,13 @@
 // step the core recomputes the same ids from scratch without a cache and reports the largest
 // difference between the two last logits rows (decodeCheck).
 
-import { el } from './dom.js';
-import { heatmap } from './heatmap.js';
-import { bars } from './bars.js';
-import { value } from './value.js';
-import { layerSelect, headSelect, range } from './controls.js';
-import { sequential } from './color_scale.js';
-import { axisLabel, bytes, tokenText } from './format.js';
+import { el } from '../parts/dom.js';
+import { heatmap } from '../parts/heatmap.js';
+import { bars } from '../parts/bars.js';
+import { value } from '../parts/value.js';
+import { layerSelect, headSelect, range } from '../parts/controls.js';
+import { sequential } from '../parts/color_scale.js';
+import { axisLabel, bytes, tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 
 const MAX_STEPS = 32;

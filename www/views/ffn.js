@@ -3,11 +3,11 @@
 // down = act·W_downᵀ, as heatmaps a row per token; then, for each token, the neurons with the
 // largest |act|, the ones that token switches on, with the three numbers that make each.
 
-import { el } from './dom.js';
-import { tensorFigure } from './tensor_figure.js';
-import { value } from './value.js';
-import { layerSelect, tokenSelect, tokenAt } from './controls.js';
-import { tokenText } from './format.js';
+import { el } from '../parts/dom.js';
+import { tensorFigure } from '../parts/tensor_figure.js';
+import { value } from '../parts/value.js';
+import { layerSelect, tokenSelect, tokenAt } from '../parts/controls.js';
+import { tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 
 const TOP_NEURONS = 5;

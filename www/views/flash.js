@@ -4,12 +4,12 @@
 // (flashRecord); ← / → reveal it one tile at a time. At the end o / l is set beside the explicit
 // path's context row (attn.context) with the core's max |flash − naive|.
 
-import { el } from './dom.js';
-import { heatmap } from './heatmap.js';
-import { value } from './value.js';
-import { layerSelect, headSelect, tokenSelect, tokenAt } from './controls.js';
-import { diverging, extent } from './color_scale.js';
-import { axisLabel, fixed, tokenText } from './format.js';
+import { el } from '../parts/dom.js';
+import { heatmap } from '../parts/heatmap.js';
+import { value } from '../parts/value.js';
+import { layerSelect, headSelect, tokenSelect, tokenAt } from '../parts/controls.js';
+import { diverging, extent } from '../parts/color_scale.js';
+import { axisLabel, fixed, tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 
 const TILES = [1, 2, 3, 4, 8, 16, 32, 64];

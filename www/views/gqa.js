@@ -5,11 +5,11 @@
 // core, with the cache it filled. Last, the KV cache priced per token and for a context length, for
 // MiniMind-3 and the current config, from the core's own resolution of each config (describeConfig).
 
-import { el } from './dom.js';
-import { heatmap } from './heatmap.js';
-import { layerSelect, headSelect, range } from './controls.js';
-import { sequential, diverging, extent } from './color_scale.js';
-import { axisLabel, bytes, shapeLabel, tokenText } from './format.js';
+import { el } from '../parts/dom.js';
+import { heatmap } from '../parts/heatmap.js';
+import { layerSelect, headSelect, range } from '../parts/controls.js';
+import { sequential, diverging, extent } from '../parts/color_scale.js';
+import { axisLabel, bytes, shapeLabel, tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 
 // MiniMind-3 as the seed and minimind-semantics.md give it; the core fills in the rest (d = 96 …).

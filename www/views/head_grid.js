@@ -3,12 +3,12 @@
 // frame is labelled "KV j", so repeat_kv is visible: the heads in a frame read the same keys.
 // Clicking a thumbnail (or Enter on it) opens that head in the attention map.
 
-import { el } from './dom.js';
-import { heatmap } from './heatmap.js';
-import { legend, marksOf } from './legend.js';
-import { stageSelect, STAGES, range } from './controls.js';
-import { scaleFor } from './color_scale.js';
-import { tokenText } from './format.js';
+import { el } from '../parts/dom.js';
+import { heatmap } from '../parts/heatmap.js';
+import { legend, marksOf } from '../parts/legend.js';
+import { stageSelect, STAGES, range } from '../parts/controls.js';
+import { scaleFor } from '../parts/color_scale.js';
+import { tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 
 const THUMB_PX = 120;

@@ -2,7 +2,7 @@
 // numbers, every matrix editable cell by cell, every result computed by the core. One lesson at a
 // time, chosen by #view=lessons&lesson=…; each lesson is its own module in www/lessons/.
 
-import { el } from './dom.js';
+import { el } from '../parts/dom.js';
 import { t } from '../strings.js';
 import * as qkMatch from '../lessons/qk_match.js';
 import * as sqrtD from '../lessons/sqrt_d.js';

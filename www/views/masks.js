@@ -3,12 +3,12 @@
 // cells hatched. Below, the same head with the causal mask on and off (BERT-style bidirectional)
 // and their difference: the attention that "peeks at the future" once the mask is gone.
 
-import { el } from './dom.js';
-import { heatmap } from './heatmap.js';
-import { legend, marksOf } from './legend.js';
-import { layerSelect, headSelect } from './controls.js';
-import { diverging, sequential, extent } from './color_scale.js';
-import { axisLabel, tokenText } from './format.js';
+import { el } from '../parts/dom.js';
+import { heatmap } from '../parts/heatmap.js';
+import { legend, marksOf } from '../parts/legend.js';
+import { layerSelect, headSelect } from '../parts/controls.js';
+import { diverging, sequential, extent } from '../parts/color_scale.js';
+import { axisLabel, tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 
 export function mount(root, app) {

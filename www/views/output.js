@@ -3,10 +3,10 @@
 // are listed with their probabilities and pieces from MiniMind's tokenizer. Where the input goes on,
 // its real next token is marked when it is among them.
 
-import { el } from './dom.js';
-import { bars } from './bars.js';
-import { tokenSelect, tokenAt } from './controls.js';
-import { tokenText } from './format.js';
+import { el } from '../parts/dom.js';
+import { bars } from '../parts/bars.js';
+import { tokenSelect, tokenAt } from '../parts/controls.js';
+import { tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 
 const TOP = 10;

@@ -4,13 +4,13 @@
 // core's dotTerms), then what the model does with it: ÷ √d (attn.scores), + the masks
 // (attn.masked_scores), softmax over the row (attn.probs). Clicking the map picks the pair.
 
-import { el } from './dom.js';
-import { headCells, heatmap } from './heatmap.js';
-import { bars } from './bars.js';
-import { value } from './value.js';
-import { layerSelect, headSelect, tokenSelect, tokenAt } from './controls.js';
-import { sequential } from './color_scale.js';
-import { axisLabel, tokenText, fixed, factor } from './format.js';
+import { el } from '../parts/dom.js';
+import { headCells, heatmap } from '../parts/heatmap.js';
+import { bars } from '../parts/bars.js';
+import { value } from '../parts/value.js';
+import { layerSelect, headSelect, tokenSelect, tokenAt } from '../parts/controls.js';
+import { sequential } from '../parts/color_scale.js';
+import { axisLabel, tokenText, fixed, factor } from '../parts/format.js';
 import { t } from '../strings.js';
 
 const SHOWN_TERMS = 4;

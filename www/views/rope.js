@@ -5,13 +5,13 @@
 // score of the same query and key vectors as their distance grows (ropeScores), YaRN off and on.
 // The YaRN switch picks the rotation the angle map and the circles use.
 
-import { el, svg } from './dom.js';
-import { heatmap } from './heatmap.js';
-import { lineChart } from './line_chart.js';
-import { value } from './value.js';
-import { layerSelect, headSelect, tokenSelect, tokenAt, range } from './controls.js';
-import { sequential } from './color_scale.js';
-import { exact, tokenText } from './format.js';
+import { el, svg } from '../parts/dom.js';
+import { heatmap } from '../parts/heatmap.js';
+import { lineChart } from '../parts/line_chart.js';
+import { value } from '../parts/value.js';
+import { layerSelect, headSelect, tokenSelect, tokenAt, range } from '../parts/controls.js';
+import { sequential } from '../parts/color_scale.js';
+import { exact, tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 
 const ANGLE_POSITIONS = 64;

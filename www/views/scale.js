@@ -4,15 +4,15 @@
 // core's attention with 1/τ as the scale (τ = √d is the model), with the entropy of every row and the
 // mean entropy as τ sweeps. All softmaxes are the core's (maskedSoftmax, attend).
 
-import { el } from './dom.js';
-import { headCells, heatmap } from './heatmap.js';
-import { bars } from './bars.js';
-import { lineChart } from './line_chart.js';
-import { value } from './value.js';
-import { layerSelect, headSelect, range } from './controls.js';
-import { sequential } from './color_scale.js';
-import { axisLabel, fixed, tokenText } from './format.js';
-import { entropy } from './entropy.js';
+import { el } from '../parts/dom.js';
+import { headCells, heatmap } from '../parts/heatmap.js';
+import { bars } from '../parts/bars.js';
+import { lineChart } from '../parts/line_chart.js';
+import { value } from '../parts/value.js';
+import { layerSelect, headSelect, range } from '../parts/controls.js';
+import { sequential } from '../parts/color_scale.js';
+import { axisLabel, fixed, tokenText } from '../parts/format.js';
+import { entropy } from '../parts/entropy.js';
 import { t } from '../strings.js';
 
 const SEED_ROWS = ['1, 2, 3', '10, 20, 30'];

@@ -3,10 +3,10 @@
 // shape MiniMind prints, the formula and two sentences of explanation (strings.js, step.*).
 // ← / → step through; the layer selector picks which block the per-layer steps show.
 
-import { el } from './dom.js';
-import { tensorFigure } from './tensor_figure.js';
-import { paintAll } from './heatmap.js';
-import { layerSelect } from './controls.js';
+import { el } from '../parts/dom.js';
+import { tensorFigure } from '../parts/tensor_figure.js';
+import { paintAll } from '../parts/heatmap.js';
+import { layerSelect } from '../parts/controls.js';
 import { t } from '../strings.js';
 
 // Tensor names without a layer prefix; every other name is under layers.{l}.

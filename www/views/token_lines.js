@@ -3,10 +3,10 @@
 // token shows only its lines; clicking a query pins it. "All heads" overlays every head of the
 // layer, one colour per head (Okabe-Ito, colour-blind safe).
 
-import { el, svg } from './dom.js';
-import { layerSelect, headSelect, range } from './controls.js';
-import { showTooltip, hideTooltip } from './tooltip.js';
-import { exact, axisLabel, tokenText } from './format.js';
+import { el, svg } from '../parts/dom.js';
+import { layerSelect, headSelect, range } from '../parts/controls.js';
+import { showTooltip, hideTooltip } from '../parts/tooltip.js';
+import { exact, axisLabel, tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 
 // The eighth, Okabe-Ito's black, is the text colour (currentColor), so it stays visible in dark mode.

@@ -1,8 +1,8 @@
 // The tokens of the input as chips: the piece as text, its id below. Clicking a chip toggles it
 // as padding (attention_mask 0), which the masks and every attention view then show.
 
-import { el } from './dom.js';
-import { tokenText } from './format.js';
+import { el } from '../parts/dom.js';
+import { tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 
 export function tokenChips(onToggle) {

@@ -2,7 +2,7 @@
 // random weights, and the causal switch. The page does not validate sizes itself: the core does,
 // and its message is shown under the field it names (or under the panel), never as a dialog.
 
-import { el } from './dom.js';
+import { el } from '../parts/dom.js';
 import { t } from '../strings.js';
 
 const FIELDS = ['num_hidden_layers', 'hidden_size', 'num_attention_heads', 'num_key_value_heads', 'head_dim', 'rope_theta'];

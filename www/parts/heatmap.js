@@ -4,7 +4,7 @@
 // the cells' height by drawImage; the hatching is pattern fills on top; labels are canvas text.
 // A heatmap paints once it is in the page, at its real width: update() on a detached heatmap
 // waits for the ResizeObserver, or for paintAll() from a view that wants it painted now.
-// The caller gives the colour scale (views/color_scale.js) so several heatmaps can share one.
+// The caller gives the colour scale (parts/color_scale.js) so several heatmaps can share one.
 // -∞ cells (causal mask) and cells at or below -1e8 (padding mask, -1e9) are hatched, never
 // coloured; padded query rows get a light overlay. Hover or arrow keys show the exact value.
 //

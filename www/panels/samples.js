@@ -2,7 +2,7 @@
 // tools/train/head_stats.py because its heads show their patterns on them), one click away under
 // the text box: a row of English ones and a row of Chinese ones.
 
-import { el } from './dom.js';
+import { el } from '../parts/dom.js';
 import { t } from '../strings.js';
 
 const LANGUAGES = ['en', 'zh'];

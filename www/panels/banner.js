@@ -2,7 +2,7 @@
 // a link that could not be opened as written. It is an alert, so screen readers announce it; its
 // text is set as text, never parsed as HTML, since it may quote a link.
 
-import { el } from './dom.js';
+import { el } from '../parts/dom.js';
 import { t } from '../strings.js';
 
 let node = null;

@@ -3,8 +3,8 @@
 // export the current view as SVG or as PNG at 2x. Where the clipboard is refused, the text is
 // shown selected for copying by hand.
 
-import { el } from './dom.js';
-import { figureSvg, figurePng, download } from './figure_export.js';
+import { el } from '../parts/dom.js';
+import { figureSvg, figurePng, download } from '../parts/figure_export.js';
 import { HIDE_FLAGS } from '../state.js';
 import { linkTo, embedCode } from '../link.js';
 import { t } from '../strings.js';

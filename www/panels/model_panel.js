@@ -5,8 +5,8 @@
 // random model's knobs stay in config_panel.js, shown below this only when Random is chosen.
 // This module shows and asks; app.js loads (through model_source.js).
 
-import { el } from './dom.js';
-import { bytes } from './format.js';
+import { el } from '../parts/dom.js';
+import { bytes } from '../parts/format.js';
 import { droppedFiles } from '../model_source.js';
 import { t } from '../strings.js';
 

@@ -3,7 +3,7 @@
 // shared link. style.css does the rest with light-dark() on its colour variables; canvases read the
 // resolved colours when they paint, so onChange lets the page redraw its view.
 
-import { el } from './dom.js';
+import { el } from '../parts/dom.js';
 import { t } from '../strings.js';
 
 const KEY = 'attnscope.theme';
