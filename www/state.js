@@ -5,15 +5,24 @@
 // Pure: no DOM, so node imports it too (tests/unit/state.test.mjs fuzzes it). CompressionStream,
 // Blob, Response and atob exist in browsers and in node alike.
 //
-// Format 1: "s1." + base64url(deflate-raw(JSON of the fields that differ from DEFAULTS)), then
-// optionally "&embed=1" and plain "key=value" fields (TensorFlow Playground style: "#view=grid",
-// "&hide=input,config"). DEFAULTS are part of format 1: changing one changes what old links mean,
-// so that needs format 2, with format 1 still decoded against the old defaults.
+// A link is "sN." + base64url(deflate-raw(JSON of the fields that differ from format N's
+// defaults)), then optionally "&embed=1" and plain "key=value" fields (TensorFlow Playground style:
+// "#view=grid", "&hide=input,config"). A format's defaults are part of it: changing one changes
+// what old links mean, so that needs a new format, with the old ones still decoded against their
+// own defaults.
+//   Format 1 ("s1.", FORMAT1_DEFAULTS, frozen): a link that names no model meant the random model
+//   with an English sentence.
+//   Format 2 ("s2.", DEFAULTS, written today): the built-in model; text null, the built-in model's
+//   first sample sentence in the state's language (textOf); the language, when a link does not say,
+//   is the reader's (decode's `lang`). Every s2 link says its language and view, so a link opens
+//   the same in every browser and the landing view (DEFAULTS.view) may change without changing it.
+// Plain fields alone ("#view=grid", "#lang=zh") name no format: on a fresh page they change the
+// format-2 defaults.
 //
 // What the core decides stays with the core: a config in range may still be refused (heads not
 // divisible by KV heads, too many weights), and the page shows the core's own message.
 
-export const VERSION = 1;
+export const VERSION = 2;
 
 // The core's limits (src/model/config.rs): a link can ask for nothing the core would refuse to size.
 const MAX_HIDDEN = 8192;
@@ -35,7 +44,7 @@ const MAX_JSON = 65_536; // bytes a payload may inflate to: a small link is neve
 export const HIDE_FLAGS = ['input', 'config', 'tabs', 'toolbar'];
 export const MODEL_KINDS = ['random', 'builtin', 'url', 'files'];
 
-export const DEFAULTS = Object.freeze({
+export const FORMAT1_DEFAULTS = Object.freeze({
   lesson: null,
   lang: 'en',
   text: 'The cat sat on the mat because it was tired.',
@@ -59,6 +68,36 @@ export const DEFAULTS = Object.freeze({
   backend: 'auto',
   hide: [],
 });
+
+export const DEFAULTS = Object.freeze({
+  ...FORMAT1_DEFAULTS,
+  text: null,
+  model: Object.freeze({ kind: 'builtin' }),
+  view: 'stepper', // the landing view
+});
+
+// Fields every s2 link writes even at their default: the reader's language and the landing view
+// are defaults that differ between browsers and releases, and a link must not.
+const ALWAYS_WRITTEN = ['lang', 'view'];
+
+export const LANGUAGES = ['en', 'zh'];
+
+/** The reader's language from navigator.languages: the first entry the page has ('zh-CN' → 'zh'). */
+export function readerLanguage(languages) {
+  for (const tag of Array.isArray(languages) ? languages : []) {
+    const lang = String(tag).toLowerCase().split('-')[0];
+    if (LANGUAGES.includes(lang)) return lang;
+  }
+  return 'en';
+}
+
+/**
+ * The text a state shows: its own, or for text null the first of `samples` ({en: [...], zh: [...]},
+ * the built-in model's sample sentences) in its language; without samples, format 1's sentence.
+ */
+export function textOf({ text, lang }, samples) {
+  return text ?? samples?.[lang]?.[0] ?? FORMAT1_DEFAULTS.text;
+}
 
 // --- field checks: each returns {value} or {value, clamped: true}, or null when unusable ---
 
@@ -155,8 +194,8 @@ function list(check, maxLength) {
 
 const FIELDS = {
   lesson: nullable(id('lessons')),
-  lang: oneOf(['en', 'zh']),
-  text,
+  lang: oneOf(LANGUAGES),
+  text: nullable(text),
   model,
   config: null, // checked key by key below
   seed: int(0, MAX_SEED),
@@ -177,6 +216,9 @@ const FIELDS = {
   backend: oneOf(['auto', 'cpu', 'gpu']),
   hide: list(oneOf(HIDE_FLAGS), HIDE_FLAGS.length * 4),
 };
+
+// Format 1 had no sample text: its text null was refused, as it still is.
+const FORMAT1_FIELDS = { ...FIELDS, text };
 
 function isObject(v) {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -215,9 +257,10 @@ function checkConfig(raw, fallback, note) {
  * A complete, valid state from `raw` (any value): each field of raw that passes its check, clamped
  * into range; every other field from `base` (a valid state: DEFAULTS, or the page's current state
  * when raw is a partial update). `known` narrows ids to what the page has: {views, steps, stages,
- * lessons}, each an array of ids (optional).
+ * lessons}, each an array of ids (optional). `format`: the link format whose rules apply.
  */
-export function validate(raw, base = DEFAULTS, known = {}) {
+export function validate(raw, base = DEFAULTS, known = {}, format = VERSION) {
+  const fields = format === 1 ? FORMAT1_FIELDS : FIELDS;
   const problems = [];
   const note = (field, reason) => problems.push({ field, reason });
   if (!isObject(raw)) {
@@ -225,7 +268,7 @@ export function validate(raw, base = DEFAULTS, known = {}) {
     raw = {};
   }
   const state = {};
-  for (const [key, check] of Object.entries(FIELDS)) {
+  for (const [key, check] of Object.entries(fields)) {
     if (!own(raw, key)) {
       state[key] = copy(base[key]);
     } else if (key === 'config') {
@@ -304,11 +347,11 @@ async function inflate(bytes) {
   return new TextDecoder('utf-8', { fatal: true }).decode(all);
 }
 
-/** "s1.…": the fields of a state that differ from DEFAULTS, compressed. */
+/** "s2.…": the fields of a state that differ from DEFAULTS (and ALWAYS_WRITTEN), compressed. */
 export async function encode(state) {
   const { state: clean } = validate(state);
   const diff = {};
-  for (const key of Object.keys(FIELDS)) if (JSON.stringify(clean[key]) !== JSON.stringify(DEFAULTS[key])) diff[key] = clean[key];
+  for (const key of Object.keys(FIELDS)) if (ALWAYS_WRITTEN.includes(key) || JSON.stringify(clean[key]) !== JSON.stringify(DEFAULTS[key])) diff[key] = clean[key];
   return `s${VERSION}.${toBase64url(await deflate(JSON.stringify(diff)))}`;
 }
 
@@ -323,9 +366,11 @@ const PLAIN = {
   boolean: ['causal', 'allHeads', 'yarn'],
   list: ['hide', 'pad'],
   string: ['lesson', 'lang', 'text', 'view', 'step', 'stage', 'backend'],
+  model: ['model'], // "model=random", "model=builtin": a link names its model plainly
 };
 
 function plainValue(key, value) {
+  if (key === 'model') return { kind: value };
   if (PLAIN.number.includes(key)) return value === 'null' ? null : value.trim() === '' ? value : Number(value);
   if (PLAIN.boolean.includes(key)) return { true: true, 1: true, false: false, 0: false }[value] ?? value;
   if (key === 'hide') return value === '' ? [] : value.split(',');
@@ -337,33 +382,37 @@ const PLAIN_KEYS = Object.values(PLAIN).flat();
 
 /**
  * Reads a URL fragment ("#" optional). Returns {state, problems, embed}: state is always valid.
- * A fragment with an "sN." payload describes a whole state (missing fields are DEFAULTS); one with
- * only plain fields ("view=grid") changes `base` (the page passes its current state).
+ * A fragment with an "sN." payload describes a whole state (missing fields are format N's
+ * defaults); one with only plain fields ("view=grid") changes `base` (the page passes its current
+ * state), or on a fresh page the format-2 defaults. `lang`: the reader's language
+ * (readerLanguage), the language of a format-2 link or a fresh page's plain link that does not say.
  */
-export async function decode(fragmentText, { base = DEFAULTS, known = {} } = {}) {
+export async function decode(fragmentText, { base = null, known = {}, lang = DEFAULTS.lang } = {}) {
   const problems = [];
   const note = (field, reason, extra = {}) => problems.push({ field, reason, ...extra });
+  const defaults = LANGUAGES.includes(lang) ? { ...DEFAULTS, lang } : DEFAULTS;
   let raw = {};
   const plain = {};
-  let whole = false;
+  let format = null; // of the whole state the link holds; null: plain fields alone
   let embed = false;
   const input = String(fragmentText ?? '').replace(/^#/, '');
   if (input.length > MAX_FRAGMENT) {
     note(null, 'too-long');
-    return { ...validate({}, DEFAULTS, known), problems, embed };
+    return { ...validate({}, defaults, known), problems, embed };
   }
   for (const part of input.split('&')) {
     if (part === '') continue;
     const versioned = /^s(\d{1,6})\.(.*)$/s.exec(part);
     if (versioned) {
-      if (whole) {
+      if (format !== null) {
         note(null, 'damaged');
         continue;
       }
-      whole = true;
       const version = Number(versioned[1]);
+      // A damaged format-1 link opens format 1's defaults, as it always did.
+      format = version === 1 ? 1 : VERSION;
       if (version > VERSION) note(null, 'future', { version });
-      else if (version < VERSION) note(null, 'damaged');
+      else if (version < 1) note(null, 'damaged');
       else {
         try {
           // Trailing "=" is base64 padding, or what URLSearchParams makes of a bare key.
@@ -390,7 +439,8 @@ export async function decode(fragmentText, { base = DEFAULTS, known = {} } = {})
     else if (PLAIN_KEYS.includes(key)) plain[key] = plainValue(key, value);
     else note(key.slice(0, MAX_ID), 'unknown');
   }
-  // A link that should have held a whole state but did not is opened with the defaults.
-  const result = validate({ ...raw, ...plain }, whole ? DEFAULTS : base, known);
+  // A link that should have held a whole state but did not is opened with its format's defaults.
+  const start = format === 1 ? FORMAT1_DEFAULTS : format !== null || !base ? defaults : base;
+  const result = validate({ ...raw, ...plain }, start, known, format ?? VERSION);
   return { state: result.state, problems: [...problems, ...result.problems], embed };
 }

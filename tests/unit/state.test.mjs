@@ -1,9 +1,12 @@
 // The link format (www/state.js), in node: a link round-trips; a damaged, truncated, future,
-// oversized or hostile link opens with the defaults and says why; and 100,000 random and mutated
-// links never crash, never hang and always give a valid state.
+// oversized or hostile link opens with the defaults and says why; a format-1 link opens exactly as
+// the format-1 decoder (format1_oracle.mjs) opens it; plain links open format 2's defaults in the
+// reader's language; and 100,000 random and mutated links never crash, never hang, always give a
+// valid state, and every s1 one among them the state the old decoder gave.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFAULTS, HIDE_FLAGS, MAX_TEXT, MODEL_KINDS, decode, encode, fitToModel, fitToTokens, fragment, validate } from '../../www/state.js';
+import { DEFAULTS, FORMAT1_DEFAULTS, HIDE_FLAGS, MAX_TEXT, MODEL_KINDS, decode, encode, fitToModel, fitToTokens, fragment, readerLanguage, textOf, validate } from '../../www/state.js';
+import * as format1 from './format1_oracle.mjs';
 
 const KNOWN = { views: ['stepper', 'attention', 'grid', 'masks', 'lines'], steps: ['embed', 'qkv', 'scores', 'probs'], stages: ['scores', 'masked', 'probs'], lessons: ['causal-mask', 'qk-match'] };
 
@@ -37,9 +40,37 @@ const EVERYTHING = {
 const PINNED =
   's1.PZFBbuMwDEWvEvw1mzhtmpnyBHOHojAYi40Fy5JHktO6RXazmk0P0AvMfs7UnqOQk3RDCJ8iP_H-K5ymFDwYjYxJ3FUvqQPBid-D8dKCkPU5g_H5_9_nn7ePv-8LpzktcujUp4ULoVvspOmWIPTBqAO_orPegDFGB5oro815SLxa6bP0g9NliPtVv8KR0AT_aPdlrLXGqK-TfVHw3Zbgx74-i04mjQl8c1IlZ_XZBl-3KiaBz787neqDuFEv-jWhvGpje_B6SziERnZnj-2mqggxDFrnVrOA11VVVUdCUjXgH3TmAn4Ul5RwsPoExrc9CCnrAMYQwy7N6CaN377gW8LvUeM0n97pBF4ThtK5r2jzUOZlr2AU9GpAEOd-nY7PcVSCsQebQtm5vCVMEv2lk61T8M-Z4SmmTVW4lUB0jqAZRlABq-D7C2pCll3Cw_EL';
 
-async function payload(json) {
+// A link of format `version` holding `json` as it is (a hand-made or hand-edited link).
+async function payload(json, version = 1) {
   const stream = new Blob([new TextEncoder().encode(json)]).stream().pipeThrough(new CompressionStream('deflate-raw'));
-  return `s1.${Buffer.from(await new Response(stream).arrayBuffer()).toString('base64url')}`;
+  return `s${version}.${Buffer.from(await new Response(stream).arrayBuffer()).toString('base64url')}`;
+}
+
+// The JSON a link's payload holds.
+async function contents(link) {
+  const bytes = Buffer.from(link.replace(/^s\d+\./, ''), 'base64url');
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
+  return JSON.parse(await new Response(stream).text());
+}
+
+// The version of the whole state a fragment holds (its first "sN." part), or null for plain fields.
+function versionOf(input) {
+  const part = String(input).replace(/^#/, '').split('&').find((p) => /^s\d{1,6}\./.test(p));
+  return part ? Number(/^s(\d+)/.exec(part)[1]) : null;
+}
+
+// Whether a fragment has a plain "model=" field: format 1 had none (it was an unknown field then).
+function namesModelPlainly(input) {
+  return String(input)
+    .replace(/^#/, '')
+    .split('&')
+    .some((part) => {
+      try {
+        return decodeURIComponent(part.split('=')[0]) === 'model';
+      } catch {
+        return false;
+      }
+    });
 }
 
 const reasons = (problems) => problems.map((p) => (p.field ? `${p.field}:${p.reason}` : p.reason));
@@ -70,7 +101,7 @@ function assertValid(state, known = {}) {
   const { lesson, lang, text, model, config, seed, causal, view, step, layer, head, query, key, pad, stage, allHeads, divisor, yarn, tile, context, backend, hide } = state;
   assert.ok(lesson === null || (ID.test(lesson) && (!known.lessons || known.lessons.includes(lesson))), `lesson ${lesson}`);
   assert.ok(['en', 'zh'].includes(lang));
-  assert.ok(typeof text === 'string' && text.isWellFormed() && Array.from(text).length <= MAX_TEXT);
+  assert.ok(text === null || (typeof text === 'string' && text.isWellFormed() && Array.from(text).length <= MAX_TEXT), 'text: null (the sample) or text');
   assert.ok(MODEL_KINDS.includes(model.kind));
   assert.deepEqual(Object.keys(model), model.kind === 'url' ? ['kind', 'url'] : ['kind']);
   if (model.kind === 'url') assert.match(new URL(model.url, 'https://x.invalid/').protocol, /^https?:$/);
@@ -105,7 +136,7 @@ function assertValid(state, known = {}) {
 
 test('a state round-trips through its link, every field', async () => {
   const link = await encode(EVERYTHING);
-  assert.match(link, /^s1\.[A-Za-z0-9_-]+$/);
+  assert.match(link, /^s2\.[A-Za-z0-9_-]+$/);
   const { state, problems, embed } = await decode(`#${link}`, { known: KNOWN });
   assert.deepEqual(problems, []);
   assert.equal(embed, false);
@@ -113,15 +144,113 @@ test('a state round-trips through its link, every field', async () => {
 });
 
 test('the pinned format-1 link still opens as it did', async () => {
-  const { state, problems } = await decode(PINNED, { known: KNOWN });
+  const { state, problems } = await decode(PINNED, { known: KNOWN, lang: 'en' });
   assert.deepEqual(problems, []);
   assert.deepEqual(state, EVERYTHING);
+  assert.deepEqual(await decode(PINNED, { known: KNOWN }), await format1.decode(PINNED, { known: KNOWN }));
 });
 
-test('the default state is a tiny link and an empty fragment is the default state', async () => {
-  assert.ok((await encode(DEFAULTS)).length < 12);
+test('format 2 changed the defaults: the built-in model, the sample text; format 1 keeps its own', () => {
+  assert.deepEqual(DEFAULTS.model, { kind: 'builtin' });
+  assert.equal(DEFAULTS.text, null);
+  assert.deepEqual(FORMAT1_DEFAULTS, format1.DEFAULTS, 'format 1 defaults are frozen as they were');
+  const changed = Object.keys(DEFAULTS).filter((key) => JSON.stringify(DEFAULTS[key]) !== JSON.stringify(FORMAT1_DEFAULTS[key]));
+  assert.deepEqual(changed.sort(), ['model', 'text']);
+});
+
+test('format-1 links the old page wrote open exactly as they did: random model, their text', async () => {
+  const old = [
+    {},
+    { view: 'grid' },
+    { lang: 'zh', view: 'lessons', lesson: 'qk-match' },
+    { model: { kind: 'builtin' }, text: 'To be, or not to be, that is the question.' },
+    { text: '今天天气很好', layer: 1, head: 3, query: 2, pad: [0] },
+    EVERYTHING,
+  ];
+  for (const fields of old) {
+    const link = await format1.encode({ ...format1.DEFAULTS, ...fields });
+    assert.match(link, /^s1\./);
+    for (const lang of ['en', 'zh']) {
+      const now = await decode(`#${link}&embed=1`, { known: KNOWN, lang });
+      assert.deepEqual(now, await format1.decode(`#${link}&embed=1`, { known: KNOWN }), `${link} (reader ${lang})`);
+    }
+  }
+  const { state } = await decode(await format1.encode(format1.DEFAULTS));
+  assert.deepEqual(state.model, { kind: 'random' });
+  assert.equal(state.text, 'The cat sat on the mat because it was tired.');
+  assert.equal(state.lang, 'en', 'a format-1 link without a language was English, whatever the reader');
+  assert.deepEqual(reasons((await decode(await payload('{"text": null}'))).problems), ['text:invalid'], 'format 1 had no sample text');
+});
+
+test('the default state is a short link and an empty fragment is the default state in the reader\'s language', async () => {
+  const link = await encode(DEFAULTS);
+  assert.ok(link.length < 60, link);
+  assert.deepEqual(await contents(link), { lang: 'en', view: 'stepper' }, 'the language and the view are always written');
   assert.deepEqual(await decode(''), { state: validate({}).state, problems: [], embed: false });
   assert.deepEqual((await decode('#')).state, DEFAULTS);
+  assert.deepEqual((await decode('', { lang: 'zh' })).state, { ...DEFAULTS, lang: 'zh' });
+});
+
+test('an s2 link opens the same in every browser; one that omits its language opens in the reader\'s', async () => {
+  for (const lang of ['en', 'zh']) {
+    const link = await encode({ ...DEFAULTS, lang, view: 'grid' });
+    for (const reader of ['en', 'zh']) assert.equal((await decode(link, { lang: reader })).state.lang, lang);
+  }
+  const bare = await payload('{"view": "grid"}', 2);
+  assert.equal((await decode(bare, { lang: 'zh' })).state.lang, 'zh');
+  assert.deepEqual((await decode(bare)).state, { ...DEFAULTS, view: 'grid' });
+  assert.equal((await decode(await payload('{}', 2))).state.view, DEFAULTS.view, 'a link without a view opens the landing view');
+});
+
+test('plain links name no model: they open the built-in model with the sample text, in the reader\'s language', async () => {
+  const known = { ...KNOWN, views: [...KNOWN.views, 'lessons'], lessons: ['qk', 'causal-mask'] };
+  for (const [hash, fields] of [
+    ['#view=grid', { view: 'grid' }],
+    ['#lang=zh', { lang: 'zh' }],
+    ['#view=lessons&lesson=qk', { view: 'lessons', lesson: 'qk' }],
+  ]) {
+    const { state, problems } = await decode(hash, { known });
+    assert.deepEqual(problems, [], hash);
+    assert.deepEqual(state, { ...DEFAULTS, ...fields }, hash);
+    assert.deepEqual(state.model, { kind: 'builtin' });
+    assert.equal(state.text, null, 'the sample sentence in the link\'s language');
+  }
+  assert.equal((await decode('#view=grid', { lang: 'zh' })).state.lang, 'zh', 'a Chinese reader');
+  assert.equal((await decode('#view=grid&lang=en', { lang: 'zh' })).state.lang, 'en', 'unless the link says otherwise');
+});
+
+test('a plain model field names the model', async () => {
+  assert.deepEqual((await decode('#model=random&view=grid')).state, { ...DEFAULTS, model: { kind: 'random' }, view: 'grid' });
+  assert.deepEqual((await decode('#model=builtin', { base: { ...DEFAULTS, model: { kind: 'random' } } })).state.model, { kind: 'builtin' });
+  for (const bad of ['nonsense', 'url', '', '__proto__']) {
+    const { state, problems } = await decode(`#model=${bad}`);
+    assert.deepEqual(state.model, DEFAULTS.model, bad);
+    assert.deepEqual(reasons(problems), ['model:invalid'], bad);
+  }
+});
+
+test('the reader\'s language: the first of navigator.languages the page has', () => {
+  for (const [languages, lang] of [
+    [['zh-CN'], 'zh'],
+    [['zh-TW', 'en'], 'zh'],
+    [['ZH'], 'zh'],
+    [['fr-FR', 'zh-CN', 'en'], 'zh'],
+    [['en-US', 'zh-CN'], 'en'],
+    [['de'], 'en'],
+    [[], 'en'],
+    [undefined, 'en'],
+  ]) {
+    assert.equal(readerLanguage(languages), lang, JSON.stringify(languages));
+  }
+});
+
+test('text null is the first sample sentence in the state\'s language; without samples, format 1\'s sentence', () => {
+  const samples = { en: ['One.', 'Two.'], zh: ['一。', '二。'] };
+  assert.equal(textOf({ text: null, lang: 'zh' }, samples), '一。');
+  assert.equal(textOf({ text: null, lang: 'en' }, samples), 'One.');
+  assert.equal(textOf({ text: 'Mine.', lang: 'zh' }, samples), 'Mine.');
+  assert.equal(textOf({ text: null, lang: 'zh' }, { en: ['One.'], zh: [] }), FORMAT1_DEFAULTS.text);
+  assert.equal(textOf({ text: null, lang: 'en' }, null), FORMAT1_DEFAULTS.text);
 });
 
 test('the embed flag and plain fields ride along with the payload', async () => {
@@ -141,37 +270,45 @@ test('plain fields alone change the base state, as a tab link does', async () =>
   assert.deepEqual((await decode('view=masks')).state, { ...DEFAULTS, view: 'masks' }, 'on a fresh page the base is the defaults');
 });
 
-test('a truncated link opens with the defaults and says it is damaged', async () => {
-  const link = await encode(EVERYTHING);
-  for (const cut of [4, 20, link.length - 3, link.length - 1]) {
-    const { state, problems } = await decode(link.slice(0, cut));
-    assert.deepEqual(reasons(problems), ['damaged'], `cut at ${cut}`);
-    assert.deepEqual(state, DEFAULTS);
+test('a truncated link opens with its format\'s defaults and says it is damaged', async () => {
+  for (const [link, defaults] of [[await encode(EVERYTHING), DEFAULTS], [PINNED, FORMAT1_DEFAULTS]]) {
+    for (const cut of [4, 20, link.length - 3, link.length - 1]) {
+      const { state, problems } = await decode(link.slice(0, cut));
+      assert.deepEqual(reasons(problems), ['damaged'], `cut at ${cut}`);
+      assert.deepEqual(state, defaults);
+    }
   }
 });
 
 test('a link from a future version opens with the defaults and names the version', async () => {
-  const link = (await encode(EVERYTHING)).replace(/^s1\./, 's7.');
+  const link = (await encode(EVERYTHING)).replace(/^s2\./, 's7.');
   const { state, problems } = await decode(link);
   assert.deepEqual(problems, [{ field: null, reason: 'future', version: 7 }]);
   assert.deepEqual(state, DEFAULTS);
 });
 
 test('a link that is not base64url, not deflate or not a JSON object is damaged', async () => {
-  for (const bad of ['s1.', 's1.!!!!', 's1.a', 's1.AAAA', await payload('[1, 2]'), await payload('"text"'), await payload('{"view": '), 's0.abc', 's1.x&s1.y']) {
-    const { state, problems } = await decode(bad);
-    assert.ok(reasons(problems).includes('damaged'), `${bad}: ${reasons(problems)}`);
-    assert.deepEqual(state, DEFAULTS);
+  for (const version of [1, 2]) {
+    const defaults = version === 1 ? FORMAT1_DEFAULTS : DEFAULTS;
+    const s = `s${version}.`;
+    for (const bad of [s, `${s}!!!!`, `${s}a`, `${s}AAAA`, await payload('[1, 2]', version), await payload('"text"', version), await payload('{"view": ', version), `${s}x&${s}y`]) {
+      const { state, problems } = await decode(bad);
+      assert.ok(reasons(problems).includes('damaged'), `${bad}: ${reasons(problems)}`);
+      assert.deepEqual(state, defaults, bad);
+    }
   }
+  assert.deepEqual(await decode('s0.abc'), { state: DEFAULTS, problems: [{ field: null, reason: 'damaged' }], embed: false });
 });
 
 test('an oversized fragment and a decompression bomb are refused without reading them', async () => {
   assert.deepEqual(reasons((await decode(`s1.${'A'.repeat(40_000)}`)).problems), ['too-long']);
-  const bomb = await payload(`{"text": "${'a'.repeat(200_000)}"}`);
-  assert.ok(bomb.length < 1000, 'a bomb is a short link');
-  const { state, problems } = await decode(bomb);
-  assert.deepEqual(reasons(problems), ['damaged']);
-  assert.deepEqual(state, DEFAULTS);
+  for (const version of [1, 2]) {
+    const bomb = await payload(`{"text": "${'a'.repeat(200_000)}"}`, version);
+    assert.ok(bomb.length < 1000, 'a bomb is a short link');
+    const { state, problems } = await decode(bomb);
+    assert.deepEqual(reasons(problems), ['damaged']);
+    assert.deepEqual(state, version === 1 ? FORMAT1_DEFAULTS : DEFAULTS);
+  }
 });
 
 test('a hand-edited field that is out of range is clamped; one of the wrong type falls back', async () => {
@@ -203,12 +340,12 @@ test('hostile values are refused: script URLs, prototype keys, markup in ids', a
   );
   const { state, problems } = await decode(hostile);
   assertValid(state);
-  assert.deepEqual(state, { ...DEFAULTS, config: {} }, 'a config names its keys; none of these is one');
+  assert.deepEqual(state, { ...FORMAT1_DEFAULTS, config: {} }, 'a config names its keys; none of these is one');
   assert.equal({}.polluted, undefined);
   assert.equal(Object.prototype.x, undefined);
   assert.ok(reasons(problems).includes('model:invalid'));
   for (const url of ['data:text/html,<script>alert(1)</script>', 'file:///etc/passwd', ' javascript:alert(1)', 'JAVASCRIPT:alert(1)', 'vbscript:x']) {
-    assert.equal(validate({ model: { kind: 'url', url } }).state.model.kind, 'random', url);
+    assert.equal(validate({ model: { kind: 'url', url } }).state.model.kind, DEFAULTS.model.kind, url);
   }
   for (const url of ['https://example.org/model/', 'models/builtin/', '/m/config.json']) assert.equal(validate({ model: { kind: 'url', url } }).state.model.url, url);
 });
@@ -318,9 +455,9 @@ test(`fuzz: ${FUZZ_CASES} random and mutated links never crash, never hang, alwa
   const random = mulberry32(FUZZ_SEED);
   const f = fuzzer(random);
   const seeds = [];
-  for (let i = 0; i < 40; i++) seeds.push(await payload(JSON.stringify(f.payloadObject())));
-  seeds.push(await encode(EVERYTHING), PINNED);
-  const kinds = { random: 0, mutated: 0, payload: 0, plain: 0 };
+  for (let i = 0; i < 40; i++) seeds.push(await payload(JSON.stringify(f.payloadObject()), 1 + (i % 2)));
+  seeds.push(await encode(EVERYTHING), PINNED, await format1.encode(EVERYTHING));
+  const kinds = { random: 0, mutated: 0, payload: 0, plain: 0, format1: 0 };
   const started = Date.now();
   for (let i = 0; i < FUZZ_CASES; i++) {
     let input;
@@ -333,7 +470,7 @@ test(`fuzz: ${FUZZ_CASES} random and mutated links never crash, never hang, alwa
       input = f.mutate(f.pick(seeds));
     } else if (r < 0.85) {
       kinds.payload++;
-      input = await payload(JSON.stringify(f.payloadObject()));
+      input = await payload(JSON.stringify(f.payloadObject()), random() < 0.5 ? 1 : 2);
       if (random() < 0.3) seeds[f.int(seeds.length)] = input;
     } else {
       kinds.plain++;
@@ -341,15 +478,22 @@ test(`fuzz: ${FUZZ_CASES} random and mutated links never crash, never hang, alwa
     }
     const known = random() < 0.5 ? KNOWN : {};
     const base = random() < 0.2 ? (await decode(f.pick(seeds), { known })).state : undefined;
+    const lang = f.pick(['en', 'zh', undefined]); // the reader's
     let result;
     try {
-      result = await withinTime(decode(input, { base, known }), 5000, input);
+      result = await withinTime(decode(input, { base, known, lang }), 5000, input);
       assertValid(result.state, known);
       assert.equal(typeof result.embed, 'boolean');
       assert.ok(Array.isArray(result.problems) && result.problems.every((p) => typeof p.reason === 'string'));
-      // A valid state is a fixed point: its own link opens it exactly, without complaint.
+      // A format-1 link opens exactly as the format-1 decoder opens it (a plain "model=" field was
+      // unknown to format 1; an oversized fragment is refused before its format is read).
+      if (versionOf(input) === 1 && !namesModelPlainly(input) && !reasons(result.problems).includes('too-long')) {
+        kinds.format1++;
+        assert.deepEqual(result, await format1.decode(input, { base, known }), 'as format 1 opened it');
+      }
+      // A valid state is a fixed point: its own link opens it exactly, without complaint, for any reader.
       if (i % 25 === 0) {
-        const again = await decode(await encode(result.state), { known });
+        const again = await decode(await encode(result.state), { known, lang: f.pick(['en', 'zh']) });
         assert.deepEqual(again.problems, []);
         assert.deepEqual(again.state, result.state);
       }
@@ -360,5 +504,7 @@ test(`fuzz: ${FUZZ_CASES} random and mutated links never crash, never hang, alwa
   }
   const seconds = (Date.now() - started) / 1000;
   console.log(`fuzzed ${FUZZ_CASES} links in ${seconds.toFixed(1)} s: ${JSON.stringify(kinds)}`);
-  assert.equal(Object.values(kinds).reduce((a, b) => a + b), FUZZ_CASES);
+  const { format1: checked, ...made } = kinds;
+  assert.equal(Object.values(made).reduce((a, b) => a + b), FUZZ_CASES);
+  assert.ok(checked > FUZZ_CASES / 10, `${checked} format-1 links held to the format-1 decoder`);
 });

@@ -1,0 +1,400 @@
+// The link decoder exactly as it was before format 2 (www/state.js at commit edf9712, unchanged below
+// this comment): the oracle that tests/unit/state.test.mjs and tests/e2e/links.test.mjs hold format 1
+// to. An "s1." link must open in today's page exactly as this decoder opens it. Never edit it.
+
+// attnscope's shareable state and its link format. This is the one place that decides what a link
+// may say: decode (URL fragment → raw fields) → validate and clamp (raw → a state every view can
+// draw) → state. Whatever a link holds (damaged, truncated, hand-edited, from a future version,
+// hostile) the result is a complete, valid state plus a list of problems for the page to explain.
+// Pure: no DOM, so node imports it too (tests/unit/state.test.mjs fuzzes it). CompressionStream,
+// Blob, Response and atob exist in browsers and in node alike.
+//
+// Format 1: "s1." + base64url(deflate-raw(JSON of the fields that differ from DEFAULTS)), then
+// optionally "&embed=1" and plain "key=value" fields (TensorFlow Playground style: "#view=grid",
+// "&hide=input,config"). DEFAULTS are part of format 1: changing one changes what old links mean,
+// so that needs format 2, with format 1 still decoded against the old defaults.
+//
+// What the core decides stays with the core: a config in range may still be refused (heads not
+// divisible by KV heads, too many weights), and the page shows the core's own message.
+
+export const VERSION = 1;
+
+// The core's limits (src/model/config.rs): a link can ask for nothing the core would refuse to size.
+const MAX_HIDDEN = 8192;
+const MAX_LAYERS = 64;
+const MAX_HEADS = 256;
+const MAX_HEAD_DIM = 1024;
+const MAX_INTERMEDIATE = 65536;
+const MAX_VOCAB = 262_144;
+const MAX_TOKENS = 8192;
+const MAX_SEED = Number.MAX_SAFE_INTEGER;
+const MAX_CONTEXT = 1 << 20;
+
+export const MAX_TEXT = 2000; // characters (code points) of input text a link may carry
+const MAX_ID = 64; // lesson, view and step ids
+const MAX_URL = 2048;
+const MAX_FRAGMENT = 32_768; // characters of the whole fragment
+const MAX_JSON = 65_536; // bytes a payload may inflate to: a small link is never a large bomb
+
+export const HIDE_FLAGS = ['input', 'config', 'tabs', 'toolbar'];
+export const MODEL_KINDS = ['random', 'builtin', 'url', 'files'];
+
+export const DEFAULTS = Object.freeze({
+  lesson: null,
+  lang: 'en',
+  text: 'The cat sat on the mat because it was tired.',
+  model: { kind: 'random' },
+  config: { hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, vocab_size: 6400, rope_theta: 1e6 },
+  seed: 42,
+  causal: true,
+  view: 'stepper',
+  step: 'embed',
+  layer: 0,
+  head: 0,
+  query: null,
+  key: null,
+  pad: [],
+  stage: 'probs',
+  allHeads: false,
+  divisor: null,
+  yarn: false,
+  tile: null,
+  context: null,
+  backend: 'auto',
+  hide: [],
+});
+
+// --- field checks: each returns {value} or {value, clamped: true}, or null when unusable ---
+
+function int(lo, hi) {
+  return (v) => {
+    if (typeof v !== 'number' || !Number.isFinite(v)) return null;
+    const r = Math.min(hi, Math.max(lo, Math.round(v)));
+    return r === v ? { value: r } : { value: r, clamped: true };
+  };
+}
+
+function real(lo, hi) {
+  return (v) => {
+    if (typeof v !== 'number' || !Number.isFinite(v)) return null;
+    const r = Math.min(hi, Math.max(lo, v));
+    return r === v ? { value: r } : { value: r, clamped: true };
+  };
+}
+
+function nullable(check) {
+  return (v, known) => (v === null ? { value: null } : check(v, known));
+}
+
+function bool(v) {
+  return typeof v === 'boolean' ? { value: v } : null;
+}
+
+function oneOf(list) {
+  return (v) => (list.includes(v) ? { value: v } : null);
+}
+
+// An id from a list the page knows (its views, steps, lessons), or any plain id when it gave none.
+function id(listName) {
+  return (v, known) => {
+    if (typeof v !== 'string' || !/^[A-Za-z0-9][\w.-]*$/.test(v) || v.length > MAX_ID) return null;
+    const list = known[listName];
+    return !list || list.includes(v) ? { value: v } : null;
+  };
+}
+
+function text(v) {
+  if (typeof v !== 'string') return null;
+  const chars = Array.from(v.toWellFormed());
+  return chars.length > MAX_TEXT ? { value: chars.slice(0, MAX_TEXT).join(''), clamped: true } : { value: chars.join('') };
+}
+
+// A model URL must be http(s), absolute or relative to the page; anything else (javascript:,
+// data:, file:) is refused.
+function modelUrl(v) {
+  if (typeof v !== 'string' || v.length === 0 || v.length > MAX_URL) return false;
+  try {
+    return ['http:', 'https:'].includes(new URL(v, 'https://relative.invalid/').protocol);
+  } catch {
+    return false;
+  }
+}
+
+function model(v) {
+  if (!isObject(v) || !MODEL_KINDS.includes(v.kind)) return null;
+  if (v.kind !== 'url') return { value: { kind: v.kind } };
+  return modelUrl(v.url) ? { value: { kind: 'url', url: v.url } } : null;
+}
+
+// Hugging Face config.json keys the page sets; the core fills in the rest with MiniMind-3's defaults.
+const CONFIG = {
+  hidden_size: int(1, MAX_HIDDEN),
+  num_hidden_layers: int(1, MAX_LAYERS),
+  num_attention_heads: int(1, MAX_HEADS),
+  num_key_value_heads: int(1, MAX_HEADS),
+  head_dim: nullable(int(1, MAX_HEAD_DIM)),
+  intermediate_size: nullable(int(1, MAX_INTERMEDIATE)),
+  vocab_size: int(1, MAX_VOCAB),
+  rope_theta: real(1.0001, 1e12),
+  rms_norm_eps: real(1e-12, 1),
+  max_position_embeddings: int(1, 1 << 20),
+  tie_word_embeddings: bool,
+  inference_rope_scaling: bool,
+  qk_norm: bool,
+};
+
+// Sorted, without duplicates; an entry that is not allowed is dropped (and reported).
+function list(check, maxLength) {
+  return (v, known) => {
+    if (!Array.isArray(v) || v.length > maxLength) return null;
+    const kept = new Set();
+    for (const item of v) {
+      const r = check(item, known);
+      if (r && !r.clamped) kept.add(r.value);
+    }
+    const value = [...kept].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return { value, clamped: value.length !== v.length };
+  };
+}
+
+const FIELDS = {
+  lesson: nullable(id('lessons')),
+  lang: oneOf(['en', 'zh']),
+  text,
+  model,
+  config: null, // checked key by key below
+  seed: int(0, MAX_SEED),
+  causal: bool,
+  view: id('views'),
+  step: id('steps'),
+  layer: int(0, MAX_LAYERS - 1),
+  head: int(0, MAX_HEADS - 1),
+  query: nullable(int(0, MAX_TOKENS - 1)),
+  key: nullable(int(0, MAX_TOKENS - 1)),
+  pad: list(int(0, MAX_TOKENS - 1), MAX_TOKENS),
+  stage: id('stages'),
+  allHeads: bool,
+  divisor: nullable(real(1e-3, 1e4)), // softmax(q·k / divisor) in the scale view; null: √d
+  yarn: bool,
+  tile: nullable(int(1, MAX_TOKENS)), // keys per tile in the flash view; null: its default
+  context: nullable(int(1, MAX_CONTEXT)), // context length for KV-cache sizes (GQA view); null: its default
+  backend: oneOf(['auto', 'cpu', 'gpu']),
+  hide: list(oneOf(HIDE_FLAGS), HIDE_FLAGS.length * 4),
+};
+
+function isObject(v) {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function own(object, key) {
+  return Object.prototype.hasOwnProperty.call(object, key);
+}
+
+function copy(value) {
+  return value === null || typeof value !== 'object' ? value : JSON.parse(JSON.stringify(value));
+}
+
+// Problems: {field, reason} with reason 'invalid' (the value was unusable and the fallback was
+// kept), 'clamped' (it was cut into range), 'unknown' (no such field); {field: null, reason:
+// 'damaged' | 'future' | 'too-long', version?} for the link as a whole.
+function checkConfig(raw, fallback, note) {
+  if (!isObject(raw)) {
+    note('config', 'invalid');
+    return copy(fallback);
+  }
+  const config = {};
+  for (const [key, check] of Object.entries(CONFIG)) {
+    if (!own(raw, key)) continue;
+    const r = check(raw[key], {});
+    if (r) config[key] = r.value;
+    else if (own(fallback, key)) config[key] = fallback[key];
+    if (!r) note(`config.${key}`, 'invalid');
+    else if (r.clamped) note(`config.${key}`, 'clamped');
+  }
+  for (const key of Object.keys(raw)) if (!own(CONFIG, key)) note(`config.${key}`, 'unknown');
+  return config;
+}
+
+/**
+ * A complete, valid state from `raw` (any value): each field of raw that passes its check, clamped
+ * into range; every other field from `base` (a valid state: DEFAULTS, or the page's current state
+ * when raw is a partial update). `known` narrows ids to what the page has: {views, steps, stages,
+ * lessons}, each an array of ids (optional).
+ */
+export function validate(raw, base = DEFAULTS, known = {}) {
+  const problems = [];
+  const note = (field, reason) => problems.push({ field, reason });
+  if (!isObject(raw)) {
+    note(null, 'damaged');
+    raw = {};
+  }
+  const state = {};
+  for (const [key, check] of Object.entries(FIELDS)) {
+    if (!own(raw, key)) {
+      state[key] = copy(base[key]);
+    } else if (key === 'config') {
+      state.config = checkConfig(raw.config, base.config, note);
+    } else {
+      const r = check(raw[key], known);
+      state[key] = r ? r.value : copy(base[key]);
+      if (!r) note(key, 'invalid');
+      else if (r.clamped) note(key, 'clamped');
+    }
+  }
+  for (const key of Object.keys(raw)) if (!own(FIELDS, key)) note(key, 'unknown');
+  // The layer and head must exist in a random model of this config; a loaded checkpoint's sizes
+  // are known only once it is loaded (fitToModel).
+  if (state.model.kind === 'random') {
+    const fit = fitToModel(state, state.config);
+    for (const key of ['layer', 'head']) {
+      if (fit[key] !== state[key]) note(key, 'clamped');
+      state[key] = fit[key];
+    }
+  }
+  return { state, problems };
+}
+
+/** The layer and head clamped to a model's sizes (a config.json; absent sizes leave them alone). */
+export function fitToModel({ layer, head }, { num_hidden_layers: layers, num_attention_heads: heads }) {
+  return { layer: layers ? Math.min(layer, layers - 1) : layer, head: heads ? Math.min(head, heads - 1) : head };
+}
+
+/** The padded positions and the selected tokens clamped to an input of `count` tokens. */
+export function fitToTokens({ pad, query, key }, count) {
+  const token = (i) => (i !== null && i < count ? i : null);
+  return { pad: pad.filter((i) => i < count), query: token(query), key: token(key) };
+}
+
+// --- the link: fields ↔ fragment ---
+
+function toBase64url(bytes) {
+  let binary = '';
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function fromBase64url(s) {
+  if (!/^[A-Za-z0-9_-]*$/.test(s)) throw new Error('not base64url');
+  const binary = atob(s.replace(/-/g, '+').replace(/_/g, '/'));
+  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+}
+
+async function deflate(text) {
+  const stream = new Blob([new TextEncoder().encode(text)]).stream().pipeThrough(new CompressionStream('deflate-raw'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+// Inflates at most MAX_JSON bytes; a corrupt or truncated stream rejects.
+async function inflate(bytes) {
+  const reader = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate-raw')).getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > MAX_JSON) {
+      reader.cancel().catch(() => {});
+      throw new Error('payload too large');
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.length;
+  }
+  return new TextDecoder('utf-8', { fatal: true }).decode(all);
+}
+
+/** "s1.…": the fields of a state that differ from DEFAULTS, compressed. */
+export async function encode(state) {
+  const { state: clean } = validate(state);
+  const diff = {};
+  for (const key of Object.keys(FIELDS)) if (JSON.stringify(clean[key]) !== JSON.stringify(DEFAULTS[key])) diff[key] = clean[key];
+  return `s${VERSION}.${toBase64url(await deflate(JSON.stringify(diff)))}`;
+}
+
+/** The fragment (without "#") of a link to a state; embed: the embed-mode flag. */
+export async function fragment(state, { embed = false } = {}) {
+  return `${await encode(state)}${embed ? '&embed=1' : ''}`;
+}
+
+// Plain "key=value" fields: strings turned into what a JSON payload would hold.
+const PLAIN = {
+  number: ['seed', 'layer', 'head', 'query', 'key', 'divisor', 'tile', 'context'],
+  boolean: ['causal', 'allHeads', 'yarn'],
+  list: ['hide', 'pad'],
+  string: ['lesson', 'lang', 'text', 'view', 'step', 'stage', 'backend'],
+};
+
+function plainValue(key, value) {
+  if (PLAIN.number.includes(key)) return value === 'null' ? null : value.trim() === '' ? value : Number(value);
+  if (PLAIN.boolean.includes(key)) return { true: true, 1: true, false: false, 0: false }[value] ?? value;
+  if (key === 'hide') return value === '' ? [] : value.split(',');
+  if (key === 'pad') return value === '' ? [] : value.split(',').map((v) => (v.trim() === '' ? v : Number(v)));
+  return value;
+}
+
+const PLAIN_KEYS = Object.values(PLAIN).flat();
+
+/**
+ * Reads a URL fragment ("#" optional). Returns {state, problems, embed}: state is always valid.
+ * A fragment with an "sN." payload describes a whole state (missing fields are DEFAULTS); one with
+ * only plain fields ("view=grid") changes `base` (the page passes its current state).
+ */
+export async function decode(fragmentText, { base = DEFAULTS, known = {} } = {}) {
+  const problems = [];
+  const note = (field, reason, extra = {}) => problems.push({ field, reason, ...extra });
+  let raw = {};
+  const plain = {};
+  let whole = false;
+  let embed = false;
+  const input = String(fragmentText ?? '').replace(/^#/, '');
+  if (input.length > MAX_FRAGMENT) {
+    note(null, 'too-long');
+    return { ...validate({}, DEFAULTS, known), problems, embed };
+  }
+  for (const part of input.split('&')) {
+    if (part === '') continue;
+    const versioned = /^s(\d{1,6})\.(.*)$/s.exec(part);
+    if (versioned) {
+      if (whole) {
+        note(null, 'damaged');
+        continue;
+      }
+      whole = true;
+      const version = Number(versioned[1]);
+      if (version > VERSION) note(null, 'future', { version });
+      else if (version < VERSION) note(null, 'damaged');
+      else {
+        try {
+          // Trailing "=" is base64 padding, or what URLSearchParams makes of a bare key.
+          const parsed = JSON.parse(await inflate(fromBase64url(versioned[2].replace(/=+$/, ''))));
+          if (isObject(parsed)) raw = parsed;
+          else note(null, 'damaged');
+        } catch {
+          note(null, 'damaged');
+        }
+      }
+      continue;
+    }
+    const eq = part.indexOf('=');
+    let key;
+    let value;
+    try {
+      key = decodeURIComponent(eq < 0 ? part : part.slice(0, eq));
+      value = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1).replace(/\+/g, ' '));
+    } catch {
+      note(null, 'damaged');
+      continue;
+    }
+    if (key === 'embed') embed = value !== '0' && value !== 'false';
+    else if (PLAIN_KEYS.includes(key)) plain[key] = plainValue(key, value);
+    else note(key.slice(0, MAX_ID), 'unknown');
+  }
+  // A link that should have held a whole state but did not is opened with the defaults.
+  const result = validate({ ...raw, ...plain }, whole ? DEFAULTS : base, known);
+  return { state: result.state, problems: [...problems, ...result.problems], embed };
+}
