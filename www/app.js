@@ -24,7 +24,7 @@ import * as output from './views/output.js';
 import * as lessons from './views/lessons.js';
 import { themeToggle } from './panels/theme.js';
 import { STAGES } from './parts/controls.js';
-import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS } from './state.js';
+import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS, readerLanguage, textOf } from './state.js';
 import { linkWriter, linkTo, explainLink } from './link.js';
 import { scriptingApi } from './api.js';
 import { showBanner, addToBanner } from './panels/banner.js';
@@ -46,8 +46,10 @@ const known = { views: Object.keys(VIEWS), stages: Object.keys(STAGES), lessons:
 // The page opens what its link says. state.js decodes, validates and clamps every field (its
 // DEFAULTS list them: text, config, seed, view, step, layer, head, query, key, lang, lesson, the
 // views' own settings…); what could not be opened as written is explained once the page is up.
+// A link that does not say its language opens in the reader's (the browser's).
 // Embed mode ("&embed=1") lasts as long as the page.
-const opened = await decodeLink(location.hash, { known });
+const reader = readerLanguage(navigator.languages);
+const opened = await decodeLink(location.hash, { known, lang: reader });
 const embed = opened.embed;
 
 // The shareable fields, plus what the page derives from them: the tokens and the padding mask
@@ -66,6 +68,7 @@ const app = {
   error: null,
   model: null, // the resolved config from the core
   source: null, // what the model is: name, kind, size, dtype (model_source.js's meta)
+  samples: null, // the built-in model's sample sentences, {en: [...], zh: [...]}, once fetched
   loading: false, // a checkpoint is being read or built
   run: null, // {entries, backend, ms} of the current run
   set,
@@ -132,10 +135,21 @@ function go(view) {
   navigate({ view });
 }
 
-// The shareable state (state.js's fields) of what is on screen.
+// The shareable state (state.js's fields) of what is on screen. The first sample sentence in the
+// page's language is text null, so that the link follows a change of language with its sample.
 function shared() {
   const fields = Object.fromEntries(Object.keys(DEFAULTS).map((key) => [key, state[key]]));
-  return structuredClone({ ...fields, pad: state.mask.flatMap((m, i) => (m === 0 ? [i] : [])) });
+  const text = state.text === textOf({ text: null, lang: state.lang }, app.samples) ? null : state.text;
+  return structuredClone({ ...fields, text, pad: state.mask.flatMap((m, i) => (m === 0 ? [i] : [])) });
+}
+
+// The text a state shows (text null: the first sample sentence in its language). A sample sentence
+// left on screen while only the language changes becomes the same sample in the new language; text
+// the reader typed stays as it is.
+function shownText(next) {
+  const index = app.samples?.[state.lang]?.indexOf(next.text) ?? -1;
+  const sameSample = next.lang !== state.lang && next.text === state.text && index >= 0 ? app.samples[next.lang]?.[index] : undefined;
+  return sameSample ?? textOf(next, app.samples);
 }
 
 function explain(problems) {
@@ -148,6 +162,7 @@ function explain(problems) {
 // refuses is explained; the page keeps its model, or takes the default one if it has none yet.
 async function open(next) {
   const { pad, config, seed, lang, model, ...fields } = next;
+  fields.text = shownText(next);
   const backendBefore = state.backend;
   const random = model.kind === 'random';
   const rebuild =
@@ -181,7 +196,7 @@ async function open(next) {
 // fields ("view=grid") change the current state, a whole link ("s1.…") replaces it.
 async function openFromHash(hash) {
   writer.cancel();
-  const { state: next, problems } = await decodeLink(hash, { base: shared(), known });
+  const { state: next, problems } = await decodeLink(hash, { base: shared(), known, lang: reader });
   explain(problems);
   await open(next);
 }
@@ -590,15 +605,15 @@ wireInput();
 refresh();
 explain(opened.problems);
 
-// A visit without a link opens the model kept in this browser, or else the built-in one with one of
-// its sample sentences; a link opens the model it names.
+// A visit without a link opens the model kept in this browser; a link opens the model it names, and
+// one that names none (format 2's default) the built-in one, or on a site without it the random one.
 async function firstState() {
   const [builtin, found, keptMeta] = await Promise.all([source.hasBuiltin(), source.builtinSamples(), source.kept.meta()]);
+  app.samples = found;
   models.set({ builtin, kept: keptMeta });
   samples.show(builtin ? found : null);
-  if (location.hash.replace(/^#/, '') !== '') return opened.state;
-  if (keptMeta) return { ...opened.state, model: keptMeta.kind === 'url' ? { kind: 'url', url: keptMeta.url } : { kind: 'files' } };
-  if (builtin) return { ...opened.state, model: { kind: 'builtin' }, text: found?.[opened.state.lang]?.[0] ?? found?.en?.[0] ?? opened.state.text };
+  if (location.hash.replace(/^#/, '') === '' && keptMeta) return { ...opened.state, model: keptMeta.kind === 'url' ? { kind: 'url', url: keptMeta.url } : { kind: 'files' } };
+  if (!builtin && opened.state.model.kind === 'builtin') return { ...opened.state, model: { kind: 'random' } };
   return opened.state;
 }
 firstState()

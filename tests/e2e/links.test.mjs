@@ -1,0 +1,195 @@
+// Links and the reader's language: a link that names no model (#view=grid, #lang=zh, a lesson's
+// link) opens the built-in model with its first sample sentence in the link's language; an old
+// format-1 link opens exactly the state it opened before format 2 (the random model, its text);
+// a browser whose language is Chinese opens in 简体中文; switching language while a sample
+// sentence is shown switches to that sample in the other language, and text the reader typed stays.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { decode } from '../../www/state.js';
+import { STRINGS } from '../../www/strings.js';
+import * as format1 from '../unit/format1_oracle.mjs';
+import { cleanScreenshot, launch, settled, startServer } from './helpers.mjs';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+// Read from the file, not from the page: the sentences the page must show.
+const SAMPLES = JSON.parse(readFileSync(join(ROOT, 'www', 'models', 'builtin', 'samples.json'), 'utf8'));
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+// A page in a context of its own with the browser's language `locale`, once its model has run.
+async function freshPage(hash, locale = 'en-US') {
+  const context = await browser.newContext({ locale, viewport: { width: 1400, height: 1000 } });
+  const page = await context.newPage();
+  page.consoleErrors = [];
+  page.on('console', (m) => m.type() === 'error' && page.consoleErrors.push(m.text()));
+  page.on('pageerror', (e) => page.consoleErrors.push(e.stack ?? String(e)));
+  await page.goto(`${server.url}${hash}`);
+  await page.waitForFunction(() => window.attnscope?.app?.source, null, { timeout: 60_000 });
+  await settled(page);
+  return page;
+}
+
+// What is on screen: the model, the language, the text (state, text box, tokens) and the link.
+async function shown(page) {
+  await page.waitForFunction(async () => (await window.attnscope.link()) === location.href, null, { timeout: 10_000 });
+  return page.evaluate(async () => {
+    const { app } = window.attnscope;
+    return {
+      kind: app.source.kind,
+      lang: app.state.lang,
+      htmlLang: document.documentElement.lang,
+      text: app.state.text,
+      box: document.getElementById('text').value,
+      ids: app.state.tokens.ids,
+      // The worker's own tokenization of the text box, to hold the chips to.
+      expectedIds: (await window.attnscope.call('tokenize', { text: document.getElementById('text').value })).ids,
+      chips: document.querySelectorAll('.chips .chip').length,
+      tab: document.querySelector('#nav .tab[data-view="grid"]')?.textContent,
+      state: window.attnscope.getState(),
+      hash: location.hash,
+    };
+  });
+}
+
+// Switches the page's language with its own button and waits for the new text to run.
+async function switchLanguage(page) {
+  const before = await page.evaluate(() => window.attnscope.app.state.lang);
+  await page.click('#lang-switch');
+  await page.waitForFunction((b) => window.attnscope.app.state.lang !== b, before);
+  await settled(page);
+}
+
+function assertTokens(s) {
+  assert.ok(s.ids.length > 0, 'the text was tokenized');
+  assert.deepEqual(s.ids, s.expectedIds, 'the tokens are those of the text box');
+  assert.equal(s.chips, s.ids.length, 'a chip per token');
+}
+
+for (const [hash, lang, view] of [
+  ['#view=grid', 'en', 'grid'],
+  ['#lang=zh', 'zh', 'stepper'],
+  ['#view=lessons&lesson=qk', 'en', 'lessons'],
+]) {
+  test(`${hash} names no model: it opens the built-in model with the ${lang} sample sentence`, async () => {
+    const page = await freshPage(hash);
+    await page.waitForSelector(`.view-${view}`);
+    const s = await shown(page);
+    assert.equal(s.kind, 'builtin');
+    assert.equal(s.lang, lang);
+    assert.equal(s.htmlLang, lang === 'zh' ? 'zh-CN' : 'en');
+    assert.equal(s.text, SAMPLES[lang][0]);
+    assert.equal(s.box, SAMPLES[lang][0]);
+    assertTokens(s);
+    assert.deepEqual(s.state.model, { kind: 'builtin' });
+    assert.equal(s.state.text, null, 'the link holds "the sample in its language"');
+    assert.match(s.hash, /^#s2\.[A-Za-z0-9_-]+$/, 'the address is rewritten as a format-2 link');
+    assert.deepEqual((await decode(s.hash)).state, s.state, 'which node decodes to what is shown');
+    await cleanScreenshot(page, `links-${view}-${lang}`);
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+  });
+}
+
+test('a plain model=random field opens the random model', async () => {
+  const page = await freshPage('#view=grid&model=random');
+  const s = await shown(page);
+  assert.equal(s.kind, 'random');
+  assert.equal(s.text, SAMPLES.en[0], 'with the sample sentence: the link names no text');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+test('an old format-1 link opens exactly the state it did: the random model, its text, English', async () => {
+  for (const [fields, locale] of [
+    [{}, 'en-US'],
+    [{ view: 'attention', layer: 1, head: 2, text: 'Old links keep their words.' }, 'zh-CN'],
+  ]) {
+    const link = await format1.encode({ ...format1.DEFAULTS, ...fields });
+    assert.match(link, /^s1\./);
+    const before = (await format1.decode(link)).state;
+    const page = await freshPage(`#${link}`, locale);
+    const s = await shown(page);
+    assert.equal(s.kind, 'random');
+    assert.equal(s.lang, 'en', `a format-1 link without a language was English, in a ${locale} browser too`);
+    assert.equal(s.box, before.text);
+    assertTokens(s);
+    assert.deepEqual(s.state, before, 'the state the format-1 decoder gives');
+    assert.match(s.hash, /^#s2\./, 'rewritten in format 2, meaning the same');
+    assert.deepEqual((await decode(s.hash)).state, before);
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+  }
+});
+
+test('a browser whose language is Chinese opens in 简体中文 with a Chinese sample, unless the link says otherwise', async () => {
+  const page = await freshPage('', 'zh-CN');
+  const s = await shown(page);
+  assert.equal(s.kind, 'builtin');
+  assert.equal(s.lang, 'zh');
+  assert.equal(s.htmlLang, 'zh-CN');
+  assert.equal(s.tab, STRINGS.zh['view.grid'], 'the tabs are in Chinese');
+  assert.equal(s.box, SAMPLES.zh[0]);
+  assertTokens(s);
+  await cleanScreenshot(page, 'links-zh-CN-browser');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+
+  const grid = await freshPage('#view=grid', 'zh-CN');
+  assert.equal((await shown(grid)).lang, 'zh', 'a plain link that does not say: the reader\'s language');
+  await grid.context().close();
+  const english = await freshPage('#view=grid&lang=en', 'zh-CN');
+  const e = await shown(english);
+  assert.equal(e.lang, 'en');
+  assert.equal(e.box, SAMPLES.en[0]);
+  await english.context().close();
+});
+
+test('switching language on a sample sentence switches the sample; on typed text keeps it', async () => {
+  const page = await freshPage('#view=attention');
+  await switchLanguage(page);
+  let s = await shown(page);
+  assert.equal(s.lang, 'zh');
+  assert.equal(s.box, SAMPLES.zh[0], 'the first sample, in Chinese');
+  assertTokens(s);
+  await cleanScreenshot(page, 'links-switched-zh');
+
+  // Another sample, picked under the text box, follows too.
+  await page.click(`.sample[data-lang="zh"] >> nth=1`);
+  await page.waitForFunction((t) => window.attnscope.app.state.text === t, SAMPLES.zh[1]);
+  await settled(page);
+  await switchLanguage(page);
+  s = await shown(page);
+  assert.equal(s.lang, 'en');
+  assert.equal(s.box, SAMPLES.en[1], 'the same sample in English');
+  assertTokens(s);
+  assert.equal(s.state.text, SAMPLES.en[1], 'not the first sample: the link carries it');
+
+  // Text the reader typed is the reader's: it stays.
+  const typed = 'My own words stay mine.';
+  await page.fill('#text', typed);
+  await page.waitForFunction((t) => window.attnscope.app.state.text === t, typed);
+  await settled(page);
+  await switchLanguage(page);
+  s = await shown(page);
+  assert.equal(s.lang, 'zh');
+  assert.equal(s.box, typed);
+  assert.equal(s.text, typed);
+  assertTokens(s);
+  await cleanScreenshot(page, 'links-typed-zh');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
