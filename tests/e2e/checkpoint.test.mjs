@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { go, launch, screenshot, settled, startServer } from './helpers.mjs';
+import { go, launch, randomModel, screenshot, settled, startServer } from './helpers.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FIXTURES = join(ROOT, 'tests', 'fixtures', 'checkpoints');
@@ -325,7 +325,8 @@ test('a slow download shows its progress bar with the bytes so far, from Content
   if (!existsSync(join(BUILTIN, 'config.json'))) return t.skip('www/models/builtin is not there yet');
   // No service worker, whose fetches the page's network throttling would not slow.
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, serviceWorkers: 'block' });
-  const page = await freshPage('#view=attention', context);
+  // On the random model: the built-in one, already read, would come from the browser's cache.
+  const page = await freshPage(randomModel({ view: 'attention' }), context);
   const cdp = await context.newCDPSession(page);
   await cdp.send('Network.enable');
   await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 20, downloadThroughput: 2e6, uploadThroughput: 1e6 });

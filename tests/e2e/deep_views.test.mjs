@@ -4,7 +4,7 @@
 // dark mode, a phone-sized screen, and no console errors. Screenshots: artifacts/screenshots/deep-*.png.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { cleanScreenshot, go, launch, openPage, readCell, settled, startServer } from './helpers.mjs';
+import { cleanScreenshot, go, launch, openPage, randomModel, readCell, settled, startServer } from './helpers.mjs';
 
 const D = 16; // head_dim of the default model: hidden 64 over 4 heads
 const NH = 4;
@@ -17,7 +17,7 @@ let page;
 before(async () => {
   server = await startServer();
   browser = await launch();
-  page = await openPage(browser, `${server.url}#view=qk`);
+  page = await openPage(browser, `${server.url}${randomModel({ view: 'qk' })}`);
   await page.setViewportSize({ width: 1400, height: 1000 });
   await settled(page);
 });

@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { FORMAT1_DEFAULTS } from '../../www/state.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -99,6 +100,15 @@ export async function screenshot(page, name) {
 /** Resolves once no run is in flight and the active view has drawn (window.attnscope.settled). */
 export function settled(page) {
   return page.waitForFunction(() => window.attnscope?.settled().then(() => true), null, { timeout: 60_000 });
+}
+
+/**
+ * The fragment of a page on the random model with format 1's defaults (hidden 64, 2 layers, 4 heads,
+ * 2 KV heads, seed 42, its English sentence), what a plain link opened before format 2, plus plain
+ * `fields` ({view: 'grid'}). A link that names no model now opens the built-in one.
+ */
+export function randomModel(fields = {}) {
+  return `#${new URLSearchParams({ model: 'random', lang: 'en', text: FORMAT1_DEFAULTS.text, ...fields })}`;
 }
 
 /** Switches the page to a view (a plain "view=…" field changes only that) and waits for it to draw. */

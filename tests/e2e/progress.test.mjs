@@ -2,7 +2,7 @@
 // stops it at once (the worker is replaced), says so in the page, and the same model keeps working.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { launch, openPage, screenshot, settled, startServer } from './helpers.mjs';
+import { launch, openPage, randomModel, screenshot, settled, startServer } from './helpers.mjs';
 
 let server;
 let browser;
@@ -11,7 +11,7 @@ let page;
 before(async () => {
   server = await startServer();
   browser = await launch();
-  page = await openPage(browser, new URL('#view=stepper', server.url).href);
+  page = await openPage(browser, new URL(randomModel({ view: 'stepper' }), server.url).href);
   await page.setViewportSize({ width: 1400, height: 1000 });
   await settled(page);
 });

@@ -10,8 +10,8 @@ import { dirname, join } from 'node:path';
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { launch, screenshot, startServer } from './helpers.mjs';
-import { DEFAULTS, decode, encode, fragment } from '../../www/state.js';
+import { launch, randomModel, screenshot, startServer } from './helpers.mjs';
+import { DEFAULTS, FORMAT1_DEFAULTS, decode, encode, fragment } from '../../www/state.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const VIEWPORT = { width: 1280, height: 900 };
@@ -90,6 +90,7 @@ async function viewShot(page) {
 }
 const getState = (target) => target.evaluate(() => window.attnscope.getState());
 
+// A hand-made format-1 link (as an old page, or a hand edit of one, wrote it).
 async function payload(object) {
   const stream = new Blob([new TextEncoder().encode(JSON.stringify(object))]).stream().pipeThrough(new CompressionStream('deflate-raw'));
   return `s1.${Buffer.from(await new Response(stream).arrayBuffer()).toString('base64url')}`;
@@ -116,7 +117,7 @@ test('a link opens exactly its state: the same fields and the same pixels, view 
     const set = await author.evaluate((p) => window.attnscope.setState(p), partial);
     for (const [key, value] of Object.entries(partial)) if (key !== 'config') assert.deepEqual(set[key], value, `${key} was set`);
     const url = await stableUrl(author);
-    assert.match(hashOf(url), /^#s1\.[A-Za-z0-9_-]+$/, 'the address holds a format-1 link');
+    assert.match(hashOf(url), /^#s2\.[A-Za-z0-9_-]+$/, 'the address holds a format-2 link');
     const state = await getState(author);
     assert.deepEqual((await decode(hashOf(url))).state, state, 'node decodes the page’s link to the page’s state');
     assert.equal(await author.evaluate(() => window.attnscope.link()), url);
@@ -189,13 +190,16 @@ test('the scripting API: getState, setState (validated, config merged), link and
 });
 
 const BAD_LINKS = [
-  { name: 'damaged', hash: async () => `#${(await encode({ ...DEFAULTS, ...SHARED, view: 'grid' })).slice(0, 40)}`, says: /damaged/, defaults: true },
-  { name: 'future', hash: async () => `#${(await encode({ ...DEFAULTS, view: 'grid' })).replace(/^s1\./, 's9.')}`, says: /newer version.*format 9/, defaults: true },
-  { name: 'garbage', hash: async () => '#s1.%%%<<>>&&=&embed', says: /damaged/, defaults: true },
-  { name: 'too-long', hash: async () => `#s1.${'A'.repeat(40_000)}`, says: /far longer/, defaults: true },
-  { name: 'edited', hash: async () => `#${await payload({ view: 'attention', layer: 99, head: 'two', stage: 'sideways' })}`, says: /adjusted or reset: layer, head, stage/, defaults: false },
-  { name: 'refused', hash: async () => `#${await payload({ config: { hidden_size: 64, num_attention_heads: 4, num_key_value_heads: 3 } })}`, says: /refused/, defaults: true },
-  { name: 'files-model', hash: async () => `#${await payload({ model: { kind: 'files' }, view: 'masks' })}`, says: /load its config\.json and model\.safetensors/, defaults: false },
+// defaults: the state the page must fall back to, its link's format's defaults (a damaged format-1
+// link opens format 1's: the random model), or null where the link's own fields stay.
+const BAD_LINKS = [
+  { name: 'damaged', hash: async () => `#${(await encode({ ...DEFAULTS, ...SHARED, view: 'grid' })).slice(0, 40)}`, says: /damaged/, defaults: DEFAULTS },
+  { name: 'future', hash: async () => `#${(await encode({ ...DEFAULTS, view: 'grid' })).replace(/^s2\./, 's9.')}`, says: /newer version.*format 9/, defaults: DEFAULTS },
+  { name: 'garbage', hash: async () => '#s1.%%%<<>>&&=&embed', says: /damaged/, defaults: FORMAT1_DEFAULTS },
+  { name: 'too-long', hash: async () => `#s1.${'A'.repeat(40_000)}`, says: /far longer/, defaults: DEFAULTS },
+  { name: 'edited', hash: async () => `#${await payload({ view: 'attention', layer: 99, head: 'two', stage: 'sideways' })}`, says: /adjusted or reset: layer, head, stage/, defaults: null },
+  { name: 'refused', hash: async () => `#${await payload({ config: { hidden_size: 64, num_attention_heads: 4, num_key_value_heads: 3 } })}`, says: /refused/, defaults: FORMAT1_DEFAULTS },
+  { name: 'files-model', hash: async () => `#${await payload({ model: { kind: 'files' }, view: 'masks' })}`, says: /load its config\.json and model\.safetensors/, defaults: null },
 ];
 
 for (const bad of BAD_LINKS) {
@@ -207,7 +211,7 @@ for (const bad of BAD_LINKS) {
     await stableUrl(page);
     assert.ok((await page.locator('#view canvas').count()) > 0, 'a view is drawn');
     const state = await getState(page);
-    if (bad.defaults) assert.deepEqual(state, DEFAULTS);
+    if (bad.defaults) assert.deepEqual(state, bad.defaults);
     if (bad.name === 'edited') assert.deepEqual([state.view, state.layer, state.head, state.stage], ['attention', 1, 0, 'probs']);
     assert.deepEqual((await decode(hashOf(page.url()))).state, state, 'the address now says what is shown');
     await screenshot(page, `share-bad-link-${bad.name}`);
@@ -281,7 +285,7 @@ async function downloadOf(page, selector) {
 }
 
 test('SVG and PNG exports of every view: the SVG parses with real text, the PNG decodes at 2x', async () => {
-  const page = await freshPage(`${server.url}#${await fragment({ ...DEFAULTS, ...SHARED, view: 'attention', layer: 1, head: 3 })}`, { acceptDownloads: true });
+  const page = await freshPage(`${server.url}#${await fragment({ ...FORMAT1_DEFAULTS, ...SHARED, view: 'attention', layer: 1, head: 3 })}`, { acceptDownloads: true });
   await stableUrl(page);
   for (const view of ['attention', 'stepper', 'grid', 'masks', 'lines']) {
     await page.evaluate((v) => window.attnscope.setState({ view: v, step: 'scores' }), view);
@@ -346,7 +350,7 @@ test('the share panel copies a link and an embed snippet with the hide flags it 
   await page.click('#share-embed');
   await page.locator('.share-note').filter({ hasText: /Embed code copied/ }).waitFor();
   const snippet = await page.evaluate(() => navigator.clipboard.readText());
-  assert.match(snippet, /^<iframe src="http:\/\/[^"]+#s1\.[A-Za-z0-9_-]+&amp;embed=1" title="attnscope · Attention map" width="\d+" height="\d+"[^>]*><\/iframe>$/);
+  assert.match(snippet, /^<iframe src="http:\/\/[^"]+#s2\.[A-Za-z0-9_-]+&amp;embed=1" title="attnscope · Attention map" width="\d+" height="\d+"[^>]*><\/iframe>$/);
   await page.evaluate(() => window.scrollTo(0, 0));
   await screenshot(page, 'share-panel');
   assert.deepEqual(page.consoleErrors, []);
@@ -368,7 +372,7 @@ test('the share panel copies a link and an embed snippet with the hide flags it 
 });
 
 test('embed mode fits iframes of three sizes with one view, little chrome and an "open in attnscope" link', async () => {
-  const state = { ...DEFAULTS, view: 'attention', layer: 1, head: 2, hide: ['config', 'input'] };
+  const state = { ...FORMAT1_DEFAULTS, view: 'attention', layer: 1, head: 2, hide: ['config', 'input'] };
   const src = `${server.url}#${await fragment(state, { embed: true })}`;
   const sizes = [
     { width: 360, height: 560 },
@@ -382,7 +386,7 @@ test('embed mode fits iframes of three sizes with one view, little chrome and an
   const frames = await Promise.all((await page.$$('iframe')).map((f) => f.contentFrame()));
   for (const [i, frame] of frames.entries()) {
     await settled(frame);
-    await frame.waitForFunction(() => document.getElementById('open-full').href.includes('#s1.'));
+    await frame.waitForFunction(() => document.getElementById('open-full').href.includes('#s2.'));
     const layout = await frame.evaluate(() => ({
       embed: document.documentElement.classList.contains('embed'),
       overflowX: document.documentElement.scrollWidth - document.documentElement.clientWidth,
@@ -408,7 +412,7 @@ test('embed mode fits iframes of three sizes with one view, little chrome and an
 });
 
 test('<attn-scope> on a plain HTML page: one script tag, sized by attributes, scriptable', async () => {
-  const state = `${await fragment({ ...DEFAULTS, view: 'grid' })}&hide=input,config`;
+  const state = `${await fragment({ ...FORMAT1_DEFAULTS, view: 'grid' })}&hide=input,config`;
   const page = await freshPage();
   posts.set(
     '/docs.html',
@@ -436,7 +440,7 @@ test('<attn-scope> on a plain HTML page: one script tag, sized by attributes, sc
   assert.equal(await frame.locator('.view-attention select[name="head"]').inputValue(), '3');
   const link = await page.evaluate(() => document.getElementById('fig').link());
   assert.deepEqual((await decode(hashOf(link))).state, next);
-  await page.evaluate(async (s) => document.getElementById('fig').setAttribute('state', s), await fragment({ ...DEFAULTS, view: 'masks' }));
+  await page.evaluate(async (s) => document.getElementById('fig').setAttribute('state', s), await fragment({ ...FORMAT1_DEFAULTS, view: 'masks' }));
   await page.waitForFunction(() => window.changes.at(-1)?.view === 'masks', null, { timeout: 90_000 });
   await settled(frame);
   await screenshot(page, 'share-element');
@@ -445,7 +449,7 @@ test('<attn-scope> on a plain HTML page: one script tag, sized by attributes, sc
 });
 
 test('after one visit the page reloads offline from its service worker', async () => {
-  const page = await freshPage(`${server.url}#view=attention`);
+  const page = await freshPage(`${server.url}${randomModel({ view: 'attention' })}`);
   await stableUrl(page);
   // The first visit fills the cache: the page, its modules, the worker, the wasm and the tokenizer.
   const kept = await page.waitForFunction(

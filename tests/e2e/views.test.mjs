@@ -5,7 +5,7 @@
 // and the page must log no console errors.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { go as goTo, launch, openPage, readCell as readHeatmapCell, screenshot, settled as pageSettled, startServer } from './helpers.mjs';
+import { go as goTo, launch, openPage, randomModel, readCell as readHeatmapCell, screenshot, settled as pageSettled, startServer } from './helpers.mjs';
 
 const SENTENCE = 'Attention lets every token look back at the others.';
 
@@ -16,7 +16,7 @@ let page;
 before(async () => {
   server = await startServer();
   browser = await launch();
-  page = await openPage(browser, `${server.url}#view=stepper`);
+  page = await openPage(browser, `${server.url}${randomModel({ view: 'stepper' })}`);
   await page.setViewportSize({ width: 1400, height: 1000 });
   await settled();
 });
