@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { decode } from '../../www/state.js';
+import { DEFAULTS, decode } from '../../www/state.js';
 import { STRINGS } from '../../www/strings.js';
 import * as format1 from '../unit/format1_oracle.mjs';
 import { cleanScreenshot, launch, settled, startServer } from './helpers.mjs';
@@ -81,7 +81,7 @@ function assertTokens(s) {
 
 for (const [hash, lang, view] of [
   ['#view=grid', 'en', 'grid'],
-  ['#lang=zh', 'zh', 'stepper'],
+  ['#lang=zh', 'zh', DEFAULTS.view],
   ['#view=lessons&lesson=qk', 'en', 'lessons'],
 ]) {
   test(`${hash} names no model: it opens the built-in model with the ${lang} sample sentence`, async () => {
