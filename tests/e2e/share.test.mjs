@@ -189,7 +189,6 @@ test('the scripting API: getState, setState (validated, config merged), link and
   await page.context().close();
 });
 
-const BAD_LINKS = [
 // defaults: the state the page must fall back to, its link's format's defaults (a damaged format-1
 // link opens format 1's: the random model), or null where the link's own fields stay.
 const BAD_LINKS = [
