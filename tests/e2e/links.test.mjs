@@ -1,5 +1,6 @@
 // Links and the reader's language: a link that names no model (#view=grid, #lang=zh, a lesson's
-// link) opens the built-in model with its first sample sentence in the link's language; an old
+// link) opens the built-in model with its first sample sentence in the link's language (on a site
+// without it, the random model, as before); "model=random" names the random one; an old
 // format-1 link opens exactly the state it opened before format 2 (the random model, its text);
 // a browser whose language is Chinese opens in 简体中文; switching language while a sample
 // sentence is shown switches to that sample in the other language, and text the reader typed stays.
@@ -8,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { DEFAULTS, decode } from '../../www/state.js';
+import { DEFAULTS, FORMAT1_DEFAULTS, decode } from '../../www/state.js';
 import { STRINGS } from '../../www/strings.js';
 import * as format1 from '../unit/format1_oracle.mjs';
 import { cleanScreenshot, launch, settled, startServer } from './helpers.mjs';
@@ -111,6 +112,26 @@ test('a plain model=random field opens the random model', async () => {
   assert.equal(s.text, SAMPLES.en[0], 'with the sample sentence: the link names no text');
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
+});
+
+test('on a site without the built-in model, a link that names no model opens the random one, quietly', async () => {
+  const context = await browser.newContext({ locale: 'en-US', viewport: { width: 1400, height: 1000 }, serviceWorkers: 'block' });
+  await context.route('**/models/builtin/**', (route) => route.fulfill({ status: 404, body: 'not here' }));
+  const page = await context.newPage();
+  page.consoleErrors = [];
+  page.on('console', (m) => m.type() === 'error' && page.consoleErrors.push(m.text()));
+  await page.goto(`${server.url}#view=grid&lang=zh`);
+  await page.waitForFunction(() => window.attnscope?.app?.source, null, { timeout: 60_000 });
+  await settled(page);
+  const s = await shown(page);
+  assert.equal(s.kind, 'random');
+  assert.equal(s.lang, 'zh');
+  assert.equal(s.box, FORMAT1_DEFAULTS.text, 'no samples: format 1\'s sentence');
+  assertTokens(s);
+  assert.deepEqual(s.state.model, { kind: 'random' }, 'the address says what is shown');
+  assert.equal(await page.locator('.banner').count(), 0, 'the link named no model: nothing to explain');
+  assert.ok(page.consoleErrors.every((e) => /404/.test(e)), `only the missing files: ${page.consoleErrors}`);
+  await context.close();
 });
 
 test('an old format-1 link opens exactly the state it did: the random model, its text, English', async () => {
