@@ -244,7 +244,7 @@ test('while the built-in model downloads: the panel says “Built-in · x / tota
   assert.deepEqual((await facts(page)).layers, 4, 'the diagram draws from config.json meanwhile');
   assert.ok(await page.locator('.shape[data-shape="[1, T, 192]"]').count() > 0, 'with T for the tokens still to come');
   assert.equal(await page.locator('.ov-waiting').count(), 1);
-  await page.locator('.view').screenshot({ path: join(ROOT, 'artifacts', 'screenshots', 'overview-loading.png') });
+  await cleanScreenshot(page, 'overview-loading');
 
   await page.waitForSelector('.view-overview .ov-top', { timeout: 60_000 });
   await settled(page);
