@@ -227,6 +227,7 @@ function publish() {
 // The tabs are built once per language, so keyboard focus stays on a tab while views change.
 function renderNav() {
   if (!dom.nav.firstChild) {
+    delete dom.nav.dataset.view; // new tabs: the folds are set for the view shown
     const tab = (id) => el('a', { href: `#view=${id}`, className: 'tab', dataset: { view: id }, on: { click: (e) => { e.preventDefault(); go(id); } } }, t(`view.${id}`));
     dom.nav.append(
       ...TAB_GROUPS.map(({ id, views, folds }) => {
@@ -244,12 +245,13 @@ function renderNav() {
     if (active) tab.setAttribute('aria-current', 'page');
     else tab.removeAttribute('aria-current');
   }
-  // A folded group opens when the page arrives at one of its views, and its button names the view
-  // shown when the reader folds it again.
+  // A folded group is open while one of its views is shown and folded while another is (so a
+  // link draws the same tabs as the page it came from); in between, the reader's button decides.
+  // Folded over the view shown, the button names it.
   for (const head of dom.nav.querySelectorAll('.tab-fold')) {
     const tabs = document.getElementById(head.getAttribute('aria-controls'));
     const inside = tabs.querySelector('.active');
-    if (inside && dom.nav.dataset.view !== state.view) head.setAttribute('aria-expanded', 'true');
+    if (dom.nav.dataset.view !== state.view) head.setAttribute('aria-expanded', String(Boolean(inside)));
     tabs.hidden = head.getAttribute('aria-expanded') !== 'true';
     head.classList.toggle('holds-active', Boolean(inside));
     const group = t(`nav.group.${head.parentNode.dataset.group}`);
