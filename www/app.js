@@ -8,6 +8,7 @@ import { el } from './parts/dom.js';
 import { tokenChips } from './panels/token_chips.js';
 import { configPanel } from './panels/config_panel.js';
 import { t, setLanguage, language } from './strings.js';
+import * as overview from './views/overview.js';
 import * as stepper from './views/stepper.js';
 import * as attentionMap from './views/attention_map.js';
 import * as headGrid from './views/head_grid.js';
@@ -30,11 +31,19 @@ import { scriptingApi } from './api.js';
 import { showBanner, addToBanner } from './panels/banner.js';
 import { sharePanel } from './panels/share_panel.js';
 import { keepOffline } from './offline.js';
-import { modelPanel } from './panels/model_panel.js';
+import { modelPanel, sourceOf } from './panels/model_panel.js';
 import { sampleButtons } from './panels/samples.js';
 import * as source from './model_source.js';
 
-const VIEWS = { stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons };
+const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons };
+
+// The tabs, in three groups: a newcomer sees the basics and the lessons; the deep dives fold away
+// behind one button (unfolded while one of them is shown).
+const TAB_GROUPS = [
+  { id: 'basics', views: ['overview', 'stepper', 'attention', 'grid', 'masks', 'output'] },
+  { id: 'deep', views: ['lines', 'qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn'], folds: true },
+  { id: 'lessons', views: ['lessons'] },
+];
 
 const TYPING_PAUSE_MS = 200;
 
@@ -67,6 +76,7 @@ const app = {
   busy: false, // a run is in flight
   error: null,
   model: null, // the resolved config from the core
+  preview: null, // {config, model}: the first checkpoint's resolved config while its weights still arrive
   source: null, // what the model is: name, kind, size, dtype (model_source.js's meta)
   samples: null, // the built-in model's sample sentences, {en: [...], zh: [...]}, once fetched
   loading: false, // a checkpoint is being read or built
@@ -232,24 +242,48 @@ function publish() {
 // The tabs are built once per language, so keyboard focus stays on a tab while views change.
 function renderNav() {
   if (!dom.nav.firstChild) {
+    delete dom.nav.dataset.view; // new tabs: the folds are set for the view shown
+    const tab = (id) => el('a', { href: `#view=${id}`, className: 'tab', dataset: { view: id }, on: { click: (e) => { e.preventDefault(); go(id); } } }, t(`view.${id}`));
     dom.nav.append(
-      ...Object.keys(VIEWS).map((id) =>
-        el('a', { href: `#view=${id}`, className: 'tab', dataset: { view: id }, on: { click: (e) => { e.preventDefault(); go(id); } } }, t(`view.${id}`)),
-      ),
+      ...TAB_GROUPS.map(({ id, views, folds }) => {
+        const tabs = el('div', { className: 'tab-group-tabs', id: `tabs-${id}` }, views.map(tab));
+        const head = folds
+          ? el('button', { type: 'button', className: 'tab tab-fold', attrs: { 'aria-expanded': 'false', 'aria-controls': tabs.id }, on: { click: () => fold(head, tabs) } })
+          : views.length > 1 && el('span', { className: 'tab-group-label', attrs: { 'aria-hidden': 'true' } }, t(`nav.group.${id}`));
+        return el('div', { className: 'tab-group', dataset: { group: id }, attrs: { role: 'group', 'aria-label': t(`nav.group.${id}`) } }, head, tabs);
+      }),
     );
   }
-  for (const tab of dom.nav.children) {
+  for (const tab of dom.nav.querySelectorAll('a.tab')) {
     const active = tab.dataset.view === state.view;
     tab.classList.toggle('active', active);
     if (active) tab.setAttribute('aria-current', 'page');
     else tab.removeAttribute('aria-current');
   }
+  // A folded group is open while one of its views is shown and folded while another is (so a
+  // link draws the same tabs as the page it came from); in between, the reader's button decides.
+  // Folded over the view shown, the button names it.
+  for (const head of dom.nav.querySelectorAll('.tab-fold')) {
+    const tabs = document.getElementById(head.getAttribute('aria-controls'));
+    const inside = tabs.querySelector('.active');
+    if (dom.nav.dataset.view !== state.view) head.setAttribute('aria-expanded', String(Boolean(inside)));
+    tabs.hidden = head.getAttribute('aria-expanded') !== 'true';
+    head.classList.toggle('holds-active', Boolean(inside));
+    const group = t(`nav.group.${head.parentNode.dataset.group}`);
+    head.textContent = `${inside && tabs.hidden ? `${group}: ${inside.textContent}` : group} ${tabs.hidden ? '▸' : '▾'}`;
+  }
+  dom.nav.dataset.view = state.view;
   // On a phone the tabs scroll sideways; the active one is brought to the middle of the strip.
-  const active = dom.nav.querySelector('.active');
+  const active = dom.nav.querySelector('a.active:not([hidden] *)');
   if (active && dom.nav.scrollWidth > dom.nav.clientWidth) {
     const offset = active.getBoundingClientRect().left - dom.nav.getBoundingClientRect().left;
     dom.nav.scrollLeft += offset - (dom.nav.clientWidth - active.offsetWidth) / 2;
   }
+}
+
+function fold(head, tabs) {
+  head.setAttribute('aria-expanded', String(tabs.hidden));
+  renderNav();
 }
 
 // How far the worker's current run has come ({done, total} layers), shown with a Cancel button.
@@ -308,7 +342,7 @@ function renderStatus() {
       ? t('app.status', { backend: app.run.backend, ms: app.run.ms.toFixed(1), tokens: state.tokens.ids.length })
       : app.phase === 'building'
         ? t('app.building')
-        : '';
+        : (models.loadingText() ?? '');
 }
 
 function message(kind, text, detail = null) {
@@ -320,7 +354,9 @@ function refresh() {
   publish();
   renderNav();
   renderStatus();
-  if (app.phase !== 'ready') {
+  // A view that can draw from a config alone (the overview) is shown while the first model loads.
+  const previewing = app.phase === 'loading' && Boolean(app.model ?? app.preview) && VIEWS[state.view].previews === true;
+  if (app.phase !== 'ready' && !previewing) {
     if (current) current.instance.destroy();
     current = null;
     const box =
@@ -335,7 +371,7 @@ function refresh() {
     dom.view.setAttribute('aria-busy', String(app.phase === 'loading' || app.phase === 'building'));
     return;
   }
-  dom.view.setAttribute('aria-busy', 'false');
+  dom.view.setAttribute('aria-busy', String(previewing));
   if (current?.id !== state.view) {
     if (current) current.instance.destroy();
     dom.view.replaceChildren();
@@ -439,17 +475,30 @@ async function loadCheckpoint(model, files = null) {
   const seq = ++loadSeq;
   const wanted = () => seq === loadSeq;
   app.loading = true;
-  models.set({ progress: { loaded: 0, total: null }, error: null, note: null });
+  models.set({ source: sourceOf(model), loading: model, progress: { loaded: 0, total: null }, error: null, note: null });
+  renderStatus();
   try {
-    const progress = (loaded, total) => models.set({ progress: { loaded, total } });
-    const { config: resolved, checkpoint, restored } = await source.load(model, { call: app.call, files, progress, wanted });
+    const progress = (loaded, total) => {
+      models.set({ progress: { loaded, total } });
+      renderStatus();
+    };
+    // With no model yet, the views that can draw the model's shape from its config do so meanwhile.
+    const described = (config) => {
+      if (app.model) return;
+      app.preview = { config, model };
+      refresh();
+    };
+    const { config: resolved, checkpoint, restored } = await source.load(model, { call: app.call, files, progress, wanted, described });
     adopt(resolved, model, { ...checkpoint.meta, restored });
     if (!restored && model.kind !== 'builtin') keep(checkpoint);
   } catch (err) {
     if (wanted()) models.set({ progress: null, error: err.message });
     throw err;
   } finally {
-    if (wanted()) app.loading = false;
+    if (wanted()) {
+      app.loading = false;
+      app.preview = null;
+    }
   }
 }
 
@@ -461,7 +510,7 @@ function adopt(resolved, model, meta) {
   app.source = meta;
   Object.assign(state, fitToModel(state, resolved));
   panel.showResolved(resolved);
-  models.set({ loaded: meta, progress: null, source: { random: 'random', builtin: 'builtin' }[model.kind] ?? 'own' });
+  models.set({ loaded: meta, progress: null, source: sourceOf(model) });
   cache = new Map();
 }
 

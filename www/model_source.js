@@ -253,11 +253,17 @@ const superseded = () => Object.assign(new Error('Another model was chosen.'), {
  * or the built-in one) and builds it in the worker through call(type, body). progress(loaded,
  * total) follows the bytes; wanted() says whether this model is still the one asked for: once it is
  * not, reading stops with an Error whose `superseded` is true, and the worker never sees it.
+ * described(config) hears the core's resolved config as soon as the file's header has passed the
+ * check, long before the weights are in, so the page can draw the model's shape while it waits.
  * Resolves to {config: the core's resolved config, checkpoint, restored: read from this browser}.
  */
-export async function load(model, { call, files = null, progress, wanted }) {
+export async function load(model, { call, files = null, progress, wanted, described = () => {} }) {
   const options = {
-    check: (config, size, head) => call('checkCheckpoint', { config, size, head }),
+    check: async (config, size, head) => {
+      const info = await call('checkCheckpoint', { config, size, head });
+      if (wanted()) described(info);
+      return info;
+    },
     progress: (loaded, total) => {
       if (!wanted()) throw superseded();
       progress(loaded, total);

@@ -73,7 +73,7 @@ export const DEFAULTS = Object.freeze({
   ...FORMAT1_DEFAULTS,
   text: null,
   model: Object.freeze({ kind: 'builtin' }),
-  view: 'stepper', // the landing view
+  view: 'overview', // the landing view
 });
 
 // Fields every s2 link writes even at their default: the reader's language and the landing view

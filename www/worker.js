@@ -12,7 +12,6 @@
 // variants of the model (the same input with another number of KV heads), each on its own Session.
 
 let core = null;
-let tokenizerText = null;
 let session = null;
 let lastRun = null; // {key, shapes: Map<name, shape>}
 const VARIANTS_KEPT = 4;
@@ -25,12 +24,27 @@ const ready = (async () => {
   } catch (err) {
     throw new Error(`Could not load the WebAssembly core (www/pkg/attnscope.js): ${err.message}. Build it with ./build.sh build.`);
   }
-  const response = await fetch(new URL('./minimind/tokenizer.json', import.meta.url));
-  if (!response.ok) throw new Error(`Could not load MiniMind's tokenizer (www/minimind/tokenizer.json): HTTP ${response.status}.`);
-  tokenizerText = await response.text();
 })();
 // A failed start is reported to the page with each request's answer, not as an unhandled rejection.
 ready.catch(() => {});
+
+// MiniMind's tokenizer, for random models and checkpoints that bring none. Fetched the first time
+// one needs it, not at start: a checkpoint with its own tokenizer.json (the built-in model) would
+// otherwise download the same 450 KB twice while its weights are still arriving.
+const MINIMIND_TOKENIZER = new URL('./minimind/tokenizer.json', import.meta.url).href;
+let minimindTokenizer = null;
+
+function minimind() {
+  minimindTokenizer ??= fetch(MINIMIND_TOKENIZER).then((response) => {
+    if (!response.ok) throw new Error(`Could not load MiniMind's tokenizer (www/minimind/tokenizer.json): HTTP ${response.status}.`);
+    return response.text();
+  });
+  // A failed fetch is tried again by the next model that needs it.
+  minimindTokenizer.catch(() => {
+    minimindTokenizer = null;
+  });
+  return minimindTokenizer;
+}
 
 function needSession() {
   if (!session) throw new Error('No model yet.');
@@ -124,9 +138,10 @@ function transferable(array) {
 }
 
 const handlers = {
-  session({ config, seed }) {
+  async session({ config, seed }) {
+    const tokenizer = await minimind();
     const next = core.Session.random(JSON.stringify(config), seed);
-    next.setTokenizer(tokenizerText);
+    next.setTokenizer(tokenizer);
     session?.free();
     session = next;
     lastRun = null;
@@ -139,10 +154,11 @@ const handlers = {
   },
   // A checkpoint becomes the model only once it and its tokenizer (MiniMind's when it brings none)
   // have loaded; until then the previous model stays.
-  checkpoint({ config, weights, tokenizer }) {
+  async checkpoint({ config, weights, tokenizer }) {
+    const own = tokenizer ?? (await minimind());
     const next = core.Session.fromCheckpoint(config, new Uint8Array(weights));
     try {
-      next.setTokenizer(tokenizer ?? tokenizerText);
+      next.setTokenizer(own);
     } catch (err) {
       next.free();
       throw tokenizer === null ? new Error(`${err.message} (the checkpoint has no tokenizer.json, so MiniMind's was tried)`) : err;
@@ -225,9 +241,10 @@ const handlers = {
   decodeCheck() {
     return { result: needSession().decodeCheck() };
   },
-  // What this worker loaded (the core, its wasm, the tokenizer), for the offline cache (offline.js).
+  // What this worker loaded (the core, its wasm, a tokenizer) and MiniMind's tokenizer, which a
+  // switch to a random model needs even when this visit never fetched it: the offline cache (offline.js).
   resources() {
-    return { result: performance.getEntriesByType('resource').map((e) => e.name) };
+    return { result: [...new Set([...performance.getEntriesByType('resource').map((e) => e.name), MINIMIND_TOKENIZER])] };
   },
 };
 

@@ -15,11 +15,22 @@ const SOURCES = ['builtin', 'random', 'own'];
 // A number of weights: 26.8 k, 3.30 M.
 const count = (n) => (n >= 1e6 ? `${(n / 1e6).toPrecision(3)} M` : n >= 1e3 ? `${(n / 1e3).toPrecision(3)} k` : String(n));
 
+/** What a loaded model is called on the page: its meta's name, or the page's own for random and built-in weights. */
+export function modelName(meta) {
+  return { random: t('model.randomName'), builtin: t('model.builtinName') }[meta.kind] ?? meta.name;
+}
+
+// The panel's source segment a model belongs to.
+export function sourceOf(model) {
+  return { random: 'random', builtin: 'builtin' }[model.kind] ?? 'own';
+}
+
 // handlers: onSource('builtin' | 'random'), onFiles(files), onUrl(url), onKept(), onForget().
 export function modelPanel({ onSource, onFiles, onUrl, onKept, onForget }) {
   // What is shown: the chosen source, the loaded model's meta, the kept model's meta, the progress
   // of a load ({loaded, total} in bytes, total null when unknown), the last error, a note on keeping.
-  const ui = { source: 'random', builtin: false, loaded: null, kept: null, progress: null, error: null, note: null };
+  // `loading`: the model being read while progress runs ({kind, url?}).
+  const ui = { source: 'random', builtin: false, loaded: null, kept: null, loading: null, progress: null, error: null, note: null };
 
   const segments = Object.fromEntries(
     SOURCES.map((kind) => [kind, el('button', { type: 'button', className: 'segment', dataset: { source: kind }, on: { click: () => choose(kind) } })]),
@@ -94,8 +105,17 @@ export function modelPanel({ onSource, onFiles, onUrl, onKept, onForget }) {
             ? t('model.sourceUrl', { url: m.url })
             : t('model.sourceFiles', { files: m.files.join(', ') });
     const parts = [source, m.bytes && bytes(m.bytes), m.dtype, t('model.weights', { count: count(m.weight_count) })];
-    const name = { random: t('model.randomName'), builtin: t('model.builtinName') }[m.kind] ?? m.name;
-    return [el('strong', { className: 'model-name' }, name), ' · ', parts.filter(Boolean).join(' · '), m.restored ? ` · ${t('model.restored')}` : ''];
+    return [el('strong', { className: 'model-name' }, modelName(m)), ' · ', parts.filter(Boolean).join(' · '), m.restored ? ` · ${t('model.restored')}` : ''];
+  }
+
+  // The model being read and how far, in bytes: "Built-in · 2.1 MiB / 6.29 MiB"; null when none is.
+  function loadingText() {
+    const p = ui.progress;
+    if (!p || !ui.loading) return null;
+    const m = ui.loading;
+    const name = m.kind === 'url' ? m.url : t(`model.source.${sourceOf(m)}`);
+    const amount = p.total ? t('model.loadingBytes', { loaded: bytes(p.loaded), total: bytes(p.total) }) : p.loaded ? bytes(p.loaded) : '…';
+    return `${name} · ${amount}`;
   }
 
   function update() {
@@ -106,7 +126,8 @@ export function modelPanel({ onSource, onFiles, onUrl, onKept, onForget }) {
     }
     node.querySelector('.model-sources').setAttribute('aria-label', t('model.sourcesLabel'));
     document.documentElement.dataset.modelSource = ui.source;
-    info.replaceChildren(...(ui.loaded ? [t('model.loaded'), ' ', ...describe(ui.loaded)] : [t('model.none')]));
+    const reading = loadingText();
+    info.replaceChildren(...(reading ? [t('model.loading'), ' ', el('strong', { className: 'model-name' }, reading)] : ui.loaded ? [t('model.loaded'), ' ', ...describe(ui.loaded)] : [t('model.none')]));
     builtinNote.textContent = t('model.builtinNote');
     builtinNote.hidden = ui.source !== 'builtin';
     own.hidden = ui.source !== 'own';
@@ -170,11 +191,12 @@ export function modelPanel({ onSource, onFiles, onUrl, onKept, onForget }) {
   update();
   return {
     node,
-    // Changes what is shown: any of source, builtin, loaded, kept, progress, error, note.
+    // Changes what is shown: any of source, builtin, loaded, kept, loading, progress, error, note.
     set(patch) {
       Object.assign(ui, patch);
       update();
     },
+    loadingText,
     // Redraws every string (after a change of language).
     relabel: update,
   };

@@ -1,0 +1,280 @@
+// The overview (views/overview.js), the grouped tabs and the loading label, in real Chromium. The
+// diagram must show the loaded model's own sizes (the built-in model's config.json, read here from
+// disk; random models of other sizes, their FFN size by MiniMind's rule computed here), the shapes
+// of the core's own trace, and as its prediction the top-1 of softmax(logits[last]) computed here
+// from attnscope.tensor('logits'). Every block opens its view; while the built-in model downloads
+// (throttled), the model panel names it with its bytes, the diagram draws from its config, and
+// tokenizer.json is requested once. Screenshots: artifacts/screenshots/overview-*.png, both models,
+// en and zh, light and dark, desktop and phone.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, test } from 'node:test';
+import { cleanScreenshot, go, launch, openPage, settled, startServer } from './helpers.mjs';
+import { DEFAULTS, fragment } from '../../www/state.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BUILTIN = join(ROOT, 'www', 'models', 'builtin');
+const MINIMIND3 = { hidden_size: 768, num_hidden_layers: 8, num_attention_heads: 8, num_key_value_heads: 4 };
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+// A page in its own context (no service worker: every request is the page's own, and throttling holds).
+async function freshPage(hash = '', { viewport = { width: 1400, height: 1000 } } = {}) {
+  const context = await browser.newContext({ viewport, serviceWorkers: 'block' });
+  const page = await openPage(context, `${server.url}${hash}`);
+  await settled(page);
+  return page;
+}
+
+const builtinLink = async (fields = {}) => `#${await fragment({ ...DEFAULTS, model: { kind: 'builtin' }, view: 'overview', ...fields })}`;
+
+function facts(page) {
+  return page.$$eval('.ov-fact', (list) => Object.fromEntries(list.map((f) => [f.dataset.fact, Number(f.querySelector('dd').textContent)])));
+}
+
+function setState(page, partial) {
+  return page.evaluate((p) => window.attnscope.setState(p), partial);
+}
+
+// MiniMind's rule for the FFN size when config.json gives none: ceil(hidden · π / 64) · 64.
+const ffnSize = (hidden) => Math.ceil((hidden * Math.PI) / 64) * 64;
+
+test('the diagram shows the built-in model’s own sizes, its trace’s shapes and the top-1 of softmax(logits[last])', async (t) => {
+  if (!existsSync(join(BUILTIN, 'config.json'))) return t.skip('www/models/builtin is not there yet');
+  const config = JSON.parse(readFileSync(join(BUILTIN, 'config.json'), 'utf8'));
+  const page = await freshPage(await builtinLink());
+  await page.waitForSelector('.view-overview .ov-top');
+  assert.deepEqual(await facts(page), {
+    layers: config.num_hidden_layers,
+    heads: config.num_attention_heads,
+    kvHeads: config.num_key_value_heads,
+    headDim: config.head_dim,
+    hidden: config.hidden_size,
+    ffn: config.intermediate_size,
+    vocab: config.vocab_size,
+  });
+  assert.deepEqual([config.num_hidden_layers, config.num_attention_heads, config.num_key_value_heads], [4, 8, 4]);
+  assert.equal(await page.locator('.ov-layer-button').count(), 4, 'one button per layer');
+  assert.equal(await page.locator('.ov-times').innerText(), '× 4');
+  assert.equal(await page.locator('[data-block="qk_norm"]').count(), 1, 'the built-in model has Q/K norm');
+  assert.match(await page.locator('.ov-attn .ov-card-head').innerText(), /8 query heads share 4 KV heads, 2 to each \(GQA\); head_dim 32/);
+
+  // Every shape the trace gives for these tensors is on an arrow or a step, as MiniMind prints it.
+  const shown = new Set(await page.$$eval('.view-overview .shape', (list) => list.map((s) => s.dataset.shape)));
+  const entries = await page.evaluate(() => Object.fromEntries(window.attnscope.app.run.entries.map((e) => [e.name, Array.from(e.shape)])));
+  for (const name of ['embed', 'layers.0.attn.q', 'layers.0.attn.k', 'layers.0.attn.probs', 'layers.0.attn.context', 'layers.0.attn.out', 'layers.0.ffn.act', 'logits']) {
+    const label = `[1, ${entries[name].join(', ')}]`;
+    assert.ok(shown.has(label), `${name} ${label} is shown (shown: ${[...shown].join(' ')})`);
+  }
+  const T = entries.embed[0];
+  assert.ok(shown.has(`[1, ${T}]`), 'the token ids');
+  assert.equal(await page.locator('.ov-token').count(), Math.min(T, 16));
+
+  // The prediction: softmax over the last row of the logits, computed here in f64.
+  const { logits, V, pieces } = await page.evaluate(async () => ({
+    logits: Array.from(await window.attnscope.tensor('logits')),
+    V: window.attnscope.app.model.vocab_size,
+    pieces: window.attnscope.app.state.tokens.pieces,
+  }));
+  const row = logits.slice((T - 1) * V, T * V);
+  const max = Math.max(...row);
+  const z = row.reduce((sum, v) => sum + Math.exp(v - max), 0);
+  const best = row.indexOf(max);
+  const top = page.locator('.ov-top');
+  assert.equal(Number(await top.getAttribute('data-id')), best, 'the top-1 token');
+  const p = Number(await top.getAttribute('data-p'));
+  assert.ok(Math.abs(p - 1 / z) < 1e-5, `its probability: shown ${p}, softmax ${1 / z}`);
+  assert.equal(await page.locator('.ov-top-p').innerText(), `${(100 / z).toFixed(1 / z >= 0.1 ? 1 : 2)} %`);
+  assert.ok((await page.locator('.ov-predict .ov-sub').innerText()).includes(`“${pieces[T - 1].replace(/^[ Ġ]/, '␣')}”`), 'after the last token');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+test('every block opens the step or view that explains it, in the layer drawn', async () => {
+  const page = await freshPage('#view=overview');
+  await page.locator('.ov-layer-button[data-layer="1"]').click();
+  await page.waitForSelector('.ov-layer[data-layer="1"]');
+  await settled(page);
+  assert.equal(await page.locator('.ov-layer-button[data-layer="1"]').getAttribute('aria-pressed'), 'true');
+  const opens = {
+    embed: { view: 'stepper', step: 'embed' },
+    input_norm: { view: 'stepper', step: 'input_norm', layer: 1 },
+    attention: { view: 'attention', layer: 1 },
+    qkv: { view: 'stepper', step: 'qkv', layer: 1 },
+    qk_norm: { view: 'stepper', step: 'qk_norm', layer: 1 },
+    rope: { view: 'rope', layer: 1 },
+    kv_cache: { view: 'decode' },
+    scores: { view: 'qk', layer: 1 },
+    scale: { view: 'scale' },
+    masks: { view: 'masks', layer: 1 },
+    softmax: { view: 'attention', stage: 'probs', layer: 1 },
+    context: { view: 'stepper', step: 'context', layer: 1 },
+    o_proj: { view: 'stepper', step: 'attn_out', layer: 1 },
+    grid: { view: 'grid' },
+    gqa: { view: 'gqa' },
+    lines: { view: 'lines' },
+    flash: { view: 'flash' },
+    attn_residual: { view: 'stepper', step: 'attn_residual', layer: 1 },
+    post_norm: { view: 'stepper', step: 'post_norm', layer: 1 },
+    ffn: { view: 'ffn', layer: 1 },
+    gate_up: { view: 'stepper', step: 'ffn_gate_up', layer: 1 },
+    act: { view: 'stepper', step: 'ffn_act', layer: 1 },
+    down: { view: 'stepper', step: 'ffn_out', layer: 1 },
+    layer_out: { view: 'stepper', step: 'layer_out', layer: 1 },
+    final_norm: { view: 'stepper', step: 'final_norm' },
+    logits: { view: 'stepper', step: 'logits' },
+    prediction: { view: 'output' },
+  };
+  for (const [block, expected] of Object.entries(opens)) {
+    await page.locator(`.view-overview [data-block="${block}"]`).click();
+    await page.waitForSelector(`.view-${expected.view}`);
+    await settled(page);
+    const state = await page.evaluate(() => window.attnscope.getState());
+    for (const [key, value] of Object.entries(expected)) assert.equal(state[key], value, `${block} → ${key}`);
+    await go(page, 'overview');
+  }
+  // The route under the diagram, and the tokens box, which hands the reader the sentence to edit.
+  for (const view of ['lessons', 'stepper', 'attention', 'grid']) {
+    await page.locator(`.ov-route a[data-route="${view}"]`).click();
+    await page.waitForSelector(`.view-${view}`);
+    await settled(page);
+    await go(page, 'overview');
+  }
+  await page.locator('[data-block="tokens"]').focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'text');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+test('a random model draws its own sizes: MiniMind-3’s (768, 8 layers, 8 heads, 4 KV) and a small MQA one without Q/K norm', async () => {
+  const page = await freshPage('#view=overview');
+  await setState(page, { model: { kind: 'random' }, config: MINIMIND3 });
+  assert.deepEqual(await facts(page), { layers: 8, heads: 8, kvHeads: 4, headDim: 96, hidden: 768, ffn: ffnSize(768), vocab: 6400 });
+  assert.equal(await page.locator('.ov-layer-button').count(), 8);
+  assert.equal(await page.locator('.ov-layer').getAttribute('data-stack'), '3', 'three cards drawn behind, however many layers');
+  assert.equal(await page.locator('.ov-top').count(), 1, 'a prediction');
+
+  await setState(page, { config: { hidden_size: 48, num_hidden_layers: 3, num_attention_heads: 6, num_key_value_heads: 1, qk_norm: false } });
+  assert.deepEqual(await facts(page), { layers: 3, heads: 6, kvHeads: 1, headDim: 8, hidden: 48, ffn: ffnSize(48), vocab: 6400 });
+  assert.equal(await page.locator('[data-block="qk_norm"]').count(), 0, 'no Q/K norm box for a model without it');
+  assert.match(await page.locator('.ov-attn .ov-card-head').innerText(), /6 query heads share one KV head \(MQA\)/);
+  assert.equal(await page.locator('.ov-layer').getAttribute('data-stack'), '2');
+  const T = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
+  assert.ok(await page.locator(`.shape[data-shape="[1, 6, ${T}, ${T}]"]`).count() > 0, 'the scores’ shape follows the heads and the tokens');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+test('the tabs come in groups: basics, deep dives behind a fold that opens on its views, lessons', async () => {
+  const page = await freshPage('#view=overview');
+  const groups = await page.$$eval('#nav .tab-group', (list) => list.map((g) => [g.dataset.group, [...g.querySelectorAll('a.tab')].map((a) => a.dataset.view)]));
+  assert.deepEqual(groups, [
+    ['basics', ['overview', 'stepper', 'attention', 'grid', 'masks', 'output']],
+    ['deep', ['lines', 'qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn']],
+    ['lessons', ['lessons']],
+  ]);
+  const visible = () => page.$$eval('#nav a.tab', (list) => list.filter((a) => a.checkVisibility()).map((a) => a.dataset.view));
+  assert.deepEqual(await visible(), ['overview', 'stepper', 'attention', 'grid', 'masks', 'output', 'lessons'], 'a handful of doors');
+  assert.equal(await page.locator('.tab.active').getAttribute('data-view'), 'overview');
+  for (const a of await page.$$('#nav a.tab')) assert.match(await a.getAttribute('href'), new RegExp(`^#view=${await a.getAttribute('data-view')}$`));
+
+  // The fold opens by keyboard; a deep dive is then one more key away.
+  const fold = page.locator('.tab-fold');
+  assert.equal(await fold.getAttribute('aria-expanded'), 'false');
+  await fold.focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await fold.getAttribute('aria-expanded'), 'true');
+  assert.equal((await visible()).length, 15);
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('.view-lines');
+  await settled(page);
+
+  // Arriving at a deep dive by link opens the fold, so the active tab is visible; folded again, the
+  // button names the view shown.
+  await fold.click();
+  assert.equal(await fold.getAttribute('aria-expanded'), 'false');
+  assert.match(await fold.innerText(), /Deep dives: Token lines/);
+  assert.equal(await fold.evaluate((b) => b.classList.contains('holds-active')), true);
+  await go(page, 'overview');
+  await go(page, 'rope');
+  assert.equal(await fold.getAttribute('aria-expanded'), 'true');
+  assert.equal(await page.locator('.tab.active').evaluate((a) => a.checkVisibility()), true);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+test('while the built-in model downloads: the panel says “Built-in · x / total”, the overview draws from its config, tokenizer.json comes once', async (t) => {
+  if (!existsSync(join(BUILTIN, 'config.json'))) return t.skip('www/models/builtin is not there yet');
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, serviceWorkers: 'block' });
+  const page = await context.newPage();
+  page.consoleErrors = [];
+  page.on('console', (m) => m.type() === 'error' && page.consoleErrors.push(m.text()));
+  page.on('pageerror', (e) => page.consoleErrors.push(String(e)));
+  const tokenizers = [];
+  page.on('request', (r) => new URL(r.url()).pathname.endsWith('tokenizer.json') && tokenizers.push(new URL(r.url()).pathname));
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 20, downloadThroughput: 1.5e6, uploadThroughput: 1e6 });
+  await page.goto(`${server.url}${await builtinLink()}`);
+
+  await page.waitForFunction(() => document.querySelector('.model-progress-bar')?.value > 0.2 * document.querySelector('.model-progress-bar').max, null, { timeout: 30_000 });
+  const total = `${+(readFileSync(join(BUILTIN, 'model.safetensors')).length / 1024 / 1024).toPrecision(4)} MiB`;
+  const label = new RegExp(`^Built-in · [0-9.]+ (KiB|MiB) / ${total.replace('.', '\\.')}$`);
+  assert.match(await page.locator('.model-info .model-name').innerText(), label);
+  assert.match(await page.locator('.model-info').innerText(), /^Loading:/);
+  assert.equal(await page.locator('.segment[data-source="builtin"]').getAttribute('aria-pressed'), 'true');
+  assert.match(await page.locator('#status').innerText(), label);
+  assert.equal(await page.evaluate(() => window.attnscope.app.model), null, 'the weights are not in yet');
+  await page.waitForSelector('.view-overview .ov-fact');
+  assert.deepEqual((await facts(page)).layers, 4, 'the diagram draws from config.json meanwhile');
+  assert.ok(await page.locator('.shape[data-shape="[1, T, 192]"]').count() > 0, 'with T for the tokens still to come');
+  assert.equal(await page.locator('.ov-waiting').count(), 1);
+  await cleanScreenshot(page, 'overview-loading');
+
+  await page.waitForSelector('.view-overview .ov-top', { timeout: 60_000 });
+  await settled(page);
+  assert.match(await page.locator('.model-info').innerText(), /^Loaded:/);
+  assert.deepEqual(tokenizers, ['/models/builtin/tokenizer.json'], 'one tokenizer.json, the checkpoint’s own');
+  assert.deepEqual(page.consoleErrors, []);
+  await context.close();
+});
+
+test('screenshots: the built-in and a MiniMind-3-size model, en and zh, light and dark, desktop and phone', async (t) => {
+  if (!existsSync(join(BUILTIN, 'config.json'))) return t.skip('www/models/builtin is not there yet');
+  for (const [size, viewport] of [['desktop', { width: 1400, height: 1000 }], ['phone', { width: 390, height: 844 }]]) {
+    const page = await freshPage(await builtinLink(), { viewport });
+    for (const model of ['builtin', 'minimind3']) {
+      if (model === 'minimind3') await setState(page, { model: { kind: 'random' }, config: MINIMIND3 });
+      for (const lang of ['en', 'zh']) {
+        await setState(page, { lang });
+        for (const theme of ['light', 'dark']) {
+          // The toggle flips between light and dark (the first click leaves the system's scheme).
+          for (let i = 0; i < 2 && (await page.evaluate(() => document.documentElement.dataset.theme)) !== theme; i++) await page.locator('#theme-toggle').click();
+          await settled(page);
+          assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), theme);
+          const width = await page.evaluate(() => document.documentElement.scrollWidth);
+          assert.ok(width <= viewport.width + 1, `${model} ${lang} ${theme} ${size}: no sideways scrolling (${width})`);
+          if (lang === 'zh') assert.doesNotMatch(await page.locator('.ov-head, .ov-route').allInnerTexts().then((x) => x.join(' ')), /\b(layers|heads|Start here|Prediction)\b/);
+          await cleanScreenshot(page, `overview-${model}-${lang}-${theme}-${size}`);
+        }
+      }
+    }
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+  }
+});

@@ -1,0 +1,260 @@
+// The overview, the page's landing view: the loaded model drawn as it really is, from the core's
+// resolved config (its own layer count, heads, KV heads, head_dim, hidden, FFN and vocabulary
+// sizes): tokens → embedding → N × [RMSNorm → attention → residual → RMSNorm → SwiGLU FFN →
+// residual] → final norm → logits → the predicted next token. The live sentence flows through it:
+// its tokens at the top, on each arrow the shape of what the step hands on (as MiniMind prints it,
+// [1, T, H]), and at the end the core's softmax of the last position's logits (its `top` call, as
+// the Output view does). Every block is a link to the step or view that explains it. One layer is
+// drawn in detail and the others are a row of buttons behind it, so 64 layers stay an overview.
+// While the first checkpoint's weights arrive, the diagram draws from its config (app.preview),
+// with T for the number of tokens. Under the diagram, a short route for a first visit.
+
+import { el } from '../parts/dom.js';
+import { tokenText, shapeLabel } from '../parts/format.js';
+import { range } from '../parts/controls.js';
+import { modelName } from '../panels/model_panel.js';
+import { t } from '../strings.js';
+
+// The page may show this view before any run: it needs only a config (app.js refresh()).
+export const previews = true;
+
+const TOP = 3; // candidates shown for the next token
+const TOKENS_AT_EACH_END = 8; // a long input shows its first and last tokens
+const ROUTE = ['lessons', 'stepper', 'attention', 'grid'];
+const STACK_DRAWN = 3; // at most this many cards drawn behind the detailed layer
+
+// A link that changes only the fields it names (app.js: plain fields change the current state).
+const link = (fields) => `#${new URLSearchParams(fields)}`;
+
+const percent = (p) => `${(p * 100).toFixed(p >= 0.1 ? 1 : 2)} %`;
+
+// A box of the diagram; `key` names it for tests and for keeping keyboard focus across redraws.
+function block(key, href, title, sub, kind = '') {
+  return el('a', { className: `ov-block ${kind}`.trim(), href, dataset: { block: key } }, el('span', { className: 'ov-title' }, title), sub && el('span', { className: 'ov-sub' }, sub));
+}
+
+// The arrow between two boxes, labelled with the shape of what flows along it.
+function arrow(shape, note = null) {
+  return el('div', { className: 'ov-arrow' }, el('span', { className: 'shape', dataset: { shape: shapeLabel(shape) } }, shapeLabel(shape)), note && el('span', { className: 'ov-arrow-note' }, note));
+}
+
+// A step inside the attention or FFN card: its name and the shapes it produces.
+function step(key, href, name, shapes = []) {
+  return el(
+    'li',
+    {},
+    el('a', { className: 'ov-step', href, dataset: { block: key } }, el('span', { className: 'ov-step-name' }, name), shapes.map(([label, shape]) => el('span', { className: 'shape', dataset: { shape: shapeLabel(shape) } }, label ? `${label} ${shapeLabel(shape)}` : shapeLabel(shape)))),
+  );
+}
+
+function steps(list) {
+  return el('ol', { className: 'ov-steps' }, list.filter(Boolean));
+}
+
+// The sentence that says how the heads share keys and values: MHA, GQA or MQA.
+function headsText(c) {
+  const nH = c.num_attention_heads;
+  const nKV = c.num_key_value_heads;
+  const kind = nKV === nH ? 'mha' : nKV === 1 ? 'mqa' : 'gqa';
+  return t(`overview.heads.${kind}`, { heads: nH, kv: nKV, rep: nH / nKV, d: c.head_dim });
+}
+
+export function mount(root, app) {
+  const { state } = app;
+  const diagram = el('div', { className: 'ov-diagram' });
+  const prediction = el('div', { className: 'ov-prediction', attrs: { 'aria-live': 'polite' } });
+  root.append(diagram, route());
+  let seq = 0;
+
+  // The sizes the diagram draws: the loaded model's, or while the first one loads, its config's.
+  const config = () => app.model ?? app.preview.config;
+  const live = () => app.phase === 'ready' && app.run !== null;
+
+  function facts(c) {
+    const list = [
+      ['layers', c.num_hidden_layers],
+      ['heads', c.num_attention_heads],
+      ['kvHeads', c.num_key_value_heads],
+      ['headDim', c.head_dim],
+      ['hidden', c.hidden_size],
+      ['ffn', c.intermediate_size],
+      ['vocab', c.vocab_size],
+    ];
+    return el('dl', { className: 'ov-facts' }, list.map(([key, value]) => el('div', { className: 'ov-fact', dataset: { fact: key } }, el('dt', {}, t(`overview.fact.${key}`)), el('dd', {}, String(value)))));
+  }
+
+  // The input's tokens as the tokenizer cut them; a long input shows both ends.
+  function tokens(T) {
+    const pieces = state.tokens.pieces;
+    const shown = T > 2 * TOKENS_AT_EACH_END ? [...range(TOKENS_AT_EACH_END), null, ...range(TOKENS_AT_EACH_END).map((i) => T - TOKENS_AT_EACH_END + i)] : range(T);
+    const chips = shown.map((i) => (i === null ? el('span', { className: 'ov-more' }, t('overview.tokensMore', { n: T - 2 * TOKENS_AT_EACH_END })) : el('span', { className: 'ov-token', dataset: { index: i } }, tokenText(pieces[i]))));
+    const focusInput = () => {
+      const input = document.getElementById('text');
+      input.scrollIntoView({ block: 'center' });
+      input.focus();
+    };
+    return el(
+      'button',
+      { type: 'button', className: 'ov-block ov-tokens', dataset: { block: 'tokens' }, on: { click: focusInput } },
+      el('span', { className: 'ov-title' }, t('overview.tokens')),
+      el('span', { className: 'ov-sub' }, live() ? t('overview.tokensSub', { n: T }) : t('overview.tokensWaiting')),
+      live() && el('span', { className: 'ov-token-row' }, chips),
+    );
+  }
+
+  function attention(c, l, T) {
+    const { num_attention_heads: nH, num_key_value_heads: nKV, head_dim: d, hidden_size: H } = c;
+    const at = (fields) => link({ ...fields, layer: l });
+    return el(
+      'div',
+      { className: 'ov-card ov-attn' },
+      el('a', { className: 'ov-card-head', href: at({ view: 'attention' }), dataset: { block: 'attention' } }, el('span', { className: 'ov-title' }, t('overview.attention')), el('span', { className: 'ov-sub' }, headsText(c))),
+      steps([
+        step('qkv', at({ view: 'stepper', step: 'qkv' }), 'q_proj · k_proj · v_proj', [['Q', [T, nH, d]], ['K, V', [T, nKV, d]]]),
+        c.qk_norm && step('qk_norm', at({ view: 'stepper', step: 'qk_norm' }), 'q_norm · k_norm'),
+        step('rope', at({ view: 'rope' }), 'RoPE'),
+        step('kv_cache', at({ view: 'decode' }), 'KV cache'),
+        step('scores', at({ view: 'qk' }), 'Q·Kᵀ', [['', [nH, T, T]]]),
+        step('scale', at({ view: 'scale' }), `÷ √${d}`),
+        step('masks', at({ view: 'masks' }), t('overview.masks')),
+        step('softmax', at({ view: 'attention', stage: 'probs' }), 'softmax', [['', [nH, T, T]]]),
+        step('context', at({ view: 'stepper', step: 'context' }), t('overview.context'), [['', [T, nH, d]]]),
+        step('o_proj', at({ view: 'stepper', step: 'attn_out' }), 'o_proj', [['', [T, H]]]),
+      ]),
+      el(
+        'p',
+        { className: 'ov-card-links' },
+        [
+          ['grid', { view: 'grid' }, t('overview.allHeads', { n: c.num_hidden_layers * nH })],
+          ['gqa', { view: 'gqa' }, t('view.gqa')],
+          ['lines', { view: 'lines' }, t('view.lines')],
+          ['flash', { view: 'flash' }, t('overview.flash')],
+        ].map(([key, fields, text]) => el('a', { href: at(fields), dataset: { block: key } }, text)),
+      ),
+    );
+  }
+
+  function ffn(c, l, T) {
+    const { intermediate_size: I, hidden_size: H } = c;
+    const at = (fields) => link({ ...fields, layer: l });
+    return el(
+      'div',
+      { className: 'ov-card ov-ffn' },
+      el('a', { className: 'ov-card-head', href: at({ view: 'ffn' }), dataset: { block: 'ffn' } }, el('span', { className: 'ov-title' }, t('overview.ffn')), el('span', { className: 'ov-sub' }, t('overview.ffnSub', { h: H, i: I }))),
+      steps([
+        step('gate_up', at({ view: 'stepper', step: 'ffn_gate_up' }), 'gate_proj · up_proj', [['', [T, I]]]),
+        step('act', at({ view: 'stepper', step: 'ffn_act' }), 'SiLU(gate) × up', [['', [T, I]]]),
+        step('down', at({ view: 'stepper', step: 'ffn_out' }), 'down_proj', [['', [T, H]]]),
+      ]),
+    );
+  }
+
+  // One decoder layer in detail, with the others as a stack of buttons that pick which is drawn.
+  function layer(c, T) {
+    const L = c.num_hidden_layers;
+    const l = Math.min(state.layer, L - 1);
+    const H = c.hidden_size;
+    const at = (fields) => link({ ...fields, layer: l });
+    const pick = el(
+      'div',
+      { className: 'ov-layer-pick', attrs: { role: 'group', 'aria-label': t('overview.pickLayer') } },
+      range(L).map((i) =>
+        el('button', { type: 'button', className: 'ov-layer-button', dataset: { layer: i, key: `layer-${i}` }, attrs: { 'aria-pressed': String(i === l), 'aria-label': t('overview.layerN', { l: i }) }, on: { click: () => app.set({ layer: i }) } }, String(i)),
+      ),
+    );
+    // The rail on the left of each sublayer is its residual path: x skips the block and is added back.
+    const sublayer = (norm, body) => el('div', { className: 'ov-sublayer' }, norm, arrow([T, H]), body);
+    const residual = (key, step, sum) =>
+      el('a', { className: 'ov-residual', href: at({ view: 'stepper', step }), dataset: { block: key } }, el('span', { className: 'ov-plus', attrs: { 'aria-hidden': 'true' } }, '+'), el('span', {}, t('overview.residual'), ' ', el('code', {}, sum)));
+    return el(
+      'section',
+      { className: 'ov-layer', dataset: { stack: String(Math.min(L - 1, STACK_DRAWN)), layer: String(l) }, attrs: { 'aria-label': t('overview.layerN', { l }) } },
+      el('div', { className: 'ov-layer-head' }, el('h3', {}, t('overview.layerN', { l })), el('span', { className: 'ov-times' }, `× ${L}`), el('p', { className: 'ov-layer-note' }, t('overview.layersNote', { n: L })), pick),
+      sublayer(block('input_norm', at({ view: 'stepper', step: 'input_norm' }), 'RMSNorm', 'input_layernorm', 'ov-norm'), attention(c, l, T)),
+      residual('attn_residual', 'attn_residual', 'x + attn.out'),
+      arrow([T, H]),
+      sublayer(block('post_norm', at({ view: 'stepper', step: 'post_norm' }), 'RMSNorm', 'post_attention_layernorm', 'ov-norm'), ffn(c, l, T)),
+      residual('layer_out', 'layer_out', 'x + ffn.out'),
+    );
+  }
+
+  function draw() {
+    const c = config();
+    const T = live() ? state.tokens.ids.length : 'T';
+    const { hidden_size: H, vocab_size: V } = c;
+    const name = modelName(app.source ?? { kind: app.preview.model.kind, name: app.preview.model.url });
+    const focused = diagram.contains(document.activeElement) ? (document.activeElement.dataset.key ?? document.activeElement.dataset.block) : null;
+    diagram.replaceChildren(
+      el('header', { className: 'ov-head' }, el('h2', {}, t('overview.title', { name })), el('p', { className: 'explain' }, t('overview.lead')), facts(c)),
+      el(
+        'div',
+        { className: 'ov-flow' },
+        tokens(T),
+        arrow([T], 'input_ids'),
+        block('embed', link({ view: 'stepper', step: 'embed' }), t('overview.embed'), t('overview.embedSub', { v: V, h: H })),
+        arrow([T, H]),
+        layer(c, T),
+        arrow([T, H]),
+        block('final_norm', link({ view: 'stepper', step: 'final_norm' }), t('overview.finalNorm'), 'norm', 'ov-norm'),
+        arrow([T, H]),
+        block('logits', link({ view: 'stepper', step: 'logits' }), t('overview.logits'), t(c.tie_word_embeddings ? 'overview.logitsTied' : 'overview.logitsSub', { v: V })),
+        arrow([T, V], t('overview.lastRow')),
+        prediction,
+      ),
+    );
+    if (focused) diagram.querySelector(`[data-key="${focused}"], [data-block="${focused}"]`)?.focus();
+  }
+
+  async function predict() {
+    const T = state.tokens.ids.length;
+    const logits = (await app.tensors(['logits'])).get('logits');
+    const V = logits.shape[1];
+    const top = await app.call('top', { logits: logits.data.slice((T - 1) * V, T * V), k: TOP });
+    const [best, ...rest] = top;
+    const bar = el('span', { className: 'ov-bar-fill' });
+    bar.style.width = percent(best.p).replace(' ', '');
+    return el(
+      'a',
+      { className: 'ov-block ov-predict', href: link({ view: 'output', query: T - 1 }), dataset: { block: 'prediction' } },
+      el('span', { className: 'ov-title' }, t('overview.prediction')),
+      el('span', { className: 'ov-sub' }, t('overview.after', { token: tokenText(state.tokens.pieces[T - 1]) })),
+      el('span', { className: 'ov-top', dataset: { id: best.id, p: best.p } }, el('span', { className: 'ov-top-token' }, tokenText(best.piece)), el('span', { className: 'ov-top-p' }, percent(best.p))),
+      el('span', { className: 'ov-bar', attrs: { 'aria-hidden': 'true' } }, bar),
+      rest.length > 0 && el('span', { className: 'ov-rest' }, t('overview.then', { list: rest.map((r) => t('overview.candidate', { token: tokenText(r.piece), p: percent(r.p) })).join(t('overview.listSep')) })),
+    );
+  }
+
+  async function update() {
+    const my = ++seq;
+    draw();
+    if (!live()) {
+      prediction.replaceChildren(el('div', { className: 'ov-block ov-predict ov-waiting' }, el('span', { className: 'ov-title' }, t('overview.prediction')), el('span', { className: 'ov-sub' }, t('overview.predictionWaiting'))));
+      return;
+    }
+    if (state.tokens.ids.length === 0) return;
+    const found = await predict();
+    if (my !== seq) return;
+    prediction.replaceChildren(found);
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+    },
+  };
+}
+
+// Where to go next on a first visit, one sentence each.
+function route() {
+  return el(
+    'nav',
+    { className: 'ov-route', attrs: { 'aria-labelledby': 'ov-route-heading' } },
+    el('h3', { id: 'ov-route-heading' }, t('overview.routeTitle')),
+    el(
+      'ol',
+      {},
+      ROUTE.map((view) => el('li', {}, el('a', { href: link({ view }), dataset: { route: view } }, el('span', { className: 'ov-route-name' }, t(`view.${view}`)), el('span', { className: 'ov-route-text' }, t(`overview.route.${view}`))))),
+    ),
+  );
+}
