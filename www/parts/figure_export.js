@@ -61,17 +61,25 @@ function fontAttrs(style) {
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'word' });
 
 // A text node as the lines the browser broke it into: [{text, left, top}], in client coordinates.
+// In preserved white space a run of spaces (a formula's columns) starts a new piece at its own place,
+// since the SVG's font need not give spaces the page's width.
 function lines(node, preserve) {
   const value = node.nodeValue;
   const range = document.createRange();
   const out = [];
   let line = null;
+  let gap = false;
   for (const { segment, index } of segmenter.segment(value)) {
+    if (preserve && /^ {2,}$/.test(segment)) {
+      gap = true;
+      continue;
+    }
     range.setStart(node, index);
     range.setEnd(node, index + segment.length);
     const rect = [...range.getClientRects()].find((r) => r.width > 0 || r.height > 0);
     if (!rect) continue;
-    if (!line || Math.abs(rect.top - line.top) > rect.height / 2) {
+    if (!line || gap || Math.abs(rect.top - line.top) > rect.height / 2) {
+      gap = false;
       line = { text: '', left: rect.left, top: rect.top, bottom: rect.bottom, right: rect.right };
       out.push(line);
     }
