@@ -27,7 +27,7 @@ import { themeToggle } from './panels/theme.js';
 import { STAGES } from './parts/controls.js';
 import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS, readerLanguage, textOf } from './state.js';
 import { linkWriter, linkTo, explainLink } from './link.js';
-import { scriptingApi } from './api.js';
+import { scriptingApi, reportHeight } from './api.js';
 import { showBanner, addToBanner } from './panels/banner.js';
 import { sharePanel } from './panels/share_panel.js';
 import { keepOffline } from './offline.js';
@@ -637,11 +637,21 @@ async function settled() {
   await rendered;
 }
 
+// The height an embedded page's content needs (share.css fits the view and the input panel into the
+// iframe, each scrolling in its own box): the page as laid out now, with those two at their content's
+// height. <attn-scope> without a height sizes its iframe to it.
+function naturalHeight() {
+  const sidebar = document.querySelector('.sidebar');
+  const content = [...dom.view.children].reduce((sum, child) => sum + child.offsetHeight, 0);
+  return document.documentElement.scrollHeight + (content - dom.view.clientHeight) + (sidebar.scrollHeight - sidebar.clientHeight);
+}
+
 // The scripting API (api.js: getState, setState, link, 'statechange'), and hooks for tests and the
-// curious: the worker's tensors of the current run, and settled().
+// curious: the views' ids, the worker's tensors of the current run, and settled().
 const { api, announce } = scriptingApi({ getState: shared, setState: update, link: () => linkTo(shared()) });
 window.attnscope = Object.assign(api, {
   app,
+  views: Object.keys(VIEWS),
   tensor: async (name) => (await tensors([name])).get(name).data,
   call: app.call,
   settled,
@@ -649,6 +659,7 @@ window.attnscope = Object.assign(api, {
 
 addEventListener('hashchange', (event) => openFromHash(new URL(event.newURL).hash));
 document.documentElement.classList.toggle('embed', embed);
+if (embed) reportHeight(naturalHeight);
 fillStaticText();
 wireInput();
 refresh();

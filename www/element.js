@@ -2,7 +2,10 @@
 // sites, loaded by one script tag. It shows the site's embed mode in an iframe (the page, its
 // worker and its Content-Security-Policy stay on the attnscope site, however the host page is
 // built), sized by the width and height attributes (CSS lengths; plain numbers are pixels).
-// Attributes: state (a link's fragment, "s2.…"; "#" optional; may carry "&hide=…"), width, height,
+// Without a height (or with height="auto") the figure is as tall as what it shows: the page reports
+// its content's height (api.js) and the element follows it, so no panel is cut off at the bottom.
+// Attributes: state (a link's fragment, "s2.…"; "#" optional; may carry "&hide=…"), width, height
+// (default auto),
 // src (the attnscope page; by default index.html next to this script), label (the iframe's title,
 // for screen readers; not `title`, which would put a tooltip over the whole figure).
 // Scripting, as on the page (README, "Embedding and scripting"): getState(), setState(partial),
@@ -13,6 +16,8 @@
   const length = (v, fallback) => (v === null || v === '' ? fallback : /^\d+(\.\d+)?$/.test(v) ? `${v}px` : v);
   // A fragment of base64url, plain fields and separators; anything else is percent-encoded by URL.
   const fragmentOf = (state) => (state ?? '').replace(/^#/, '');
+  // The height of an auto-sized figure until its page has reported one.
+  const AUTO_START = '480px';
 
   class AttnScope extends HTMLElement {
     static observedAttributes = ['state', 'width', 'height', 'src', 'label'];
@@ -53,6 +58,11 @@
       else this.#load();
     }
 
+    #autoHeight() {
+      const height = this.getAttribute('height');
+      return height === null || height === '' || height === 'auto';
+    }
+
     #title() {
       return this.getAttribute('label') || 'attnscope figure';
     }
@@ -60,7 +70,8 @@
     #layout() {
       this.style.display = 'block';
       this.style.width = length(this.getAttribute('width'), '100%');
-      this.style.height = length(this.getAttribute('height'), '480px');
+      if (!this.#autoHeight()) this.style.height = length(this.getAttribute('height'));
+      else if (!this.style.height || this.style.height === 'auto') this.style.height = AUTO_START;
       this.style.maxWidth = '100%';
     }
 
@@ -76,7 +87,12 @@
 
     #onMessage = (event) => {
       const data = event.data;
-      if (!this.#frame || event.source !== this.#frame.contentWindow || data?.attnscope !== 'state') return;
+      if (!this.#frame || event.source !== this.#frame.contentWindow) return;
+      if (data?.attnscope === 'size' && Number.isFinite(data.height) && data.height > 0) {
+        if (this.#autoHeight()) this.style.height = `${data.height}px`;
+        return;
+      }
+      if (data?.attnscope !== 'state') return;
       this.#state = data.state;
       this.#link = data.link;
       this.#loaded();

@@ -366,6 +366,13 @@ const en = {
   'lesson.causal.illustrative': 'illustrative in the tutorial',
   'lesson.causal.tinyHeading': '−∞ through softmax',
   'lesson.causal.tinyNote': 'The tutorial’s small check: e^(−∞) = 0, so a masked position gets no weight at all, and the others share it.',
+  // Lessons on their own: the sidebar's button, the causal lesson's own switch and its verdicts.
+  'lessons.showSidebar': 'Show sentence & model',
+  'lessons.hideSidebar': 'Hide sentence & model',
+  'lesson.causal.switch': 'Causal mask (this example)',
+  'lesson.causal.switchNote': 'This switch belongs to the lesson: it masks the 4 × 4 example above, nothing else. The model panel’s causal switch is for your sentence’s run and is set aside while you read a lesson.',
+  'lesson.causal.yours': 'your numbers',
+  'lesson.causal.maskOff': 'mask off: not compared',
 
   'lesson.padding.title': 'Padding mask vs causal mask',
   'lesson.padding.intro': 'Sentences in a batch have different lengths, so the short ones are filled up with padding tokens. attention_mask marks them 0, and MiniMind adds (1 − mask) · −1e9 to their scores so that no real token attends to them. That is a different job from the causal mask, which hides the future.',
@@ -902,6 +909,13 @@ const zh = {
   'lesson.causal.illustrative': '教程中为示意值',
   'lesson.causal.tinyHeading': '−∞ 经过 softmax',
   'lesson.causal.tinyNote': '教程里的小实验：e^(−∞) = 0，被掩盖的位置权重直接归零，其余位置分掉全部权重。',
+  // Lessons on their own: the sidebar's button, the causal lesson's own switch and its verdicts.
+  'lessons.showSidebar': '显示句子和模型',
+  'lessons.hideSidebar': '收起句子和模型',
+  'lesson.causal.switch': '因果掩码（只作用于本例）',
+  'lesson.causal.switchNote': '这个开关属于本课：它只决定上面这个 4 × 4 例子是否加掩码。模型面板里的因果掩码开关作用于你输入的句子，读课程时先收起不用。',
+  'lesson.causal.yours': '你的数字',
+  'lesson.causal.maskOff': '掩码已关，不作对比',
 
   'lesson.padding.title': 'Padding mask 与 causal mask',
   'lesson.padding.intro': '一个 batch 里的句子长短不一，短的要用 padding token 补齐。attention_mask 把它们标为 0，MiniMind 在它们的分数上加 (1 − mask) · −1e9，让真实 token 不去关注它们。这和 causal mask 隐藏未来是两回事。',

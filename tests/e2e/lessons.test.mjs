@@ -89,6 +89,32 @@ test('Q·K matching: editing a cell by keyboard recomputes with the core, and re
   assert.match(await page.locator('.answer .pair[data-key="小红"]').innerText(), /0\.493/);
 });
 
+test('Lessons has the page’s width: the sentence, model and share sidebar waits behind a button', async () => {
+  const sidebar = page.locator('.sidebar');
+  const toggle = page.locator('#lessons-sidebar');
+  assert.equal(await sidebar.isVisible(), false, 'collapsed on Lessons');
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+  assert.equal(await toggle.innerText(), 'Show sentence & model');
+  const width = (await page.locator('.lesson').boundingBox()).width;
+  assert.ok(width > 1400 - 2 * 24 - 40, `the lesson gets the width (${width}px)`);
+  await toggle.click();
+  assert.equal(await sidebar.isVisible(), true, 'the button brings it back');
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+  assert.ok((await page.locator('.lesson').boundingBox()).width < width - 300);
+  await shot('lesson-sidebar-open');
+  await toggle.click();
+  assert.equal(await sidebar.isVisible(), false);
+  // Other views keep their sidebar.
+  await page.evaluate(() => {
+    location.hash = 'view=attention';
+  });
+  await page.waitForSelector('.view-attention');
+  await settled(page);
+  assert.equal(await sidebar.isVisible(), true);
+  await lesson('qk');
+  assert.equal(await sidebar.isVisible(), false);
+});
+
 test('why divide by √d: the seed’s two rows, and big d against ÷ √d', async () => {
   await lesson('sqrt_d');
   const rows = page.locator('.lesson [data-row]');
@@ -124,6 +150,73 @@ test('the causal mask: −∞ above the diagonal, and the seed’s illustrative 
   const open = await matrix(page.locator('[data-matrix="probs"] table'));
   near(open[0], softmax([0.8, 0.1, 0.4, 0.3]), 1e-6, 'row 今天 without the mask');
   await shot('lesson-causal-off');
+});
+
+// The checkboxes a reader can see whose label speaks of the causal mask.
+const causalSwitches = () =>
+  page.locator('input[type="checkbox"]').evaluateAll((boxes) =>
+    boxes.filter((b) => b.checkVisibility() && /causal|因果/i.test(b.closest('label')?.textContent ?? '')).map((b) => b.id),
+  );
+
+test('the causal lesson has one causal-mask control, its own, and it leaves the model’s alone', async () => {
+  await lesson('causal');
+  await page.locator('#lesson-causal').check();
+  await settled(page);
+  assert.deepEqual(await causalSwitches(), ['lesson-causal'], 'with the sidebar collapsed');
+  await page.locator('#lessons-sidebar').click();
+  assert.equal(await page.locator('.sidebar').isVisible(), true);
+  assert.deepEqual(await causalSwitches(), ['lesson-causal'], 'the model panel’s switch is not shown beside the lesson’s');
+  assert.match(await page.locator('label:has(#lesson-causal)').innerText(), /this example/);
+  assert.match(await page.locator('#lesson-causal-note').innerText(), /model panel’s causal switch/);
+  const modelCausal = await page.evaluate(() => window.attnscope.getState().causal);
+  await page.locator('#lesson-causal').uncheck();
+  await settled(page);
+  const open = await matrix(page.locator('[data-matrix="probs"] table'));
+  near(open[0], softmax([0.8, 0.1, 0.4, 0.3]), 1e-6, 'the lesson’s switch counts in the lesson');
+  assert.equal(await page.evaluate(() => window.attnscope.getState().causal), modelCausal, 'and not on the model');
+  const verdicts = await page.locator('table.compare tbody tr').evaluateAll((r) => r.map((x) => x.dataset.verdict));
+  assert.deepEqual(verdicts, ['maskOff', 'maskOff', 'maskOff', 'maskOff']);
+  await page.locator('#lesson-causal').check();
+  await page.locator('#lessons-sidebar').click();
+  await settled(page);
+  assert.equal(await page.locator('.sidebar').isVisible(), false);
+  // On any other view, the model's switch is back.
+  await page.evaluate(() => {
+    location.hash = 'view=masks';
+  });
+  await page.waitForSelector('.view-masks');
+  await settled(page);
+  assert.deepEqual(await causalSwitches(), ['cfg-causal']);
+  await lesson('causal');
+});
+
+test('the causal lesson: a row the reader edited says “your numbers”, not “illustrative in the tutorial”', async () => {
+  await lesson('causal');
+  const verdicts = () => page.locator('table.compare tbody tr').evaluateAll((r) => r.map((x) => x.dataset.verdict));
+  assert.deepEqual(await verdicts(), ['agrees', 'agrees', 'illustrative', 'illustrative']);
+  const cell = (r, c) => page.locator('table.editable').first().locator('tbody tr').nth(r).locator('input').nth(c);
+  // 很 → 今天: 0.3 becomes 0.9. Rows 今天 and 天气 keep the tutorial's numbers; 很 is the reader's now.
+  await cell(2, 0).fill('0.9');
+  await cell(2, 0).press('Tab');
+  await page.waitForFunction(() => document.querySelector('table.compare tr[data-row="2"]')?.dataset.verdict === 'yours');
+  await settled(page);
+  assert.deepEqual(await verdicts(), ['agrees', 'agrees', 'yours', 'illustrative']);
+  const row = page.locator('table.compare tbody tr[data-row="2"]');
+  assert.match(await row.innerText(), /your numbers/);
+  assert.doesNotMatch(await row.innerText(), /illustrative/);
+  const computed = (await row.locator('.computed').innerText()).replace(/[[\]]/g, '').split(', ').map(Number);
+  near(computed, [...softmax([0.9, 0.7, 0.4]), 0], 6e-4, 'row 很 of the reader’s numbers');
+  // A cell above the diagonal is masked: editing it leaves its row the tutorial's.
+  await cell(0, 3).fill('5');
+  await cell(0, 3).press('Tab');
+  await settled(page);
+  assert.deepEqual(await verdicts(), ['agrees', 'agrees', 'yours', 'illustrative']);
+  await page.locator('#lessons-sidebar').click();
+  await shot('lesson-causal-yours');
+  await page.locator('#lessons-sidebar').click();
+  await page.getByRole('button', { name: /tutorial’s numbers/ }).click();
+  await settled(page);
+  assert.deepEqual(await verdicts(), ['agrees', 'agrees', 'illustrative', 'illustrative']);
 });
 
 test('padding vs causal: only the padding mask keeps real tokens off <pad> on the left', async () => {
@@ -188,6 +281,30 @@ test('every lesson renders in 简体中文', async () => {
     assert.match(await page.locator('.lesson-intro').innerText(), /[\u4e00-\u9fff]/);
     await shot(`lesson-zh-${id}`);
   }
+  await lesson('causal');
+  assert.equal(await page.locator('#lessons-sidebar').innerText(), '显示句子和模型');
+  assert.match(await page.locator('label:has(#lesson-causal)').innerText(), /因果掩码（只作用于本例）/);
+  await page.locator('table.editable').first().locator('tbody tr').nth(2).locator('input').first().fill('0.9');
+  await page.keyboard.press('Tab');
+  await page.waitForFunction(() => document.querySelector('table.compare tr[data-row="2"]')?.dataset.verdict === 'yours');
+  await settled(page);
+  assert.match(await page.locator('table.compare tr[data-row="2"]').innerText(), /你的数字/);
+  await shot('lesson-zh-causal-yours');
+  // Dark, and a phone.
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await settled(page);
+  await shot('lesson-zh-causal-dark');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await settled(page);
+  assert.equal(await page.locator('.sidebar').isVisible(), false);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(overflow <= 0, `no sideways scrolling on a phone (${overflow}px)`);
+  await shot('lesson-zh-causal-phone-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await shot('lesson-zh-causal-phone');
+  await page.setViewportSize({ width: 1400, height: 1000 });
+  await page.getByRole('button', { name: '恢复教程里的数字' }).click();
+  await settled(page);
   await lesson('qk');
   assert.equal(await page.locator('.lesson h2').innerText(), 'Q·K 匹配');
   assert.match(await page.locator('.answer').innerText(), /“她”这一行：\s*她→小红: 0\.493/);

@@ -4,6 +4,10 @@
 // leak. The core adds −∞ above the diagonal and takes the softmax by row. The seed prints
 // illustrative weights for two rows (很: [0.24, 0.47, 0.29] where the real softmax of [0.3, 0.7, 0.4]
 // is [0.278, 0.415, 0.307]); the table sets each printed row beside the computed one and says which.
+// A row is compared with the tutorial only while it is the tutorial's: the mask on and the scores it
+// uses (those up to the diagonal) as printed; a row the reader edited says "your numbers".
+// The lesson's mask switch is its own and is the only one shown in the lesson: the model panel's
+// causal switch is for the sentence's run (style.css hides it on Lessons).
 
 import { el } from '../parts/dom.js';
 import { matrixTable } from '../parts/matrix_table.js';
@@ -35,14 +39,22 @@ const N = TOKENS.length;
 export function mount(root, app) {
   let scores = Float32Array.from(SCORES.flat());
   let causal = true;
-  const causalBox = el('input', { type: 'checkbox', id: 'lesson-causal', checked: true, on: { change: () => { causal = causalBox.checked; app.redraw(); } } });
+  const causalBox = el('input', { type: 'checkbox', id: 'lesson-causal', checked: true, attrs: { 'aria-describedby': 'lesson-causal-note' }, on: { change: () => { causal = causalBox.checked; app.redraw(); } } });
   const inputs = el('div', {});
   const results = el('div', { className: 'multiples tables' });
   const comparison = el('div', {});
   const tiny = el('div', {});
   const reset = el('button', { type: 'button', className: 'action secondary', on: { click: () => { scores = Float32Array.from(SCORES.flat()); app.redraw(); } } }, t('lesson.reset'));
   root.append(
-    el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.inputs')), el('p', { className: 'hint' }, t('lesson.causal.inputsNote')), inputs, el('div', { className: 'toolbar' }, el('label', { className: 'switch' }, causalBox, el('span', {}, t('config.causal'))), reset)),
+    el(
+      'section',
+      { className: 'card' },
+      el('h3', {}, t('lesson.causal.inputs')),
+      el('p', { className: 'hint' }, t('lesson.causal.inputsNote')),
+      inputs,
+      el('div', { className: 'toolbar' }, el('label', { className: 'switch' }, causalBox, el('span', {}, t('lesson.causal.switch'))), reset),
+      el('p', { className: 'hint', id: 'lesson-causal-note' }, t('lesson.causal.switchNote')),
+    ),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.results')), el('pre', { className: 'formula' }, 'scores.masked_fill(torch.triu(ones(4, 4), diagonal=1).bool(), -inf)  →  softmax(dim=-1)'), results),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.compareHeading')), comparison),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.tinyHeading')), tiny),
@@ -64,10 +76,12 @@ export function mount(root, app) {
       el('figure', { className: 'panel-cell', dataset: { matrix: 'masked' } }, el('figcaption', { className: 'panel-title' }, t('lesson.causal.masked')), matrixTable({ data: out.masked, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, scale: diverging(1), digits: 1, corner: 'Q \\ K' })),
       el('figure', { className: 'panel-cell', dataset: { matrix: 'probs' } }, el('figcaption', { className: 'panel-title' }, t('lesson.causal.probs')), matrixTable({ data: out.probs, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, scale: sequential(0, 1), digits: 3, corner: 'Q \\ K' })),
     );
-    const edited = scores.some((v, n) => v !== Math.fround(SCORES.flat()[n]));
+    // Row r of the masked softmax reads scores r[0..r]; without the mask, the whole row.
+    const edited = (r) => scores.subarray(r * N, r * N + (causal ? r + 1 : N)).some((v, c) => v !== Math.fround(SCORES[r][c]));
     const verdicts = PRINTED.map((row, r) => row.every((p, c) => Math.abs(p - out.probs[r * N + c]) <= PRINTED_HALF_UNIT));
+    const verdict = (r) => (!causal ? 'maskOff' : edited(r) ? 'yours' : verdicts[r] ? 'agrees' : 'illustrative');
     comparison.replaceChildren(
-      el('p', { className: 'hint' }, t(causal && !edited ? 'lesson.causal.compareNote' : 'lesson.causal.compareOff')),
+      el('p', { className: 'hint' }, t(PRINTED.every((_, r) => ['agrees', 'illustrative'].includes(verdict(r))) ? 'lesson.causal.compareNote' : 'lesson.causal.compareOff')),
       el(
         'table',
         { className: 'data-table compare' },
@@ -78,11 +92,11 @@ export function mount(root, app) {
           PRINTED.map((row, r) =>
             el(
               'tr',
-              { dataset: { row: r, agrees: String(verdicts[r]) } },
+              { dataset: { row: r, agrees: String(verdicts[r]), verdict: verdict(r) } },
               el('th', { attrs: { scope: 'row' } }, TOKENS[r]),
               el('td', {}, `[${row.map((p) => p.toFixed(2)).join(', ')}]`),
               el('td', { className: 'computed' }, `[${Array.from(out.probs.subarray(r * N, r * N + N), (p) => fixed(p, 3)).join(', ')}]`),
-              el('td', { className: verdicts[r] ? 'check ok' : 'check differs' }, t(verdicts[r] ? 'lesson.causal.agrees' : 'lesson.causal.illustrative')),
+              el('td', { className: `check ${{ agrees: 'ok', illustrative: 'differs' }[verdict(r)] ?? 'yours'}` }, t(`lesson.causal.${verdict(r)}`)),
             ),
           ),
         ),

@@ -5,6 +5,9 @@
 // (a heatmap) becomes an <image> of its bitmap — repainted at the export scale when the canvas
 // registered a repaint (heatmap.js does), so cells and labels stay sharp at 2x.
 // Controls (the toolbar, buttons, selects) are left out: a figure shows tensors, not widgets.
+// A box that scrolls or hides its overflow (the Q·K terms table, a wide heatmap) is exported as it
+// looks on screen: its content, at its scroll position, clipped to the box (an SVG clipPath), so
+// nothing is drawn over what follows it.
 // The link to the state is kept in the SVG's <desc>, so a figure can be reopened.
 
 import { svg } from './dom.js';
@@ -58,17 +61,25 @@ function fontAttrs(style) {
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'word' });
 
 // A text node as the lines the browser broke it into: [{text, left, top}], in client coordinates.
+// In preserved white space a run of spaces (a formula's columns) starts a new piece at its own place,
+// since the SVG's font need not give spaces the page's width.
 function lines(node, preserve) {
   const value = node.nodeValue;
   const range = document.createRange();
   const out = [];
   let line = null;
+  let gap = false;
   for (const { segment, index } of segmenter.segment(value)) {
+    if (preserve && /^ {2,}$/.test(segment)) {
+      gap = true;
+      continue;
+    }
     range.setStart(node, index);
     range.setEnd(node, index + segment.length);
     const rect = [...range.getClientRects()].find((r) => r.width > 0 || r.height > 0);
     if (!rect) continue;
-    if (!line || Math.abs(rect.top - line.top) > rect.height / 2) {
+    if (!line || gap || Math.abs(rect.top - line.top) > rect.height / 2) {
+      gap = false;
       line = { text: '', left: rect.left, top: rect.top, bottom: rect.bottom, right: rect.right };
       out.push(line);
     }
@@ -87,7 +98,9 @@ function transformText(text, style) {
 }
 
 // Inline SVG keeps its look outside the page: the computed styles its CSS classes gave it.
-const SVG_STYLE = ['fill', 'fill-opacity', 'stroke', 'stroke-width', 'stroke-opacity', 'opacity', 'font-family', 'font-size', 'font-weight', 'letter-spacing', 'text-decoration'];
+const SVG_STYLE = ['fill', 'fill-opacity', 'stroke', 'stroke-width', 'stroke-opacity', 'stroke-dasharray', 'stroke-linecap', 'stroke-linejoin', 'opacity', 'font-family', 'font-size', 'font-weight', 'letter-spacing', 'text-decoration'];
+// 'none' is a value that counts for these (an unfilled frame or line); elsewhere it is the default.
+const KEEP_NONE = new Set(['fill', 'stroke']);
 
 function copySvg(source) {
   const copy = source.cloneNode(true);
@@ -103,7 +116,7 @@ function copySvg(source) {
     for (const attr of [...target.attributes]) if (attr.name === 'tabindex' || attr.name === 'class' || attr.name.startsWith('data-')) target.removeAttribute(attr.name);
     for (const name of SVG_STYLE) {
       const v = style.getPropertyValue(name);
-      if (v && v !== 'none' && v !== 'normal') target.setAttribute(name, name === 'text-decoration' ? style.textDecorationLine : v);
+      if (v && (v !== 'none' || KEEP_NONE.has(name)) && v !== 'normal') target.setAttribute(name, name === 'text-decoration' ? style.textDecorationLine : v);
     }
     if (node.tagName === 'text') {
       const transformed = transformText(target.textContent, style);
@@ -146,6 +159,29 @@ function backgroundRect(style, box, at) {
   return shapes;
 }
 
+const clips = (style) => style.overflowX !== 'visible' || style.overflowY !== 'visible';
+
+// The box inside the borders, where a scrolling box shows its content.
+function paddingBox(style, box) {
+  const left = box.left + parseFloat(style.borderLeftWidth);
+  const top = box.top + parseFloat(style.borderTopWidth);
+  return { left, top, right: box.right - parseFloat(style.borderRightWidth), bottom: box.bottom - parseFloat(style.borderBottomWidth) };
+}
+
+// `at` for the content of a box that clips: shapes go into a group clipped to the box, and the
+// figure does not grow for content that is hidden.
+function clipped(style, box, out, at) {
+  const edge = paddingBox(style, box);
+  const id = `c${at.nextId()}`;
+  at.defs.append(svg('clipPath', { id }, svg('rect', { x: at.x(edge.left), y: at.y(edge.top), width: Math.max(0, edge.right - edge.left), height: Math.max(0, edge.bottom - edge.top) })));
+  const group = svg('g', { 'clip-path': `url(#${id})` });
+  out.push(group);
+  return {
+    group: { push: (...shapes) => group.append(...shapes) },
+    at: { ...at, extend: (r, b) => at.extend(Math.min(r, edge.right), Math.min(b, edge.bottom)) },
+  };
+}
+
 function walk(node, out, at) {
   if (node.nodeType === Node.TEXT_NODE) {
     const parent = node.parentElement;
@@ -183,7 +219,8 @@ function walk(node, out, at) {
     }
     at.extend(box.right, box.bottom);
   }
-  for (const child of node.childNodes) walk(child, out, at);
+  const inner = clips(style) ? clipped(style, box, out, at) : { group: out, at };
+  for (const child of node.childNodes) walk(child, inner.group, inner.at);
 }
 
 /**
