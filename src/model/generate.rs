@@ -55,12 +55,14 @@ pub fn candidates(logits: &[f32], s: &Sampling) -> Vec<(u32, f32)> {
         order.truncate(s.top_k);
     }
     let m = order[0].1;
-    let mut sum = 0.0;
+    // Summed in f64: over a whole vocabulary (thousands of small terms after the large ones) an f32
+    // sum drifts by ~1e-5, more than the four decimals a view prints can hide.
+    let mut sum = 0.0f64;
     for c in order.iter_mut() {
         c.1 = (c.1 - m).exp();
-        sum += c.1;
+        sum += c.1 as f64;
     }
-    order.iter_mut().for_each(|c| c.1 /= sum);
+    order.iter_mut().for_each(|c| c.1 = (c.1 as f64 / sum) as f32);
     if s.top_p < 1.0 {
         let mut acc = 0.0;
         let keep = order.iter().position(|c| {

@@ -5,6 +5,7 @@
 // and no stray "false", the KV cache view's probabilities, and the GPU note that keeps the top bar one
 // line. Screenshots of each step kind in English and 简体中文: artifacts/screenshots/pipeline-*.png.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { cleanScreenshot, go, launch, openPage, settled, startServer } from './helpers.mjs';
 
@@ -211,6 +212,68 @@ test('the GPU check note is short and keeps the top bar one line', async () => {
   assert.ok(box.height <= line + 1, `the note is one line (${box.height}px)`);
   assert.ok((await note.getAttribute('title')).length >= text.length, 'the details are in its tooltip');
   await page.locator('header.topbar').screenshot({ path: 'artifacts/screenshots/pipeline-en-gpu-note.png' });
+});
+
+test('with 8 layers the rail keeps one row of 20 steps, and links and arrows reach the last layer', async () => {
+  await page.evaluate(() => window.attnscope.setState({ view: 'stepper', config: { num_hidden_layers: 8 }, step: 'probs', layer: 7 }));
+  await settled(page);
+  assert.equal(await layerCount(), 8);
+  const total = GLOBAL_BEFORE + 8 * PER_LAYER + GLOBAL_AFTER;
+  assert.equal(await page.locator('.rail-step').count(), GLOBAL_BEFORE + PER_LAYER + GLOBAL_AFTER);
+  const rail = await page.locator('.rail').boundingBox();
+  const step = await page.locator('.rail-step').first().boundingBox();
+  assert.ok(rail.height < 2 * step.height, `the rail is one row (${rail.height}px)`);
+  assert.match(await kicker(), new RegExp(`layer 7 of 8 .* ${GLOBAL_BEFORE + 7 * PER_LAYER + 8} / ${total}`, 'i'));
+  assert.equal(await page.locator('.tensor-name').first().innerText(), 'layers.7.attn.probs');
+  await page.evaluate(() => { location.hash = 'view=stepper&step=input_norm&layer=7'; });
+  await page.waitForFunction(() => window.attnscope.app.state.step === 'input_norm');
+  await settled(page);
+  await press('ArrowLeft');
+  assert.deepEqual([(await state()).step, (await state()).layer], ['layer_out', 6]);
+  assert.match(await page.locator('.rail-step.active .rail-num').innerText(), new RegExp(`^${GLOBAL_BEFORE + 7 * PER_LAYER}$`));
+  await shot('pipeline-en-8-layers');
+  await page.evaluate(() => window.attnscope.setState({ config: { num_hidden_layers: 2 }, step: 'embed', layer: 0 }));
+  await settled(page);
+});
+
+test('on a phone the prediction step fits the screen', async () => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.evaluate(() => { location.hash = 'view=stepper&step=prediction'; });
+  await page.waitForSelector('.prediction-sentence');
+  await settled(page);
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(width <= 390 + 1, `no sideways scrolling of the page, scrollWidth ${width}`);
+  await shot('pipeline-phone-prediction');
+  await page.setViewportSize({ width: 1400, height: 1000 });
+});
+
+test('on the built-in model the walk ends on a trained prediction, in English and 简体中文', async (t) => {
+  if (!existsSync(new URL('../../www/models/builtin/config.json', import.meta.url))) return t.skip('www/models/builtin is not there yet');
+  const own = await openPage(browser, server.url); // a link that names no model opens the built-in one
+  await own.setViewportSize({ width: 1400, height: 1000 });
+  await own.waitForFunction(() => window.attnscope?.app?.source?.kind === 'builtin', null, { timeout: 60_000 });
+  await settled(own);
+  for (const lang of ['en', 'zh']) {
+    await own.evaluate((l) => window.attnscope.setState({ view: 'stepper', step: 'prediction', lang: l }), lang);
+    await settled(own);
+    const L = await own.evaluate(() => window.attnscope.app.model.num_hidden_layers);
+    assert.match(await own.locator('.step-kicker').innerText(), new RegExp(`${GLOBAL_BEFORE + L * PER_LAYER + GLOBAL_AFTER} / ${GLOBAL_BEFORE + L * PER_LAYER + GLOBAL_AFTER}`));
+    const p = await own.evaluate(async () => {
+      const logits = await window.attnscope.tensor('logits');
+      const T = window.attnscope.app.state.tokens.ids.length;
+      const V = logits.length / T;
+      const row = Array.from(logits.slice((T - 1) * V));
+      const m = Math.max(...row);
+      return Math.exp(0) / row.reduce((s, x) => s + Math.exp(x - m), 0);
+    });
+    close(Number(await own.locator('.prediction-sentence output').getAttribute('data-value')), p, 1e-6, `${lang}: the top probability`);
+    await cleanScreenshot(own, `pipeline-${lang}-builtin-prediction`);
+    await own.evaluate(() => window.attnscope.setState({ step: 'probs', layer: 3 }));
+    await settled(own);
+    await cleanScreenshot(own, `pipeline-${lang}-builtin-probs`);
+  }
+  assert.deepEqual(own.consoleErrors, []);
+  await own.close();
 });
 
 test('no console errors', () => {
