@@ -14,7 +14,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::model::attention::{head_scores, mask_in_place, naive_attention, softmax_rows, MaskSpec};
 use crate::model::config::{MAX_HEADS, MAX_HEAD_DIM, MAX_TOKENS};
-use crate::model::generate::{candidates, Generator, Sampling};
+use crate::model::generate::{top_tokens, Generator, Sampling};
 use crate::model::rope::{inv_freq, yarn_active, RopeTable};
 use crate::model::swiglu;
 use crate::model::{AttentionPath, FlashProbe, Model, RunOptions};
@@ -398,9 +398,7 @@ impl Session {
     #[wasm_bindgen(js_name = topTokens)]
     pub fn top_tokens(&self, logits: &[f32], k: usize) -> Result<JsValue, JsError> {
         expect_len("logits", logits.len(), self.model.config.vocab_size, "one row of [T, V]")?;
-        let mut top = candidates(logits, &Sampling::default());
-        top.truncate(k.max(1));
-        to_js(&top.iter().map(|&(id, p)| Candidate { id, p, piece: self.piece(id) }).collect::<Vec<_>>())
+        to_js(&top_tokens(logits, k).iter().map(|&(id, p)| Candidate { id, p, piece: self.piece(id) }).collect::<Vec<_>>())
     }
 
     /// RoPE's angle p · inv_freq[i] for positions 0..positions and pairs i < d/2, as [positions, d/2],

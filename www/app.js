@@ -309,9 +309,11 @@ async function cancelWork() {
 }
 
 // The backend's choice and the GPU's messages: a fallback to the CPU, or the GPU-against-CPU check.
-function gpuNote(text, kind = '') {
+// The note stays one short line in the top bar; `detail` (the adapter, timings) is its tooltip.
+function gpuNote(text, kind = '', detail = text) {
   const note = document.getElementById('gpu-note');
   note.textContent = text;
+  note.title = detail;
   note.dataset.kind = kind;
 }
 
@@ -320,7 +322,8 @@ async function checkGpu() {
   try {
     const { worst, adapter, gpu_ms: gpuMs, cpu_ms: cpuMs } = await worker.call('checkGpu', { args: runArgs() });
     const error = worst.problem ?? worst.rel.toExponential(2);
-    gpuNote(t('backend.checked', { name: worst.name, error, adapter, gpu: gpuMs.toFixed(1), cpu: cpuMs.toFixed(1) }), 'check');
+    const numbers = { name: worst.name, error, adapter, gpu: gpuMs.toFixed(1), cpu: cpuMs.toFixed(1) };
+    gpuNote(t('backend.checked', numbers), 'check', t('backend.checkedDetail', numbers));
     document.getElementById('gpu-note').dataset.worst = worst.problem ? 'Infinity' : String(worst.rel);
   } catch (err) {
     gpuNote(t('backend.checkFailed', { error: err.message }), 'fallback');

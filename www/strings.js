@@ -20,7 +20,7 @@ const en = {
   'backend.gpu': 'WebGPU',
   'backend.check': 'Check GPU against CPU',
   'backend.checking': 'Running on the GPU and on the CPU…',
-  'backend.checked': 'GPU ({adapter}, {gpu} ms) against CPU ({cpu} ms): worst tensor {name}, relative error {error}',
+  'backend.checked': 'GPU vs CPU: worst relative error {error}',
   'backend.checkFailed': 'GPU check failed: {error}',
   'backend.fallback': 'WebGPU failed, running on the CPU: {error}',
 
@@ -87,6 +87,15 @@ const en = {
   'stepper.section.output': 'Output',
   'stepper.missing': 'This model has no {name} (the core did not record it), so this step is skipped.',
   'stepper.perHead': 'One panel per query head, all on one colour scale.',
+
+  'stepper.layerOf': 'layer {l} of {n} (0–{last})',
+  'stepper.stepOf': 'step {i} / {n}',
+  'stepper.predicts': 'After “{before}” the model predicts “{token}” (p = {p}).',
+  'step.prediction.rail': 'prediction',
+  'step.prediction.title': 'Prediction: the next token',
+  'step.prediction.formula': 'p = softmax(logits[i, :])   over all V tokens of the vocabulary',
+  'step.prediction.explain': 'The logits of one position go through softmax over the whole vocabulary: every token gets a probability, and together they add up to 1. The most likely token is the model’s guess for what comes after that position. Pick any position to see what the model expects there.',
+  'backend.checkedDetail': 'GPU ({adapter}, {gpu} ms) against CPU ({cpu} ms): worst tensor {name}, relative error {error}',
 
   'step.embed.title': 'Token embedding',
   'step.embed.formula': 'x = embed_tokens[ids]',
@@ -277,7 +286,7 @@ const en = {
   'decode.prefill': 'prefill',
   'decode.stepN': 'step {n}',
   'decode.candidatesHeading': 'Candidates for the next token',
-  'decode.candidatesNote': 'The last step chose “{token}”.',
+  'decode.candidatesNote': 'The last step chose “{token}”. Each probability is the model’s softmax over all {v} tokens of the vocabulary (not rescaled to the ten shown).',
   'decode.cacheHeading': 'The cache grows',
   'decode.colStep': 'Call',
   'decode.colToken': 'Chosen token',
@@ -317,7 +326,7 @@ const en = {
 
   'output.explain': 'The last step of the model: the logits of a position go through softmax over the whole vocabulary, giving the probability of every possible next token. A random model guesses at random; a trained one has learned the language.',
   'output.heading': 'After {i} “{token}”, the model predicts',
-  'output.note': 'Softmax over all {v} logits of this position; the ten most likely tokens.',
+  'output.note': 'Softmax over all {v} logits of this position; the ten most likely tokens, each bar on a 0–1 scale.',
   'output.actual': '← the real next token',
   'output.actualMissing': 'The real next token, “{token}”, is not among the top {k}.',
 
@@ -562,7 +571,7 @@ const zh = {
   'backend.gpu': 'WebGPU',
   'backend.check': '对比 GPU 与 CPU',
   'backend.checking': '正在 GPU 和 CPU 上运行…',
-  'backend.checked': 'GPU（{adapter}，{gpu} ms）对比 CPU（{cpu} ms）：最差的张量 {name}，相对误差 {error}',
+  'backend.checked': 'GPU 对比 CPU：最大相对误差 {error}',
   'backend.checkFailed': 'GPU 检查失败：{error}',
   'backend.fallback': 'WebGPU 出错，改在 CPU 上运行：{error}',
 
@@ -629,6 +638,15 @@ const zh = {
   'stepper.section.output': '输出',
   'stepper.missing': '这个模型没有 {name}（内核没有记录它），所以跳过这一步。',
   'stepper.perHead': '每个 Q 头一张图，共用同一个色阶。',
+
+  'stepper.layerOf': '第 {l} 层（共 {n} 层，0–{last}）',
+  'stepper.stepOf': '第 {i} / {n} 步',
+  'stepper.predicts': '在「{before}」之后，模型预测下一个 token 是「{token}」（p = {p}）。',
+  'step.prediction.rail': '预测',
+  'step.prediction.title': '预测：下一个 token',
+  'step.prediction.formula': 'p = softmax(logits[i, :])   在整个词表的 V 个 token 上',
+  'step.prediction.explain': '某个位置的 logits 在整个词表上做 softmax：每个 token 都得到一个概率，全部加起来等于 1。概率最大的 token 就是模型对这个位置之后的猜测。选任意一个位置，看看模型在那里期待什么。',
+  'backend.checkedDetail': 'GPU（{adapter}，{gpu} ms）对比 CPU（{cpu} ms）：最差的张量 {name}，相对误差 {error}',
 
   'step.embed.title': 'Token 嵌入',
   'step.embed.formula': 'x = embed_tokens[ids]',
@@ -820,7 +838,7 @@ const zh = {
   'decode.prefill': 'prefill',
   'decode.stepN': '第 {n} 步',
   'decode.candidatesHeading': '下一个 token 的候选',
-  'decode.candidatesNote': '上一步选了“{token}”。',
+  'decode.candidatesNote': '上一步选了“{token}”。每个概率都是模型在整个词表 {v} 个 token 上做 softmax 的结果（没有只在这十个里重新归一化）。',
   'decode.cacheHeading': '缓存在增长',
   'decode.colStep': '调用',
   'decode.colToken': '选出的 token',
@@ -860,7 +878,7 @@ const zh = {
 
   'output.explain': '模型的最后一步：某个位置的 logits 在整个词表上做 softmax，得到每个可能的下一个 token 的概率。随机模型只会乱猜；训练过的模型学到了语言。',
   'output.heading': '在 {i}“{token}”之后，模型预测',
-  'output.note': '对这个位置全部 {v} 个 logits 做 softmax；最可能的十个 token。',
+  'output.note': '对这个位置全部 {v} 个 logits 做 softmax；最可能的十个 token，条形长度按 0–1 的概率画。',
   'output.actual': '← 真正的下一个 token',
   'output.actualMissing': '真正的下一个 token“{token}”不在前 {k} 名之内。',
 

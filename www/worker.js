@@ -210,6 +210,9 @@ const handlers = {
   pieces({ ids }) {
     return { result: Array.from(needSession().pieces(Uint32Array.from(ids))) };
   },
+  decode({ ids }) {
+    return { result: needSession().decode(Uint32Array.from(ids)) };
+  },
   top({ logits, k }) {
     return { result: needSession().topTokens(logits, k) };
   },

@@ -83,7 +83,8 @@ impl Gpu {
         let scope = ErrorScopes::push(&device);
         let kernels = Kernels::compile(&device);
         scope.pop("compiling the kernels").await?;
-        let adapter = format!("{} ({:?})", info.name, info.backend);
+        // A browser's WebGPU keeps the adapter's name to itself: then the backend alone names it.
+        let adapter = if info.name.is_empty() { format!("{:?}", info.backend) } else { format!("{} ({:?})", info.name, info.backend) };
         let matmul = if info.device_type == wgpu::DeviceType::Cpu { Matmul::Blocked } else { Matmul::Tiled };
         let gpu = Gpu { device, queue, kernels, limits, adapter, matmul, failure };
         gpu.check()?;

@@ -55,12 +55,14 @@ pub fn candidates(logits: &[f32], s: &Sampling) -> Vec<(u32, f32)> {
         order.truncate(s.top_k);
     }
     let m = order[0].1;
-    let mut sum = 0.0;
+    // Summed in f64: over a whole vocabulary (thousands of small terms after the large ones) an f32
+    // sum drifts by ~1e-5, more than the four decimals a view prints can hide.
+    let mut sum = 0.0f64;
     for c in order.iter_mut() {
         c.1 = (c.1 - m).exp();
-        sum += c.1;
+        sum += c.1 as f64;
     }
-    order.iter_mut().for_each(|c| c.1 /= sum);
+    order.iter_mut().for_each(|c| c.1 = (c.1 as f64 / sum) as f32);
     if s.top_p < 1.0 {
         let mut acc = 0.0;
         let keep = order.iter().position(|c| {
@@ -72,6 +74,14 @@ pub fn candidates(logits: &[f32], s: &Sampling) -> Vec<(u32, f32)> {
         order.iter_mut().for_each(|c| c.1 /= total);
     }
     order
+}
+
+/// The `k` most likely next tokens by the model's own softmax over the whole vocabulary (temperature 1,
+/// no top-k or top-p cut), most likely first: what a view shows as "the model predicts".
+pub fn top_tokens(logits: &[f32], k: usize) -> Vec<(u32, f32)> {
+    let mut top = candidates(logits, &Sampling::default());
+    top.truncate(k.max(1));
+    top
 }
 
 pub fn pick(logits: &[f32], s: &Sampling, rng: &mut SplitMix64) -> u32 {
@@ -94,7 +104,8 @@ pub fn pick(logits: &[f32], s: &Sampling, rng: &mut SplitMix64) -> u32 {
 pub struct Step {
     pub token: u32,
     pub trace: Trace,
-    /// The top candidates of the distribution the token was drawn from.
+    /// The ten most likely next tokens by the model's softmax over the whole vocabulary (top_tokens),
+    /// whatever the sampling settings cut or sharpen before the draw.
     pub top: Vec<(u32, f32)>,
 }
 
@@ -128,8 +139,7 @@ impl Generator {
         let (logits, _) = model.forward(&mut self.cache, new, None, opts, &mut rec)?;
         self.fed = self.ids.len();
         let last = logits.row(logits.nrows() - 1).to_vec();
-        let mut top = candidates(&last, &Sampling { temperature: self.sampling.temperature.max(0.0), top_k: 10, top_p: 1.0, seed: 0 });
-        top.truncate(10);
+        let top = top_tokens(&last, 10);
         let token = pick(&last, &self.sampling, &mut self.rng);
         self.ids.push(token);
         Ok(Step { token, trace: rec.trace, top })
@@ -162,6 +172,35 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].0, 1);
         assert!((c[0].1 - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn top_tokens_are_the_softmax_over_the_whole_vocabulary() {
+        // Eleven logits: the top ten must keep the probabilities of all eleven, not be rescaled to sum to 1.
+        let logits: Vec<f32> = (0..11).map(|i| i as f32 * 0.25).collect();
+        let z: f64 = logits.iter().map(|&x| (x as f64).exp()).sum();
+        let top = top_tokens(&logits, 10);
+        assert_eq!(top.len(), 10);
+        assert_eq!(top[0].0, 10);
+        for &(id, p) in &top {
+            let want = (logits[id as usize] as f64).exp() / z;
+            assert!((p as f64 - want).abs() < 1e-6, "id {id}: {p} against {want}");
+        }
+        assert!(top.iter().map(|c| c.1).sum::<f32>() < 0.99, "the top ten leave the eleventh its share");
+    }
+
+    #[test]
+    fn a_decoding_step_reports_the_full_softmax_whatever_the_sampling() {
+        let config = crate::model::config::Config { hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, vocab_size: 64, ..Default::default() }
+            .resolve()
+            .unwrap();
+        let model = Model::new(config.clone(), crate::weights::random(&config, 3));
+        let sampling = Sampling { temperature: 0.5, top_k: 3, top_p: 0.9, seed: 1 };
+        let mut gen = Generator::new(&model, &[1, 2, 3], sampling).unwrap();
+        let step = gen.step(&model, &RunOptions::default(), Selection::all()).unwrap();
+        let logits = step.trace.get("logits").expect("logits recorded");
+        let row = &logits.data[logits.data.len() - 64..];
+        assert_eq!(step.top, top_tokens(row, 10));
     }
 
     #[test]

@@ -61,22 +61,33 @@ test('the stepper walks every pipeline step with the arrow keys, each with a sha
   await go('stepper');
   await page.locator('[data-step="embed"]').click();
   await settled();
-  const total = await page.locator('.rail-step').count();
-  assert.equal(total, 19);
+  assert.equal(await page.locator('.rail-step').count(), 20);
+  // The walk: embed, each layer's 16 steps, final_norm, logits and the prediction (pipeline.test.mjs
+  // checks the layer boundaries and the prediction's numbers).
+  const layers = await page.evaluate(() => window.attnscope.app.model.num_hidden_layers);
+  const total = 1 + 16 * layers + 3;
   for (let i = 0; i < total; i++) {
     if (i > 0) {
       await page.locator('body').press('ArrowRight');
       await settled();
     }
     const kicker = await page.locator('.step-kicker').innerText();
-    assert.match(kicker, new RegExp(`${i + 1} / ${total}`));
-    const shapes = await page.locator('.tensor-figure .shape').allInnerTexts();
-    assert.ok(shapes.length > 0, `step ${i + 1} shows a tensor`);
-    for (const shape of shapes) assert.match(shape, /^\[1, \d+/, `shape ${shape} starts with the batch`);
-    assert.ok((await page.locator('.tensor-figure canvas').count()) > 0);
-    assert.ok((await page.locator('.formula').innerText()).length > 3);
+    assert.match(kicker, new RegExp(`\\b${i + 1} / ${total}`));
     const step = await page.locator('.rail-step.active').getAttribute('data-step');
-    await screenshot(page, `views-stepper-${String(i + 1).padStart(2, '0')}-${step}`);
+    if (step === 'prediction') {
+      assert.equal(i, total - 1, 'the prediction is the last step');
+      assert.equal(await page.locator('.view-stepper .bar-row').count(), 10);
+    } else {
+      const shapes = await page.locator('.tensor-figure .shape').allInnerTexts();
+      assert.ok(shapes.length > 0, `step ${i + 1} shows a tensor`);
+      for (const shape of shapes) assert.match(shape, /^\[1, \d+/, `shape ${shape} starts with the batch`);
+      assert.ok((await page.locator('.tensor-figure canvas').count()) > 0);
+    }
+    assert.ok((await page.locator('.formula').innerText()).length > 3);
+    const layer = await page.evaluate(() => window.attnscope.app.state.layer);
+    if (i >= 1 && i < total - 3) assert.match(kicker, new RegExp(`layer ${layer} of ${layers}`, 'i'));
+    // Every step kind once: the first layer's steps and the global ones.
+    if (i < 17 || i >= total - 3) await screenshot(page, `views-stepper-${String(i + 1).padStart(2, '0')}-${step}`);
   }
   await page.locator('body').press('ArrowLeft');
   await settled();

@@ -7,7 +7,7 @@
 
 import { el } from '../parts/dom.js';
 import { heatmap } from '../parts/heatmap.js';
-import { bars } from '../parts/bars.js';
+import { candidateBars } from '../parts/prediction.js';
 import { value } from '../parts/value.js';
 import { layerSelect, headSelect, range } from '../parts/controls.js';
 import { sequential } from '../parts/color_scale.js';
@@ -133,8 +133,8 @@ export function mount(root, app) {
       el('p', { className: 'hint' }, t('decode.sequenceNote', { p: P, n: allIds.length - P })),
     );
     candidates.replaceChildren(
-      el('p', { className: 'hint' }, t('decode.candidatesNote', { token: tokenText(last.piece) })),
-      bars(last.top.map((c) => ({ label: `${tokenText(c.piece)} · ${c.id}`, value: c.p, highlight: c.id === last.token })), { label: t('decode.candidatesHeading'), digits: 4 }),
+      el('p', { className: 'hint' }, t('decode.candidatesNote', { token: tokenText(last.piece), v: app.model.vocab_size })),
+      candidateBars(last.top, { label: t('decode.candidatesHeading'), mark: last.token }),
     );
     table.replaceChildren(
       el(

@@ -1,12 +1,20 @@
-// The pipeline stepper: MiniMind's main line, one step at a time, from the embedding to the logits
-// (shared/seeds/002: "the main line"). Each step shows its trace tensor(s) as heatmaps with the
-// shape MiniMind prints, the formula and two sentences of explanation (strings.js, step.*).
-// ← / → step through; the layer selector picks which block the per-layer steps show.
+// The pipeline stepper: MiniMind's main line, one step at a time, through the whole model
+// (shared/seeds/002: "the main line"): the embedding, every layer's sixteen steps from input_norm to
+// the layer's output, then final_norm, the logits and the prediction, the top next tokens after a
+// position the reader picks (parts/prediction.js). Each tensor step shows its trace tensor(s) as
+// heatmaps with the shape MiniMind prints, the formula and two sentences of explanation (strings.js,
+// step.*).
+// The walk is (step, layer) pairs, and a link names both (`step=probs&layer=1`): ← / → cross layer
+// boundaries, one layer's output leading into the next layer's input_norm. The rail lists the
+// per-layer steps once, under the layer being walked, so it stays short for any number of layers.
 
 import { el } from '../parts/dom.js';
 import { tensorFigure } from '../parts/tensor_figure.js';
 import { paintAll } from '../parts/heatmap.js';
-import { layerSelect } from '../parts/controls.js';
+import { layerSelect, tokenSelect, tokenAt } from '../parts/controls.js';
+import { predict, predictionList } from '../parts/prediction.js';
+import { tokenText } from '../parts/format.js';
+import { value } from '../parts/value.js';
 import { t } from '../strings.js';
 
 // Tensor names without a layer prefix; every other name is under layers.{l}.
@@ -32,6 +40,8 @@ const STEPS = [
   { id: 'layer_out', label: 'layer out', section: 'ffn', tensors: ['out'] },
   { id: 'final_norm', label: 'final_norm', section: 'output', tensors: ['final_norm'] },
   { id: 'logits', label: 'logits', section: 'output', tensors: ['logits'] },
+  // The last step draws no trace tensor of its own: the core's softmax of one logits row.
+  { id: 'prediction', label: null, section: 'output', tensors: [] },
 ];
 
 function fullName(name, layer) {
@@ -42,17 +52,53 @@ function perLayer(step) {
   return step.tensors.some((n) => !GLOBAL.has(n));
 }
 
+const BEFORE = STEPS.findIndex(perLayer); // global steps before the layers (the embedding)
+const LAYER_STEPS = STEPS.filter(perLayer);
+const AFTER = STEPS.filter((s, i) => i > BEFORE && !perLayer(s)); // global steps after them
+
+// The text the prediction follows, cut to its end when long.
+const BEFORE_CHARS = 40;
+const SLOT = '\u0000';
+
 export function mount(root, app) {
   const { state } = app;
-  const index = () => Math.max(0, STEPS.findIndex((s) => s.id === state.step));
-  const go = (i) => app.set({ step: STEPS[Math.min(STEPS.length - 1, Math.max(0, i))].id });
+  const layers = () => app.model.num_hidden_layers;
+  const total = () => BEFORE + layers() * LAYER_STEPS.length + AFTER.length;
+  const layerNow = () => Math.max(0, Math.min(layers() - 1, state.layer));
+  const stepNow = () => STEPS.find((s) => s.id === state.step) ?? STEPS[0];
+  // The walk's position of (step, layer): global steps before, each layer's block, global steps after.
+  function position(step, layer) {
+    if (perLayer(step)) return BEFORE + layer * LAYER_STEPS.length + LAYER_STEPS.indexOf(step);
+    const before = STEPS.indexOf(step);
+    return before < BEFORE ? before : BEFORE + layers() * LAYER_STEPS.length + AFTER.indexOf(step);
+  }
+  const index = () => position(stepNow(), layerNow());
+  // A global step keeps the state's layer (it has none of its own); a per-layer step sets it.
+  function go(n) {
+    const i = Math.min(total() - 1, Math.max(0, n));
+    if (i < BEFORE) return app.set({ step: STEPS[i].id });
+    const k = i - BEFORE - layers() * LAYER_STEPS.length;
+    if (k >= 0) return app.set({ step: AFTER[k].id });
+    const j = i - BEFORE;
+    app.set({ step: LAYER_STEPS[j % LAYER_STEPS.length].id, layer: Math.floor(j / LAYER_STEPS.length) });
+  }
 
   const prev = el('button', { type: 'button', className: 'nav-button', title: t('stepper.prev'), attrs: { 'aria-label': t('stepper.prev') }, on: { click: () => go(index() - 1) } }, '←');
   const next = el('button', { type: 'button', className: 'nav-button', title: t('stepper.next'), attrs: { 'aria-label': t('stepper.next') }, on: { click: () => go(index() + 1) } }, '→');
   const layer = layerSelect(app);
-  // The rail is built once; a step change moves the active mark.
+  const query = tokenSelect(app, 'query', 'control.position');
+  // The rail is built once; a step or layer change moves the active mark and renumbers the layer's steps.
+  const railNums = STEPS.map(() => el('span', { className: 'rail-num' }));
+  const railSteps = STEPS.map((step, i) =>
+    el(
+      'button',
+      { type: 'button', className: 'rail-step', dataset: { step: step.id }, on: { click: () => go(position(step, layerNow())) } },
+      railNums[i],
+      step.label ?? t(`step.${step.id}.rail`),
+    ),
+  );
+  const sectionLabels = new Map();
   let section = null;
-  const railSteps = STEPS.map((step, i) => el('button', { type: 'button', className: 'rail-step', dataset: { step: step.id }, on: { click: () => go(i) } }, el('span', { className: 'rail-num' }, i + 1), step.label));
   const rail = el(
     'ol',
     { className: 'rail' },
@@ -60,7 +106,9 @@ export function mount(root, app) {
       const items = [];
       if (step.section !== section) {
         section = step.section;
-        items.push(el('li', { className: 'rail-section', attrs: { 'aria-hidden': 'true' } }, t(`stepper.section.${section}`)));
+        const label = el('li', { className: 'rail-section', dataset: { section } });
+        sectionLabels.set(section, label);
+        items.push(label);
       }
       items.push(el('li', {}, railSteps[i]));
       return items;
@@ -82,10 +130,23 @@ export function mount(root, app) {
   let figures = [];
   let seq = 0;
 
-  let shown = -1;
-  function markRail(active) {
-    if (active === shown) return;
-    shown = active;
+  // "layer 2 of 4 (0–3)": layers are counted from 0, as the tensor names count them.
+  const layerOf = (l) => t('stepper.layerOf', { l, n: layers(), last: layers() - 1 });
+  // In the rail the layer heads its block of steps: the attention section, its first.
+  function sectionText(name, l) {
+    const text = t(`stepper.section.${name}`);
+    return name === LAYER_STEPS[0].section ? `${layerOf(l)} · ${text}` : text;
+  }
+
+  let shown = '';
+  function markRail(active, l) {
+    STEPS.forEach((step, i) => {
+      railNums[i].textContent = position(step, l) + 1;
+    });
+    for (const [name, label] of sectionLabels) label.textContent = sectionText(name, l);
+    const key = `${active}|${l}|${layers()}`;
+    if (key === shown) return;
+    shown = key;
     railSteps.forEach((button, i) => {
       button.classList.toggle('active', i === active);
       if (i === active) button.setAttribute('aria-current', 'step');
@@ -95,31 +156,54 @@ export function mount(root, app) {
     requestAnimationFrame(() => railSteps[active].scrollIntoView({ block: 'nearest', inline: 'center' }));
   }
 
+  // The prediction step: after which text the model predicts what, then the top tokens as bars.
+  async function prediction(my) {
+    query.update();
+    const logits = (await app.tensors(['logits'])).get('logits');
+    if (my !== seq) return null;
+    const i = tokenAt(app, 'query');
+    const [top, text] = await Promise.all([predict(app, logits, i), app.call('decode', { ids: state.tokens.ids.slice(0, i + 1) })]);
+    if (my !== seq) return null;
+    const before = text.length > BEFORE_CHARS ? `…${text.slice(-BEFORE_CHARS)}` : text;
+    const best = top[0];
+    // The sentence is translated whole; its probability is a number element in the {p} slot.
+    const [head, tail] = t('stepper.predicts', { before, token: tokenText(best.piece), p: SLOT }).split(SLOT);
+    return [
+      el('div', { className: 'toolbar' }, query.node),
+      el('p', { className: 'prediction-sentence' }, head, value(best.p, 4), tail),
+      predictionList(app, top, i, logits.shape[1]),
+    ];
+  }
+
   async function update() {
     const my = ++seq;
+    const l = layerNow();
+    const step = stepNow();
     const i = index();
-    const step = STEPS[i];
     prev.disabled = i === 0;
-    next.disabled = i === STEPS.length - 1;
+    next.disabled = i === total() - 1;
     layer.update();
     layer.node.classList.toggle('inactive', !perLayer(step));
-    markRail(i);
+    markRail(STEPS.indexOf(step), l);
 
-    const names = step.tensors.map((n) => fullName(n, state.layer));
+    const names = step.tensors.map((n) => fullName(n, l));
     const present = names.filter((n) => app.run.entries.some((e) => e.name === n));
     const found = present.length ? await app.tensors(present) : new Map();
     if (my !== seq) return;
+    const extra = step.id === 'prediction' ? await prediction(my) : [];
+    if (my !== seq || extra === null) return;
 
     figures.forEach((f) => f.destroy());
     const ctx = { pieces: state.tokens.pieces, mask: state.mask, nRep: app.model.num_attention_heads / app.model.num_key_value_heads };
     figures = present.map((n) => tensorFigure(n, found.get(n), ctx));
     const missing = names.filter((n) => !present.includes(n));
     card.replaceChildren(
-      el('div', { className: 'step-kicker' }, `${t(`stepper.section.${step.section}`)} · ${i + 1} / ${STEPS.length}`, perLayer(step) ? ` · ${t('control.layer')} ${state.layer}` : ''),
+      el('div', { className: 'step-kicker' }, perLayer(step) ? `${layerOf(l)} · ` : '', `${t(`stepper.section.${step.section}`)} · `, t('stepper.stepOf', { i: i + 1, n: total() })),
       el('h2', {}, t(`step.${step.id}.title`)),
       el('pre', { className: 'formula' }, t(`step.${step.id}.formula`)),
       el('p', { className: 'explain' }, t(`step.${step.id}.explain`)),
       ...missing.map((n) => el('p', { className: 'hint' }, t('stepper.missing', { name: n }))),
+      ...extra,
       el('div', { className: 'figures' }, figures.map((f) => f.node)),
       el('p', { className: 'hint keys' }, t('stepper.keys')),
     );

@@ -1,0 +1,42 @@
+// The model's next-token prediction: the top candidates of the core's softmax over the whole
+// vocabulary (the worker's `top`, Session.topTokens), drawn as bars on an absolute 0–1 scale so a
+// 1 % guess looks like 1 %. The Output view and the pipeline's last step show a position's
+// prediction with it; the KV cache view draws its decoding step's candidates with candidateBars.
+
+import { el } from './dom.js';
+import { bars } from './bars.js';
+import { tokenText } from './format.js';
+import { t } from '../strings.js';
+
+export const TOP = 10;
+
+// The k most likely next tokens after position i of the logits tensor [T, V]: [{id, p, piece}].
+export function predict(app, logits, i, k = TOP) {
+  const [, V] = logits.shape;
+  return app.call('top', { logits: logits.data.slice(i * V, (i + 1) * V), k });
+}
+
+// Candidates [{id, p, piece}] as bars; `mark` is the id to highlight (with `markNote` beside it).
+export function candidateBars(top, { label, mark = null, markNote = null }) {
+  return bars(
+    top.map((c) => ({ label: `${tokenText(c.piece)} · ${c.id}`, value: c.p, highlight: c.id === mark, note: c.id === mark ? markNote : null })),
+    { label, digits: 4 },
+  );
+}
+
+// A position's prediction as a block: heading, what it is computed from, the bars, and where the
+// input goes on, its real next token (marked, or said to be outside the top k).
+export function predictionList(app, top, i, V) {
+  const { ids, pieces } = app.state.tokens;
+  const actual = i + 1 < ids.length ? ids[i + 1] : null;
+  const heading = t('output.heading', { i, token: tokenText(pieces[i]) });
+  const missing = actual !== null && !top.some((c) => c.id === actual);
+  return el(
+    'div',
+    { className: 'prediction' },
+    el('h3', {}, heading),
+    el('p', { className: 'hint' }, t('output.note', { v: V })),
+    candidateBars(top, { label: heading, mark: actual, markNote: t('output.actual') }),
+    missing ? el('p', { className: 'hint' }, t('output.actualMissing', { token: tokenText(pieces[i + 1]), k: top.length })) : null,
+  );
+}
