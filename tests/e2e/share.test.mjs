@@ -208,7 +208,7 @@ for (const bad of BAD_LINKS) {
     await banner.waitFor();
     assert.match(await banner.innerText(), bad.says);
     await stableUrl(page);
-    assert.ok((await page.locator('#view canvas').count()) > 0, 'a view is drawn');
+    assert.ok((await page.locator('#view .view-root').count()) > 0, 'a view is drawn');
     const state = await getState(page);
     if (bad.defaults) assert.deepEqual(state, bad.defaults);
     if (bad.name === 'edited') assert.deepEqual([state.view, state.layer, state.head, state.stage], ['attention', 1, 0, 'probs']);

@@ -4,7 +4,8 @@
 // become <rect>s, inline SVG (token lines) is copied with its computed styles, and each canvas
 // (a heatmap) becomes an <image> of its bitmap — repainted at the export scale when the canvas
 // registered a repaint (heatmap.js does), so cells and labels stay sharp at 2x.
-// Controls (the toolbar, buttons, selects) are left out: a figure shows tensors, not widgets.
+// Controls (the toolbar, buttons, selects) are left out: a figure shows tensors, not widgets; a
+// button that is part of the figure (the overview's tokens box) says so with data-figure.
 // A box that scrolls or hides its overflow (the Q·K terms table, a wide heatmap) is exported as it
 // looks on screen: its content, at its scroll position, clipped to the box (an SVG clipPath), so
 // nothing is drawn over what follows it.
@@ -15,7 +16,7 @@ import { svg } from './dom.js';
 const SCALE = 2;
 const MARGIN = 16;
 const TITLE_BAND = 30;
-const SKIP = '.toolbar, button, select, input, textarea, .heatmap-focus, script, style, template';
+const SKIP = '.toolbar, button:not([data-figure]), select, input, textarea, .heatmap-focus, script, style, template';
 
 const XML_NS = 'http://www.w3.org/XML/1998/namespace';
 const repaints = new WeakMap();

@@ -9,7 +9,7 @@
 // While the first checkpoint's weights arrive, the diagram draws from its config (app.preview),
 // with T for the number of tokens. Under the diagram, a short route for a first visit.
 
-import { el } from '../parts/dom.js';
+import { el, svg } from '../parts/dom.js';
 import { tokenText, shapeLabel } from '../parts/format.js';
 import { range } from '../parts/controls.js';
 import { modelName } from '../panels/model_panel.js';
@@ -35,7 +35,13 @@ function block(key, href, title, sub, kind = '') {
 
 // The arrow between two boxes, labelled with the shape of what flows along it.
 function arrow(shape, note = null) {
-  return el('div', { className: 'ov-arrow' }, el('span', { className: 'shape', dataset: { shape: shapeLabel(shape) } }, shapeLabel(shape)), note && el('span', { className: 'ov-arrow-note' }, note));
+  return el(
+    'div',
+    { className: 'ov-arrow' },
+    el('span', { className: 'ov-arrow-stem', attrs: { 'aria-hidden': 'true' } }),
+    svg('svg', { class: 'ov-arrow-head', width: 12, height: 7, viewBox: '0 0 12 7', 'aria-hidden': 'true' }, svg('path', { d: 'M0 0H12L6 7Z' })),
+    el('span', { className: 'shape', dataset: { shape: shapeLabel(shape) } }, shapeLabel(shape)), note && el('span', { className: 'ov-arrow-note' }, note),
+  );
 }
 
 // A step inside the attention or FFN card: its name and the shapes it produces.
@@ -48,7 +54,9 @@ function step(key, href, name, shapes = []) {
 }
 
 function steps(list) {
-  return el('ol', { className: 'ov-steps' }, list.filter(Boolean));
+  const items = list.filter(Boolean);
+  items.slice(1).forEach((item) => item.prepend(el('span', { className: 'ov-step-arrow', attrs: { 'aria-hidden': 'true' } }, '→')));
+  return el('ol', { className: 'ov-steps' }, items);
 }
 
 // The sentence that says how the heads share keys and values: MHA, GQA or MQA.
@@ -95,7 +103,7 @@ export function mount(root, app) {
     };
     return el(
       'button',
-      { type: 'button', className: 'ov-block ov-tokens', dataset: { block: 'tokens' }, on: { click: focusInput } },
+      { type: 'button', className: 'ov-block ov-tokens', dataset: { block: 'tokens', figure: '' }, on: { click: focusInput } },
       el('span', { className: 'ov-title' }, t('overview.tokens')),
       el('span', { className: 'ov-sub' }, live() ? t('overview.tokensSub', { n: T }) : t('overview.tokensWaiting')),
       live() && el('span', { className: 'ov-token-row' }, chips),
@@ -254,7 +262,7 @@ function route() {
     el(
       'ol',
       {},
-      ROUTE.map((view) => el('li', {}, el('a', { href: link({ view }), dataset: { route: view } }, el('span', { className: 'ov-route-name' }, t(`view.${view}`)), el('span', { className: 'ov-route-text' }, t(`overview.route.${view}`))))),
+      ROUTE.map((view, i) => el('li', {}, el('a', { href: link({ view }), dataset: { route: view } }, el('span', { className: 'ov-route-name' }, `${i + 1}. ${t(`view.${view}`)}`), el('span', { className: 'ov-route-text' }, t(`overview.route.${view}`))))),
     ),
   );
 }
