@@ -60,13 +60,22 @@ pub struct HeadRole {
     pub scores: HeadScores,
 }
 
+/// A measured query row: row `i` of the probs sits at key position `at`; `previous` and `first` are
+/// the nearest and earliest keys it sees before itself, `seen` how many keys it sees in all.
+struct Row {
+    i: usize,
+    at: usize,
+    previous: usize,
+    first: usize,
+    seen: usize,
+}
+
 /// The measures of every head of one layer, or None for a head (all heads alike) when no query
 /// row has two visible keys before it: the input is too short to tell.
 pub fn measure(probs: ArrayView3<f32>, mask: &MaskSpec) -> Vec<Option<HeadScores>> {
     let (heads, t, s) = probs.dim();
     let visible = |i: usize, j: usize| mask.bias(i, j) == 0.0;
-    // Per measured query row: its key position, previous and first visible keys, visible count.
-    let rows: Vec<(usize, usize, usize, usize, usize)> = (0..t)
+    let rows: Vec<Row> = (0..t)
         .filter_map(|i| {
             let at = mask.prefix_len + i;
             if at >= s || !visible(i, at) {
@@ -77,7 +86,7 @@ pub fn measure(probs: ArrayView3<f32>, mask: &MaskSpec) -> Vec<Option<HeadScores
                 return None;
             }
             let seen = before.len() + 1 + (at + 1..s).filter(|&j| visible(i, j)).count();
-            Some((i, at, before[before.len() - 1], before[0], seen))
+            Some(Row { i, at, previous: before[before.len() - 1], first: before[0], seen })
         })
         .collect();
     if rows.is_empty() {
@@ -87,13 +96,13 @@ pub fn measure(probs: ArrayView3<f32>, mask: &MaskSpec) -> Vec<Option<HeadScores
     (0..heads)
         .map(|h| {
             let (mut previous, mut current, mut first, mut spread) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
-            for &(i, at, prev, start, seen) in &rows {
-                let row = probs.slice(ndarray::s![h, i, ..]);
-                previous += row[prev];
-                current += row[at];
-                first += row[start];
-                let entropy: f32 = (0..s).filter(|&j| visible(i, j) && row[j] > 0.0).map(|j| -row[j] * row[j].ln()).sum();
-                spread += entropy / (seen as f32).ln();
+            for r in &rows {
+                let row = probs.slice(ndarray::s![h, r.i, ..]);
+                previous += row[r.previous];
+                current += row[r.at];
+                first += row[r.first];
+                let entropy: f32 = (0..s).filter(|&j| visible(r.i, j) && row[j] > 0.0).map(|j| -row[j] * row[j].ln()).sum();
+                spread += entropy / (r.seen as f32).ln();
             }
             Some(HeadScores { previous: previous / n, current: current / n, first: first / n, spread: spread / n, rows: rows.len() })
         })
@@ -114,7 +123,7 @@ impl HeadScores {
     pub fn role(self) -> HeadRole {
         let positions = [(Role::Previous, self.previous), (Role::Current, self.current), (Role::First, self.first)];
         let (role, score) = positions.into_iter().fold((Role::Mixed, f32::MIN), |best, p| if p.1 > best.1 { p } else { best });
-        if score > STRONG || score >= WEAK {
+        if score >= WEAK {
             return HeadRole { role, score, strong: score > STRONG, scores: self };
         }
         let role = if self.spread >= BROAD { Role::Broad } else { Role::Mixed };

@@ -205,22 +205,30 @@ test('at 400+ tokens the grid keeps its thumbnail size, stays within the viewpor
   assert.deepEqual(geometry.thumbs, short, `at ${T} tokens the thumbnails keep their size`);
   assert.ok(Math.max(...geometry.canvases) <= short[0], 'each picture fits its thumbnail');
 
-  // A redraw (the stage switched, tensors already fetched) has no main-thread task of 400 ms or more: the
-  // grid that drew one canvas pixel per cell froze the page for 790 ms here; the bound leaves room for a
-  // machine shared with other builds (BENCHMARKS.md, "The head grid on a long input").
-  const longest = await page.evaluate(async () => {
+  // A redraw (the stage switched, tensors already fetched) reaches the screen within a second, with no
+  // main-thread task of 400 ms or more. The grid that drew one canvas pixel per cell took 1.07 s here
+  // at a load of 4 (5.5 s at a load of 19), most of it painting in the frame after the view's update,
+  // which a long-task observer does not see; the bounds leave room for a machine shared with other
+  // builds (BENCHMARKS.md, "The head grid on a long input").
+  const redraw = await page.evaluate(async () => {
     const { app, settled } = window.attnscope;
+    const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
     app.set({ stage: 'scores' });
     await settled();
     const tasks = [];
     new PerformanceObserver((list) => tasks.push(...list.getEntries())).observe({ type: 'longtask' });
+    await frame();
     const t0 = performance.now();
     app.set({ stage: 'probs' });
     await settled();
-    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100)));
-    return Math.max(0, ...tasks.filter((e) => e.startTime >= t0).map((e) => e.duration));
+    await frame();
+    await frame();
+    const painted = performance.now() - t0;
+    await new Promise((r) => setTimeout(r, 100)); // long tasks are reported after they end
+    return { painted, longest: Math.max(0, ...tasks.filter((e) => e.startTime >= t0).map((e) => e.duration)) };
   });
-  assert.ok(longest < 400, `the longest main-thread task of the redraw took ${longest} ms`);
+  assert.ok(redraw.painted < 1000, `the redraw took ${redraw.painted} ms to reach the screen`);
+  assert.ok(redraw.longest < 400, `the longest main-thread task of the redraw took ${redraw.longest} ms`);
 
   // Detail is one click away: a thumbnail opens its head at full resolution in the attention map.
   await page.locator('.thumb[data-layer="3"][data-head="4"] canvas').click({ position: { x: 20, y: 20 } });
