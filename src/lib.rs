@@ -4,6 +4,7 @@
 //! in, seeded random weights), `trace` (every intermediate by its contract name), `tokenizer`, then
 //! the front doors: `cli` for the `attnscope` command and `wasm_api` for the browser.
 
+pub mod analysis;
 pub mod model;
 pub mod tokenizer;
 pub mod trace;

@@ -12,6 +12,7 @@ use ndarray::{Array3, ArrayView2, ArrayView3};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
+use crate::analysis::head_roles::{self, HeadRole};
 use crate::model::attention::{head_scores, mask_in_place, naive_attention, softmax_rows, MaskSpec};
 use crate::model::config::{MAX_HEADS, MAX_HEAD_DIM, MAX_TOKENS};
 use crate::model::generate::{top_tokens, Generator, Sampling};
@@ -309,6 +310,19 @@ struct Candidate {
 }
 
 #[derive(Serialize)]
+struct HeadRoleView {
+    head: usize,
+    #[serde(flatten)]
+    role: Option<HeadRole>,
+}
+
+#[derive(Serialize)]
+struct LayerRoles {
+    layer: usize,
+    heads: Vec<HeadRoleView>,
+}
+
+#[derive(Serialize)]
 struct DecodeCheck {
     max_abs_diff: f32,
     positions: usize,
@@ -478,6 +492,29 @@ impl Session {
         let out = self.model.trace(&req.ids, req.attention_mask.as_deref(), req.prefix_len, &opts, Selection::none()).map_err(js)?;
         let report = out.flash.ok_or_else(|| JsError::new(&format!("no head {head} / row {row} in layer {layer}")))?;
         to_js(&report)
+    }
+
+    /// What each head does on the last run's input (`analysis::head_roles`), measured on its
+    /// `layers.L.attn.probs` with the run's masks: `[{layer, heads: [{head, role, score, strong,
+    /// scores: {previous, current, first, spread, rows}}]}]` for every layer the run recorded; a head
+    /// is `{head}` alone when the input is too short to tell.
+    #[wasm_bindgen(js_name = headRoles)]
+    pub fn head_roles(&self) -> Result<JsValue, JsError> {
+        let req = self.last_request.borrow();
+        let req = req.as_ref().ok_or_else(|| JsError::new("run something first"))?;
+        let mask = MaskSpec { causal: req.causal, prefix_len: req.prefix_len, padding: req.attention_mask.as_deref() };
+        let last = self.last.borrow();
+        let layers = (0..self.model.config.num_hidden_layers)
+            .filter_map(|layer| {
+                let e = last.get(&format!("layers.{layer}.attn.probs"))?;
+                let probs = ArrayView3::from_shape((e.shape[0], e.shape[1], e.shape[2]), &e.data[..]).expect("probs are [nH, T, S]");
+                let heads: Vec<usize> = e.heads.clone().unwrap_or_else(|| (0..e.shape[0]).collect());
+                let measured = head_roles::measure(probs, &mask);
+                let heads = heads.into_iter().zip(measured).map(|(head, s)| HeadRoleView { head, role: s.map(|s| s.role()) }).collect();
+                Some(LayerRoles { layer, heads })
+            })
+            .collect::<Vec<_>>();
+        to_js(&layers)
     }
 
     /// A tensor of the last run or decoding step, row-major, copied into a new Float32Array.

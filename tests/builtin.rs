@@ -1,16 +1,20 @@
 //! The built-in model (www/models/builtin, trained by tools/train/): the command's trace equals the
 //! PyTorch reference (tests/fixtures/builtin), and the heads its README names are what it says they are,
-//! measured here again in Rust on the page's own sample sentences.
+//! measured here again on the page's own sample sentences by the core's measure (analysis::head_roles),
+//! the one the page shows.
 
 mod common;
 
 use std::path::Path;
 use std::process::Command;
 
+use attnscope::analysis::head_roles::{measure, HeadScores, Role};
+use attnscope::model::attention::MaskSpec;
 use attnscope::model::{Model, RunOptions};
 use attnscope::tokenizer::Tokenizer;
 use attnscope::trace::Selection;
 use attnscope::weights::load_dir;
+use ndarray::ArrayView3;
 use serde::Deserialize;
 
 fn builtin() -> std::path::PathBuf {
@@ -52,27 +56,24 @@ struct HeadStat {
     label: String,
 }
 
-/// Mean attention of query rows i >= 2 on key i (self) and on key i - 1 (previous), per (layer, head).
-fn scores(model: &Model, tokenizer: &Tokenizer, texts: &[String]) -> Vec<Vec<(f32, f32)>> {
+/// The core's head measures (analysis::head_roles, what the page shows) per (layer, head), pooled
+/// over the texts by query rows as tools/train/head_stats.py pools its windows.
+fn scores(model: &Model, tokenizer: &Tokenizer, texts: &[String]) -> Vec<Vec<HeadScores>> {
     let cfg = &model.config;
-    let mut sums = vec![vec![(0.0f32, 0.0f32); cfg.num_attention_heads]; cfg.num_hidden_layers];
-    let mut rows = 0.0f32;
+    let causal = MaskSpec { causal: true, prefix_len: 0, padding: None };
+    let mut per_text = vec![vec![Vec::new(); cfg.num_attention_heads]; cfg.num_hidden_layers];
     for text in texts {
         let ids = tokenizer.encode(text).unwrap().ids;
-        let t = ids.len();
         let out = model.trace(&ids, None, 0, &RunOptions::default(), Selection::all()).unwrap();
-        for (l, layer) in sums.iter_mut().enumerate() {
-            let probs = &out.trace.get(&format!("layers.{l}.attn.probs")).unwrap().data; // (nH, T, T)
-            for (h, (own, prev)) in layer.iter_mut().enumerate() {
-                for i in 2..t {
-                    *own += probs[(h * t + i) * t + i];
-                    *prev += probs[(h * t + i) * t + i - 1];
-                }
+        for (l, layer) in per_text.iter_mut().enumerate() {
+            let e = out.trace.get(&format!("layers.{l}.attn.probs")).unwrap();
+            let probs = ArrayView3::from_shape((e.shape[0], e.shape[1], e.shape[2]), &e.data[..]).unwrap(); // (nH, T, T)
+            for (h, s) in measure(probs, &causal).into_iter().enumerate() {
+                layer[h].push(s.expect("every sample sentence is long enough to measure"));
             }
         }
-        rows += (t - 2) as f32;
     }
-    sums.iter().map(|l| l.iter().map(|&(s, p)| (s / rows, p / rows)).collect()).collect()
+    per_text.iter().map(|l| l.iter().map(|h| HeadScores::pooled(h).unwrap()).collect()).collect()
 }
 
 #[test]
@@ -88,13 +89,17 @@ fn named_heads_show_their_pattern_on_the_sample_sentences() {
     let mut named = 0;
     for (l, layer) in stats.layers.iter().enumerate() {
         for s in layer {
-            let (own, prev) = all[l][s.head];
+            let (own, prev) = (all[l][s.head].current, all[l][s.head].previous);
             match s.label.as_str() {
-                "self" => assert!(own > 0.6, "L{l}H{}: self score {own:.2}", s.head),
+                "self" => {
+                    assert!(own > 0.6, "L{l}H{}: self score {own:.2}", s.head);
+                    assert_eq!(all[l][s.head].role().role, Role::Current, "L{l}H{}", s.head);
+                }
                 "previous-token" | "previous-token (weak)" => {
-                    let prev_zh = zh[l][s.head].1;
+                    let prev_zh = zh[l][s.head].previous;
                     assert!(prev > 2.0 * uniform && prev > own, "L{l}H{}: previous-token score {prev:.2} (self {own:.2})", s.head);
                     assert!(prev_zh > 0.3, "L{l}H{}: previous-token score on Chinese {prev_zh:.2}", s.head);
+                    assert_eq!(zh[l][s.head].role().role, Role::Previous, "L{l}H{} on Chinese", s.head);
                 }
                 _ => continue,
             }

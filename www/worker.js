@@ -8,8 +8,9 @@
 // Tensors go back as Float32Arrays whose buffers are transferred, not copied.
 //
 // Besides the model's runs it answers the deep-dive views and the lessons: the core's attention on
-// hand-set numbers, RoPE tables, decoding steps with the cache check, flash walks, and runs of
-// variants of the model (the same input with another number of KV heads), each on its own Session.
+// hand-set numbers, RoPE tables, decoding steps with the cache check, flash walks, the heads' roles,
+// and runs of variants of the model (the same input with another number of KV heads), each on its
+// own Session.
 
 let core = null;
 let session = null;
@@ -224,6 +225,11 @@ const handlers = {
   },
   ropeScores({ q, k, maxDistance, yarn }) {
     return typed({ scores: needSession().ropeScores(q, k, maxDistance, yarn) });
+  },
+  // What each head does on this run's input (src/analysis/head_roles.rs), from the run's own probs.
+  async headRoles({ args }) {
+    await run(args);
+    return { result: session.headRoles() };
   },
   async flash({ args, layer, head, row, tile }) {
     await run(args);

@@ -1,13 +1,16 @@
 // The attention map: one head of one layer as a T x S matrix, queries down, keys across, token
 // text on both axes, at the stage the learner picks: the scaled scores, the scores after the
 // causal and padding masks, or the softmax probabilities. Each row's sum stands beside it, so a
-// softmax row visibly adds up to 1 and a masked row shows what the mask removed.
+// softmax row visibly adds up to 1 and a masked row shows what the mask removed. Above it, what the
+// core measured this head doing on this input (parts/head_roles.js): its role, the score behind it,
+// and what to look for in the picture.
 
 import { el } from '../parts/dom.js';
 import { headCells, heatmap } from '../parts/heatmap.js';
 import { layerSelect, headSelect, stageSelect, STAGES } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
 import { tokenText, shapeLabel } from '../parts/format.js';
+import { headRoles, lookFor, roleBadge, roleDetail } from '../parts/head_roles.js';
 import { t } from '../strings.js';
 
 export function mount(root, app) {
@@ -15,21 +18,29 @@ export function mount(root, app) {
   const controls = [layerSelect(app), headSelect(app), stageSelect(app)];
   const caption = el('figcaption', {});
   const explain = el('p', { className: 'explain' });
+  const role = el('div', { className: 'head-role' });
   const map = heatmap();
-  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node)), el('figure', { className: 'tensor-figure attention-figure' }, caption, explain, map.node));
+  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node)), el('figure', { className: 'tensor-figure attention-figure' }, caption, role, explain, map.node));
   let seq = 0;
 
   async function update() {
     const my = ++seq;
     controls.forEach((c) => c.update());
     const name = `layers.${state.layer}.${STAGES[state.stage]}`;
-    const tensor = (await app.tensors([name])).get(name);
+    const [found, roles] = await Promise.all([app.tensors([name]), headRoles(app)]);
     if (my !== seq) return;
+    const tensor = found.get(name);
     const [, T, S] = tensor.shape;
     const h = state.head;
     const data = tensor.data.subarray(h * T * S, (h + 1) * T * S);
     caption.replaceChildren(el('code', { className: 'tensor-name' }, `${name}[${h}]`), el('span', { className: 'shape' }, shapeLabel(tensor.shape)));
     explain.textContent = t(`attention.explain.${state.stage}`);
+    const measured = roles[state.layer]?.[h] ?? null;
+    const look = lookFor(measured);
+    role.replaceChildren(
+      el('p', { className: 'head-role-line' }, el('span', { className: 'head-role-title' }, t('role.title')), roleBadge(measured), el('span', { className: 'head-role-detail' }, roleDetail(measured))),
+      look ? el('p', { className: 'head-role-look' }, el('strong', {}, t('role.lookFor')), look) : null,
+    );
     map.update({
       ...headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, labelChars: 12 }),
       scale: scaleFor(name, [data]),

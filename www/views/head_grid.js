@@ -1,24 +1,42 @@
 // The head grid: every layer x head attention pattern as a small multiple, all on one colour scale
 // (BertViz's model view). Query heads that share a KV head under GQA are framed together and the
 // frame is labelled "KV j", so repeat_kv is visible: the heads in a frame read the same keys.
-// Clicking a thumbnail (or Enter on it) opens that head in the attention map.
+// Under each thumbnail is what the core measured that head doing on this input (parts/head_roles.js),
+// and the roles can be picked out: the others fade.
+// The grid is an overview at any length: thumbnails keep one size, a long input is max-pooled into
+// it (parts/pool.js) instead of growing the page, and many heads scroll inside the grid's own box.
+// Clicking a thumbnail (or Enter on it) opens that head, at full resolution, in the attention map.
 
 import { el } from '../parts/dom.js';
-import { heatmap } from '../parts/heatmap.js';
+import { heatmap, paintAll } from '../parts/heatmap.js';
 import { legend, marksOf } from '../parts/legend.js';
 import { stageSelect, STAGES, range } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
 import { tokenText } from '../parts/format.js';
+import { maxPool } from '../parts/pool.js';
+import { headRoles, roleBadge, ROLES } from '../parts/head_roles.js';
 import { t } from '../strings.js';
 
-const THUMB_PX = 120;
+// A thumbnail's side in CSS px: as large as lets a layer's heads fit the page, within these bounds.
+const THUMB_MAX = 112;
+const THUMB_MIN = 64;
+// Above this many cells per head, the grid pauses between layers while it pools.
+const YIELD_CELLS = 128 * 128;
 
 export function mount(root, app) {
   const { state } = app;
   const stage = stageSelect(app);
+  const filterId = `role-filter-${Math.random().toString(36).slice(2, 7)}`;
+  const filter = el('select', { id: filterId, className: 'role-filter', on: { change: () => showRole(filter.value) } });
   const grid = el('div', { className: 'head-grid' });
   const legendSlot = el('div', {});
-  root.append(el('div', { className: 'toolbar' }, stage.node), el('p', { className: 'explain' }, t('grid.explain')), el('div', { className: 'grid-scroll' }, grid), legendSlot);
+  root.append(
+    el('div', { className: 'toolbar' }, stage.node, el('div', { className: 'picker' }, el('label', { htmlFor: filterId }, t('grid.roleFilter')), filter)),
+    el('p', { className: 'explain' }, t('grid.explain')),
+    el('p', { className: 'explain' }, t('grid.rolesExplain')),
+    el('div', { className: 'grid-scroll' }, grid),
+    legendSlot,
+  );
   let maps = [];
   let seq = 0;
 
@@ -27,62 +45,96 @@ export function mount(root, app) {
     app.go('attention');
   }
 
+  function showRole(role) {
+    for (const thumb of grid.querySelectorAll('.thumb')) thumb.classList.toggle('dimmed', role !== '' && thumb.dataset.role !== role);
+  }
+
+  function fillFilter(roles) {
+    const count = (role) => roles.flat().filter((r) => r?.role === role).length;
+    const keep = filter.value;
+    filter.replaceChildren(el('option', { value: '' }, t('grid.roleAll')), ...ROLES.map((role) => el('option', { value: role }, t('grid.roleOption', { role: t(`role.${role}`), n: count(role) }))));
+    filter.value = ROLES.includes(keep) ? keep : '';
+  }
+
   async function update() {
     const my = ++seq;
     stage.update();
     const { num_hidden_layers: L, num_attention_heads: nH, num_key_value_heads: nKV } = app.model;
     const rep = nH / nKV;
     const names = range(L).map((l) => `layers.${l}.${STAGES[state.stage]}`);
-    const found = await app.tensors(names);
+    const [found, roles] = await Promise.all([app.tensors(names), headRoles(app)]);
     if (my !== seq) return;
     maps.forEach((m) => m.destroy());
     maps = [];
 
     const [, T, S] = found.get(names[0]).shape;
     const scale = scaleFor(names[0], names.map((n) => found.get(n).data));
-    // Thumbnails shrink until a whole layer row fits the page, down to 2 px per cell.
-    const perHead = Math.min(THUMB_PX, (root.clientWidth - 60) / nH - 18);
-    const cell = Math.max(2, Math.min(12, Math.floor(perHead / S)));
+    const side = Math.max(THUMB_MIN, Math.min(THUMB_MAX, Math.floor((root.clientWidth - 60) / nH - 22)));
     const items = [];
-    grid.style.gridTemplateColumns = `auto repeat(${nH}, ${cell * S + 4}px)`;
+    grid.style.gridTemplateColumns = `auto repeat(${nH}, ${side + 4}px)`;
     for (let g = 0; g < nKV; g++) {
       const column = 2 + g * rep;
       items.push(el('div', { className: 'kv-frame', style: { gridColumn: `${column} / span ${rep}`, gridRow: `1 / span ${L + 2}` } }));
       items.push(el('div', { className: 'kv-label', style: { gridColumn: `${column} / span ${rep}`, gridRow: '1' } }, t('grid.kv', { kv: g })));
     }
     for (let h = 0; h < nH; h++) items.push(el('div', { className: 'head-label', style: { gridColumn: String(2 + h), gridRow: '2' } }, `${t('tip.head')} ${h}`));
+    const pieces = state.tokens.pieces;
+    // A block of tokens by its range, or the token itself when the block holds one.
+    const span = (start, b) => (start[b + 1] - start[b] === 1 ? `${start[b]} ${tokenText(pieces[start[b]])}` : `${start[b]}–${start[b + 1] - 1}`);
     for (let l = 0; l < L; l++) {
+      // Pooling a long input costs T x S per head: a pause between layers lets clicks and typing in.
+      if (l > 0 && T * S > YIELD_CELLS) {
+        await new Promise((resume) => setTimeout(resume));
+        if (my !== seq) return;
+      }
       const data = found.get(names[l]).data;
       items.push(el('div', { className: 'layer-label', style: { gridRow: String(3 + l), gridColumn: '1' } }, t('grid.layer', { l })));
       for (let h = 0; h < nH; h++) {
+        const pooled = maxPool(data.subarray(h * T * S, (h + 1) * T * S), T, S, side, side, state.mask);
+        const many = pooled.rows < T || pooled.cols < S;
         const map = heatmap();
         maps.push(map);
         map.update({
-          data: data.subarray(h * T * S, (h + 1) * T * S),
-          rows: T,
-          cols: S,
+          data: pooled.data,
+          rows: pooled.rows,
+          cols: pooled.cols,
           scale,
           rowLabels: null,
           colLabels: null,
-          rowMask: state.mask,
+          rowMask: pooled.rowMask,
           square: true,
-          maxCell: cell,
+          maxCell: side / Math.max(pooled.rows, pooled.cols),
           legend: false,
           label: t('grid.open', { l, h }),
           describe: (i, j) => [
-            [names[l], `[${h}, ${i}, ${j}]`],
-            [t('tip.query'), `${i} ${tokenText(state.tokens.pieces[i])}`],
-            [t('tip.key'), `${j} ${tokenText(state.tokens.pieces[j])}`],
+            [names[l], `[${h}, ${span(pooled.rowStart, i)}, ${span(pooled.colStart, j)}]`],
+            [t('tip.query'), span(pooled.rowStart, i)],
+            [t('tip.key'), span(pooled.colStart, j)],
+            ...(many ? [[t('grid.pooled'), t('grid.pooledCells', { rows: pooled.rowStart[i + 1] - pooled.rowStart[i], cols: pooled.colStart[j + 1] - pooled.colStart[j] })]] : []),
           ],
           onCellClick: () => open(l, h),
         });
+        const role = roles[l]?.[h] ?? null;
         const selected = l === state.layer && h === state.head;
         items.push(
-          el('div', { className: selected ? 'thumb selected' : 'thumb', title: t('grid.open', { l, h }), dataset: { layer: l, head: h }, style: { gridRow: String(3 + l), gridColumn: String(2 + h), width: `${cell * S + 4}px` } }, map.node),
+          el(
+            'div',
+            {
+              className: `thumb${selected ? ' selected' : ''}`,
+              title: t('grid.open', { l, h }),
+              dataset: { layer: l, head: h, role: role?.role ?? '' },
+              style: { gridRow: String(3 + l), gridColumn: String(2 + h), width: `${side + 4}px` },
+            },
+            map.node,
+            roleBadge(role),
+          ),
         );
       }
     }
     grid.replaceChildren(...items);
+    paintAll(maps);
+    fillFilter(roles);
+    showRole(filter.value);
     legendSlot.replaceChildren(legend(scale, marksOf(found.get(names[0]).data, state.mask)));
   }
 

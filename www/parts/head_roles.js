@@ -1,0 +1,61 @@
+// What each head does on the current input, as the core measures it on the run's softmax weights
+// (src/analysis/head_roles.rs, the worker's headRoles): previous-token, current-token, first-token
+// (the attention sink), broad or mixed, with the score behind the label and, where the pattern is
+// clear, what to look for in the picture. The head grid and the attention map both show it.
+
+import { el } from './dom.js';
+import { fixed } from './format.js';
+import { t } from '../strings.js';
+
+export const ROLES = ['previous', 'current', 'first', 'broad', 'mixed'];
+
+// One request per run: the roles of the model's current run, kept while its arguments stay the same
+// (a new model is a new app.model object, so its runs never meet the old one's).
+const kept = new WeakMap();
+
+// Resolves to roles[layer][head]: {role, score, strong, scores: {previous, current, first, spread,
+// rows}}, or null for a head of an input too short to tell.
+export function headRoles(app) {
+  const args = app.args();
+  const key = JSON.stringify(args);
+  const found = kept.get(app.model);
+  if (found?.key === key) return found.roles;
+  const roles = app.call('headRoles', { args }).then(byLayer);
+  const entry = { key, roles };
+  kept.set(app.model, entry);
+  roles.catch(() => kept.get(app.model) === entry && kept.delete(app.model));
+  return roles;
+}
+
+function byLayer(layers) {
+  const out = [];
+  for (const { layer, heads } of layers) {
+    out[layer] = [];
+    for (const h of heads) out[layer][h.head] = h.role ? h : null;
+  }
+  return out;
+}
+
+// "previous token 0.93", "previous token 0.41 (weak)", "broad 0.88"; too short: says so.
+export function roleText(r) {
+  if (!r) return t('role.unmeasured');
+  const score = fixed(r.score, 2);
+  return r.role === 'broad' || r.role === 'mixed' || r.strong ? t('role.label', { role: t(`role.${r.role}`), score }) : t('role.weak', { role: t(`role.${r.role}`), score });
+}
+
+// Every measure behind the label, for a tooltip or a note.
+export function roleDetail(r) {
+  if (!r) return t('role.unmeasuredWhy');
+  const s = r.scores;
+  return t('role.detail', { previous: fixed(s.previous, 2), current: fixed(s.current, 2), first: fixed(s.first, 2), spread: fixed(s.spread, 2), rows: s.rows });
+}
+
+// A small label coloured by role (style.css: .role-<name>).
+export function roleBadge(r) {
+  return el('span', { className: `role-badge role-${r ? r.role : 'none'}`, title: roleDetail(r) }, roleText(r));
+}
+
+// A sentence on what the heatmap shows for this role, or null where no single pattern exists.
+export function lookFor(r) {
+  return r && r.role !== 'mixed' ? t(`role.look.${r.role}`) : null;
+}
