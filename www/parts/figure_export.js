@@ -150,12 +150,29 @@ function backgroundRect(style, box, at) {
       shapes.push(svg('rect', { ...rect, fill: `url(#${pid})` }));
     }
   }
-  const border = parseFloat(style.borderTopWidth);
-  const stroke = border > 0 && style.borderTopStyle !== 'none' ? fillAttrs(style.borderTopColor, 'stroke') : null;
-  if (stroke && parseFloat(style.borderLeftWidth) > 0) {
-    shapes.push(svg('rect', { ...rect, x: rect.x + border / 2, y: rect.y + border / 2, width: Math.max(0, box.width - border), height: Math.max(0, box.height - border), fill: 'none', 'stroke-width': border, ...stroke }));
-  } else if (stroke) {
-    shapes.push(svg('rect', { x: rect.x, y: rect.y, width: box.width, height: border, ...fillAttrs(style.borderTopColor) }));
+  const sides = ['Top', 'Right', 'Bottom', 'Left'].map((side) => ({
+    width: style[`border${side}Style`] === 'none' ? 0 : parseFloat(style[`border${side}Width`]) || 0,
+    color: style[`border${side}Color`],
+    dashed: /dash|dot/.test(style[`border${side}Style`]),
+  }));
+  const [top, right, bottom, left] = sides;
+  const same = sides.every((b) => b.width === top.width && b.color === top.color && b.dashed === top.dashed);
+  if (same && top.width > 0) {
+    // One outline, rounded corners and all.
+    const stroke = fillAttrs(top.color, 'stroke');
+    if (stroke) shapes.push(svg('rect', { ...rect, x: rect.x + top.width / 2, y: rect.y + top.width / 2, width: Math.max(0, box.width - top.width), height: Math.max(0, box.height - top.width), fill: 'none', 'stroke-width': top.width, ...(top.dashed ? { 'stroke-dasharray': `${3 * top.width} ${2 * top.width}` } : {}), ...stroke }));
+  } else {
+    // Sides that differ (a coloured top over grey sides, a left rule alone): each side as a band.
+    const bands = [
+      [top, { x: rect.x, y: rect.y, width: box.width, height: top.width }],
+      [right, { x: rect.x + box.width - right.width, y: rect.y, width: right.width, height: box.height }],
+      [bottom, { x: rect.x, y: rect.y + box.height - bottom.width, width: box.width, height: bottom.width }],
+      [left, { x: rect.x, y: rect.y, width: left.width, height: box.height }],
+    ];
+    for (const [side, band] of bands) {
+      const fill = side.width > 0 ? fillAttrs(side.color) : null;
+      if (fill) shapes.push(svg('rect', { ...band, ...fill }));
+    }
   }
   return shapes;
 }
