@@ -25,7 +25,7 @@ import * as lessons from './views/lessons.js';
 import { themeToggle } from './panels/theme.js';
 import { STAGES } from './parts/controls.js';
 import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS } from './state.js';
-import { linkWriter, linkTo, explainLink } from './link.js';
+import { linkWriter, linkTo, explainLink, pageHref } from './link.js';
 import { scriptingApi } from './api.js';
 import { showBanner, addToBanner } from './panels/banner.js';
 import { sharePanel } from './panels/share_panel.js';
@@ -54,7 +54,7 @@ const embed = opened.embed;
 // (a link carries the padded positions, `pad`, which open() turns into the mask).
 const state = {
   ...Object.fromEntries(Object.entries(opened.state).filter(([key]) => key !== 'pad')),
-  tokens: { ids: [], pieces: [] },
+  tokens: { ids: [], pieces: [], bytes: [], chars: [], split: [] },
   mask: [],
 };
 
@@ -219,7 +219,7 @@ function renderNav() {
   if (!dom.nav.firstChild) {
     dom.nav.append(
       ...Object.keys(VIEWS).map((id) =>
-        el('a', { href: `#view=${id}`, className: 'tab', dataset: { view: id }, on: { click: (e) => { e.preventDefault(); go(id); } } }, t(`view.${id}`)),
+        el('a', { href: pageHref({ view: id }), className: 'tab', dataset: { view: id }, on: { click: (e) => { e.preventDefault(); go(id); } } }, t(`view.${id}`)),
       ),
     );
   }
@@ -543,6 +543,7 @@ const theme = themeToggle(remount);
 // Static text in index.html is marked data-i18n (text) or data-i18n-label (aria-label).
 function fillStaticText() {
   for (const node of document.querySelectorAll('[data-i18n]')) node.textContent = t(node.dataset.i18n);
+  document.title = t('app.pageTitle');
   document.getElementById('lang-switch').lang = state.lang === 'zh' ? 'en' : 'zh';
   for (const node of document.querySelectorAll('[data-i18n-label]')) node.setAttribute('aria-label', t(node.dataset.i18nLabel));
 }

@@ -4,6 +4,7 @@
 
 import { el } from '../parts/dom.js';
 import { t } from '../strings.js';
+import { pageHref } from '../link.js';
 import * as qkMatch from '../lessons/qk_match.js';
 import * as sqrtD from '../lessons/sqrt_d.js';
 import * as causalMask from '../lessons/causal_mask.js';
@@ -16,7 +17,7 @@ export const LESSONS = { qk: qkMatch, sqrt_d: sqrtD, causal: causalMask, padding
 export function mount(root, app) {
   const { state } = app;
   const tabs = Object.keys(LESSONS).map((id) =>
-    el('a', { className: 'lesson-tab', href: `#view=lessons&lesson=${id}`, dataset: { lesson: id }, on: { click: (e) => { e.preventDefault(); app.navigate({ view: 'lessons', lesson: id }); } } }, t(`lesson.${id}.title`)),
+    el('a', { className: 'lesson-tab', href: pageHref({ view: 'lessons', lesson: id }), dataset: { lesson: id }, on: { click: (e) => { e.preventDefault(); app.navigate({ view: 'lessons', lesson: id }); } } }, t(`lesson.${id}.title`)),
   );
   const article = el('article', { className: 'lesson' });
   root.append(el('nav', { className: 'lesson-tabs', attrs: { 'aria-label': t('lessons.label') } }, tabs), article);
