@@ -290,7 +290,7 @@ function renderStatus() {
     return;
   }
   dom.status.textContent = app.phase === 'ready' && app.run
-      ? t('app.status', { backend: app.run.backend, ms: app.run.ms.toFixed(1), tokens: state.tokens.ids.length })
+      ? t('app.status', { backend: t(app.run.backend === 'webgpu' ? 'backend.gpu' : 'backend.cpu'), ms: app.run.ms.toFixed(1), tokens: state.tokens.ids.length })
       : app.phase === 'building'
         ? t('app.building')
         : '';

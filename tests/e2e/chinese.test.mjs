@@ -92,16 +92,18 @@ test('heatmap axes show characters, never bytes, and CJK labels are never turned
   await cleanScreenshot(page, 'zh-attention-axes');
 });
 
-test('small multiples keep every label: the multi-head lesson shows 她 on each head', async () => {
-  await page.evaluate(() => (location.hash = 'view=lessons&lesson=multihead&lang=zh'));
-  await page.waitForSelector('.view-lessons canvas.heatmap-canvas');
+test('small multiples keep every label: each head of the GQA view is labelled 她 … on both axes', async () => {
+  await type('小红很开心，她笑了。');
+  await page.evaluate(() => (location.hash = 'view=gqa&lang=zh'));
+  await page.waitForSelector('.view-gqa canvas.heatmap-canvas');
   await settled();
-  const canvases = await page.locator('.view-lessons canvas.heatmap-canvas').evaluateAll((nodes) => nodes.map((n) => n.dataset));
-  assert.ok(canvases.length >= 2);
+  const canvases = await page.locator('.view-gqa canvas.heatmap-canvas').evaluateAll((nodes) => nodes.map((n) => ({ ...n.dataset, width: n.clientWidth })));
+  assert.ok(canvases.length >= 4, `${canvases.length} heatmaps`);
   for (const d of canvases) {
-    assert.equal(d.skippedLabels, '0');
+    assert.equal(d.skippedLabels, '0', `a ${d.width} px heatmap left labels out`);
     assert.doesNotMatch(d.rotatedLabels, CJK);
   }
+  await cleanScreenshot(page, 'zh-gqa-small-multiples');
 });
 
 test('links inside the page keep the language', async () => {
@@ -129,7 +131,8 @@ test('links inside the page keep the language', async () => {
 // The page's own words on a view: what the reader typed and what the model says (token pieces, sample
 // sentences in English) are content, not interface, and are left out.
 function interfaceText() {
-  const content = '.chips, .samples-list [lang="en"], .bar-label, .token-lines text, #text, .matrix-table th, .decode-sequence';
+  // The pipeline's rail names tensors (attn.out, q_norm): code, as in MiniMind's source.
+  const content = '.chips, .samples-list [lang="en"], .bar-label, .token-lines text, #text, .matrix-table th, .decode-sequence, .rail-step';
   const clone = document.body.cloneNode(true);
   for (const node of clone.querySelectorAll(content)) node.remove();
   for (const node of clone.querySelectorAll('[hidden], template, script, style')) node.remove();
@@ -150,7 +153,7 @@ test('every view in 简体中文 has no Latin word outside the glossary', async 
     const text = await page.evaluate(interfaceText);
     const pieces = await page.evaluate(() => window.attnscope.app.state.tokens.pieces);
     const words = strayLatin(text).filter((w) => !pieces.some((p) => p.includes(w)));
-    if (words.length) stray[view] = [...new Set(words)];
+    if (words.length) stray[view] = [...new Set(words)].join(' ');
     await cleanScreenshot(page, `zh-${view}`);
   }
   assert.deepEqual(stray, {});

@@ -40,7 +40,8 @@ export function mount(root, app) {
         top.map((c) => ({ label: `${tokenText(c.piece)} · ${c.id}`, value: c.p, highlight: c.id === actual, note: c.id === actual ? t('output.actual') : null })),
         { label: t('output.heading', { i, token: tokenText(pieces[i]) }), digits: 4, max: top[0].p },
       ),
-      actual !== null && !top.some((c) => c.id === actual) && el('p', { className: 'hint' }, t('output.actualMissing', { token: tokenText(pieces[i + 1]), k: TOP })),
+      // replaceChildren writes any non-node as text, so a missing hint is an empty list, not false.
+      ...(actual !== null && !top.some((c) => c.id === actual) ? [el('p', { className: 'hint' }, t('output.actualMissing', { token: tokenText(pieces[i + 1]), k: TOP }))] : []),
     );
   }
 
