@@ -2,7 +2,8 @@
 //!
 //! Ids match Hugging Face's `tokenizers` exactly (tests/fixtures/tokenizer/ids.json, written by
 //! tools/reference/tokenizer_ids.py). What this file adds is a readable piece per token: byte-level
-//! BPE stores tokens in GPT-2's byte alphabet ("Ġworld", "ä½łå¥½"), which no reader should meet.
+//! BPE stores tokens in GPT-2's byte alphabet ("Ġworld", "ä½łå¥½"), which no reader should meet, and
+//! cuts characters between tokens (昨 = E6 98 | A8), which `read` joins back and marks (昨¹ 昨²).
 
 use std::str::FromStr;
 
@@ -14,13 +15,31 @@ use crate::Error;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Encoding {
     pub ids: Vec<u32>,
+    #[serde(flatten)]
+    pub read: Reading,
+}
+
+/// A run of tokens as a person reads it, one entry per token. Byte-level BPE may cut a character
+/// (昨 is E6 98 A8) over several tokens; each of those tokens then shows the character with its
+/// part as a superscript (昨¹ 昨²), so the sentence reads back, and keeps its bytes for a tooltip.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Reading {
+    /// The characters each token holds, whole or as a marked part ("昨¹", " world", "<|im_end|>");
+    /// bytes that form no character in the run stay hex, like `<E6 98>`. Never U+FFFD.
     pub pieces: Vec<String>,
+    /// The token's bytes in hex, "E6 98".
+    pub bytes: Vec<String>,
+    /// The whole characters the token is part of ("昨" for both halves of 昨), the piece itself
+    /// for a token that cuts no character.
+    pub chars: Vec<String>,
+    /// Whether the token holds only part of some character.
+    pub split: Vec<bool>,
 }
 
 pub struct Tokenizer {
     inner: tokenizers::Tokenizer,
-    /// Readable piece of every id, worked out once (MiniMind has 6400).
-    pieces: Vec<String>,
+    /// The bytes of every id, worked out once (MiniMind has 6400).
+    bytes: Vec<Vec<u8>>,
 }
 
 impl Tokenizer {
@@ -31,16 +50,18 @@ impl Tokenizer {
         let byte_level = uses_byte_level(text);
         let added = inner.get_added_tokens_decoder();
         let id_count = inner.get_vocab(true).values().max().map_or(0, |&id| id + 1);
-        let pieces = (0..id_count)
+        let bytes = (0..id_count)
             .map(|id| match (added.get(&id), inner.id_to_token(id)) {
                 // Added tokens (<|im_start|> …) are stored as plain text, not in the byte alphabet.
-                (Some(token), _) => token.content.clone(),
-                (None, Some(token)) if byte_level => readable(&token),
-                (None, Some(token)) => token,
-                (None, None) => String::new(),
+                (Some(token), _) => token.content.clone().into_bytes(),
+                (None, Some(token)) if byte_level => {
+                    token.chars().map(byte_of).collect::<Option<Vec<u8>>>().unwrap_or_else(|| token.into_bytes())
+                }
+                (None, Some(token)) => byte_fallback(&token).unwrap_or_else(|| token.into_bytes()),
+                (None, None) => Vec::new(),
             })
             .collect();
-        Ok(Tokenizer { inner, pieces })
+        Ok(Tokenizer { inner, bytes })
     }
 
     /// Encodes without a post-processor's extras (MiniMind has none); special tokens written in
@@ -48,33 +69,115 @@ impl Tokenizer {
     pub fn encode(&self, text: &str) -> Result<Encoding, Error> {
         let encoding = self.inner.encode(text, false).map_err(|e| Error::Tokenizer(format!("cannot encode: {e}")))?;
         let ids = encoding.get_ids().to_vec();
-        let pieces = ids.iter().map(|&id| self.id_to_piece(id)).collect();
-        Ok(Encoding { ids, pieces })
+        let read = self.read(&ids);
+        Ok(Encoding { ids, read })
     }
 
     /// Text of a sequence of ids, special tokens included. Ids that end inside a multi-byte
-    /// character decode to U+FFFD there, as in `tokenizers`; `id_to_piece` shows such bytes instead.
+    /// character decode to U+FFFD there, as in `tokenizers`; `read` shows such bytes instead.
     pub fn decode(&self, ids: &[u32]) -> Result<String, Error> {
-        if let Some(bad) = ids.iter().find(|&&id| id as usize >= self.pieces.len()) {
-            return Err(Error::Tokenizer(format!("id {bad} is outside the vocabulary (size {})", self.pieces.len())));
+        if let Some(bad) = ids.iter().find(|&&id| id as usize >= self.bytes.len()) {
+            return Err(Error::Tokenizer(format!("id {bad} is outside the vocabulary (size {})", self.bytes.len())));
         }
         self.inner.decode(ids, false).map_err(|e| Error::Tokenizer(format!("cannot decode: {e}")))
     }
 
     /// Number of ids (largest id + 1), added tokens included.
     pub fn vocab_size(&self) -> usize {
-        self.pieces.len()
+        self.bytes.len()
     }
 
-    /// The token as a person reads it: its text when its bytes are whole UTF-8 (spaces and newlines
-    /// kept as they are), bytes in hex like `<E4 BD>` where it holds only part of a character,
-    /// special tokens as written. Never U+FFFD. An id outside the vocabulary gives `<unknown id N>`.
+    /// One token alone as a person reads it: its text when its bytes are whole UTF-8 (spaces and
+    /// newlines kept as they are), bytes in hex like `<E4 BD>` where it holds only part of a
+    /// character, special tokens as written. Never U+FFFD. An id outside the vocabulary gives
+    /// `<unknown id N>`.
     pub fn id_to_piece(&self, id: u32) -> String {
-        match self.pieces.get(id as usize) {
-            Some(piece) => piece.clone(),
-            None => format!("<unknown id {id}>"),
+        self.read(&[id]).pieces.remove(0)
+    }
+
+    /// A run of ids as it reads in sequence: the bytes of all tokens are decoded together, so a
+    /// character cut over neighbouring tokens is found and shown in each of them with its part.
+    pub fn read(&self, ids: &[u32]) -> Reading {
+        let token_bytes: Vec<&[u8]> = ids.iter().map(|&id| self.bytes.get(id as usize).map_or(&[][..], Vec::as_slice)).collect();
+        let all: Vec<u8> = token_bytes.concat();
+        // Token k holds bytes starts[k]..starts[k + 1] of `all`.
+        let starts: Vec<usize> = std::iter::once(0).chain(token_bytes.iter().scan(0, |at, b| { *at += b.len(); Some(*at) })).collect();
+        let token_at = |byte: usize| starts.partition_point(|&s| s <= byte) - 1;
+        let units = units(&all);
+        let mut reading = Reading::default();
+        let mut next_unit = 0;
+        for (k, &id) in ids.iter().enumerate() {
+            let (from, to) = (starts[k], starts[k + 1]);
+            reading.bytes.push(hex(&all[from..to]));
+            if id as usize >= self.bytes.len() {
+                let unknown = format!("<unknown id {id}>");
+                reading.chars.push(unknown.clone());
+                reading.pieces.push(unknown);
+                reading.split.push(false);
+                continue;
+            }
+            let (mut piece, mut chars, mut split, mut stray) = (String::new(), String::new(), false, Vec::new());
+            // Units are in byte order; the first one this token touches may have begun in an earlier token.
+            while next_unit < units.len() && units[next_unit].end <= from {
+                next_unit += 1;
+            }
+            let mut u = next_unit;
+            while u < units.len() && units[u].start < to {
+                let unit = &units[u];
+                match unit.char {
+                    None => stray.extend_from_slice(&all[unit.start.max(from)..unit.end.min(to)]),
+                    Some(c) => {
+                        flush_hex(&mut piece, &mut stray);
+                        piece.push(c);
+                        chars.push(c);
+                        let (first, last) = (token_at(unit.start), token_at(unit.end - 1));
+                        if first != last {
+                            piece.push(superscript(k - first + 1));
+                            split = true;
+                        }
+                    }
+                }
+                u += 1;
+            }
+            flush_hex(&mut piece, &mut stray);
+            reading.chars.push(if chars.is_empty() { piece.clone() } else { chars });
+            reading.pieces.push(piece);
+            reading.split.push(split);
+        }
+        reading
+    }
+}
+
+/// One character of a byte run, or bytes that form none (`char` None), at `start..end`.
+struct Unit {
+    start: usize,
+    end: usize,
+    char: Option<char>,
+}
+
+fn units(bytes: &[u8]) -> Vec<Unit> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for chunk in bytes.utf8_chunks() {
+        for (i, c) in chunk.valid().char_indices() {
+            out.push(Unit { start: at + i, end: at + i + c.len_utf8(), char: Some(c) });
+        }
+        at += chunk.valid().len();
+        if !chunk.invalid().is_empty() {
+            out.push(Unit { start: at, end: at + chunk.invalid().len(), char: None });
+            at += chunk.invalid().len();
         }
     }
+    out
+}
+
+/// The part of a cut character a token holds: 1 → "¹". UTF-8 characters have at most 4 bytes.
+fn superscript(n: usize) -> char {
+    ['¹', '²', '³', '⁴'][n.clamp(1, 4) - 1]
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02X}")).collect::<Vec<_>>().join(" ")
 }
 
 /// Whether tokens live in GPT-2's byte alphabet: the decoder is ByteLevel, alone or in a Sequence.
@@ -87,33 +190,21 @@ fn uses_byte_level(tokenizer_json: &str) -> bool {
     is_byte_level(decoder) || decoder["decoders"].as_array().is_some_and(|ds| ds.iter().any(is_byte_level))
 }
 
-/// Byte-level token -> readable text: whole UTF-8 runs as text, the rest as `<XX YY>`.
-fn readable(token: &str) -> String {
-    let Some(bytes) = token.chars().map(byte_of).collect::<Option<Vec<u8>>>() else {
-        return token.to_owned();
-    };
-    let mut out = String::new();
-    let mut partial: Vec<u8> = Vec::new();
-    for chunk in bytes.utf8_chunks() {
-        if !chunk.valid().is_empty() {
-            flush_hex(&mut out, &mut partial);
-            out.push_str(chunk.valid());
-        }
-        partial.extend_from_slice(chunk.invalid());
-    }
-    flush_hex(&mut out, &mut partial);
-    out
-}
-
+/// Bytes that form no character, written as hex in angle brackets after `out`.
 fn flush_hex(out: &mut String, bytes: &mut Vec<u8>) {
     if bytes.is_empty() {
         return;
     }
-    let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02X}")).collect();
     out.push('<');
-    out.push_str(&hex.join(" "));
+    out.push_str(&hex(bytes));
     out.push('>');
     bytes.clear();
+}
+
+/// SentencePiece's byte fallback tokens, `<0xE6>`, stand for one byte.
+fn byte_fallback(token: &str) -> Option<Vec<u8>> {
+    let hex = token.strip_prefix("<0x")?.strip_suffix('>')?;
+    (hex.len() == 2).then(|| u8::from_str_radix(hex, 16).ok().map(|b| vec![b])).flatten()
 }
 
 /// Inverse of GPT-2's `bytes_to_unicode`: printable Latin-1 bytes stand for themselves, the other

@@ -391,16 +391,16 @@ impl Session {
         config_view(&self.model.config)
     }
 
-    /// `{ids, pieces}`; pieces are readable (partial UTF-8 bytes shown as `<E4 BD>`).
+    /// `{ids, pieces, bytes, chars, split}`: each token as read in the sentence, a character cut over
+    /// several tokens shown in each with its part (昨¹ 昨²), and the token's bytes in hex (tokenizer.rs).
     pub fn tokenize(&self, text: &str) -> Result<JsValue, JsError> {
         let enc = self.tokenizer()?.encode(text).map_err(js)?;
         to_js(&enc)
     }
 
-    /// Readable piece of each id.
+    /// Readable piece of each id of a run, read in sequence as `tokenize` reads them.
     pub fn pieces(&self, ids: Vec<u32>) -> Result<JsValue, JsError> {
-        let t = self.tokenizer()?;
-        to_js(&ids.iter().map(|&id| t.id_to_piece(id)).collect::<Vec<_>>())
+        to_js(&self.tokenizer()?.read(&ids).pieces)
     }
 
     pub fn decode(&self, ids: Vec<u32>) -> Result<String, JsError> {

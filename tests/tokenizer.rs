@@ -22,7 +22,30 @@ fn reference_cases() -> Vec<(String, Vec<u32>)> {
 }
 
 fn pieces(text: &str) -> Vec<String> {
-    minimind().encode(text).unwrap().pieces
+    minimind().encode(text).unwrap().read.pieces
+}
+
+/// The characters a run of pieces reads as, superscript part marks dropped and each cut character
+/// written once: what a reader of the chips reads back.
+fn read_back(pieces: &[String]) -> String {
+    let marks = ['¹', '²', '³', '⁴'];
+    let mut out = String::new();
+    for piece in pieces {
+        let mut chars = piece.chars().peekable();
+        while let Some(c) = chars.next() {
+            match chars.peek() {
+                Some(m) if marks.contains(m) => {
+                    // A cut character is written by the token holding its first part only.
+                    if *m == '¹' {
+                        out.push(c);
+                    }
+                    chars.next();
+                }
+                _ => out.push(c),
+            }
+        }
+    }
+    out
 }
 
 #[test]
@@ -49,8 +72,8 @@ fn pieces_never_hold_the_replacement_character() {
     let tokenizer = minimind();
     for (text, _) in reference_cases() {
         let encoding = tokenizer.encode(&text).unwrap();
-        assert_eq!(encoding.pieces.len(), encoding.ids.len());
-        for piece in &encoding.pieces {
+        assert_eq!(encoding.read.pieces.len(), encoding.ids.len());
+        for piece in &encoding.read.pieces {
             assert!(!piece.contains('\u{FFFD}'), "{piece:?} in {text:?}");
         }
     }
@@ -68,26 +91,88 @@ fn whole_characters_show_as_text_with_real_spaces() {
 }
 
 #[test]
-fn partial_characters_show_as_hex_bytes() {
+fn a_character_cut_over_tokens_shows_in_each_with_its_part() {
     // 🙂 is F0 9F 99 82; MiniMind splits it into three tokens.
-    assert_eq!(pieces("🙂"), ["<F0 9F>", "<99>", "<82>"]);
+    let emoji = minimind().encode("🙂").unwrap().read;
+    assert_eq!(emoji.pieces, ["🙂¹", "🙂²", "🙂³"]);
+    assert_eq!(emoji.bytes, ["F0 9F", "99", "82"]);
+    assert_eq!(emoji.chars, ["🙂", "🙂", "🙂"]);
+    assert_eq!(emoji.split, [true, true, true]);
     // é is C3 A9, one token "Ã©"; ï is C3 AF, split as C3 | AF.
     assert_eq!(pieces("café"), ["c", "af", "é"]);
-    assert_eq!(pieces("ï"), ["<C3>", "<AF>"]);
+    assert_eq!(pieces("ï"), ["ï¹", "ï²"]);
+}
+
+#[test]
+fn chinese_split_into_byte_tokens_reads_back() {
+    let tokenizer = minimind();
+    for text in ["昨天天气很好", "昨天我在北京吃了烤鸭🦆，今天去上海。", "她的猫叫小红", "鬱"] {
+        let encoding = tokenizer.encode(text).unwrap();
+        let read = &encoding.read;
+        assert_eq!(read_back(&read.pieces), text, "{:?}", read.pieces);
+        for (k, piece) in read.pieces.iter().enumerate() {
+            assert!(!piece.contains('<'), "{piece:?} in {text:?} is shown as bytes");
+            // Each token's bytes, joined, are the text's UTF-8: the hex column is the truth.
+            let own = tokenizer.id_to_piece(encoding.ids[k]);
+            assert_eq!(read.split[k], own.contains('<'), "{piece:?} / {own:?}");
+        }
+        let hex: String = read.bytes.join(" ");
+        let expect: Vec<String> = text.bytes().map(|b| format!("{b:02X}")).collect();
+        assert_eq!(hex, expect.join(" "));
+    }
+}
+
+#[test]
+fn a_cut_character_is_found_however_its_bytes_fall() {
+    let tokenizer = minimind();
+    // 昨 is E6 98 A8, here carried by three single-byte tokens (byte-level BPE has one per byte).
+    let single = |b: u8| (0..tokenizer.vocab_size() as u32).find(|&id| tokenizer.id_to_piece(id) == format!("<{b:02X}>")).unwrap();
+    let (e6, x98, a8) = (single(0xE6), single(0x98), single(0xA8));
+    let read = tokenizer.read(&[e6, x98, a8]);
+    assert_eq!(read.pieces, ["昨¹", "昨²", "昨³"]);
+    assert_eq!(read.chars, ["昨", "昨", "昨"]);
+    let bytes_of_each: Vec<u32> = "昨天".bytes().map(single).collect();
+    assert_eq!(tokenizer.decode(&bytes_of_each).unwrap(), "昨天");
+    assert_eq!(tokenizer.read(&bytes_of_each).pieces, ["昨¹", "昨²", "昨³", "天¹", "天²", "天³"]);
+}
+
+#[test]
+fn mixed_english_and_chinese() {
+    let read = minimind().encode("Hello 昨天 world").unwrap().read;
+    assert_eq!(read.pieces.first().map(String::as_str), Some("Hello"));
+    assert_eq!(read.pieces.last().map(String::as_str), Some(" world"));
+    assert_eq!(read_back(&read.pieces), "Hello 昨天 world");
+}
+
+#[test]
+fn bytes_that_form_no_character_stay_hex() {
+    let tokenizer = minimind();
+    // E6 98 and nothing after: half a character at the end of the run.
+    let half: Vec<u32> = tokenizer.encode("昨").unwrap().ids;
+    let cut = &half[..half.len() - 1];
+    let read = tokenizer.read(cut);
+    assert!(read.pieces.iter().all(|p| p.starts_with('<') && p.ends_with('>')), "{:?}", read.pieces);
+    assert_eq!(read.split, vec![false; cut.len()]);
+    // A lone continuation byte (A8) between whole characters.
+    let a8 = (0..tokenizer.vocab_size() as u32).find(|&id| tokenizer.id_to_piece(id) == "<A8>").unwrap();
+    let mut ids = tokenizer.encode("好").unwrap().ids;
+    ids.push(a8);
+    ids.extend(tokenizer.encode("很").unwrap().ids);
+    assert_eq!(tokenizer.read(&ids).pieces, ["好", "<A8>", "很"]);
 }
 
 #[test]
 fn special_tokens_show_as_themselves() {
     let encoding = minimind().encode("<|im_start|>user\n你好<|im_end|>").unwrap();
     assert_eq!(encoding.ids, [1, 832, 311, 234, 1968, 2]);
-    assert_eq!(encoding.pieces, ["<|im_start|>", "us", "er", "\n", "你好", "<|im_end|>"]);
+    assert_eq!(encoding.read.pieces, ["<|im_start|>", "us", "er", "\n", "你好", "<|im_end|>"]);
     assert_eq!(minimind().id_to_piece(0), "<|endoftext|>");
 }
 
 #[test]
 fn empty_text_has_no_tokens() {
     let encoding = minimind().encode("").unwrap();
-    assert!(encoding.ids.is_empty() && encoding.pieces.is_empty());
+    assert!(encoding.ids.is_empty() && encoding.read.pieces.is_empty());
     assert_eq!(minimind().decode(&[]).unwrap(), "");
 }
 
@@ -102,6 +187,7 @@ fn id_outside_vocabulary_is_refused_by_decode_and_marked_by_id_to_piece() {
     let e = tokenizer.decode(&[1602, 6400]).unwrap_err();
     assert!(e.to_string().contains("6400") && e.to_string().contains("outside"), "{e}");
     assert_eq!(tokenizer.id_to_piece(6400), "<unknown id 6400>");
+    assert_eq!(tokenizer.read(&[1602, 6400]).pieces[1], "<unknown id 6400>");
 }
 
 #[test]

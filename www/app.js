@@ -26,7 +26,7 @@ import * as lessons from './views/lessons.js';
 import { themeToggle } from './panels/theme.js';
 import { STAGES } from './parts/controls.js';
 import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS, readerLanguage, textOf } from './state.js';
-import { linkWriter, linkTo, explainLink } from './link.js';
+import { linkWriter, linkTo, explainLink, pageHref } from './link.js';
 import { scriptingApi, reportHeight } from './api.js';
 import { showBanner, addToBanner } from './panels/banner.js';
 import { sharePanel } from './panels/share_panel.js';
@@ -65,7 +65,7 @@ const embed = opened.embed;
 // (a link carries the padded positions, `pad`, which open() turns into the mask).
 const state = {
   ...Object.fromEntries(Object.entries(opened.state).filter(([key]) => key !== 'pad')),
-  tokens: { ids: [], pieces: [] },
+  tokens: { ids: [], pieces: [], bytes: [], chars: [], split: [] },
   mask: [],
 };
 
@@ -243,7 +243,7 @@ function publish() {
 function renderNav() {
   if (!dom.nav.firstChild) {
     delete dom.nav.dataset.view; // new tabs: the folds are set for the view shown
-    const tab = (id) => el('a', { href: `#view=${id}`, className: 'tab', dataset: { view: id }, on: { click: (e) => { e.preventDefault(); go(id); } } }, t(`view.${id}`));
+    const tab = (id) => el('a', { href: pageHref({ view: id }), className: 'tab', dataset: { view: id }, on: { click: (e) => { e.preventDefault(); go(id); } } }, t(`view.${id}`));
     dom.nav.append(
       ...TAB_GROUPS.map(({ id, views, folds }) => {
         const tabs = el('div', { className: 'tab-group-tabs', id: `tabs-${id}` }, views.map(tab));
@@ -342,7 +342,7 @@ function renderStatus() {
     return;
   }
   dom.status.textContent = app.phase === 'ready' && app.run
-      ? t('app.status', { backend: app.run.backend, ms: app.run.ms.toFixed(1), tokens: state.tokens.ids.length })
+      ? t('app.status', { backend: t(app.run.backend === 'webgpu' ? 'backend.gpu' : 'backend.cpu'), ms: app.run.ms.toFixed(1), tokens: state.tokens.ids.length })
       : app.phase === 'building'
         ? t('app.building')
         : (models.loadingText() ?? '');
@@ -610,6 +610,7 @@ const theme = themeToggle(remount);
 // Static text in index.html is marked data-i18n (text) or data-i18n-label (aria-label).
 function fillStaticText() {
   for (const node of document.querySelectorAll('[data-i18n]')) node.textContent = t(node.dataset.i18n);
+  document.title = t('app.pageTitle');
   document.getElementById('lang-switch').lang = state.lang === 'zh' ? 'en' : 'zh';
   for (const node of document.querySelectorAll('[data-i18n-label]')) node.setAttribute('aria-label', t(node.dataset.i18nLabel));
 }

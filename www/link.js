@@ -4,7 +4,7 @@
 // as written is explained in words: which fields were changed, or why the defaults are shown.
 
 import { fragment } from './state.js';
-import { t } from './strings.js';
+import { language, t } from './strings.js';
 
 const WRITE_EVERY_MS = 250;
 
@@ -16,6 +16,14 @@ function page() {
 /** The full link to a state (for the reader, never in embed mode). */
 export async function linkTo(state) {
   return `${page()}#${await fragment(state)}`;
+}
+
+/** A plain link inside the page (`#view=lessons&lesson=qk`) that keeps the page's language, so a
+ * tab opened from it (middle click, new window) opens in the language the reader chose. */
+export function pageHref(fields) {
+  const params = new URLSearchParams(fields);
+  if (language() !== 'en') params.set('lang', language());
+  return `#${params}`;
 }
 
 /** The <iframe> snippet that embeds a state, {width, height} in CSS pixels. */

@@ -171,8 +171,8 @@ const handlers = {
     return { result: { config: next.config() } };
   },
   tokenize({ text }) {
-    const { ids, pieces } = needSession().tokenize(text);
-    return { result: { ids: Array.from(ids), pieces: Array.from(pieces) } };
+    const { ids, pieces, bytes, chars, split } = needSession().tokenize(text);
+    return { result: { ids: Array.from(ids), pieces: Array.from(pieces), bytes: Array.from(bytes), chars: Array.from(chars), split: Array.from(split) } };
   },
   async run({ args }) {
     const { result } = await run(args);

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { STRINGS } from '../../www/strings.js';
+import { TERMS, strayLatin } from '../../www/glossary.js';
 
 const placeholders = (text) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 
@@ -22,4 +23,42 @@ test('each translation fills the same placeholders', () => {
 test('the Chinese table is Chinese: most strings carry CJK characters', () => {
   const cjk = Object.values(STRINGS.zh).filter((s) => /[\u4e00-\u9fff]/.test(s)).length;
   assert.ok(cjk / Object.keys(STRINGS.zh).length > 0.6, `${cjk} of ${Object.keys(STRINGS.zh).length}`);
+});
+
+// The glossary (www/glossary.js): one way to write each term, in each language.
+test('no Chinese string keeps a Latin word outside the glossary’s allowed names', () => {
+  const stray = Object.entries(STRINGS.zh)
+    .map(([key, text]) => [key, strayLatin(text)])
+    .filter(([, words]) => words.length > 0);
+  assert.deepEqual(stray, []);
+});
+
+test('the allowed-names check can fail: English words in a Chinese sentence are found', () => {
+  assert.deepEqual(strayLatin('scores / 加掩码 / probs'), ['probs']);
+  assert.deepEqual(strayLatin('查询 i / key j，layer out'), ['key', 'layer', 'out']);
+  assert.deepEqual(strayLatin('q_proj、MiniMind 的 token 经过 softmax（{name}）'), []);
+});
+
+test('every string writes the glossary’s terms its one way, in both languages', () => {
+  const offences = [];
+  for (const term of TERMS) {
+    for (const [lang, rules] of [['zh', term.notZh ?? []], ['en', term.notEn ?? []]]) {
+      for (const [key, text] of Object.entries(STRINGS[lang])) {
+        for (const rule of rules) if (rule.test(text)) offences.push(`${lang} ${key} (${term.id}): ${text}`);
+      }
+    }
+  }
+  assert.deepEqual(offences, []);
+});
+
+test('the tutorials’ terms are the ones on screen', () => {
+  const zh = STRINGS.zh;
+  assert.equal(zh['stage.scores'], '原始匹配分数');
+  assert.equal(zh['stage.probs'], '注意力权重');
+  assert.equal(zh['tip.prob'], '权重');
+  assert.match(zh['tip.query'], /^Q（查询）/);
+  assert.match(zh['tip.key'], /^K（键）/);
+  // Counting from 0, said the same way wherever a token's index is shown.
+  for (const [key, text] of Object.entries(zh)) if (/\{i\}/.test(text) && /位置 \{i\}/.test(text)) assert.match(text, /位置 \{i\}（从 0 数）|位置 \{i\} 之后/, key);
+  for (const [key, text] of Object.entries(STRINGS.en)) if (/token \{i\}/i.test(text)) assert.match(text, /token \{i\} \(counting from 0/i, key);
 });

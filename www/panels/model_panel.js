@@ -6,14 +6,11 @@
 // This module shows and asks; app.js loads (through model_source.js).
 
 import { el } from '../parts/dom.js';
-import { bytes } from '../parts/format.js';
+import { bytes, count } from '../parts/format.js';
 import { droppedFiles } from '../model_source.js';
 import { t } from '../strings.js';
 
 const SOURCES = ['builtin', 'random', 'own'];
-
-// A number of weights: 26.8 k, 3.30 M.
-const count = (n) => (n >= 1e6 ? `${(n / 1e6).toPrecision(3)} M` : n >= 1e3 ? `${(n / 1e3).toPrecision(3)} k` : String(n));
 
 /** What a loaded model is called on the page: its meta's name, or the page's own for random and built-in weights. */
 export function modelName(meta) {

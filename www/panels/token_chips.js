@@ -1,5 +1,7 @@
-// The tokens of the input as chips: the piece as text, its id below. Clicking a chip toggles it
-// as padding (attention_mask 0), which the masks and every attention view then show.
+// The tokens of the input as chips: the piece as text, its id below, its bytes in the tooltip.
+// A character the tokenizer cut over several tokens shows in each with its part (昨¹ 昨²,
+// worked out by the core) and the chips are marked as one group. Clicking a chip toggles it as
+// padding (attention_mask 0), which the masks and every attention view then show.
 
 import { el } from '../parts/dom.js';
 import { tokenText } from '../parts/format.js';
@@ -10,7 +12,7 @@ export function tokenChips(onToggle) {
 
   return {
     node,
-    update({ ids, pieces }, mask) {
+    update({ ids, pieces, bytes, chars, split }, mask) {
       node.setAttribute('aria-label', t('input.text'));
       if (ids.length === 0) {
         node.replaceChildren(el('span', { className: 'chips-empty' }, t('input.noTokens')));
@@ -19,12 +21,13 @@ export function tokenChips(onToggle) {
       node.replaceChildren(
         ...ids.map((id, i) => {
           const padded = mask[i] === 0;
+          const part = split[i] ? t('input.chipPart', { chars: chars[i] }) : '';
           return el(
             'button',
             {
               type: 'button',
-              className: padded ? 'chip padded' : 'chip',
-              title: t(padded ? 'input.chipPadding' : 'input.chipReal', { i, id }),
+              className: ['chip', padded && 'padded', split[i] && 'split'].filter(Boolean).join(' '),
+              title: t(padded ? 'input.chipPadding' : 'input.chipReal', { i, id, bytes: bytes[i], part }),
               attrs: { 'aria-pressed': String(padded) },
               dataset: { index: i },
               on: { click: () => onToggle(i) },

@@ -1,6 +1,8 @@
-// How numbers, shapes and token pieces are written on screen.
+// How numbers, shapes and token pieces are written on screen, in the page's language.
 // Shapes follow MiniMind's own debug prints: the batch dimension 1 comes first ([1, 6, 8, 96]),
 // while the trace itself (trace-contract.md) drops it.
+
+import { language } from '../strings.js';
 
 // The shortest decimal that reads back as the same f32: what a tooltip calls the "exact" value.
 export function exact(v) {
@@ -49,12 +51,21 @@ export function bytes(n) {
   return `${+n.toPrecision(4)} ${units[u]}`;
 }
 
+// A large count, as each language groups digits: 533 k / 6.3 M in English, 53.3 万 / 1.2 亿 in Chinese
+// (the Chinese strings write the measure word straight after it: 53.3 万个).
+export function count(n) {
+  const units = language() === 'zh' ? [[1e8, ' 亿'], [1e4, ' 万']] : [[1e6, ' M'], [1e3, ' k']];
+  for (const [size, unit] of units) if (n >= size) return `${+(n / size).toPrecision(3)}${unit}`;
+  return String(n);
+}
+
 export function shapeLabel(shape) {
   return `[1, ${shape.join(', ')}]`;
 }
 
-// Token pieces as shown on chips and axes: a leading space becomes a visible "␣",
-// other whitespace is escaped, and long byte-fallback pieces are cut for axis labels.
+// Token pieces as shown on chips and axes: a leading space becomes a visible "␣", other whitespace
+// is escaped, and long pieces are cut for axis labels. The core already wrote a character cut over
+// several tokens as the character with its part (昨¹ 昨²; tokenizer.rs), so no raw bytes reach here.
 export function tokenText(piece) {
   return piece
     .replace(/^[ Ġ]/, '␣')

@@ -217,14 +217,50 @@ function layout(o, available, dpr = window.devicePixelRatio || 1) {
   const maxCell = o.maxCell ?? 28;
   const cw = Math.min(maxCell, room / o.cols);
   const ch = o.square ? cw : clamp(cw, o.rowLabels ? 16 : 3, Math.max(maxCell, 16));
-  // Column labels stand upright when every one fits its cell (short words, CJK characters),
-  // and are turned on their side otherwise.
-  const labelWidth = o.colLabels ? textWidth(o.colLabels, 90) : 0;
-  const upright = labelWidth <= cw - 4;
-  const colBand = o.colLabels ? (upright ? 16 : labelWidth + 8) : o.rowLabels ? 14 : 0;
+  const cols = o.colLabels ? columnLabels(o.colLabels, cw) : null;
+  const colBand = cols ? cols.band : o.rowLabels ? 14 : 0;
   const w = Math.max(1, Math.round(cw * o.cols * dpr)) / dpr;
   const h = Math.max(1, Math.round(ch * o.rows * dpr)) / dpr;
-  return { dpr, x0: left, y0: groupBand + colBand, w, h, groupBand, colBand, upright, width: left + w + right, height: groupBand + colBand + h };
+  return { dpr, x0: left, y0: groupBand + colBand, w, h, groupBand, colBand, cols, width: left + w + right, height: groupBand + colBand + h };
+}
+
+// Chinese, Japanese and Korean text and emoji are never laid on their side: such a column label
+// that is wider than its cell stands upright with its characters stacked top to bottom. Other
+// labels stand upright when they fit their cell (short words) and are turned on their side otherwise.
+const UPRIGHT_SCRIPT = /[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]|\p{Extended_Pictographic}/u;
+const STACK_LINE = 12;
+const STACK_MAX = 6;
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+// A label's lines when stacked: one character each, a split character's part mark (昨¹) kept with it.
+function stackLines(label) {
+  const lines = [];
+  for (const { segment } of graphemes.segment(label)) {
+    if (/^[¹²³⁴]$/.test(segment) && lines.length) lines[lines.length - 1] += segment;
+    else lines.push(segment);
+  }
+  return lines.length > STACK_MAX ? [...lines.slice(0, STACK_MAX - 1), '⋮'] : lines;
+}
+
+// How each column label is drawn ({mode: 'upright' | 'stacked' | 'rotated', lines}), and the
+// height of the band they need.
+function columnLabels(labels, cw) {
+  const modes = labels.map((label) => {
+    if (textWidth([label], Infinity) <= cw - 4) return { mode: 'upright' };
+    if (UPRIGHT_SCRIPT.test(label)) return { mode: 'stacked', lines: stackLines(label) };
+    return { mode: 'rotated' };
+  });
+  const band = Math.max(
+    16,
+    ...modes.map((m, c) => (m.mode === 'stacked' ? m.lines.length * STACK_LINE + 6 : m.mode === 'rotated' ? textWidth([labels[c]], 90) + 8 : 16)),
+  );
+  return { modes, band };
+}
+
+// Small multiples keep every label: the font shrinks to the cell (down to 7 px) before labels are skipped.
+function labelFont(cell) {
+  const size = clamp(Math.floor(cell) - 1, 7, 11);
+  return { font: FONT.replace('11px', `${size}px`), every: Math.ceil(size / cell) };
 }
 
 function paint(canvas, o, g) {
@@ -238,7 +274,9 @@ function paint(canvas, o, g) {
   drawCells(ctx, o, g, colours);
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   drawGroups(ctx, o, g, colours);
-  drawLabels(ctx, o, g, colours);
+  const drawn = drawLabels(ctx, o, g, colours);
+  canvas.dataset.rotatedLabels = drawn.rotated.join('\n');
+  canvas.dataset.skippedLabels = drawn.skipped;
   drawMark(ctx, o, g, colours);
 }
 
@@ -381,27 +419,42 @@ function drawLabels(ctx, o, g, colours) {
   ctx.fillStyle = colours.text;
   const cw = g.w / o.cols;
   const ch = g.h / o.rows;
+  // What was drawn how, for the tests: labels laid on their side, and labels left out.
+  const drawn = { rotated: [], skipped: 0 };
   if (o.rowLabels) {
     ctx.textAlign = 'right';
     ctx.textBaseline = 'middle';
-    const every = Math.ceil(12 / ch);
+    const { font, every } = labelFont(ch);
+    ctx.font = font;
     for (let r = 0; r < o.rows; r += every) ctx.fillText(o.rowLabels[r], g.x0 - 6, g.y0 + (r + 0.5) * ch, g.x0 - 8);
+    drawn.skipped += o.rows - Math.ceil(o.rows / every);
   }
-  if (o.colLabels && g.upright) {
-    ctx.textAlign = 'center';
-    ctx.textBaseline = 'bottom';
-    for (let c = 0; c < o.cols; c++) ctx.fillText(o.colLabels[c], g.x0 + (c + 0.5) * cw, g.y0 - 3);
-  } else if (o.colLabels) {
-    const every = Math.ceil(12 / cw);
-    ctx.textAlign = 'left';
-    ctx.textBaseline = 'middle';
-    for (let c = 0; c < o.cols; c += every) {
-      ctx.save();
-      ctx.translate(g.x0 + (c + 0.5) * cw, g.y0 - 6);
-      ctx.rotate(-Math.PI / 2);
-      ctx.fillText(o.colLabels[c], 0, 0, g.colBand - 8);
-      ctx.restore();
+  if (o.colLabels) {
+    const { font, every } = labelFont(cw);
+    ctx.font = font;
+    for (let c = 0; c < o.cols; c++) {
+      const { mode, lines } = g.cols.modes[c];
+      const x = g.x0 + (c + 0.5) * cw;
+      if (mode !== 'upright' && c % every !== 0) {
+        drawn.skipped++;
+        continue;
+      }
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'bottom';
+      if (mode === 'upright') ctx.fillText(o.colLabels[c], x, g.y0 - 3);
+      else if (mode === 'stacked') lines.forEach((line, k) => ctx.fillText(line, x, g.y0 - 3 - (lines.length - 1 - k) * STACK_LINE, cw + 2));
+      else {
+        drawn.rotated.push(o.colLabels[c]);
+        ctx.save();
+        ctx.translate(x, g.y0 - 6);
+        ctx.rotate(-Math.PI / 2);
+        ctx.textAlign = 'left';
+        ctx.textBaseline = 'middle';
+        ctx.fillText(o.colLabels[c], 0, 0, g.colBand - 8);
+        ctx.restore();
+      }
     }
+    ctx.font = FONT;
   } else if (g.colBand) {
     // Index ticks: enough to find a column, few enough not to collide.
     const span = o.colGroups ? o.colGroups.size : o.cols;
@@ -423,6 +476,7 @@ function drawLabels(ctx, o, g, colours) {
     ctx.fillStyle = colours.text;
     for (let r = 0; r < o.rows; r++) ctx.fillText(short(rowSum(o.data, r, o.cols)), g.x0 + g.w + 6, g.y0 + (r + 0.5) * ch);
   }
+  return drawn;
 }
 
 // Sum of a row's unmasked entries: 1 for a softmax row, the plain sum otherwise.

@@ -8,6 +8,7 @@
 
 import { el } from '../parts/dom.js';
 import { t } from '../strings.js';
+import { pageHref } from '../link.js';
 import * as qkMatch from '../lessons/qk_match.js';
 import * as sqrtD from '../lessons/sqrt_d.js';
 import * as causalMask from '../lessons/causal_mask.js';
@@ -29,7 +30,7 @@ export function mount(root, app) {
   }
   labelToggle();
   const tabs = Object.keys(LESSONS).map((id) =>
-    el('a', { className: 'lesson-tab', href: `#view=lessons&lesson=${id}`, dataset: { lesson: id }, on: { click: (e) => { e.preventDefault(); app.navigate({ view: 'lessons', lesson: id }); } } }, t(`lesson.${id}.title`)),
+    el('a', { className: 'lesson-tab', href: pageHref({ view: 'lessons', lesson: id }), dataset: { lesson: id }, on: { click: (e) => { e.preventDefault(); app.navigate({ view: 'lessons', lesson: id }); } } }, t(`lesson.${id}.title`)),
   );
   const article = el('article', { className: 'lesson' });
   root.append(el('div', { className: 'lessons-bar' }, el('nav', { className: 'lesson-tabs', attrs: { 'aria-label': t('lessons.label') } }, tabs), el('div', { className: 'toolbar' }, toggle)), article);

@@ -77,7 +77,7 @@ export function mount(root, app) {
         el(
           'table',
           { className: 'terms' },
-          el('thead', {}, el('tr', {}, ['dim', 'q′', 'k′', 'q′×k′', ''].map((c) => el('th', { attrs: { scope: 'col' } }, c)))),
+          el('thead', {}, el('tr', {}, [t('tip.dim'), 'q′', 'k′', 'q′×k′', ''].map((c) => el('th', { attrs: { scope: 'col' } }, c)))),
           el(
             'tbody',
             {},

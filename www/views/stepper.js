@@ -37,7 +37,7 @@ const STEPS = [
   { id: 'ffn_gate_up', label: 'ffn.gate / up', section: 'ffn', tensors: ['ffn.gate', 'ffn.up'] },
   { id: 'ffn_act', label: 'ffn.act', section: 'ffn', tensors: ['ffn.act'] },
   { id: 'ffn_out', label: 'ffn.out', section: 'ffn', tensors: ['ffn.out'] },
-  { id: 'layer_out', label: 'layer out', section: 'ffn', tensors: ['out'] },
+  { id: 'layer_out', label: 'out', section: 'ffn', tensors: ['out'] },
   { id: 'final_norm', label: 'final_norm', section: 'output', tensors: ['final_norm'] },
   { id: 'logits', label: 'logits', section: 'output', tensors: ['logits'] },
   // The last step draws no trace tensor of its own: the core's softmax of one logits row.

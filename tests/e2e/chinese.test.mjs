@@ -1,0 +1,161 @@
+// Chinese as a Chinese reader meets it: tokens read as the characters they belong to (a character
+// cut over several tokens marked 昨¹ 昨², its bytes in the chip's tooltip), never as <E6 98> bytes, on
+// the chips and on the heatmaps' axes; CJK axis labels stand upright; links inside the page keep
+// lang=zh; and no view shows a Latin word outside the glossary's allowed names (www/glossary.js).
+// Screenshots of every view in 简体中文: artifacts/screenshots/zh-<view>.png.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { cleanScreenshot, launch, openPage, settled as pageSettled, startServer } from './helpers.mjs';
+import { strayLatin } from '../../www/glossary.js';
+
+// The built-in model's first Chinese sample (www/models/builtin/samples.json) and the tutorials' sentence.
+const SAMPLE = '这本书写得非常好，我一口气就看完了。';
+const SENTENCES = [SAMPLE, '昨天天气很好', 'Hello 昨天 🙂 world'];
+const VIEWS = ['stepper', 'attention', 'grid', 'masks', 'lines', 'qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn', 'output', 'lessons'];
+const CJK = /[\u2e80-\u9fff\uff00-\uffef]/;
+const BYTES = /<[0-9A-F]{2}( [0-9A-F]{2})*>/;
+
+let server;
+let browser;
+let page;
+
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+  page = await openPage(browser, `${server.url}#view=attention&lang=zh`);
+  await page.setViewportSize({ width: 1400, height: 1000 });
+  await settled();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const settled = () => pageSettled(page);
+
+async function type(text) {
+  await page.fill('#text', text);
+  await page.waitForFunction((s) => window.attnscope.app.state.text === s && window.attnscope.app.state.tokens.ids.length > 0, text);
+  await settled();
+}
+
+// The text the chips read as: a cut character written once, by the token holding its part ¹.
+function readBack(pieces) {
+  return pieces
+    .join('')
+    .replace(/(\P{M})([¹²³⁴])/gu, (_, c, part) => (part === '¹' ? c : ''))
+    .replace(/␣/g, ' ');
+}
+
+test('Chinese tokens read as their characters on the chips, cut characters marked, bytes in the tooltip', async () => {
+  for (const text of SENTENCES) {
+    await type(text);
+    const tokens = await page.evaluate(() => window.attnscope.app.state.tokens);
+    const chips = await page.locator('.chip .chip-piece').allInnerTexts();
+    assert.equal(chips.length, tokens.ids.length);
+    for (const chip of chips) assert.doesNotMatch(chip, BYTES, `${text}: chip ${chip}`);
+    assert.equal(readBack(chips), text, `the chips of ${text} read back as ${chips.join('|')}`);
+    // The bytes in the tooltips, joined, are the sentence's UTF-8, computed here independently.
+    const titles = await page.locator('.chip').evaluateAll((nodes) => nodes.map((n) => n.title));
+    const hex = titles.map((title) => title.match(/字节 ([0-9A-F ]+?)(，|；)/)[1]).join(' ');
+    assert.equal(hex, [...new TextEncoder().encode(text)].map((b) => b.toString(16).toUpperCase().padStart(2, '0')).join(' '));
+    // A cut character: each of its chips carries its part and names the character in the tooltip.
+    tokens.split.forEach((cut, i) => {
+      assert.equal(/[¹²³⁴]/.test(chips[i]), cut, chips[i]);
+      if (cut) assert.match(titles[i], new RegExp(`是“${tokens.chars[i]}”的一部分`));
+    });
+  }
+  // MiniMind's tokenizer cuts 昨 (E6 98 A8) over tokens; the emoji too.
+  const cut = await page.evaluate(() => window.attnscope.app.state.tokens.pieces.filter((p) => /[¹²³⁴]/.test(p)));
+  assert.ok(cut.some((p) => p.startsWith('🙂')), cut.join(' '));
+  assert.equal(await page.locator('.chip.split').count(), cut.length);
+});
+
+test('heatmap axes show characters, never bytes, and CJK labels are never turned on their side', async () => {
+  for (const text of ['昨天天气很好', SAMPLE]) {
+    await type(text);
+    for (const view of ['attention', 'masks', 'qk', 'scale', 'flash', 'gqa']) {
+      await page.evaluate((v) => (location.hash = `view=${v}&lang=zh`), view);
+      await page.waitForSelector(`.view-${view}`);
+      await settled();
+      const canvases = await page.locator('canvas.heatmap-canvas').evaluateAll((nodes) => nodes.map((n) => ({ rotated: n.dataset.rotatedLabels, skipped: Number(n.dataset.skippedLabels) })));
+      assert.ok(canvases.length > 0, view);
+      for (const { rotated } of canvases) assert.doesNotMatch(rotated ?? '', CJK, `${view}: ${rotated}`);
+    }
+  }
+  // The attention map's axes are labelled by the same pieces as the chips (no bytes), all of them drawn.
+  await page.evaluate(() => (location.hash = 'view=attention&lang=zh'));
+  await settled();
+  const skipped = await page.locator('.view-attention canvas.heatmap-canvas').first().getAttribute('data-skipped-labels');
+  assert.equal(skipped, '0');
+  await cleanScreenshot(page, 'zh-attention-axes');
+});
+
+test('small multiples keep every label: each head of the GQA view is labelled 她 … on both axes', async () => {
+  await type('小红很开心，她笑了。');
+  await page.evaluate(() => (location.hash = 'view=gqa&lang=zh'));
+  await page.waitForSelector('.view-gqa canvas.heatmap-canvas');
+  await settled();
+  const canvases = await page.locator('.view-gqa canvas.heatmap-canvas').evaluateAll((nodes) => nodes.map((n) => ({ ...n.dataset, width: n.clientWidth })));
+  assert.ok(canvases.length >= 4, `${canvases.length} heatmaps`);
+  for (const d of canvases) {
+    assert.equal(d.skippedLabels, '0', `a ${d.width} px heatmap left labels out`);
+    assert.doesNotMatch(d.rotatedLabels, CJK);
+  }
+  await cleanScreenshot(page, 'zh-gqa-small-multiples');
+});
+
+test('links inside the page keep the language', async () => {
+  await page.evaluate(() => (location.hash = 'view=lessons&lesson=qk&lang=zh'));
+  await page.waitForSelector('.lesson-tab');
+  await settled();
+  const lessonLinks = await page.locator('.lesson-tab').evaluateAll((nodes) => nodes.map((n) => n.getAttribute('href')));
+  const tabLinks = await page.locator('a.tab').evaluateAll((nodes) => nodes.map((n) => n.getAttribute('href')));
+  assert.equal(lessonLinks.length, 6);
+  for (const href of [...lessonLinks, ...tabLinks]) assert.match(href, /[#&]lang=zh(&|$)/, href);
+  // Opened on its own (a middle click), a lesson link opens in Chinese.
+  const other = await openPage(browser, `${server.url}${lessonLinks[1]}`);
+  await pageSettled(other);
+  assert.equal(await other.evaluate(() => window.attnscope.app.state.lang), 'zh');
+  assert.equal(await other.evaluate(() => document.documentElement.lang), 'zh-CN');
+  assert.match(await other.title(), /[\u4e00-\u9fff]/);
+  await other.close();
+  // In English the links stay plain.
+  await page.evaluate(() => (location.hash = 'view=lessons&lesson=qk&lang=en'));
+  await page.waitForFunction(() => document.documentElement.lang === 'en');
+  await settled();
+  for (const href of await page.locator('.lesson-tab').evaluateAll((nodes) => nodes.map((n) => n.getAttribute('href')))) assert.doesNotMatch(href, /lang=/);
+});
+
+// The page's own words on a view: what the reader typed and what the model says (token pieces, sample
+// sentences in English) are content, not interface, and are left out.
+function interfaceText() {
+  // The pipeline's rail names tensors (attn.out, q_norm): code, as in MiniMind's source.
+  const content = '.chips, .samples-list [lang="en"], .bar-label, .token-lines text, #text, .matrix-table th, .decode-sequence, .rail-step';
+  const clone = document.body.cloneNode(true);
+  for (const node of clone.querySelectorAll(content)) node.remove();
+  for (const node of clone.querySelectorAll('[hidden], template, script, style')) node.remove();
+  document.body.append(clone);
+  clone.style.position = 'absolute';
+  const text = clone.innerText;
+  clone.remove();
+  return text;
+}
+
+test('every view in 简体中文 has no Latin word outside the glossary', async () => {
+  await type(SAMPLE);
+  const stray = {};
+  for (const view of VIEWS) {
+    await page.evaluate((v) => (location.hash = `view=${v}&lang=zh`), view);
+    await page.waitForSelector(`.view-${view}`);
+    await settled();
+    const text = await page.evaluate(interfaceText);
+    const pieces = await page.evaluate(() => window.attnscope.app.state.tokens.pieces);
+    const words = strayLatin(text).filter((w) => !pieces.some((p) => p.includes(w)));
+    if (words.length) stray[view] = [...new Set(words)].join(' ');
+    await cleanScreenshot(page, `zh-${view}`);
+  }
+  assert.deepEqual(stray, {});
+  assert.deepEqual(page.consoleErrors, []);
+});
