@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { cleanScreenshot, go, launch, openPage, settled, startServer } from './helpers.mjs';
+import { cleanScreenshot, go, launch, openPage, randomModel, settled, startServer } from './helpers.mjs';
 
 const PER_LAYER = 16; // input_norm … layer out
 const GLOBAL_BEFORE = 1; // embed
@@ -20,7 +20,7 @@ let page;
 before(async () => {
   server = await startServer();
   browser = await launch();
-  page = await openPage(browser, `${server.url}#view=stepper&step=embed`);
+  page = await openPage(browser, `${server.url}${randomModel({ view: 'stepper', step: 'embed' })}`);
   await page.setViewportSize({ width: 1400, height: 1000 });
   await settled(page);
 });
