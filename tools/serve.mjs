@@ -75,7 +75,14 @@ const server = createServer(async (req, res) => {
     res.writeHead(405, { ...headers, Allow: 'GET, HEAD' }).end();
     return;
   }
-  const file = await fileFor(new URL(req.url, 'http://localhost').pathname);
+  let path;
+  try {
+    path = new URL(req.url, 'http://localhost').pathname;
+  } catch {
+    res.writeHead(400, { ...headers, 'Content-Type': 'text/plain; charset=utf-8' }).end('bad request\n');
+    return;
+  }
+  const file = await fileFor(path);
   if (!file) {
     console.error(`404 ${req.url}`);
     res.writeHead(404, { ...headers, 'Content-Type': 'text/plain; charset=utf-8' }).end('not found\n');

@@ -26,9 +26,13 @@ import * as lessons from './views/lessons.js';
 import { themeToggle } from './panels/theme.js';
 import { STAGES } from './parts/controls.js';
 import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS, readerLanguage, textOf } from './state.js';
-import { linkWriter, linkTo, explainLink, pageHref } from './link.js';
+import { linkWriter, linkTo, explainLink } from './link.js';
 import { scriptingApi, reportHeight } from './api.js';
 import { showBanner, addToBanner } from './panels/banner.js';
+import { tabBar } from './panels/tabs.js';
+import { backendControls } from './panels/backend.js';
+import { latest } from './page/latest.js';
+import { tensorCache } from './page/tensor_cache.js';
 import { sharePanel } from './panels/share_panel.js';
 import { keepOffline } from './offline.js';
 import { modelPanel, sourceOf } from './panels/model_panel.js';
@@ -36,14 +40,6 @@ import { sampleButtons } from './panels/samples.js';
 import * as source from './model_source.js';
 
 const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons };
-
-// The tabs, in three groups: a newcomer sees the basics and the lessons; the deep dives fold away
-// behind one button (unfolded while one of them is shown).
-const TAB_GROUPS = [
-  { id: 'basics', views: ['overview', 'stepper', 'attention', 'grid', 'masks', 'output'] },
-  { id: 'deep', views: ['lines', 'qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn'], folds: true },
-  { id: 'lessons', views: ['lessons'] },
-];
 
 const TYPING_PAUSE_MS = 200;
 
@@ -102,9 +98,11 @@ const dom = {
 
 let current = null; // {id, instance}
 let rendered = Promise.resolve(); // the active view's latest update
-let runSeq = 0;
-let tokenizeSeq = 0;
-let cache = new Map();
+// Superseded work is dropped: a newer run, tokenization or model load aborts the one before.
+const runs = latest();
+const tokenizations = latest();
+const loads = latest();
+const cache = tensorCache(worker, onProgress);
 
 function runArgs(override = {}) {
   const mask = state.mask.every((m) => m === 1) ? null : state.mask;
@@ -112,22 +110,9 @@ function runArgs(override = {}) {
 }
 
 // Tensors of the current run (or of a variant of it: override merges into the run's arguments).
-// Resolves to a Map name → {data: Float32Array, shape}. Requests are cached per run and name.
-async function tensors(names, override = {}) {
-  const args = runArgs(override);
-  const key = JSON.stringify(args);
-  const missing = names.filter((n) => !cache.has(`${key}|${n}`));
-  if (missing.length) {
-    const request = worker.call('tensors', { args, names: missing }, { onProgress });
-    request.finally(() => onProgress(null)).catch(() => {});
-    missing.forEach((n, i) => {
-      const entry = request.then(({ tensors: list }) => list[i]);
-      entry.catch(() => cache.delete(`${key}|${n}`));
-      cache.set(`${key}|${n}`, entry);
-    });
-  }
-  const list = await Promise.all(names.map((n) => cache.get(`${key}|${n}`)));
-  return new Map(list.map((entry) => [entry.name, entry]));
+// Resolves to a Map name → {data: Float32Array, shape}.
+function tensors(names, override = {}) {
+  return cache.get(runArgs(override), names);
 }
 
 function set(patch) {
@@ -239,53 +224,6 @@ function publish() {
   announce(now);
 }
 
-// The tabs are built once per language, so keyboard focus stays on a tab while views change.
-function renderNav() {
-  if (!dom.nav.firstChild) {
-    delete dom.nav.dataset.view; // new tabs: the folds are set for the view shown
-    const tab = (id) => el('a', { href: pageHref({ view: id }), className: 'tab', dataset: { view: id }, on: { click: (e) => { e.preventDefault(); go(id); } } }, t(`view.${id}`));
-    dom.nav.append(
-      ...TAB_GROUPS.map(({ id, views, folds }) => {
-        const tabs = el('div', { className: 'tab-group-tabs', id: `tabs-${id}` }, views.map(tab));
-        const head = folds
-          ? el('button', { type: 'button', className: 'tab tab-fold', attrs: { 'aria-expanded': 'false', 'aria-controls': tabs.id }, on: { click: () => fold(head, tabs) } })
-          : views.length > 1 && el('span', { className: 'tab-group-label', attrs: { 'aria-hidden': 'true' } }, t(`nav.group.${id}`));
-        return el('div', { className: 'tab-group', dataset: { group: id }, attrs: { role: 'group', 'aria-label': t(`nav.group.${id}`) } }, head, tabs);
-      }),
-    );
-  }
-  for (const tab of dom.nav.querySelectorAll('a.tab')) {
-    const active = tab.dataset.view === state.view;
-    tab.classList.toggle('active', active);
-    if (active) tab.setAttribute('aria-current', 'page');
-    else tab.removeAttribute('aria-current');
-  }
-  // A folded group is open while one of its views is shown and folded while another is (so a
-  // link draws the same tabs as the page it came from); in between, the reader's button decides.
-  // Folded over the view shown, the button names it.
-  for (const head of dom.nav.querySelectorAll('.tab-fold')) {
-    const tabs = document.getElementById(head.getAttribute('aria-controls'));
-    const inside = tabs.querySelector('.active');
-    if (dom.nav.dataset.view !== state.view) head.setAttribute('aria-expanded', String(Boolean(inside)));
-    tabs.hidden = head.getAttribute('aria-expanded') !== 'true';
-    head.classList.toggle('holds-active', Boolean(inside));
-    const group = t(`nav.group.${head.parentNode.dataset.group}`);
-    head.textContent = `${inside && tabs.hidden ? `${group}: ${inside.textContent}` : group} ${tabs.hidden ? '▸' : '▾'}`;
-  }
-  dom.nav.dataset.view = state.view;
-  // On a phone the tabs scroll sideways; the active one is brought to the middle of the strip.
-  const active = dom.nav.querySelector('a.active:not([hidden] *)');
-  if (active && dom.nav.scrollWidth > dom.nav.clientWidth) {
-    const offset = active.getBoundingClientRect().left - dom.nav.getBoundingClientRect().left;
-    dom.nav.scrollLeft += offset - (dom.nav.clientWidth - active.offsetWidth) / 2;
-  }
-}
-
-function fold(head, tabs) {
-  head.setAttribute('aria-expanded', String(tabs.hidden));
-  renderNav();
-}
-
 // How far the worker's current run has come ({done, total} layers), shown with a Cancel button.
 function onProgress(progress) {
   app.progress = progress;
@@ -308,30 +246,8 @@ async function cancelWork() {
   refresh();
 }
 
-// The backend's choice and the GPU's messages: a fallback to the CPU, or the GPU-against-CPU check.
-// The note stays one short line in the top bar; `detail` (the adapter, timings) is its tooltip.
-function gpuNote(text, kind = '', detail = text) {
-  const note = document.getElementById('gpu-note');
-  note.textContent = text;
-  note.title = detail;
-  note.dataset.kind = kind;
-}
-
-async function checkGpu() {
-  gpuNote(t('backend.checking'));
-  try {
-    const { worst, adapter, gpu_ms: gpuMs, cpu_ms: cpuMs } = await worker.call('checkGpu', { args: runArgs() });
-    const error = worst.problem ?? worst.rel.toExponential(2);
-    const numbers = { name: worst.name, error, adapter, gpu: gpuMs.toFixed(1), cpu: cpuMs.toFixed(1) };
-    gpuNote(t('backend.checked', numbers), 'check', t('backend.checkedDetail', numbers));
-    document.getElementById('gpu-note').dataset.worst = worst.problem ? 'Infinity' : String(worst.rel);
-  } catch (err) {
-    gpuNote(t('backend.checkFailed', { error: err.message }), 'fallback');
-  }
-}
-
 function renderStatus() {
-  document.getElementById('backend').value = state.backend;
+  backend.show(state.backend);
   if (app.busy || app.progress) {
     const p = app.progress;
     dom.status.replaceChildren(
@@ -355,7 +271,7 @@ function message(kind, text, detail = null) {
 // Shows the active view, or the loading / empty / error state in its place.
 function refresh() {
   publish();
-  renderNav();
+  tabs.render(state.view);
   renderStatus();
   // A view that can draw from a config alone (the overview) is shown while the first model loads.
   const previewing = app.phase === 'loading' && Boolean(app.model ?? app.preview) && VIEWS[state.view].previews === true;
@@ -390,7 +306,7 @@ function refresh() {
 }
 
 async function runModel() {
-  const seq = ++runSeq;
+  const signal = runs.start();
   if (state.tokens.ids.length === 0) {
     app.phase = 'empty';
     app.run = null;
@@ -402,14 +318,14 @@ async function runModel() {
   renderStatus();
   try {
     const result = await worker.call('run', { args: runArgs() }, { onProgress });
-    if (seq !== runSeq) return;
-    cache = new Map();
+    if (signal.aborted) return;
+    cache.clear();
     app.run = result;
-    gpuNote(result.gpu_error ? t('backend.fallback', { error: result.gpu_error }) : '', result.gpu_error ? 'fallback' : '');
+    backend.ran(result);
     app.phase = 'ready';
     app.error = null;
   } catch (err) {
-    if (seq !== runSeq) return;
+    if (signal.aborted) return;
     app.phase = err.cancelled ? 'cancelled' : 'error';
     app.error = err.message;
   }
@@ -429,17 +345,17 @@ function fitTokens(keep) {
 
 // New tokens for state.text; keep: the padded positions and selected tokens to carry over.
 async function tokenize(keep = { pad: [], query: null, key: null }) {
-  const seq = ++tokenizeSeq;
+  const signal = tokenizations.start();
   app.busy = true;
   renderStatus();
   try {
     const tokens = await worker.call('tokenize', { text: state.text });
-    if (seq !== tokenizeSeq) return;
+    if (signal.aborted) return;
     state.tokens = tokens;
     fitTokens(keep);
     await runModel();
   } catch (err) {
-    if (seq !== tokenizeSeq) return;
+    if (signal.aborted) return;
     app.phase = 'error';
     app.busy = false;
     app.error = err.message;
@@ -451,7 +367,7 @@ async function tokenize(keep = { pad: [], query: null, key: null }) {
 // A checkpoint still being read is dropped.
 async function buildModel(config, seed) {
   const previous = app.phase;
-  ++loadSeq;
+  loads.abort();
   app.loading = false;
   app.phase = 'building';
   models.set({ progress: null, error: null });
@@ -468,15 +384,13 @@ async function buildModel(config, seed) {
   }
 }
 
-let loadSeq = 0; // the latest model asked for: a checkpoint still being read for an older one is dropped
-
 // Reads a checkpoint (built in, a folder URL, the reader's files, or the one kept in this browser;
 // model_source.js) with its progress in the model panel, and makes it the model once the core has
 // loaded it; until then, and if it fails, the previous model stays. The reader's own checkpoint is
 // kept in this browser for the next visit.
 async function loadCheckpoint(model, files = null) {
-  const seq = ++loadSeq;
-  const wanted = () => seq === loadSeq;
+  const signal = loads.start(); // a checkpoint still being read for an older choice is dropped
+  const wanted = () => !signal.aborted;
   app.loading = true;
   models.set({ source: sourceOf(model), loading: model, progress: { loaded: 0, total: null }, error: null, note: null });
   renderStatus();
@@ -514,7 +428,7 @@ function adopt(resolved, model, meta) {
   Object.assign(state, fitToModel(state, resolved));
   panel.showResolved(resolved);
   models.set({ loaded: meta, progress: null, source: sourceOf(model) });
-  cache = new Map();
+  cache.clear();
 }
 
 // Keeps the reader's checkpoint in this browser for the next visit; a refusal (no space) is noted.
@@ -570,7 +484,7 @@ function applyLanguage(lang) {
   state.lang = next;
   setLanguage(next);
   fillStaticText();
-  dom.nav.replaceChildren();
+  tabs.relabel();
   chips.update(state.tokens, state.mask);
   const relabelled = configPanel(state, panelHandlers);
   panel.node.replaceWith(relabelled.node);
@@ -606,6 +520,8 @@ const sharing = () => sharePanel(app, { getState: shared, view: () => dom.view.q
 let share = sharing();
 const writer = linkWriter({ embed });
 const theme = themeToggle(remount);
+const tabs = tabBar(dom.nav, go);
+const backend = backendControls({ call: app.call, args: () => runArgs(), choose: (value) => navigate({ backend: value }) });
 
 // Static text in index.html is marked data-i18n (text) or data-i18n-label (aria-label).
 function fillStaticText() {
@@ -618,8 +534,6 @@ function fillStaticText() {
 function wireInput() {
   document.getElementById('lang-switch').addEventListener('click', () => navigate({ lang: state.lang === 'zh' ? 'en' : 'zh' }));
   document.getElementById('theme-toggle').replaceWith(theme.node);
-  document.getElementById('backend').addEventListener('change', (e) => navigate({ backend: e.target.value }));
-  document.getElementById('gpu-check').addEventListener('click', checkGpu);
   dom.text.value = state.text;
   dom.chips.replaceWith(chips.node);
   dom.config.replaceWith(models.node, panel.node);

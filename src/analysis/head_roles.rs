@@ -8,8 +8,10 @@
 //! previous and current are three different keys (on an unpadded causal input: query positions 2
 //! and later). A head is previous-token, current-token or first-token when that score is over 0.5, and
 //! weakly so when it is the largest of the three and at least 0.3 (head_stats.json's "(weak)").
-//! Without a position role, a head whose rows are nearly uniform (mean normalised entropy at least
-//! 0.8) is broad; anything else is mixed.
+//! Without a position role, a head that keeps its weight on one and the same key whatever the query
+//! (a punctuation mark, say: the mean weight on that key, over the rows that see it, at least 0.3)
+//! is a fixed-token head; one whose rows are nearly uniform (mean normalised entropy at least 0.8) is
+//! broad; anything else is mixed.
 //!
 //! Which keys a query row sees comes from the run's masks (`MaskSpec`): causal keys after it and
 //! padding keys are not visible, padded query rows are not counted, and with a KV-cache prefix
@@ -30,7 +32,9 @@ pub const BROAD: f32 = 0.8;
 
 /// One head's measures on one input: mean weights on the previous, current and first visible key,
 /// and the mean entropy of a row divided by its largest possible value, ln(visible keys), so a
-/// uniform row scores 1. `rows` is how many query rows were measured.
+/// uniform row scores 1. `rows` is how many query rows were measured. `fixed` is the largest mean
+/// weight one key position gets from the measured rows that see it (a key seen by fewer than half of
+/// them does not count), and `fixed_key` that position (None when pooled over several inputs).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct HeadScores {
     pub previous: f32,
@@ -38,6 +42,8 @@ pub struct HeadScores {
     pub first: f32,
     pub spread: f32,
     pub rows: usize,
+    pub fixed: f32,
+    pub fixed_key: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -46,6 +52,7 @@ pub enum Role {
     Previous,
     Current,
     First,
+    Fixed,
     Broad,
     Mixed,
 }
@@ -104,9 +111,29 @@ pub fn measure(probs: ArrayView3<f32>, mask: &MaskSpec) -> Vec<Option<HeadScores
                 let entropy: f32 = (0..s).filter(|&j| visible(r.i, j) && row[j] > 0.0).map(|j| -row[j] * row[j].ln()).sum();
                 spread += entropy / (r.seen as f32).ln();
             }
-            Some(HeadScores { previous: previous / n, current: current / n, first: first / n, spread: spread / n, rows: rows.len() })
+            let (fixed, fixed_key) = fixed_key(probs, h, &rows, &visible);
+            Some(HeadScores { previous: previous / n, current: current / n, first: first / n, spread: spread / n, rows: rows.len(), fixed, fixed_key: Some(fixed_key) })
         })
         .collect()
+}
+
+/// The key position that keeps the most weight, on average over the measured rows that see it, and
+/// that weight; keys seen by fewer than half of the rows (late keys, under the causal mask) are left
+/// out, so a single row cannot make a key "fixed".
+fn fixed_key(probs: ArrayView3<f32>, h: usize, rows: &[Row], visible: &impl Fn(usize, usize) -> bool) -> (f32, usize) {
+    let s = probs.dim().2;
+    let mut best = (0.0f32, 0);
+    for j in 0..s {
+        let (mut sum, mut seen) = (0.0f32, 0usize);
+        for r in rows.iter().filter(|r| visible(r.i, j)) {
+            sum += probs[[h, r.i, j]];
+            seen += 1;
+        }
+        if 2 * seen >= rows.len() && seen > 0 && sum / seen as f32 > best.0 {
+            best = (sum / seen as f32, j);
+        }
+    }
+    best
 }
 
 impl HeadScores {
@@ -117,7 +144,7 @@ impl HeadScores {
             return None;
         }
         let mean = |f: fn(&HeadScores) -> f32| all.iter().map(|s| f(s) * s.rows as f32).sum::<f32>() / rows as f32;
-        Some(HeadScores { previous: mean(|s| s.previous), current: mean(|s| s.current), first: mean(|s| s.first), spread: mean(|s| s.spread), rows })
+        Some(HeadScores { previous: mean(|s| s.previous), current: mean(|s| s.current), first: mean(|s| s.first), spread: mean(|s| s.spread), rows, fixed: mean(|s| s.fixed), fixed_key: None })
     }
 
     pub fn role(self) -> HeadRole {
@@ -125,6 +152,9 @@ impl HeadScores {
         let (role, score) = positions.into_iter().fold((Role::Mixed, f32::MIN), |best, p| if p.1 > best.1 { p } else { best });
         if score >= WEAK {
             return HeadRole { role, score, strong: score > STRONG, scores: self };
+        }
+        if self.fixed >= WEAK {
+            return HeadRole { role: Role::Fixed, score: self.fixed, strong: self.fixed > STRONG, scores: self };
         }
         let role = if self.spread >= BROAD { Role::Broad } else { Role::Mixed };
         HeadRole { role, score: self.spread, strong: false, scores: self }
@@ -182,6 +212,23 @@ mod tests {
         let r = one(6, &CAUSAL, |_, j| if j == 0 { 1.0 } else { 0.0 }).role();
         assert_eq!((r.role, r.strong), (Role::First, true));
         assert!(close(r.score, 1.0));
+    }
+
+    #[test]
+    fn a_head_that_keeps_to_one_middle_key_is_a_fixed_token_head() {
+        // Every row that sees key 3 puts 0.9 on it, the rest evenly; rows before it are uniform.
+        let s = one(10, &CAUSAL, |i, j| if i >= 3 { if j == 3 { 9.0 * i as f32 } else { 1.0 } } else { 1.0 });
+        assert_eq!(s.fixed_key, Some(3), "{s:?}");
+        let r = s.role();
+        assert_eq!((r.role, r.strong), (Role::Fixed, true), "{r:?}");
+        assert!(r.score > 0.8, "{r:?}");
+    }
+
+    #[test]
+    fn a_key_few_rows_see_cannot_be_the_fixed_one() {
+        // Only the last row sees key 9 and puts everything on it: too few rows to call it fixed.
+        let s = one(10, &CAUSAL, |i, j| if i == 9 { if j == 9 { 1.0 } else { 0.0 } } else { 1.0 });
+        assert_ne!(s.fixed_key, Some(9), "{s:?}");
     }
 
     #[test]
@@ -267,8 +314,8 @@ mod tests {
 
     #[test]
     fn pooling_weights_each_input_by_its_rows() {
-        let a = HeadScores { previous: 1.0, current: 0.0, first: 0.0, spread: 0.0, rows: 3 };
-        let b = HeadScores { previous: 0.0, current: 1.0, first: 0.0, spread: 1.0, rows: 1 };
+        let a = HeadScores { previous: 1.0, current: 0.0, first: 0.0, spread: 0.0, rows: 3, fixed: 0.0, fixed_key: Some(0) };
+        let b = HeadScores { previous: 0.0, current: 1.0, first: 0.0, spread: 1.0, rows: 1, fixed: 0.0, fixed_key: Some(0) };
         let p = HeadScores::pooled(&[a, b]).unwrap();
         assert!(close(p.previous, 0.75) && close(p.current, 0.25) && close(p.spread, 0.25));
         assert_eq!(p.rows, 4);

@@ -195,7 +195,7 @@ test('a visit without a link opens the built-in model on a sample sentence; Engl
   assert.equal(source.dtype, 'F16');
   assert.equal(model.hidden_size, JSON.parse(read(join(BUILTIN, 'config.json'))).hidden_size);
   assert.equal(state.text, samples.en[0]);
-  assert.match(await page.locator('.model-info').innerText(), /built in.*F16/);
+  assert.match(await page.locator('.model-info').innerText(), /Tiny MiniMind · .*F16/);
   assert.equal(await page.locator('.sample[data-lang="zh"]').count(), samples.zh.length);
   await page.locator('.sample[data-lang="zh"]').first().click();
   await page.waitForFunction((text) => window.attnscope.app.state.text === text, samples.zh[0]);

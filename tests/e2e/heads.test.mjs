@@ -32,15 +32,17 @@ async function builtinPage() {
 // The measures of one head, computed here from the probs alone: over the real query rows with at
 // least two visible keys before them, the mean weight on the nearest visible key before (previous),
 // on the row's own key (current) and on the earliest visible key (first), and the mean entropy over
-// ln(visible keys) (spread).
+// ln(visible keys) (spread), and the largest mean weight one key keeps (fixed).
 function measure(probs, T, S, h, mask, causal) {
   const visible = (i, j) => (!causal || j <= i) && mask[j] !== 0;
   const sums = { previous: 0, current: 0, first: 0, spread: 0, rows: 0 };
+  const measured = [];
   for (let i = 0; i < T; i++) {
     if (!visible(i, i)) continue;
     const before = [];
     for (let j = 0; j < i; j++) if (visible(i, j)) before.push(j);
     if (before.length < 2) continue;
+    measured.push(i);
     const row = probs.subarray((h * T + i) * S, (h * T + i + 1) * S);
     let seen = 0;
     let entropy = 0;
@@ -56,7 +58,21 @@ function measure(probs, T, S, h, mask, causal) {
     sums.rows++;
   }
   const n = sums.rows;
-  return n ? { previous: sums.previous / n, current: sums.current / n, first: sums.first / n, spread: sums.spread / n, rows: n } : null;
+  if (!n) return null;
+  // The key that keeps the most weight, on average over the measured rows that see it (a key seen by
+  // fewer than half of them does not count).
+  let fixed = 0;
+  for (let j = 0; j < S; j++) {
+    let sum = 0;
+    let seen = 0;
+    for (const i of measured) {
+      if (!visible(i, j)) continue;
+      sum += probs[(h * T + i) * S + j];
+      seen++;
+    }
+    if (seen > 0 && 2 * seen >= n) fixed = Math.max(fixed, sum / seen);
+  }
+  return { previous: sums.previous / n, current: sums.current / n, first: sums.first / n, spread: sums.spread / n, fixed, rows: n };
 }
 
 // The role the measures make, by the thresholds head_stats.json names (0.5 strong, 0.3 weak) and
@@ -64,6 +80,7 @@ function measure(probs, T, S, h, mask, causal) {
 function roleOf(m) {
   const [role, score] = [['previous', m.previous], ['current', m.current], ['first', m.first]].reduce((a, b) => (b[1] > a[1] ? b : a));
   if (score >= 0.3) return { role, score };
+  if (m.fixed >= 0.3) return { role: 'fixed', score: m.fixed };
   return { role: m.spread >= 0.8 ? 'broad' : 'mixed', score: m.spread };
 }
 
@@ -97,8 +114,8 @@ function assertScoresShown(shown, expected) {
     assert.equal(s.role, want.role, `L${s.layer}H${s.head}: ${JSON.stringify(m)}`);
     const [score] = numbers(s.text);
     assert.ok(Math.abs(score - want.score) <= 0.0051, `L${s.layer}H${s.head}: the label says ${s.text}, the probs give ${want.score}`);
-    const [previous, current, first, spread] = numbers(s.title);
-    for (const [got, key] of [[previous, 'previous'], [current, 'current'], [first, 'first'], [spread, 'spread']]) {
+    const [previous, current, first, spread, fixed] = numbers(s.title);
+    for (const [got, key] of [[previous, 'previous'], [current, 'current'], [first, 'first'], [spread, 'spread'], [fixed, 'fixed']]) {
       assert.ok(Math.abs(got - m[key]) <= 0.0051, `L${s.layer}H${s.head} ${key}: ${got} shown, ${m[key]} from the probs`);
     }
     assert.match(s.title, new RegExp(`\\b${m.rows}\\b`), 'the tooltip counts the rows measured');

@@ -54,7 +54,7 @@ export function mount(root, app) {
       el(
         'table',
         { className: 'data-table' },
-        el('thead', {}, el('tr', {}, el('th', { attrs: { scope: 'col' } }, 'mask'), el('th', { attrs: { scope: 'col' } }, t('lesson.padding.purpose')))),
+        el('thead', {}, el('tr', {}, el('th', { attrs: { scope: 'col' } }, t('lesson.padding.mask')), el('th', { attrs: { scope: 'col' } }, t('lesson.padding.purpose')))),
         el('tbody', {}, el('tr', {}, el('th', { attrs: { scope: 'row' } }, 'causal mask'), el('td', {}, t('lesson.padding.causalPurpose'))), el('tr', {}, el('th', { attrs: { scope: 'row' } }, 'attention_mask'), el('td', {}, t('lesson.padding.paddingPurpose')))),
       ),
     ),
@@ -83,8 +83,8 @@ export function mount(root, app) {
           'figure',
           { className: 'panel-cell', dataset: { mode: m } },
           el('figcaption', { className: 'panel-title' }, t(`lesson.padding.${m}`)),
-          matrixTable({ data: masked, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, scale: diverging(1), digits: 1, corner: 'scores' }),
-          matrixTable({ data: probs, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, scale: sequential(0, 1), digits: 2, corner: 'probs' }),
+          matrixTable({ data: masked, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, scale: diverging(1), digits: 1, corner: t('stage.scores') }),
+          matrixTable({ data: probs, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, scale: sequential(0, 1), digits: 2, corner: t('stage.probs') }),
           el('p', { className: 'hint' }, t('lesson.padding.padRow')),
           el('p', { className: 'leak', dataset: { leak: m } }, t('lesson.padding.leak'), ' ', value(leak, 3)),
         );

@@ -98,7 +98,7 @@ export function mount(root, app) {
       el(
         'table',
         { className: 'data-table' },
-        el('thead', {}, el('tr', {}, [t('gqa.kind'), 'Q heads', 'KV heads', t('gqa.perToken'), t('gqa.atContext', { n: CONTEXT })].map((h) => el('th', { attrs: { scope: 'col' } }, h)))),
+        el('thead', {}, el('tr', {}, [t('gqa.kind'), t('lesson.shapes.qHeads'), t('lesson.shapes.kvHeads'), t('gqa.perToken'), t('gqa.atContext', { n: CONTEXT })].map((h) => el('th', { attrs: { scope: 'col' } }, h)))),
         el(
           'tbody',
           {},

@@ -97,7 +97,7 @@ export function modelPanel({ onSource, onFiles, onUrl, onKept, onForget }) {
       m.kind === 'random'
         ? t('model.sourceRandom', { seed: m.seed })
         : m.kind === 'builtin'
-          ? t('model.sourceBuiltin')
+          ? null // its name says it is the built-in model
           : m.kind === 'url'
             ? t('model.sourceUrl', { url: m.url })
             : t('model.sourceFiles', { files: m.files.join(', ') });

@@ -5,8 +5,9 @@
 import { el } from './dom.js';
 import { exact, fixed } from './format.js';
 
-// items: [{label, value, note?, highlight?}]; max: the value of a full bar; digits: decimals shown.
-export function bars(items, { max = 1, digits = 3, label = '' } = {}) {
+// items: [{label, value, note?, highlight?}]; max: the value of a full bar; digits: decimals shown,
+// or format(value): the text shown.
+export function bars(items, { max = 1, digits = 3, format = (v) => fixed(v, digits), label = '' } = {}) {
   return el(
     'ol',
     { className: 'bars', attrs: { 'aria-label': label } },
@@ -16,7 +17,7 @@ export function bars(items, { max = 1, digits = 3, label = '' } = {}) {
         { className: item.highlight ? 'bar-row highlight' : 'bar-row', dataset: { value: exact(item.value) } },
         el('span', { className: 'bar-label' }, item.label),
         el('span', { className: 'bar-track', attrs: { 'aria-hidden': 'true' } }, el('span', { className: 'bar-fill', style: { width: `${Math.max(0, Math.min(1, item.value / max)) * 100}%` } })),
-        el('span', { className: 'bar-value' }, fixed(item.value, digits)),
+        el('span', { className: 'bar-value' }, format(item.value)),
         item.note && el('span', { className: 'bar-note' }, item.note),
       ),
     ),

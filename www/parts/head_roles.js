@@ -4,10 +4,10 @@
 // clear, what to look for in the picture. The head grid and the attention map both show it.
 
 import { el } from './dom.js';
-import { fixed } from './format.js';
+import { fixed, tokenText } from './format.js';
 import { t } from '../strings.js';
 
-export const ROLES = ['previous', 'current', 'first', 'broad', 'mixed'];
+export const ROLES = ['previous', 'current', 'first', 'fixed', 'broad', 'mixed'];
 
 // One request per run: the roles of the model's current run, kept while its arguments stay the same
 // (a new model is a new app.model object, so its runs never meet the old one's).
@@ -36,26 +36,32 @@ function byLayer(layers) {
   return out;
 }
 
-// "previous token 0.93", "previous token 0.41 (weak)", "broad 0.88"; too short: says so.
+// "previous-token 0.93", "previous-token (weak) 0.41" (a mean weight), "broad, spread 0.88" (a
+// spread, named so, since it is not a weight); too short: says so.
 export function roleText(r) {
   if (!r) return t('role.unmeasured');
-  const score = fixed(r.score, 2);
-  return r.role === 'broad' || r.role === 'mixed' || r.strong ? t('role.label', { role: t(`role.${r.role}`), score }) : t('role.weak', { role: t(`role.${r.role}`), score });
+  const numbers = { role: t(`role.${r.role}`), score: fixed(r.score, 2) };
+  if (r.role === 'broad' || r.role === 'mixed') return t('role.spreadLabel', numbers);
+  return t(r.strong ? 'role.label' : 'role.weak', numbers);
 }
 
+// The token a fixed-token head keeps to (its position in the input, as the core found it).
+const keyToken = (r, pieces) => ({ key: r.scores.fixed_key, token: tokenText(pieces[r.scores.fixed_key] ?? '') });
+
 // Every measure behind the label, for a tooltip or a note.
-export function roleDetail(r) {
+// pieces: the input's token pieces, to name the token a head keeps most weight on.
+export function roleDetail(r, pieces) {
   if (!r) return t('role.unmeasuredWhy');
   const s = r.scores;
-  return t('role.detail', { previous: fixed(s.previous, 2), current: fixed(s.current, 2), first: fixed(s.first, 2), spread: fixed(s.spread, 2), rows: s.rows });
+  return t('role.detail', { previous: fixed(s.previous, 2), current: fixed(s.current, 2), first: fixed(s.first, 2), spread: fixed(s.spread, 2), fixed: fixed(s.fixed, 2), ...keyToken(r, pieces), rows: s.rows });
 }
 
 // A small label coloured by role (style.css: .role-<name>).
-export function roleBadge(r) {
-  return el('span', { className: `role-badge role-${r ? r.role : 'none'}`, title: roleDetail(r) }, roleText(r));
+export function roleBadge(r, pieces) {
+  return el('span', { className: `role-badge role-${r ? r.role : 'none'}`, title: roleDetail(r, pieces) }, roleText(r));
 }
 
 // A sentence on what the heatmap shows for this role, or null where no single pattern exists.
-export function lookFor(r) {
-  return r && r.role !== 'mixed' ? t(`role.look.${r.role}`) : null;
+export function lookFor(r, pieces) {
+  return r && r.role !== 'mixed' ? t(`role.look.${r.role}`, r.role === 'fixed' ? keyToken(r, pieces) : {}) : null;
 }

@@ -5,10 +5,13 @@
 
 import { el } from './dom.js';
 import { bars } from './bars.js';
-import { tokenText } from './format.js';
+import { tokenText, percent } from './format.js';
 import { t } from '../strings.js';
 
 export const TOP = 10;
+
+// MiniMind's chat format closes each message with this special token.
+const END_OF_MESSAGE = '<|im_end|>';
 
 // The k most likely next tokens after position i of the logits tensor [T, V]: [{id, p, piece}].
 export function predict(app, logits, i, k = TOP) {
@@ -20,7 +23,7 @@ export function predict(app, logits, i, k = TOP) {
 export function candidateBars(top, { label, mark = null, markNote = null }) {
   return bars(
     top.map((c) => ({ label: `${tokenText(c.piece)} · ${c.id}`, value: c.p, highlight: c.id === mark, note: c.id === mark ? markNote : null })),
-    { label, digits: 4 },
+    { label, format: percent },
   );
 }
 
@@ -38,5 +41,7 @@ export function predictionList(app, top, i, V) {
     el('p', { className: 'hint' }, t('output.note', { v: V })),
     candidateBars(top, { label: heading, mark: actual, markNote: t('output.actual') }),
     missing ? el('p', { className: 'hint' }, t('output.actualMissing', { token: tokenText(pieces[i + 1]), k: top.length })) : null,
+    // A chat-format marker among the candidates is not a word: say what it is.
+    top.some((c) => c.piece === END_OF_MESSAGE) ? el('p', { className: 'hint' }, t('output.endOfMessage', { token: END_OF_MESSAGE })) : null,
   );
 }

@@ -20,7 +20,7 @@ export function mount(root, app) {
   const explain = el('p', { className: 'explain' });
   const role = el('div', { className: 'head-role' });
   const map = heatmap();
-  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node)), el('figure', { className: 'tensor-figure attention-figure' }, caption, role, explain, map.node));
+  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node)), el('figure', { className: 'tensor-figure attention-figure' }, caption, role, explain, el('p', { className: 'hint axes-note' }, t('attention.axes')), map.node));
   let seq = 0;
 
   async function update() {
@@ -36,10 +36,12 @@ export function mount(root, app) {
     caption.replaceChildren(el('code', { className: 'tensor-name' }, `${name}[${h}]`), el('span', { className: 'shape' }, shapeLabel(tensor.shape)));
     explain.textContent = t(`attention.explain.${state.stage}`);
     const measured = roles[state.layer]?.[h] ?? null;
-    const look = lookFor(measured);
+    const pieces = state.tokens.pieces;
+    const look = lookFor(measured, pieces);
     role.replaceChildren(
-      el('p', { className: 'head-role-line' }, el('span', { className: 'head-role-title' }, t('role.title')), roleBadge(measured), el('span', { className: 'head-role-detail' }, roleDetail(measured))),
-      look ? el('p', { className: 'head-role-look' }, el('strong', {}, t('role.lookFor')), look) : null,
+      el('p', { className: 'head-role-line' }, el('span', { className: 'head-role-title' }, t('role.title')), roleBadge(measured, pieces), el('span', { className: 'head-role-detail' }, roleDetail(measured, pieces))),
+      // replaceChildren writes null as the text "null": a mixed head has nothing to look for.
+      ...(look ? [el('p', { className: 'head-role-look' }, el('strong', {}, t('role.lookFor')), look)] : []),
     );
     map.update({
       ...headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, labelChars: 12 }),

@@ -126,7 +126,7 @@ export function mount(root, app) {
               style: { gridRow: String(3 + l), gridColumn: String(2 + h), width: `${side + 4}px` },
             },
             map.node,
-            roleBadge(role),
+            roleBadge(role, state.tokens.pieces),
           ),
         );
       }

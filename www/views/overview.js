@@ -10,9 +10,10 @@
 // with T for the number of tokens. Under the diagram, a short route for a first visit.
 
 import { el, svg } from '../parts/dom.js';
-import { tokenText, shapeLabel } from '../parts/format.js';
+import { tokenText, shapeLabel, percent } from '../parts/format.js';
 import { range } from '../parts/controls.js';
 import { modelName } from '../panels/model_panel.js';
+import { MINIMIND3 } from './gqa.js';
 import { t } from '../strings.js';
 
 // The page may show this view before any run: it needs only a config (app.js refresh()).
@@ -25,8 +26,6 @@ const STACK_DRAWN = 3; // at most this many cards drawn behind the detailed laye
 
 // A link that changes only the fields it names (app.js: plain fields change the current state).
 const link = (fields) => `#${new URLSearchParams(fields)}`;
-
-const percent = (p) => `${(p * 100).toFixed(p >= 0.1 ? 1 : 2)} %`;
 
 // A box of the diagram; `key` names it for tests and for keeping keyboard focus across redraws.
 function block(key, href, title, sub, kind = '') {
@@ -71,7 +70,9 @@ export function mount(root, app) {
   const { state } = app;
   const diagram = el('div', { className: 'ov-diagram' });
   const prediction = el('div', { className: 'ov-prediction', attrs: { 'aria-live': 'polite' } });
-  root.append(diagram, route());
+  // The route comes right under the title: a first visit sees where to start before the diagram.
+  const start = route();
+  root.append(diagram);
   let seq = 0;
 
   // The sizes the diagram draws: the loaded model's, or while the first one loads, its config's.
@@ -122,6 +123,7 @@ export function mount(root, app) {
         c.qk_norm && step('qk_norm', at({ view: 'stepper', step: 'qk_norm' }), 'q_norm · k_norm'),
         step('rope', at({ view: 'rope' }), 'RoPE'),
         step('kv_cache', at({ view: 'decode' }), 'KV cache'),
+        nKV < nH && step('repeat_kv', at({ view: 'gqa' }), 'repeat_kv', [['K, V', [T, nH, d]]]),
         step('scores', at({ view: 'qk' }), 'Q·Kᵀ', [['', [nH, T, T]]]),
         step('scale', at({ view: 'scale' }), `÷ √${d}`),
         step('masks', at({ view: 'masks' }), t('overview.masks')),
@@ -133,7 +135,7 @@ export function mount(root, app) {
         'p',
         { className: 'ov-card-links' },
         [
-          ['grid', { view: 'grid' }, t('overview.allHeads', { n: c.num_hidden_layers * nH })],
+          ['grid', { view: 'grid' }, t('overview.allHeads', { n: c.num_hidden_layers * nH, layers: c.num_hidden_layers, heads: nH })],
           ['gqa', { view: 'gqa' }, t('view.gqa')],
           ['lines', { view: 'lines' }, t('view.lines')],
           ['flash', { view: 'flash' }, t('overview.flash')],
@@ -193,7 +195,16 @@ export function mount(root, app) {
     const name = modelName(app.source ?? { kind: app.preview.model.kind, name: app.preview.model.url });
     const focused = diagram.contains(document.activeElement) ? (document.activeElement.dataset.key ?? document.activeElement.dataset.block) : null;
     diagram.replaceChildren(
-      el('header', { className: 'ov-head' }, el('h2', {}, t('overview.title', { name })), el('p', { className: 'explain' }, t('overview.lead')), facts(c)),
+      el(
+        'header',
+        { className: 'ov-head' },
+        el('h2', {}, t('overview.title', { name })),
+        el('p', { className: 'explain' }, t('overview.lead')),
+        // The built-in model is not the tutorials' MiniMind: say how it differs before its numbers do.
+        (app.source ?? app.preview.model).kind === 'builtin' && el('p', { className: 'explain ov-builtin-note' }, t('overview.builtinNote', { layers: c.num_hidden_layers, width: c.hidden_size, d: c.head_dim, mmLayers: MINIMIND3.num_hidden_layers, mmHidden: MINIMIND3.hidden_size, mmD: MINIMIND3.hidden_size / MINIMIND3.num_attention_heads })),
+        facts(c),
+      ),
+      start,
       el(
         'div',
         { className: 'ov-flow' },

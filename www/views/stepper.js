@@ -13,7 +13,7 @@ import { tensorFigure } from '../parts/tensor_figure.js';
 import { paintAll } from '../parts/heatmap.js';
 import { layerSelect, tokenSelect, tokenAt } from '../parts/controls.js';
 import { predict, predictionList } from '../parts/prediction.js';
-import { tokenText } from '../parts/format.js';
+import { tokenText, percent } from '../parts/format.js';
 import { value } from '../parts/value.js';
 import { t } from '../strings.js';
 
@@ -170,7 +170,7 @@ export function mount(root, app) {
     const [head, tail] = t('stepper.predicts', { before, token: tokenText(best.piece), p: SLOT }).split(SLOT);
     return [
       el('div', { className: 'toolbar' }, query.node),
-      el('p', { className: 'prediction-sentence' }, head, value(best.p, 4), tail),
+      el('p', { className: 'prediction-sentence' }, head, value(best.p, percent), tail),
       predictionList(app, top, i, logits.shape[1]),
     ];
   }

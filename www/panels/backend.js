@@ -1,0 +1,44 @@
+// The backend controls in the top bar: Auto / CPU / WebGPU (a link field; the page navigates to
+// change it), "Check GPU against CPU", and one short note for the GPU's messages — a fallback to the
+// CPU, or the check's worst relative error — with the adapter and timings as its tooltip, so the
+// top bar keeps one line.
+
+import { t } from '../strings.js';
+
+// call: the worker's call; args(): the current run's arguments; choose(backend): the reader picked one.
+export function backendControls({ call, args, choose }) {
+  const select = document.getElementById('backend');
+  const note = document.getElementById('gpu-note');
+  select.addEventListener('change', (e) => choose(e.target.value));
+  document.getElementById('gpu-check').addEventListener('click', check);
+
+  function say(text, kind = '', detail = text) {
+    note.textContent = text;
+    note.title = detail;
+    note.dataset.kind = kind;
+  }
+
+  async function check() {
+    say(t('backend.checking'));
+    try {
+      const { worst, adapter, gpu_ms: gpuMs, cpu_ms: cpuMs } = await call('checkGpu', { args: args() });
+      const error = worst.problem ?? worst.rel.toExponential(2);
+      const numbers = { name: worst.name, error, adapter, gpu: gpuMs.toFixed(1), cpu: cpuMs.toFixed(1) };
+      say(t('backend.checked', numbers), 'check', t('backend.checkedDetail', numbers));
+      note.dataset.worst = worst.problem ? 'Infinity' : String(worst.rel);
+    } catch (err) {
+      say(t('backend.checkFailed', { error: err.message }), 'fallback');
+    }
+  }
+
+  return {
+    /** Shows the backend in the link's state. */
+    show(backend) {
+      select.value = backend;
+    },
+    /** A run's answer: its fallback to the CPU, if the GPU failed, or nothing. */
+    ran(result) {
+      say(result.gpu_error ? t('backend.fallback', { error: result.gpu_error }) : '', result.gpu_error ? 'fallback' : '');
+    },
+  };
+}

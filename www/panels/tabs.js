@@ -1,0 +1,70 @@
+// The view tabs in the top bar, in three groups: a newcomer sees the basics and the lessons; the
+// deep dives fold away behind one button. Built once per language (so keyboard focus stays on a tab
+// while views change); render(view) marks the view shown. Every tab is a real link (#view=…, with
+// the page's language kept by link.js's pageHref).
+
+import { el } from '../parts/dom.js';
+import { pageHref } from '../link.js';
+import { t } from '../strings.js';
+
+export const TAB_GROUPS = [
+  { id: 'basics', views: ['overview', 'stepper', 'attention', 'grid', 'masks', 'output'] },
+  { id: 'deep', views: ['lines', 'qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn'], folds: true },
+  { id: 'lessons', views: ['lessons'] },
+];
+
+// nav: the <nav> to fill; go(view): the reader picked a tab.
+export function tabBar(nav, go) {
+  let shownView = null; // the view the folds were last set for
+
+  function build() {
+    shownView = null; // new tabs: the folds are set for the view shown
+    const tab = (id) => el('a', { href: pageHref({ view: id }), className: 'tab', dataset: { view: id }, on: { click: (e) => { e.preventDefault(); go(id); } } }, t(`view.${id}`));
+    nav.replaceChildren(
+      ...TAB_GROUPS.map(({ id, views, folds }) => {
+        const tabs = el('div', { className: 'tab-group-tabs', id: `tabs-${id}` }, views.map(tab));
+        const head = folds
+          ? el('button', { type: 'button', className: 'tab tab-fold', attrs: { 'aria-expanded': 'false', 'aria-controls': tabs.id }, on: { click: () => { head.setAttribute('aria-expanded', String(tabs.hidden)); render(shownView); } } })
+          : views.length > 1 && el('span', { className: 'tab-group-label', attrs: { 'aria-hidden': 'true' } }, t(`nav.group.${id}`));
+        return el('div', { className: 'tab-group', dataset: { group: id }, attrs: { role: 'group', 'aria-label': t(`nav.group.${id}`) } }, head, tabs);
+      }),
+    );
+  }
+
+  function render(view) {
+    if (!nav.firstChild) build();
+    for (const tab of nav.querySelectorAll('a.tab')) {
+      const active = tab.dataset.view === view;
+      tab.classList.toggle('active', active);
+      if (active) tab.setAttribute('aria-current', 'page');
+      else tab.removeAttribute('aria-current');
+    }
+    // A folded group is open while one of its views is shown and folded while another is (so a
+    // link draws the same tabs as the page it came from); in between, the reader's button decides.
+    // Folded over the view shown, the button names it.
+    for (const head of nav.querySelectorAll('.tab-fold')) {
+      const tabs = document.getElementById(head.getAttribute('aria-controls'));
+      const inside = tabs.querySelector('.active');
+      if (shownView !== view) head.setAttribute('aria-expanded', String(Boolean(inside)));
+      tabs.hidden = head.getAttribute('aria-expanded') !== 'true';
+      head.classList.toggle('holds-active', Boolean(inside));
+      const group = t(`nav.group.${head.parentNode.dataset.group}`);
+      head.textContent = `${inside && tabs.hidden ? `${group}: ${inside.textContent}` : group} ${tabs.hidden ? '▸' : '▾'}`;
+    }
+    shownView = view;
+    // On a phone the tabs scroll sideways; the active one is brought to the middle of the strip.
+    const active = nav.querySelector('a.active:not([hidden] *)');
+    if (active && nav.scrollWidth > nav.clientWidth) {
+      const offset = active.getBoundingClientRect().left - nav.getBoundingClientRect().left;
+      nav.scrollLeft += offset - (nav.clientWidth - active.offsetWidth) / 2;
+    }
+  }
+
+  return {
+    render,
+    /** The language changed: the tabs are built again on the next render. */
+    relabel() {
+      nav.replaceChildren();
+    },
+  };
+}
