@@ -41,17 +41,19 @@ export function mount(root, app) {
       el('p', { className: 'head-role-line' }, el('span', { className: 'head-role-title' }, t('role.title')), roleBadge(measured), el('span', { className: 'head-role-detail' }, roleDetail(measured))),
       look ? el('p', { className: 'head-role-look' }, el('strong', {}, t('role.lookFor')), look) : null,
     );
+    const { cells, labels } = headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, maxCell: 44, labelChars: 12 });
     map.update({
-      ...headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, labelChars: 12 }),
+      cells,
       scale: scaleFor(name, [data]),
-      rowSums: true,
-      maxCell: 44,
-      label: `${name}, ${t('tip.head')} ${h}`,
-      describe: (i, j) => [
-        [name, `[${h}, ${i}, ${j}]`],
-        [t('tip.query'), `${i} ${tokenText(state.tokens.pieces[i])}`],
-        [t('tip.key'), `${j} ${tokenText(state.tokens.pieces[j])}`],
-      ],
+      labels: { ...labels, sums: true },
+      interaction: {
+        name: `${name}, ${t('tip.head')} ${h}`,
+        describe: (i, j) => [
+          [name, `[${h}, ${i}, ${j}]`],
+          [t('tip.query'), `${i} ${tokenText(state.tokens.pieces[i])}`],
+          [t('tip.key'), `${j} ${tokenText(state.tokens.pieces[j])}`],
+        ],
+      },
     });
   }
 

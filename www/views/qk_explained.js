@@ -51,17 +51,18 @@ export function mount(root, app) {
     const row = probs.data.subarray((h * T + i) * S, (h * T + i + 1) * S);
     const pieces = state.tokens.pieces;
     map.update({
-      ...headCells({ data: probs.data.subarray(h * T * S, (h + 1) * T * S), T, S, pieces, mask: state.mask }),
+      ...headCells({ data: probs.data.subarray(h * T * S, (h + 1) * T * S), T, S, pieces, mask: state.mask, maxCell: 26 }),
       scale: sequential(0, 1),
-      maxCell: 26,
       mark: { r: i, c: j },
-      label: `${names[4]}, ${t('tip.head')} ${h}`,
-      describe: (r, c) => [
-        [names[4], `[${h}, ${r}, ${c}]`],
-        [t('tip.query'), `${r} ${tokenText(pieces[r])}`],
-        [t('tip.key'), `${c} ${tokenText(pieces[c])}`],
-      ],
-      onCellClick: (r, c) => app.set({ query: r, key: c }),
+      interaction: {
+        name: `${names[4]}, ${t('tip.head')} ${h}`,
+        describe: (r, c) => [
+          [names[4], `[${h}, ${r}, ${c}]`],
+          [t('tip.query'), `${r} ${tokenText(pieces[r])}`],
+          [t('tip.key'), `${c} ${tokenText(pieces[c])}`],
+        ],
+        onCellClick: (r, c) => app.set({ query: r, key: c }),
+      },
     });
 
     const maxTerm = Math.max(...terms.map(Math.abs), 1e-12);
