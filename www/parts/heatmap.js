@@ -19,12 +19,13 @@
 //                 the tooltip, onCellClick(r, c) (optional)}.
 
 import { el } from './dom.js';
-import { axisLabel } from './format.js';
+import { axisLabel, tokenText } from './format.js';
 import { legend, marksOf } from './legend.js';
 import { exportable } from './figure_export.js';
 import { layout } from './heatmap_layout.js';
 import { paint } from './heatmap_paint.js';
 import { cellReader } from './heatmap_interaction.js';
+import { t } from '../strings.js';
 
 export function heatmap() {
   const canvas = el('canvas', { className: 'heatmap-canvas', tabIndex: 0, attrs: { role: 'img' } });
@@ -92,4 +93,14 @@ export function paintAll(maps) {
 export function headCells({ data, T, S, pieces, mask, maxCell, labelChars = 8 }) {
   const labels = pieces.map((p) => axisLabel(p, labelChars));
   return { cells: { data, rows: T, cols: S, rowMask: mask, square: true, maxCell }, labels: { rows: labels.slice(0, T), cols: labels.slice(0, S) } };
+}
+
+// The tooltip lines every one-head attention heatmap starts with: cell (i, j) of head h's panel of
+// `tensor` by its index, then its query and key tokens.
+export function headTip(tensor, h, pieces) {
+  return (i, j) => [
+    [tensor, `[${h}, ${i}, ${j}]`],
+    [t('tip.query'), `${i} ${tokenText(pieces[i])}`],
+    [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
+  ];
 }

@@ -6,7 +6,7 @@
 // The header names the tensor and writes its shape as MiniMind prints it, batch first.
 
 import { el } from './dom.js';
-import { headCells, heatmap } from './heatmap.js';
+import { headCells, headTip, heatmap } from './heatmap.js';
 import { legend, marksOf } from './legend.js';
 import { scaleFor, diverging } from './color_scale.js';
 import { shapeLabel, axisLabel, tokenText } from './format.js';
@@ -72,11 +72,7 @@ function attentionPanels(name, data, shape, ctx, maps) {
       legend: false,
       interaction: {
         name: `${name}, ${t('tip.head')} ${h}`,
-        describe: (i, j) => [
-          [name, `[${h}, ${i}, ${j}]`],
-          [t('tip.query'), tokenRow(ctx, i)],
-          [t('tip.key'), tokenRow(ctx, j)],
-        ],
+        describe: headTip(name, h, ctx.pieces),
       },
     });
     panels.push(el('div', { className: 'panel-cell' }, el('div', { className: 'panel-title' }, t('control.headOption', { h, kv: Math.floor(h / ctx.nRep) })), map.node));

@@ -6,10 +6,10 @@
 // and what to look for in the picture.
 
 import { el } from '../parts/dom.js';
-import { headCells, heatmap } from '../parts/heatmap.js';
+import { headCells, headTip, heatmap } from '../parts/heatmap.js';
 import { layerSelect, headSelect, stageSelect, STAGES } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
-import { tokenText, shapeLabel } from '../parts/format.js';
+import { shapeLabel } from '../parts/format.js';
 import { headRoles, lookFor, roleBadge, roleDetail } from '../parts/head_roles.js';
 import { t } from '../strings.js';
 
@@ -48,11 +48,7 @@ export function mount(root, app) {
       labels: { ...labels, sums: true },
       interaction: {
         name: `${name}, ${t('tip.head')} ${h}`,
-        describe: (i, j) => [
-          [name, `[${h}, ${i}, ${j}]`],
-          [t('tip.query'), `${i} ${tokenText(state.tokens.pieces[i])}`],
-          [t('tip.key'), `${j} ${tokenText(state.tokens.pieces[j])}`],
-        ],
+        describe: headTip(name, h, state.tokens.pieces),
       },
     });
   }

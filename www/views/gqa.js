@@ -6,7 +6,7 @@
 // MiniMind-3 and the current config, from the core's own resolution of each config (describeConfig).
 
 import { el } from '../parts/dom.js';
-import { heatmap } from '../parts/heatmap.js';
+import { headTip, heatmap } from '../parts/heatmap.js';
 import { layerSelect, headSelect, range } from '../parts/controls.js';
 import { sequential, diverging, extent } from '../parts/color_scale.js';
 import { axisLabel, bytes, shapeLabel, tokenText } from '../parts/format.js';
@@ -95,11 +95,7 @@ export function mount(root, app) {
         legend: false,
         interaction: {
           name: title,
-          describe: (i, j) => [
-            ['probs', `[${hh}, ${i}, ${j}]`],
-            [t('tip.query'), `${i} ${tokenText(pieces[i])}`],
-            [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
-          ],
+          describe: headTip('probs', hh, pieces),
         },
       });
       return map.node;

@@ -5,7 +5,7 @@
 // (attn.masked_scores), softmax over the row (attn.probs). Clicking the map picks the pair.
 
 import { el } from '../parts/dom.js';
-import { headCells, heatmap } from '../parts/heatmap.js';
+import { headCells, headTip, heatmap } from '../parts/heatmap.js';
 import { bars } from '../parts/bars.js';
 import { value } from '../parts/value.js';
 import { layerSelect, headSelect, tokenSelect, tokenAt } from '../parts/controls.js';
@@ -56,11 +56,7 @@ export function mount(root, app) {
       mark: { r: i, c: j },
       interaction: {
         name: `${names[4]}, ${t('tip.head')} ${h}`,
-        describe: (r, c) => [
-          [names[4], `[${h}, ${r}, ${c}]`],
-          [t('tip.query'), `${r} ${tokenText(pieces[r])}`],
-          [t('tip.key'), `${c} ${tokenText(pieces[c])}`],
-        ],
+        describe: headTip(names[4], h, pieces),
         onCellClick: (r, c) => app.set({ query: r, key: c }),
       },
     });

@@ -5,13 +5,13 @@
 // mean entropy as τ sweeps. All softmaxes are the core's (maskedSoftmax, attend).
 
 import { el } from '../parts/dom.js';
-import { headCells, heatmap } from '../parts/heatmap.js';
+import { headCells, headTip, heatmap } from '../parts/heatmap.js';
 import { bars } from '../parts/bars.js';
 import { lineChart } from '../parts/line_chart.js';
 import { value } from '../parts/value.js';
 import { layerSelect, headSelect, range } from '../parts/controls.js';
 import { sequential } from '../parts/color_scale.js';
-import { axisLabel, fixed, tokenText } from '../parts/format.js';
+import { axisLabel, fixed } from '../parts/format.js';
 import { entropy } from '../parts/entropy.js';
 import { t } from '../strings.js';
 
@@ -114,12 +114,7 @@ export function mount(root, app) {
       scale: sequential(0, 1),
       interaction: {
         name: t('scale.headLabel', { l, h }),
-        describe: (i, j) => [
-          ['probs', `[${h}, ${i}, ${j}]`],
-          [t('tip.query'), `${i} ${tokenText(pieces[i])}`],
-          [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
-          ['τ', fixed(tau, 3)],
-        ],
+        describe: (i, j) => [...headTip('probs', h, pieces)(i, j), ['τ', fixed(tau, 3)]],
       },
     });
     const rows = range(T).filter((i) => state.mask[i] !== 0);
