@@ -184,7 +184,7 @@ test('the causal lesson: the tutorial’s True/False mask and the leak without i
   await lesson('causal');
   const scores = await matrix(page.locator('table.editable').first());
   const cells = await page.locator('[data-part="bool-mask"] tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)));
-  assert.deepEqual(cells, scores.map((row, i) => row.map((_, j) => (j > i ? 'True · cannot see' : 'False · can see'))));
+  assert.deepEqual(cells, scores.map((row, i) => row.map((_, j) => (j > i ? 'True' : 'False'))));
   const leak = await matrix(page.locator('[data-matrix="leak"] table'));
   near(leak, scores.map(softmax), 1e-6, 'softmax without the mask');
   const leaked = await page.locator('[data-matrix="leak"] td.leaked').evaluateAll((tds) => tds.map((td) => `${td.dataset.r}${td.dataset.c}`));
@@ -227,7 +227,8 @@ test('in 简体中文: the new lessons, the mask, the leak and the FFN, in light
   assert.match(await page.locator('[data-part="close-inputs"] .answer').innerText(), /“她”的输入和“小红”最接近，但“她”最关注的是“很”/);
   await shot('tutor-zh-flow');
   await lesson('causal');
-  assert.match(await page.locator('[data-part="bool-mask"] tbody tr').nth(2).innerText(), /False · 能看\s+False · 能看\s+False · 能看\s+True · 不能看/);
+  assert.match(await page.locator('[data-part="bool-mask"] tbody tr').nth(2).innerText(), /False\s+False\s+False\s+True/);
+  assert.match(await page.locator('[data-part="bool-mask"] .hint').innerText(), /True（不能看）/);
   assert.match(await page.locator('[data-part="leak"] h3').innerText(), /不加掩码：信息泄露/);
   await shot('tutor-zh-causal');
   await page.emulateMedia({ colorScheme: 'dark' });

@@ -8,6 +8,8 @@
 // uses (those up to the diagonal) as printed; a row the reader edited says "your numbers".
 // The lesson's mask switch is its own and is the only one shown in the lesson: the model panel's
 // causal switch is for the sentence's run (style.css hides it on Lessons).
+// The tutorial's boolean mask (True = cannot see) is read off the core's masked scores, and its
+// 信息泄露 is the same scores' softmax without the mask, whatever the switch says.
 
 import { el } from '../parts/dom.js';
 import { matrixTable } from '../parts/matrix_table.js';
@@ -95,7 +97,7 @@ export function mount(root, app) {
     );
     // True wherever the core put −∞: the mask read off the computation, not drawn by the page.
     boolMask.replaceChildren(
-      matrixTable({ data: on.masked, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, corner: 'Q \\ K', cellText: (v) => t(v === -Infinity ? 'lesson.causal.hidden' : 'lesson.causal.see') }),
+      matrixTable({ data: on.masked, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, corner: 'Q \\ K', cellText: (v) => (v === -Infinity ? 'True' : 'False') }),
     );
     const future = (r, c) => c > r;
     leak.replaceChildren(

@@ -127,7 +127,7 @@ export function mount(root, app) {
     const shown = (data, key, opts) => el('figure', { className: 'panel-cell', dataset: { matrix: key } }, matrixTable({ data, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, corner: 'Q \\ K', ...opts }));
     const rowsOf = (data) => Array.from({ length: N }, (_, r) => data.subarray(r * N, r * N + N));
     const edited = (names) => names.some((name) => m[name].some((x, n) => x !== Math.fround(fresh()[name].flat()[n])));
-    const verdictText = (x) => t(x === 'agrees' ? 'lesson.who.agrees' : `lesson.causal.${x}`);
+    const verdictText = (x) => t(`lesson.causal.${x}`);
     const compare = (printed, computed, digits, scoresEdited) =>
       compareTable({
         rows: printed.map((row, r) => {
