@@ -427,7 +427,7 @@ const en = {
   'lesson.who.compareNote': 'The tutorial’s four numbers are illustrative: it gives no Q or K. With the Q and K above, softmax gives the same numbers to two decimals; change a cell and the comparison says the numbers are yours.',
   'lesson.who.computed': 'Computed by the core',
   'lesson.who.agrees': 'agrees to two decimals',
-  'lesson.who.sumHeading': '“她”’s result: the weighted sum of V',
+  'lesson.who.sumHeading': '她’s result: the weighted sum of V',
   'lesson.who.answer': '她 takes most from {token} ({w}); the tutorial: “mostly 小红’s information”.',
   'lesson.flow.title': 'The Self-Attention flow, step by step',
   'lesson.flow.intro': 'The tutorial’s section 3 walks three tokens, 小红 很 她 with d = 4, through scores → ÷ √d → softmax → weights × V. Its step-2 scores and step-4 weights are printed without any Q or K, so they are illustrative. Here Q and K are set so that Q·Kᵀ is exactly the tutorial’s score matrix, and the core computes every following step; the tutorial’s 0.65 / 0.10 / 0.25 for 她 stands beside the real softmax.',
