@@ -8,12 +8,15 @@
 // uses (those up to the diagonal) as printed; a row the reader edited says "your numbers".
 // The lesson's mask switch is its own and is the only one shown in the lesson: the model panel's
 // causal switch is for the sentence's run (style.css hides it on Lessons).
+// The tutorial's boolean mask (True = cannot see) is read off the core's masked scores, and its
+// 信息泄露 is the same scores' softmax without the mask, whatever the switch says.
 
 import { el } from '../parts/dom.js';
 import { matrixTable } from '../parts/matrix_table.js';
 import { bars } from '../parts/bars.js';
 import { sequential, diverging } from '../parts/color_scale.js';
 import { fixed } from '../parts/format.js';
+import { agrees, compareTable } from '../parts/hand_set.js';
 import { t } from '../strings.js';
 
 export const TOKENS = ['今天', '天气', '很', '好'];
@@ -31,9 +34,6 @@ const PRINTED = [
   [0.24, 0.47, 0.29, 0.0],
   [0.13, 0.27, 0.22, 0.38],
 ];
-// A printed number agrees when it is the computed one rounded to the seed's two decimals, with a
-// little room for a value on the boundary (softmax([0.5, 0.6]) = [0.47502, 0.52498] prints 0.47, 0.53).
-const PRINTED_HALF_UNIT = 0.006;
 const N = TOKENS.length;
 
 export function mount(root, app) {
@@ -44,6 +44,8 @@ export function mount(root, app) {
   const results = el('div', { className: 'multiples tables' });
   const comparison = el('div', {});
   const tiny = el('div', {});
+  const boolMask = el('div', {});
+  const leak = el('div', {});
   const reset = el('button', { type: 'button', className: 'action secondary', on: { click: () => { scores = Float32Array.from(SCORES.flat()); app.redraw(); } } }, t('lesson.reset'));
   root.append(
     el(
@@ -56,6 +58,8 @@ export function mount(root, app) {
       el('p', { className: 'hint', id: 'lesson-causal-note' }, t('lesson.causal.switchNote')),
     ),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.results')), el('pre', { className: 'formula' }, 'scores.masked_fill(torch.triu(ones(4, 4), diagonal=1).bool(), -inf)  →  softmax(dim=-1)'), results),
+    el('section', { className: 'card', dataset: { part: 'bool-mask' } }, el('h3', {}, t('lesson.causal.boolHeading')), el('pre', { className: 'formula' }, 'mask = torch.triu(torch.ones(4, 4), diagonal=1).bool()'), el('p', { className: 'hint' }, t('lesson.causal.boolNote')), boolMask),
+    el('section', { className: 'card', dataset: { part: 'leak' } }, el('h3', {}, t('lesson.causal.leakHeading')), el('p', { className: 'hint' }, t('lesson.causal.leakNote')), leak),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.compareHeading')), comparison),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.tinyHeading')), tiny),
   );
@@ -64,11 +68,14 @@ export function mount(root, app) {
   async function update() {
     const my = ++seq;
     // softmax([1, 2, −∞]): the third key is in the future of a query at position 1.
-    const [out, small] = await Promise.all([
-      app.call('softmax', { scores, spec: { t: N, s: N, causal } }),
+    // The mask and the leak are the same scores with the mask on and off, whatever the switch says.
+    const [on, off, small] = await Promise.all([
+      app.call('softmax', { scores, spec: { t: N, s: N, causal: true } }),
+      app.call('softmax', { scores, spec: { t: N, s: N, causal: false } }),
       app.call('softmax', { scores: Float32Array.of(1, 2, 3), spec: { t: 1, s: 3, causal: true, prefix_len: 1 } }),
     ]);
     if (my !== seq) return;
+    const out = causal ? on : off;
     inputs.replaceChildren(
       matrixTable({ data: scores, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, editable: true, corner: 'Q \\ K', onEdit: (r, c, v) => { scores[r * N + c] = v; app.redraw(); } }),
     );
@@ -78,28 +85,30 @@ export function mount(root, app) {
     );
     // Row r of the masked softmax reads scores r[0..r]; without the mask, the whole row.
     const edited = (r) => scores.subarray(r * N, r * N + (causal ? r + 1 : N)).some((v, c) => v !== Math.fround(SCORES[r][c]));
-    const verdicts = PRINTED.map((row, r) => row.every((p, c) => Math.abs(p - out.probs[r * N + c]) <= PRINTED_HALF_UNIT));
+    const verdicts = PRINTED.map((row, r) => agrees(row, out.probs.subarray(r * N, r * N + N), 2));
     const verdict = (r) => (!causal ? 'maskOff' : edited(r) ? 'yours' : verdicts[r] ? 'agrees' : 'illustrative');
     comparison.replaceChildren(
       el('p', { className: 'hint' }, t(PRINTED.every((_, r) => ['agrees', 'illustrative'].includes(verdict(r))) ? 'lesson.causal.compareNote' : 'lesson.causal.compareOff')),
+      compareTable({
+        rows: PRINTED.map((printed, r) => ({ label: TOKENS[r], printed, computed: out.probs.subarray(r * N, r * N + N), verdict: verdict(r), agrees: verdicts[r] })),
+        digits: 2,
+        text: { row: t('lesson.causal.row'), printed: t('lesson.causal.printed'), computed: t('lesson.causal.computed'), verdict: (v) => t(`lesson.causal.${v}`) },
+      }),
+    );
+    // True wherever the core put −∞: the mask read off the computation, not drawn by the page.
+    boolMask.replaceChildren(
+      matrixTable({ data: on.masked, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, corner: 'Q \\ K', cellText: (v) => (v === -Infinity ? 'True' : 'False') }),
+    );
+    const future = (r, c) => c > r;
+    leak.replaceChildren(
+      el('figure', { className: 'panel-cell', dataset: { matrix: 'leak' } }, matrixTable({ data: off.probs, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, scale: sequential(0, 1), digits: 3, corner: 'Q \\ K', cellClass: (r, c) => (future(r, c) ? 'leaked' : '') })),
       el(
-        'table',
-        { className: 'data-table compare' },
-        el('thead', {}, el('tr', {}, [t('lesson.causal.row'), t('lesson.causal.printed'), t('lesson.causal.computed'), ''].map((c) => el('th', { attrs: { scope: 'col' } }, c)))),
-        el(
-          'tbody',
-          {},
-          PRINTED.map((row, r) =>
-            el(
-              'tr',
-              { dataset: { row: r, agrees: String(verdicts[r]), verdict: verdict(r) } },
-              el('th', { attrs: { scope: 'row' } }, TOKENS[r]),
-              el('td', {}, `[${row.map((p) => p.toFixed(2)).join(', ')}]`),
-              el('td', { className: 'computed' }, `[${Array.from(out.probs.subarray(r * N, r * N + N), (p) => fixed(p, 3)).join(', ')}]`),
-              el('td', { className: `check ${{ agrees: 'ok', illustrative: 'differs' }[verdict(r)] ?? 'yours'}` }, t(`lesson.causal.${verdict(r)}`)),
-            ),
-          ),
-        ),
+        'ul',
+        { className: 'leak-rows' },
+        TOKENS.slice(0, N - 1).map((token, r) => {
+          const w = off.probs.subarray(r * N + r + 1, r * N + N).reduce((a, b) => a + b, 0);
+          return el('li', { dataset: { row: r, leak: String(w) } }, t('lesson.causal.leakRow', { token, w: fixed(w, 3) }));
+        }),
       ),
     );
     tiny.replaceChildren(

@@ -86,7 +86,7 @@ export function mount(root, app) {
               const h = g * rep + r;
               const map = heatmap();
               maps.push(map);
-              map.update({ data: probs.data.subarray(h * T * S, (h + 1) * T * S), rows: T, cols: S, scale: sequential(0, 1), rowLabels: null, colLabels: null, square: true, maxCell: 12, legend: false, label: `Q${h}`, describe: (i, j) => [['probs', `[${h}, ${i}, ${j}]`]] });
+              map.update({ cells: { data: probs.data.subarray(h * T * S, (h + 1) * T * S), rows: T, cols: S, square: true, maxCell: 12 }, scale: sequential(0, 1), legend: false, interaction: { name: `Q${h}`, describe: (i, j) => [['probs', `[${h}, ${i}, ${j}]`]] } });
               return el('figure', { className: 'q-head' }, el('figcaption', {}, `Q${h}`), map.node);
             }),
           ),

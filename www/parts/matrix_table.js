@@ -9,7 +9,8 @@ import { isMasked } from './color_scale.js';
 
 // opts: data (Float32Array or number[]), rows, cols, rowLabels, colLabels, scale (or null), digits,
 // editable, onEdit(r, c, value), mark: {r, c} | {r} | null, onCellClick(r, c), caption,
-// corner: the top-left header.
+// corner: the top-left header; cellText(v, r, c): words in place of the number (a boolean mask),
+// cellClass(r, c): an extra class for a cell (cells a lesson points at).
 export function matrixTable(opts) {
   const { data, rows, cols, rowLabels, colLabels, scale = null, digits = 2, editable = false, mark = null, caption, corner = '' } = opts;
   const head = el('tr', {}, el('th', { className: 'corner', attrs: { scope: 'col' } }, corner), colLabels.map((c) => el('th', { attrs: { scope: 'col' } }, c)));
@@ -21,7 +22,7 @@ export function matrixTable(opts) {
       const marked = mark && mark.r === r && (mark.c === undefined || mark.c === c);
       const masked = v === -Infinity || isMasked(v);
       const td = el('td', {
-        className: ['cell', masked ? (v === -Infinity ? 'cell-neginf' : 'cell-padding') : '', marked ? 'marked' : ''].join(' ').trim(),
+        className: ['cell', masked ? (v === -Infinity ? 'cell-neginf' : 'cell-padding') : '', marked ? 'marked' : '', opts.cellClass?.(r, c) ?? ''].join(' ').trim(),
         dataset: { r, c, value: exact(v) },
         style: scale && !masked ? { background: scale.css(v), color: ink(scale, v) } : {},
       });
@@ -43,7 +44,7 @@ export function matrixTable(opts) {
       } else if (opts.onCellClick) {
         td.append(el('button', { type: 'button', className: 'cell-button', on: { click: () => opts.onCellClick(r, c) } }, fixed(v, digits)));
       } else {
-        td.append(fixed(v, digits));
+        td.append(opts.cellText ? opts.cellText(v, r, c) : fixed(v, digits));
       }
       cells.push(td);
     }

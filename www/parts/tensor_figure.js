@@ -6,7 +6,7 @@
 // The header names the tensor and writes its shape as MiniMind prints it, batch first.
 
 import { el } from './dom.js';
-import { headCells, heatmap } from './heatmap.js';
+import { headCells, headTip, heatmap } from './heatmap.js';
 import { legend, marksOf } from './legend.js';
 import { scaleFor, diverging } from './color_scale.js';
 import { shapeLabel, axisLabel, tokenText } from './format.js';
@@ -43,22 +43,18 @@ function matrix(name, data, shape, ctx, maps) {
   const map = heatmap();
   maps.push(map);
   map.update({
-    data,
-    rows,
-    cols,
+    cells: { data, rows, cols, rowMask: ctx.mask, maxCell: ctx.maxCell ?? 22 },
     scale,
-    rowLabels: ctx.pieces.slice(0, rows).map((p) => axisLabel(p)),
-    colLabels: null,
-    colGroups: grouped ? { size: d, label: (g) => `${headWord} ${g}` } : null,
-    rowMask: ctx.mask,
-    maxCell: ctx.maxCell ?? 22,
-    label: `${name} ${shapeLabel(shape)}`,
-    describe: (r, c) => [
-      [name, `[${(grouped ? [r, Math.floor(c / d), c % d] : [r, c]).join(', ')}]`],
-      [t('tip.token'), tokenRow(ctx, r)],
-      ...(grouped ? [[headWord, Math.floor(c / d)]] : []),
-      [t('tip.dim'), c % d],
-    ],
+    labels: { rows: ctx.pieces.slice(0, rows).map((p) => axisLabel(p)), groups: grouped ? { size: d, label: (g) => `${headWord} ${g}` } : null },
+    interaction: {
+      name: `${name} ${shapeLabel(shape)}`,
+      describe: (r, c) => [
+        [name, `[${(grouped ? [r, Math.floor(c / d), c % d] : [r, c]).join(', ')}]`],
+        [t('tip.token'), tokenRow(ctx, r)],
+        ...(grouped ? [[headWord, Math.floor(c / d)]] : []),
+        [t('tip.dim'), c % d],
+      ],
+    },
   });
   return map.node;
 }
@@ -71,16 +67,13 @@ function attentionPanels(name, data, shape, ctx, maps) {
     const map = heatmap();
     maps.push(map);
     map.update({
-      ...headCells({ data: data.subarray(h * T * S, (h + 1) * T * S), T, S, pieces: ctx.pieces, mask: ctx.mask }),
+      ...headCells({ data: data.subarray(h * T * S, (h + 1) * T * S), T, S, pieces: ctx.pieces, mask: ctx.mask, maxCell: 18 }),
       scale,
-      maxCell: 18,
       legend: false,
-      label: `${name}, ${t('tip.head')} ${h}`,
-      describe: (i, j) => [
-        [name, `[${h}, ${i}, ${j}]`],
-        [t('tip.query'), tokenRow(ctx, i)],
-        [t('tip.key'), tokenRow(ctx, j)],
-      ],
+      interaction: {
+        name: `${name}, ${t('tip.head')} ${h}`,
+        describe: headTip(name, h, ctx.pieces),
+      },
     });
     panels.push(el('div', { className: 'panel-cell' }, el('div', { className: 'panel-title' }, t('control.headOption', { h, kv: Math.floor(h / ctx.nRep) })), map.node));
   }

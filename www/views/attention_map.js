@@ -6,10 +6,10 @@
 // and what to look for in the picture.
 
 import { el } from '../parts/dom.js';
-import { headCells, heatmap } from '../parts/heatmap.js';
+import { headCells, headTip, heatmap } from '../parts/heatmap.js';
 import { layerSelect, headSelect, stageSelect, STAGES } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
-import { tokenText, shapeLabel } from '../parts/format.js';
+import { shapeLabel } from '../parts/format.js';
 import { headRoles, lookFor, roleBadge, roleDetail } from '../parts/head_roles.js';
 import { t } from '../strings.js';
 
@@ -43,17 +43,15 @@ export function mount(root, app) {
       // replaceChildren writes null as the text "null": a mixed head has nothing to look for.
       ...(look ? [el('p', { className: 'head-role-look' }, el('strong', {}, t('role.lookFor')), look)] : []),
     );
+    const { cells, labels } = headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, maxCell: 44, labelChars: 12 });
     map.update({
-      ...headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, labelChars: 12 }),
+      cells,
       scale: scaleFor(name, [data]),
-      rowSums: true,
-      maxCell: 44,
-      label: `${name}, ${t('tip.head')} ${h}`,
-      describe: (i, j) => [
-        [name, `[${h}, ${i}, ${j}]`],
-        [t('tip.query'), `${i} ${tokenText(state.tokens.pieces[i])}`],
-        [t('tip.key'), `${j} ${tokenText(state.tokens.pieces[j])}`],
-      ],
+      labels: { ...labels, sums: true },
+      interaction: {
+        name: `${name}, ${t('tip.head')} ${h}`,
+        describe: headTip(name, h, state.tokens.pieces),
+      },
     });
   }
 

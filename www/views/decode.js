@@ -108,20 +108,15 @@ export function mount(root, app) {
       [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
       [t('decode.computedAt'), i < P ? t('decode.prefill') : t('decode.stepN', { n: i - P + 1 })],
     ];
-    map.update({ data: stack, rows: S, cols: S, scale: sequential(0, 1), rowLabels: labels, colLabels: labels, square: true, maxCell: 22, label: t('decode.stackHeading'), describe });
+    map.update({ cells: { data: stack, rows: S, cols: S, square: true, maxCell: 22 }, scale: sequential(0, 1), labels: { rows: labels, cols: labels }, interaction: { name: t('decode.stackHeading'), describe } });
     const { data, shape } = last.probs[l];
     const [, rows, cols] = shape;
     rowMap.update({
-      data: data.subarray((h * rows + rows - 1) * cols, (h * rows + rows) * cols),
-      rows: 1,
-      cols,
+      cells: { data: data.subarray((h * rows + rows - 1) * cols, (h * rows + rows) * cols), rows: 1, cols, maxCell: 22 },
       scale: sequential(0, 1),
-      rowLabels: [labels[S - 1] ?? ''],
-      colLabels: labels.slice(0, cols),
-      maxCell: 22,
       legend: false,
-      label: t('decode.rowHeading'),
-      describe: (_, j) => describe(S - 1, j),
+      labels: { rows: [labels[S - 1] ?? ''], cols: labels.slice(0, cols) },
+      interaction: { name: t('decode.rowHeading'), describe: (_, j) => describe(S - 1, j) },
     });
 
     sequence.replaceChildren(

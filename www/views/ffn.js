@@ -1,7 +1,8 @@
 // The FFN (SwiGLU, shared/seeds/000 section 1: "each token on its own, deep processing"):
 // gate = g·W_gateᵀ, up = g·W_upᵀ, silu(gate) (the core's silu), act = silu(gate) ⊙ up, and
 // down = act·W_downᵀ, as heatmaps a row per token; then, for each token, the neurons with the
-// largest |act|, the ones that token switches on, with the three numbers that make each.
+// largest |act|, the ones that token switches on, with the three numbers that make each. The
+// tutorial's w1 / w3 / w2 are named beside MiniMind's gate_proj / up_proj / down_proj, with its formula.
 
 import { el } from '../parts/dom.js';
 import { tensorFigure } from '../parts/tensor_figure.js';
@@ -29,6 +30,8 @@ export function mount(root, app) {
     el('div', { className: 'toolbar' }, controls.map((c) => c.node)),
     el('p', { className: 'explain' }, t('ffn.explain')),
     el('pre', { className: 'formula' }, t('ffn.formula')),
+    el('p', { className: 'explain', dataset: { part: 'tutorial-names' } }, t('ffn.tutorial')),
+    el('pre', { className: 'formula' }, 'output = self.w2(F.silu(self.w1(x)) * self.w3(x))'),
     el('section', { className: 'card' }, el('h3', {}, t('ffn.neuronsHeading')), el('p', { className: 'hint' }, t('ffn.neuronsNote', { n: TOP_NEURONS })), neurons, detail),
     el('section', { className: 'card' }, figures),
   );

@@ -88,20 +88,21 @@ export function mount(root, app) {
     const scoresRow = masked.data.subarray((h * T + row) * S, (h * T + row + 1) * S);
     const current = steps[shown - 1];
     rowMap.update({
-      data: scoresRow,
-      rows: 1,
-      cols: S,
+      cells: { data: scoresRow, rows: 1, cols: S, maxCell: 40 },
       scale: diverging(extent([scoresRow]).maxAbs),
-      rowLabels: [`${row} ${axisLabel(pieces[row], 6)}`],
-      colLabels: labels.slice(0, S),
-      colGroups: { size: tile, label: (g) => (g === shown - 1 ? `▸ ${t('flash.tileN', { k: g + 1 })}` : t('flash.tileN', { k: g + 1 })) },
-      maxCell: 40,
-      label: t('flash.rowHeading'),
-      describe: (_, j) => [
-        ['masked_scores', `[${h}, ${row}, ${j}]`],
-        [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
-        [t('flash.tile'), Math.floor(j / tile) + 1],
-      ],
+      labels: {
+        rows: [`${row} ${axisLabel(pieces[row], 6)}`],
+        cols: labels.slice(0, S),
+        groups: { size: tile, label: (g) => (g === shown - 1 ? `▸ ${t('flash.tileN', { k: g + 1 })}` : t('flash.tileN', { k: g + 1 })) },
+      },
+      interaction: {
+        name: t('flash.rowHeading'),
+        describe: (_, j) => [
+          ['masked_scores', `[${h}, ${row}, ${j}]`],
+          [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
+          [t('flash.tile'), Math.floor(j / tile) + 1],
+        ],
+      },
     });
 
     const revealed = steps.slice(0, shown);
@@ -129,33 +130,26 @@ export function mount(root, app) {
     );
     const oData = Float32Array.from(revealed.flatMap((s) => s.o));
     oMap.update({
-      data: oData,
-      rows: revealed.length,
-      cols: d,
+      cells: { data: oData, rows: revealed.length, cols: d, maxCell: 14 },
       scale: diverging(extent([oData]).maxAbs),
-      rowLabels: revealed.map((_, k) => t('flash.tileN', { k: k + 1 })),
-      colLabels: null,
-      maxCell: 14,
-      label: t('flash.oHeading'),
-      describe: (k, c) => [
-        ['o', `[${c}]`],
-        [t('flash.tile'), k + 1],
-      ],
+      labels: { rows: revealed.map((_, k) => t('flash.tileN', { k: k + 1 })) },
+      interaction: {
+        name: t('flash.oHeading'),
+        describe: (k, c) => [
+          ['o', `[${c}]`],
+          [t('flash.tile'), k + 1],
+        ],
+      },
     });
 
     const naive = context.data.subarray((row * nH + h) * d, (row * nH + h + 1) * d);
     const done = shown === total;
     const both = Float32Array.from([...output, ...naive]);
     finalMap.update({
-      data: both,
-      rows: 2,
-      cols: d,
+      cells: { data: both, rows: 2, cols: d, maxCell: 14 },
       scale: diverging(extent([both]).maxAbs),
-      rowLabels: [t('flash.flashOut'), t('flash.naiveOut')],
-      colLabels: null,
-      maxCell: 14,
-      label: t('flash.resultHeading'),
-      describe: (r, c) => [[r ? `context[${row}, ${h}]` : 'o / l', `[${c}]`]],
+      labels: { rows: [t('flash.flashOut'), t('flash.naiveOut')] },
+      interaction: { name: t('flash.resultHeading'), describe: (r, c) => [[r ? `context[${row}, ${h}]` : 'o / l', `[${c}]`]] },
     });
     result.replaceChildren(
       el('h3', {}, t('flash.resultHeading')),

@@ -6,7 +6,7 @@
 // MiniMind-3 and the current config, from the core's own resolution of each config (describeConfig).
 
 import { el } from '../parts/dom.js';
-import { heatmap } from '../parts/heatmap.js';
+import { headTip, heatmap } from '../parts/heatmap.js';
 import { layerSelect, headSelect, range } from '../parts/controls.js';
 import { sequential, diverging, extent } from '../parts/color_scale.js';
 import { axisLabel, bytes, shapeLabel, tokenText } from '../parts/format.js';
@@ -90,22 +90,13 @@ export function mount(root, app) {
     const probPanel = (data, hh, title) => {
       const map = track(heatmap());
       map.update({
-        data: data.subarray(hh * T * S, (hh + 1) * T * S),
-        rows: T,
-        cols: S,
+        cells: { data: data.subarray(hh * T * S, (hh + 1) * T * S), rows: T, cols: S, rowMask: state.mask, square: true, maxCell: 10 },
         scale: sequential(0, 1),
-        rowLabels: null,
-        colLabels: null,
-        rowMask: state.mask,
-        square: true,
-        maxCell: 10,
         legend: false,
-        label: title,
-        describe: (i, j) => [
-          ['probs', `[${hh}, ${i}, ${j}]`],
-          [t('tip.query'), `${i} ${tokenText(pieces[i])}`],
-          [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
-        ],
+        interaction: {
+          name: title,
+          describe: headTip('probs', hh, pieces),
+        },
       });
       return map.node;
     };
@@ -113,19 +104,17 @@ export function mount(root, app) {
       ...range(nKV).map((g) => {
         const keys = track(heatmap());
         keys.update({
-          data: Float32Array.from({ length: S * d }, (_, n) => kCache.data[(Math.floor(n / d) * nKV + g) * d + (n % d)]),
-          rows: S,
-          cols: d,
+          cells: { data: Float32Array.from({ length: S * d }, (_, n) => kCache.data[(Math.floor(n / d) * nKV + g) * d + (n % d)]), rows: S, cols: d, maxCell: 6 },
           scale: kScale,
-          rowLabels: labels.slice(0, S),
-          colLabels: null,
-          maxCell: 6,
           legend: false,
-          label: t('gqa.kvLabel', { g }),
-          describe: (j, c) => [
-            [`k_cache`, `[${j}, ${g}, ${c}]`],
-            [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
-          ],
+          labels: { rows: labels.slice(0, S) },
+          interaction: {
+            name: t('gqa.kvLabel', { g }),
+            describe: (j, c) => [
+              [`k_cache`, `[${j}, ${g}, ${c}]`],
+              [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
+            ],
+          },
         });
         return el(
           'div',

@@ -95,24 +95,19 @@ export function mount(root, app) {
         const map = heatmap();
         maps.push(map);
         map.update({
-          data: pooled.data,
-          rows: pooled.rows,
-          cols: pooled.cols,
+          cells: { data: pooled.data, rows: pooled.rows, cols: pooled.cols, rowMask: pooled.rowMask, square: true, maxCell: side / Math.max(pooled.rows, pooled.cols) },
           scale,
-          rowLabels: null,
-          colLabels: null,
-          rowMask: pooled.rowMask,
-          square: true,
-          maxCell: side / Math.max(pooled.rows, pooled.cols),
           legend: false,
-          label: t('grid.open', { l, h }),
-          describe: (i, j) => [
-            [names[l], `[${h}, ${span(pooled.rowStart, i)}, ${span(pooled.colStart, j)}]`],
-            [t('tip.query'), span(pooled.rowStart, i)],
-            [t('tip.key'), span(pooled.colStart, j)],
-            ...(many ? [[t('grid.pooled'), t('grid.pooledCells', { rows: pooled.rowStart[i + 1] - pooled.rowStart[i], cols: pooled.colStart[j + 1] - pooled.colStart[j] })]] : []),
-          ],
-          onCellClick: () => open(l, h),
+          interaction: {
+            name: t('grid.open', { l, h }),
+            describe: (i, j) => [
+              [names[l], `[${h}, ${span(pooled.rowStart, i)}, ${span(pooled.colStart, j)}]`],
+              [t('tip.query'), span(pooled.rowStart, i)],
+              [t('tip.key'), span(pooled.colStart, j)],
+              ...(many ? [[t('grid.pooled'), t('grid.pooledCells', { rows: pooled.rowStart[i + 1] - pooled.rowStart[i], cols: pooled.colStart[j + 1] - pooled.colStart[j] })]] : []),
+            ],
+            onCellClick: () => open(l, h),
+          },
         });
         const role = roles[l]?.[h] ?? null;
         const selected = l === state.layer && h === state.head;

@@ -10,13 +10,15 @@ import { el } from '../parts/dom.js';
 import { t } from '../strings.js';
 import { pageHref } from '../link.js';
 import * as qkMatch from '../lessons/qk_match.js';
+import * as whoSheMeans from '../lessons/who_she_means.js';
+import * as flow from '../lessons/flow.js';
 import * as sqrtD from '../lessons/sqrt_d.js';
 import * as causalMask from '../lessons/causal_mask.js';
 import * as paddingMask from '../lessons/padding_mask.js';
 import * as shapes from '../lessons/shapes_gqa.js';
 import * as multiHead from '../lessons/multi_head.js';
 
-export const LESSONS = { qk: qkMatch, sqrt_d: sqrtD, causal: causalMask, padding: paddingMask, shapes, multihead: multiHead };
+export const LESSONS = { qk: qkMatch, who: whoSheMeans, flow, sqrt_d: sqrtD, causal: causalMask, padding: paddingMask, shapes, multihead: multiHead };
 
 export function mount(root, app) {
   const { state } = app;

@@ -65,18 +65,11 @@ export function mount(root, app) {
       const map = heatmap();
       maps.push(map);
       map.update({
-        data,
-        rows: T,
-        cols: S,
+        cells: { data, rows: T, cols: S, rowMask, square: true, maxCell: 30 },
         scale: scale ?? diverging(1),
         legend: scale !== null,
-        rowLabels: labels.slice(0, T),
-        colLabels: labels.slice(0, S),
-        rowMask,
-        square: true,
-        maxCell: 30,
-        label: title,
-        describe: describe(title),
+        labels: { rows: labels.slice(0, T), cols: labels.slice(0, S) },
+        interaction: { name: title, describe: describe(title) },
       });
       return el('figure', { className: 'panel-cell', dataset: { panel: title } }, el('figcaption', { className: 'panel-title' }, title), note && el('p', { className: 'hint' }, note), map.node);
     };

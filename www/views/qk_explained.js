@@ -5,7 +5,7 @@
 // (attn.masked_scores), softmax over the row (attn.probs). Clicking the map picks the pair.
 
 import { el } from '../parts/dom.js';
-import { headCells, heatmap } from '../parts/heatmap.js';
+import { headCells, headTip, heatmap } from '../parts/heatmap.js';
 import { bars } from '../parts/bars.js';
 import { value } from '../parts/value.js';
 import { layerSelect, headSelect, tokenSelect, tokenAt } from '../parts/controls.js';
@@ -51,17 +51,14 @@ export function mount(root, app) {
     const row = probs.data.subarray((h * T + i) * S, (h * T + i + 1) * S);
     const pieces = state.tokens.pieces;
     map.update({
-      ...headCells({ data: probs.data.subarray(h * T * S, (h + 1) * T * S), T, S, pieces, mask: state.mask }),
+      ...headCells({ data: probs.data.subarray(h * T * S, (h + 1) * T * S), T, S, pieces, mask: state.mask, maxCell: 26 }),
       scale: sequential(0, 1),
-      maxCell: 26,
       mark: { r: i, c: j },
-      label: `${names[4]}, ${t('tip.head')} ${h}`,
-      describe: (r, c) => [
-        [names[4], `[${h}, ${r}, ${c}]`],
-        [t('tip.query'), `${r} ${tokenText(pieces[r])}`],
-        [t('tip.key'), `${c} ${tokenText(pieces[c])}`],
-      ],
-      onCellClick: (r, c) => app.set({ query: r, key: c }),
+      interaction: {
+        name: `${names[4]}, ${t('tip.head')} ${h}`,
+        describe: headTip(names[4], h, pieces),
+        onCellClick: (r, c) => app.set({ query: r, key: c }),
+      },
     });
 
     const maxTerm = Math.max(...terms.map(Math.abs), 1e-12);

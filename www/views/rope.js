@@ -69,20 +69,18 @@ export function mount(root, app) {
     // Pairs down, positions across; the angle wrapped to one turn, so fast pairs show stripes.
     const wrapped = Float32Array.from({ length: half * positions }, (_, at) => angles[(at % positions) * half + Math.floor(at / positions)] % (2 * Math.PI));
     angleMap.update({
-      data: wrapped,
-      rows: half,
-      cols: positions,
+      cells: { data: wrapped, rows: half, cols: positions, maxCell: 10 },
       scale: sequential(0, 2 * Math.PI),
-      rowLabels: half <= 16 ? range(half).map((pair) => `${t('rope.pair')} ${pair}`) : null,
-      colLabels: null,
-      maxCell: 10,
-      label: `${t('rope.anglesHeading')}, ${t(yarn ? 'rope.yarnOn' : 'rope.yarnOff')}`,
-      describe: (pair, p) => [
-        [t('rope.position'), p],
-        [t('rope.pair'), `(${pair}, ${pair + half})`],
-        [t('rope.angle'), exact(angles[p * half + pair])],
-        [t('rope.frequency'), exact(angles[half + pair])],
-      ],
+      labels: { rows: half <= 16 ? range(half).map((pair) => `${t('rope.pair')} ${pair}`) : null },
+      interaction: {
+        name: `${t('rope.anglesHeading')}, ${t(yarn ? 'rope.yarnOn' : 'rope.yarnOff')}`,
+        describe: (pair, p) => [
+          [t('rope.position'), p],
+          [t('rope.pair'), `(${pair}, ${pair + half})`],
+          [t('rope.angle'), exact(angles[p * half + pair])],
+          [t('rope.frequency'), exact(angles[half + pair])],
+        ],
+      },
     });
     // Positions per full turn, 2π / inv_freq: the angles at position 1 are inv_freq itself.
     const wavelength = ({ angles: a }) => Float32Array.from({ length: half }, (_, pair) => (2 * Math.PI) / a[half + pair]);

@@ -5,13 +5,13 @@
 // mean entropy as τ sweeps. All softmaxes are the core's (maskedSoftmax, attend).
 
 import { el } from '../parts/dom.js';
-import { headCells, heatmap } from '../parts/heatmap.js';
+import { headCells, headTip, heatmap } from '../parts/heatmap.js';
 import { bars } from '../parts/bars.js';
 import { lineChart } from '../parts/line_chart.js';
 import { value } from '../parts/value.js';
 import { layerSelect, headSelect, range } from '../parts/controls.js';
 import { sequential } from '../parts/color_scale.js';
-import { axisLabel, fixed, tokenText } from '../parts/format.js';
+import { axisLabel, fixed } from '../parts/format.js';
 import { entropy } from '../parts/entropy.js';
 import { t } from '../strings.js';
 
@@ -110,16 +110,12 @@ export function mount(root, app) {
     tauLabel.replaceChildren('τ = ', value(tau, 3), ` (√d = ${fixed(root2(), 3)})`);
     const pieces = state.tokens.pieces;
     map.update({
-      ...headCells({ data: now.probs, T, S, pieces, mask: state.mask }),
+      ...headCells({ data: now.probs, T, S, pieces, mask: state.mask, maxCell: 26 }),
       scale: sequential(0, 1),
-      maxCell: 26,
-      label: t('scale.headLabel', { l, h }),
-      describe: (i, j) => [
-        ['probs', `[${h}, ${i}, ${j}]`],
-        [t('tip.query'), `${i} ${tokenText(pieces[i])}`],
-        [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
-        ['τ', fixed(tau, 3)],
-      ],
+      interaction: {
+        name: t('scale.headLabel', { l, h }),
+        describe: (i, j) => [...headTip('probs', h, pieces)(i, j), ['τ', fixed(tau, 3)]],
+      },
     });
     const rows = range(T).filter((i) => state.mask[i] !== 0);
     const entropies = rows.map((i) => entropy(now.probs.subarray(i * S, (i + 1) * S)));

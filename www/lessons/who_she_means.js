@@ -1,0 +1,109 @@
+// Lesson: whom does 她 mean? (shared/seeds/000, "Q、K、V 是什么": "小明 把 苹果 给了 小红 ， 她 很
+// 开心"). The tutorial gives 她's match with each key as 0.05 / 0.01 / 0.80 / 0.14 and 她's result as
+// 0.05×V(小明) + 0.01×V(苹果) + 0.80×V(小红) + 0.14×V(开心), with no Q or K behind them: illustrative.
+// Here K reads the tutorial's descriptions as four features (人名 / 女性 / 水果 / 情绪), 她's Q looks
+// for a female name, and the core computes softmax(q·Kᵀ / √4) and the weighted sum of V. Our Q is set
+// so that the computed weights round to the printed ones; editing any cell recomputes, and the
+// comparison says whose numbers they are.
+
+import { el } from '../parts/dom.js';
+import { matrixTable } from '../parts/matrix_table.js';
+import { value } from '../parts/value.js';
+import { sequential, diverging } from '../parts/color_scale.js';
+import { factor, short } from '../parts/format.js';
+import { agrees, compareTable } from '../parts/hand_set.js';
+import { t } from '../strings.js';
+
+export const KEYS = ['小明', '苹果', '小红', '开心'];
+export const QUERY = '她';
+const D = 4;
+const FEATURES = ['name', 'female', 'fruit', 'emotion'];
+export const Q = [3.2, 5.6, 0, 5.3];
+// 小明: a male name; 苹果: a fruit; 小红: a female name; 开心: an emotion word.
+export const K = [
+  [1, 0, 0, 0],
+  [0, 0, 1, 0],
+  [1, 1, 0, 0],
+  [0, 0, 0, 1],
+];
+// V carries the same four features, so 她's result can be read off: mostly "a female name".
+export const V = K;
+export const PRINTED = [0.05, 0.01, 0.8, 0.14];
+
+export const DOOR = {
+  view: 'attention',
+  text: {
+    en: 'Type the tutorial’s sentence 小明 把 苹果 给了 小红 ， 她 很 开心 and pick 她 as the query: the built-in model’s heads show whom it really attends to. The spaces become tokens of their own, and 小红 may split into 小 + 红 when the tokenizer has no single token for the name.',
+    zh: '输入教程的句子“小明 把 苹果 给了 小红 ， 她 很 开心”，选“她”作为 Q（查询）：内置 MiniMind 的各个注意力头会显示它真正关注谁。空格会各自成为 token；分词器里没有“小红”这个整词时，它会拆成“小”+“红”。',
+  },
+};
+
+export function mount(root, app) {
+  let q = Float32Array.from(Q);
+  let k = Float32Array.from(K.flat());
+  let v = Float32Array.from(V.flat());
+  const features = FEATURES.map((f) => t(`lesson.who.feature.${f}`));
+  const inputs = el('div', { className: 'multiples tables' });
+  const results = el('div', { className: 'multiples tables' });
+  const comparison = el('div', {});
+  const sum = el('div', { className: 'walk', attrs: { 'aria-live': 'polite' } });
+  const reset = el('button', { type: 'button', className: 'action secondary', on: { click: () => { q = Float32Array.from(Q); k = Float32Array.from(K.flat()); v = Float32Array.from(V.flat()); app.redraw(); } } }, t('lesson.reset'));
+  root.append(
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.who.inputs')), el('p', { className: 'hint' }, t('lesson.who.inputsNote')), inputs, reset),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.who.results')), el('pre', { className: 'formula' }, 'Attention(Q, K, V) = softmax(Q × K^T / √d) × V'), results),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.who.compareHeading')), comparison),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.who.sumHeading')), sum),
+  );
+  let seq = 0;
+
+  async function update() {
+    const my = ++seq;
+    const out = await app.call('attend', { q, k, v, spec: { t: 1, s: KEYS.length, d: D, causal: false } });
+    if (my !== seq) return;
+    const edit = (target) => (r, c, x) => {
+      target[r * D + c] = x;
+      app.redraw();
+    };
+    inputs.replaceChildren(
+      matrixTable({ data: q, rows: 1, cols: D, rowLabels: [QUERY], colLabels: features, editable: true, onEdit: edit(q), caption: t('lesson.who.q'), corner: 'Q' }),
+      matrixTable({ data: k, rows: KEYS.length, cols: D, rowLabels: KEYS, colLabels: features, editable: true, onEdit: edit(k), caption: t('lesson.who.k'), corner: 'K' }),
+      matrixTable({ data: v, rows: KEYS.length, cols: D, rowLabels: KEYS, colLabels: features, editable: true, onEdit: edit(v), caption: t('lesson.who.v'), corner: 'V' }),
+    );
+    results.replaceChildren(
+      el('figure', { className: 'panel-cell', dataset: { matrix: 'scaled' } }, el('figcaption', { className: 'panel-title' }, t('lesson.who.scaled')), matrixTable({ data: out.scores, rows: 1, cols: KEYS.length, rowLabels: [QUERY], colLabels: KEYS, scale: diverging(5), digits: 2, corner: 'Q \\ K' })),
+      el('figure', { className: 'panel-cell', dataset: { matrix: 'probs' } }, el('figcaption', { className: 'panel-title' }, t('lesson.who.probs')), matrixTable({ data: out.probs, rows: 1, cols: KEYS.length, rowLabels: [QUERY], colLabels: KEYS, scale: sequential(0, 1), digits: 3, corner: 'Q \\ K' })),
+      el('figure', { className: 'panel-cell', dataset: { matrix: 'context' } }, el('figcaption', { className: 'panel-title' }, t('lesson.who.context')), matrixTable({ data: out.context, rows: 1, cols: D, rowLabels: [QUERY], colLabels: features, scale: sequential(0, 1), digits: 3, corner: '' })),
+    );
+    const edited = [[q, Q], [k, K.flat()], [v, V.flat()]].some(([now, set]) => now.some((x, n) => x !== Math.fround(set[n])));
+    const match = agrees(PRINTED, out.probs, 2);
+    const verdict = edited ? 'yours' : match ? 'agrees' : 'illustrative';
+    comparison.replaceChildren(
+      el('p', { className: 'hint' }, t('lesson.who.compareNote')),
+      compareTable({
+        rows: [{ label: QUERY, printed: PRINTED, computed: out.probs, verdict, agrees: match }],
+        digits: 2,
+        text: { row: t('lesson.causal.row'), printed: t('lesson.causal.printed'), computed: t('lesson.who.computed'), verdict: (x) => t(x === 'agrees' ? 'lesson.who.agrees' : `lesson.causal.${x}`) },
+      }),
+    );
+    const top = out.probs.indexOf(Math.max(...out.probs));
+    sum.replaceChildren(
+      el(
+        'pre',
+        { className: 'formula walk-formula' },
+        `output[${QUERY}] = ${KEYS.map((name, j) => `${factor(short(out.probs[j]), out.probs[j])}×V[${name}]`).join(' + ')}\n`,
+        `${' '.repeat(`output[${QUERY}] `.length)}= `,
+        '[',
+        ...Array.from(out.context, (x, n) => [n ? ', ' : '', value(x, 3)]).flat(),
+        ']',
+      ),
+      el('p', { className: 'answer', dataset: { top: KEYS[top] } }, t('lesson.who.answer', { token: KEYS[top], w: short(out.probs[top]) })),
+    );
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+    },
+  };
+}

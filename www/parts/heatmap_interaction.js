@@ -1,0 +1,101 @@
+// Reading a heatmap's cells by mouse and keyboard: hovering or the arrow keys (Home / End: the
+// row's ends) outline a cell and show its exact value in the tooltip, which screen readers hear
+// (tooltip.js); a click or Enter calls the heatmap's `interaction.onCellClick`. The canvas's
+// accessible name is the heatmap's `interaction.name` and how to use the keys.
+
+import { exact } from './format.js';
+import { isMasked } from './color_scale.js';
+import { clamp } from './heatmap_layout.js';
+import { showTooltip, hideTooltip } from './tooltip.js';
+import { t } from '../strings.js';
+
+const MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1], Home: [0, -Infinity], End: [0, Infinity] };
+
+/**
+ * Wires `canvas` and its focus outline `focusBox`; `current()` gives the heatmap's options and
+ * layout now ({o, geo}; geo null until painted). Returns {painted() after each paint, reset() to
+ * forget the cell on new options, clear() to also hide the tooltip}.
+ */
+export function cellReader(canvas, focusBox, current) {
+  let focus = null;
+
+  function cellAt(event) {
+    const { o, geo } = current();
+    if (!geo) return null;
+    const rect = canvas.getBoundingClientRect();
+    const x = event.clientX - rect.left - geo.x0;
+    const y = event.clientY - rect.top - geo.y0;
+    if (x < 0 || y < 0 || x >= geo.w || y >= geo.h) return null;
+    const { rows, cols } = o.cells;
+    return { r: Math.min(rows - 1, Math.floor((y / geo.h) * rows)), c: Math.min(cols - 1, Math.floor((x / geo.w) * cols)) };
+  }
+
+  function place(r, c) {
+    const { o, geo } = current();
+    focusBox.hidden = false;
+    const cw = geo.w / o.cells.cols;
+    const ch = geo.h / o.cells.rows;
+    Object.assign(focusBox.style, {
+      left: `${geo.x0 + c * cw - 1}px`,
+      top: `${geo.y0 + r * ch - 1}px`,
+      width: `${Math.max(cw, 2) + 2}px`,
+      height: `${Math.max(ch, 2) + 2}px`,
+    });
+  }
+
+  function show(cell, clientX, clientY) {
+    const { data, cols, rowMask } = current().o.cells;
+    focus = cell;
+    place(cell.r, cell.c);
+    const v = data[cell.r * cols + cell.c];
+    const lines = current().o.interaction.describe(cell.r, cell.c);
+    const note = v === -Infinity ? t('tip.causal') : isMasked(v) ? t('tip.padding') : rowMask && !rowMask[cell.r] ? t('tip.paddedRow') : null;
+    showTooltip(clientX, clientY, [...lines, [t('tip.value'), exact(v)], ...(note ? [note] : [])], exact(v));
+  }
+
+  function reset() {
+    focus = null;
+    focusBox.hidden = true;
+  }
+
+  function clear() {
+    reset();
+    hideTooltip();
+  }
+
+  canvas.addEventListener('mousemove', (e) => {
+    const cell = cellAt(e);
+    if (cell) show(cell, e.clientX, e.clientY);
+    else clear();
+  });
+  canvas.addEventListener('mouseleave', clear);
+  canvas.addEventListener('blur', clear);
+  canvas.addEventListener('click', (e) => {
+    const cell = cellAt(e);
+    if (cell) current().o.interaction.onCellClick?.(cell.r, cell.c);
+  });
+  canvas.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && focus) {
+      current().o.interaction.onCellClick?.(focus.r, focus.c);
+      return;
+    }
+    if (!MOVES[e.key]) return;
+    e.preventDefault();
+    e.stopPropagation();
+    const [dr, dc] = MOVES[e.key];
+    const { o, geo } = current();
+    const { rows, cols } = o.cells;
+    const cell = focus ? { r: clamp(focus.r + dr, 0, rows - 1), c: clamp(focus.c + dc, 0, cols - 1) } : { r: 0, c: 0 };
+    const rect = canvas.getBoundingClientRect();
+    show(cell, rect.left + geo.x0 + ((cell.c + 1) * geo.w) / cols, rect.top + geo.y0 + ((cell.r + 1) * geo.h) / rows);
+  });
+
+  return {
+    painted() {
+      canvas.setAttribute('aria-label', `${current().o.interaction.name ?? ''}. ${t('heatmap.keys')}`);
+      if (focus) place(focus.r, focus.c);
+    },
+    reset,
+    clear,
+  };
+}

@@ -1,0 +1,87 @@
+// Where a heatmap's parts go, in CSS pixels: the cells' size from the width available, the bands
+// its row labels, column labels, column groups and row sums need, and how each column label is
+// drawn. Chinese, Japanese and Korean text and emoji are never laid on their side: such a column
+// label that is wider than its cell stands upright with its characters stacked top to bottom;
+// other labels stand upright when they fit their cell (short words) and are turned on their side
+// otherwise. Small multiples keep every label: the font shrinks to the cell (down to 7 px) before
+// labels are skipped. heatmap_paint.js draws what this places.
+
+export const FONT = '11px system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", sans-serif';
+export const STACK_LINE = 12;
+const STACK_MAX = 6;
+const UPRIGHT_SCRIPT = /[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]|\p{Extended_Pictographic}/u;
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+export function clamp(v, lo, hi) {
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+const measure = document.createElement('canvas').getContext('2d');
+measure.font = FONT;
+// Label widths by text: the same tokens label every panel and step (one font, so one table).
+const widths = new Map();
+
+function textWidth(labels, cap) {
+  let max = 0;
+  for (const s of labels) {
+    let w = widths.get(s);
+    if (w === undefined) {
+      if (widths.size > 10000) widths.clear();
+      w = measure.measureText(s).width;
+      widths.set(s, w);
+    }
+    if (w > max) max = w;
+  }
+  return Math.min(cap, max);
+}
+
+/**
+ * {dpr, x0, y0, w, h, groupBand, colBand, cols, width, height}: the cells' corner (x0, y0) and size
+ * (w x h, whole device pixels), the bands above them, the column labels' modes (`cols`, or null),
+ * and the whole picture's size, for a heatmap's `cells` and `labels` options in `available` px.
+ */
+export function layout({ cells, labels = {} }, available, dpr = window.devicePixelRatio || 1) {
+  const left = labels.rows ? textWidth(labels.rows, 110) + 8 : 0;
+  const groupBand = labels.groups ? 16 : 0;
+  const right = labels.sums ? 52 : 0;
+  const room = Math.max(40, available - left - right - 2);
+  const maxCell = cells.maxCell ?? 28;
+  const cw = Math.min(maxCell, room / cells.cols);
+  const ch = cells.square ? cw : clamp(cw, labels.rows ? 16 : 3, Math.max(maxCell, 16));
+  const cols = labels.cols ? columnLabels(labels.cols, cw) : null;
+  const colBand = cols ? cols.band : labels.rows ? 14 : 0;
+  const w = Math.max(1, Math.round(cw * cells.cols * dpr)) / dpr;
+  const h = Math.max(1, Math.round(ch * cells.rows * dpr)) / dpr;
+  return { dpr, x0: left, y0: groupBand + colBand, w, h, groupBand, colBand, cols, width: left + w + right, height: groupBand + colBand + h };
+}
+
+// A label's lines when stacked: one character each, a split character's part mark (昨¹) kept with it.
+function stackLines(label) {
+  const lines = [];
+  for (const { segment } of graphemes.segment(label)) {
+    if (/^[¹²³⁴]$/.test(segment) && lines.length) lines[lines.length - 1] += segment;
+    else lines.push(segment);
+  }
+  return lines.length > STACK_MAX ? [...lines.slice(0, STACK_MAX - 1), '⋮'] : lines;
+}
+
+// How each column label is drawn ({mode: 'upright' | 'stacked' | 'rotated', lines}), and the
+// height of the band they need.
+function columnLabels(labels, cw) {
+  const modes = labels.map((label) => {
+    if (textWidth([label], Infinity) <= cw - 4) return { mode: 'upright' };
+    if (UPRIGHT_SCRIPT.test(label)) return { mode: 'stacked', lines: stackLines(label) };
+    return { mode: 'rotated' };
+  });
+  const band = Math.max(
+    16,
+    ...modes.map((m, c) => (m.mode === 'stacked' ? m.lines.length * STACK_LINE + 6 : m.mode === 'rotated' ? textWidth([labels[c]], 90) + 8 : 16)),
+  );
+  return { modes, band };
+}
+
+/** The font for labels along cells `cell` px apart, and every how many labels fit. */
+export function labelFont(cell) {
+  const size = clamp(Math.floor(cell) - 1, 7, 11);
+  return { font: FONT.replace('11px', `${size}px`), every: Math.ceil(size / cell) };
+}

@@ -1,0 +1,252 @@
+// Paints a heatmap onto a canvas at the places heatmap_layout.js gives, at any pixel ratio (the
+// page's, or an export's). Cells are written into ImageData at device-pixel resolution, so the
+// picture stays crisp: one table look-up per cell, one pixel row per row of cells, stretched down
+// to the cells' height by drawImage; the hatching is pattern fills on top; labels, column groups,
+// row sums and the marked cell are canvas text and strokes. -∞ cells (causal mask) and cells at or
+// below -1e8 (padding mask, -1e9) are hatched, never coloured; padded query rows get a light
+// overlay. Text and gaps take the page's theme colours (theme_colours.js) at each paint.
+
+import { short } from './format.js';
+import { isMasked } from './color_scale.js';
+import { range } from './controls.js';
+import { FONT, STACK_LINE, labelFont } from './heatmap_layout.js';
+import { themeColours } from './theme_colours.js';
+import { t } from '../strings.js';
+
+const NEGINF = [0xff3a3a3a, 0xff8c8c8c]; // dark grey, light stripes (ABGR, little-endian)
+const PADDING = [0xffd6d6d6, 0xff9e9e9e]; // light grey, darker stripes
+const PADDED_ROW = 0xffc8c8c8;
+
+/** Paints heatmap options `o` ({cells, scale, labels, mark}) on `canvas` at layout `g`, resizing it. */
+export function paint(canvas, o, g) {
+  const { dpr } = g;
+  canvas.width = Math.round(g.width * dpr); // setting the size clears the canvas and its state
+  canvas.height = Math.round(g.height * dpr);
+  canvas.style.width = `${canvas.width / dpr}px`;
+  canvas.style.height = `${canvas.height / dpr}px`;
+  const ctx = canvas.getContext('2d');
+  const colours = themeColours();
+  const labels = o.labels ?? {};
+  drawCells(ctx, o.cells, o.scale, g, colours);
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  drawGroups(ctx, o.cells, labels, g, colours);
+  const drawn = drawLabels(ctx, o.cells, labels, g, colours);
+  canvas.dataset.rotatedLabels = drawn.rotated.join('\n');
+  canvas.dataset.skippedLabels = drawn.skipped;
+  drawMark(ctx, o.cells, o.mark, g, colours);
+}
+
+function drawMark(ctx, cells, mark, g, colours) {
+  if (!mark) return;
+  const cw = g.w / cells.cols;
+  const ch = g.h / cells.rows;
+  ctx.lineWidth = 2;
+  ctx.strokeStyle = colours.strong;
+  ctx.strokeRect(g.x0 + mark.c * cw + 1, g.y0 + mark.r * ch + 1, Math.max(cw - 2, 2), Math.max(ch - 2, 2));
+}
+
+// Pixel x of a picture pw wide shows column floor(x * cols / pw): column c starts at edges[c].
+function edges(n, size) {
+  const at = new Int32Array(n + 1);
+  for (let i = 0; i <= n; i++) at[i] = Math.ceil((i * size) / n);
+  return at;
+}
+
+// One pixel row per row of cells, as wide as the picture, handed to drawImage as a bitmap.
+const strip = new OffscreenCanvas(1, 1);
+
+// The cells, in device pixels from the picture's corner. Scale colours and column gaps go into
+// ImageData one pixel row per row of cells, and each row is stretched to its cells' height; the
+// hatching (-∞ and padding cells, padded query rows) is filled over them with patterns, in runs
+// of cells, and the gaps are restored over the hatching.
+function drawCells(ctx, { data, rows, cols, rowMask }, scale, g, colours) {
+  const { dpr } = g;
+  const pw = Math.round(g.w * dpr);
+  const ph = Math.round(g.h * dpr);
+  const xs = edges(cols, pw);
+  const ys = edges(rows, ph);
+  // A one-pixel gap between cells once they are big enough to read as separate squares.
+  const gapX = pw / cols >= 8 * dpr ? 1 : 0;
+  const gapY = ph / rows >= 8 * dpr ? 1 : 0;
+  const image = ctx.createImageData(pw, rows);
+  const pixels = new Uint32Array(image.data.buffer);
+  const hatched = []; // [kind, r, c0, c1): runs of -∞ (1) or padding (2) cells
+  for (let r = 0; r < rows; r++) {
+    if (ys[r + 1] - gapY <= ys[r]) continue;
+    const line = r * pw;
+    let run = null;
+    for (let c = 0; c < cols; c++) {
+      const v = data[r * cols + c];
+      const k = v === -Infinity || Number.isNaN(v) ? 1 : isMasked(v) ? 2 : 0;
+      if (run && run[0] !== k) run = null;
+      if (k) {
+        if (run) run[3] = c + 1;
+        else hatched.push((run = [k, r, c, c + 1]));
+      } else if (xs[c + 1] > xs[c]) {
+        pixels.fill(scale.packed(v), line + xs[c], line + xs[c + 1]);
+      }
+      if (gapX && xs[c + 1] > xs[c]) pixels[line + xs[c + 1] - 1] = colours.gap;
+    }
+  }
+  if (strip.width < pw || strip.height < rows) {
+    strip.width = Math.max(strip.width, pw);
+    strip.height = Math.max(strip.height, rows);
+  }
+  strip.getContext('2d').putImageData(image, 0, 0);
+  const rowsImage = strip.transferToImageBitmap();
+  const x0 = Math.round(g.x0 * dpr);
+  const y0 = Math.round(g.y0 * dpr);
+  ctx.setTransform(1, 0, 0, 1, x0, y0); // device pixels from the picture's corner, where patterns start
+  ctx.imageSmoothingEnabled = false;
+  if (gapY) {
+    ctx.fillStyle = colours.gapCss;
+    ctx.fillRect(0, 0, pw, ph);
+  }
+  // A single source row stretched by whole pixels: every sample falls inside it, so this is exact.
+  for (let r = 0; r < rows; r++) {
+    const h = ys[r + 1] - ys[r] - gapY;
+    if (h > 0) ctx.drawImage(rowsImage, 0, r, pw, 1, 0, ys[r], pw, h);
+  }
+  rowsImage.close();
+  const stripe = Math.max(2, Math.round(2 * dpr));
+  const padded = rowMask ? range(rows).filter((r) => !rowMask[r]) : [];
+  ctx.fillStyle = hatch(ctx, 'paddedRow', stripe);
+  for (const r of padded) ctx.fillRect(0, ys[r], pw, ys[r + 1] - ys[r] - gapY);
+  for (const kind of [1, 2]) {
+    ctx.fillStyle = hatch(ctx, kind === 1 ? 'neginf' : 'padding', stripe);
+    for (const [k, r, c0, c1] of hatched) if (k === kind) ctx.fillRect(xs[c0], ys[r], xs[c1] - xs[c0], ys[r + 1] - ys[r] - gapY);
+  }
+  if ((hatched.length || padded.length) && (gapX || gapY)) {
+    ctx.fillStyle = colours.gapCss;
+    if (gapX) for (let c = 1; c <= cols; c++) ctx.fillRect(xs[c] - 1, 0, 1, ph);
+    if (gapY) for (let r = 1; r <= rows; r++) ctx.fillRect(0, ys[r] - 1, pw, 1);
+  }
+}
+
+// Diagonal stripes one period square, so that a repeating pattern continues them seamlessly:
+// -∞ light on dark along x + y, padding dark on light along x - y, padded rows grey on nothing.
+const HATCH = {
+  neginf: { base: NEGINF[0], line: NEGINF[1], on: (x, y, p) => (x + y) % p },
+  padding: { base: PADDING[0], line: PADDING[1], on: (x, y, p) => (x - y + p) % p },
+  paddedRow: { base: 0, line: PADDED_ROW, on: (x, y, p) => (x + y) % p },
+};
+const tiles = new Map();
+function hatch(ctx, name, stripe) {
+  const key = `${name} ${stripe}`;
+  if (!tiles.has(key)) {
+    const { base, line, on } = HATCH[name];
+    const period = stripe * 3;
+    const tile = document.createElement('canvas');
+    tile.width = tile.height = period;
+    const tctx = tile.getContext('2d');
+    const image = tctx.createImageData(period, period);
+    const px = new Uint32Array(image.data.buffer);
+    for (let y = 0; y < period; y++) for (let x = 0; x < period; x++) px[y * period + x] = on(x, y, period) < stripe ? line : base;
+    tctx.putImageData(image, 0, 0);
+    tiles.set(key, tile);
+  }
+  return ctx.createPattern(tiles.get(key), 'repeat');
+}
+
+function drawGroups(ctx, cells, { groups }, g, colours) {
+  if (!groups) return;
+  const { size, label } = groups;
+  const n = Math.ceil(cells.cols / size);
+  const gw = (g.w * size) / cells.cols;
+  ctx.font = FONT;
+  ctx.textBaseline = 'middle';
+  ctx.textAlign = 'center';
+  for (let k = 0; k < n; k++) {
+    const x = g.x0 + k * gw;
+    ctx.fillStyle = colours.text;
+    ctx.fillText(label(k), x + gw / 2, g.groupBand / 2, gw - 2);
+    ctx.fillStyle = colours.rule;
+    ctx.fillRect(x + 1, g.groupBand - 3, gw - 2, 1);
+    if (k > 0) {
+      ctx.fillStyle = colours.strong;
+      ctx.fillRect(x - 0.75, g.y0, 1.5, g.h);
+    }
+  }
+}
+
+function drawLabels(ctx, cells, labels, g, colours) {
+  const { rows, cols } = cells;
+  ctx.font = FONT;
+  ctx.fillStyle = colours.text;
+  const cw = g.w / cols;
+  const ch = g.h / rows;
+  // What was drawn how, for the tests: labels laid on their side, and labels left out.
+  const drawn = { rotated: [], skipped: 0 };
+  if (labels.rows) {
+    ctx.textAlign = 'right';
+    ctx.textBaseline = 'middle';
+    const { font, every } = labelFont(ch);
+    ctx.font = font;
+    for (let r = 0; r < rows; r += every) ctx.fillText(labels.rows[r], g.x0 - 6, g.y0 + (r + 0.5) * ch, g.x0 - 8);
+    drawn.skipped += rows - Math.ceil(rows / every);
+  }
+  if (labels.cols) {
+    const { font, every } = labelFont(cw);
+    ctx.font = font;
+    for (let c = 0; c < cols; c++) {
+      const { mode, lines } = g.cols.modes[c];
+      const x = g.x0 + (c + 0.5) * cw;
+      if (mode !== 'upright' && c % every !== 0) {
+        drawn.skipped++;
+        continue;
+      }
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'bottom';
+      if (mode === 'upright') ctx.fillText(labels.cols[c], x, g.y0 - 3);
+      else if (mode === 'stacked') lines.forEach((line, k) => ctx.fillText(line, x, g.y0 - 3 - (lines.length - 1 - k) * STACK_LINE, cw + 2));
+      else {
+        drawn.rotated.push(labels.cols[c]);
+        ctx.save();
+        ctx.translate(x, g.y0 - 6);
+        ctx.rotate(-Math.PI / 2);
+        ctx.textAlign = 'left';
+        ctx.textBaseline = 'middle';
+        ctx.fillText(labels.cols[c], 0, 0, g.colBand - 8);
+        ctx.restore();
+      }
+    }
+    ctx.font = FONT;
+  } else if (g.colBand) {
+    // Index ticks: enough to find a column, few enough not to collide.
+    const span = labels.groups ? labels.groups.size : cols;
+    const step = niceStep(span, (span * cw) / 34);
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'bottom';
+    ctx.fillStyle = colours.faint;
+    for (let start = 0; start < cols; start += span) {
+      for (let local = 0; local < span && start + local < cols; local += step) {
+        ctx.fillText(String(local), g.x0 + (start + local + 0.5) * cw, g.y0 - 2);
+      }
+    }
+  }
+  if (labels.sums) {
+    ctx.textAlign = 'left';
+    ctx.textBaseline = 'middle';
+    ctx.fillStyle = colours.faint;
+    ctx.fillText(t('heatmap.rowSum'), g.x0 + g.w + 6, g.y0 - 7);
+    ctx.fillStyle = colours.text;
+    for (let r = 0; r < rows; r++) ctx.fillText(short(rowSum(cells.data, r, cols)), g.x0 + g.w + 6, g.y0 + (r + 0.5) * ch);
+  }
+  return drawn;
+}
+
+// Sum of a row's unmasked entries: 1 for a softmax row, the plain sum otherwise.
+function rowSum(data, r, cols) {
+  let s = 0;
+  for (let c = 0; c < cols; c++) {
+    const v = data[r * cols + c];
+    if (!isMasked(v)) s += v;
+  }
+  return s;
+}
+
+function niceStep(span, slots) {
+  const raw = span / Math.max(1, Math.floor(slots));
+  for (const s of [1, 2, 4, 5, 8, 10, 16, 20, 25, 32, 50, 64, 100, 128, 200, 256, 500, 512, 1000]) if (s >= raw) return s;
+  return Math.ceil(raw / 1000) * 1000;
+}
