@@ -95,6 +95,8 @@ export function mount(root, app) {
       { type: 'button', className: 'rail-step', dataset: { step: step.id }, on: { click: () => go(position(step, layerNow())) } },
       railNums[i],
       step.label ?? t(`step.${step.id}.rail`),
+      // The code name stays (it is the tensor's name in MiniMind); in Chinese a word says what it is.
+      step.label && t(`step.${step.id}.gloss`) && el('span', { className: 'rail-gloss' }, t(`step.${step.id}.gloss`)),
     ),
   );
   const sectionLabels = new Map();
