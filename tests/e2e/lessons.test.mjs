@@ -28,10 +28,15 @@ after(async () => {
 const shot = (name) => cleanScreenshot(page, name);
 
 async function lesson(id) {
+  const { view, lesson: shown } = await page.evaluate(() => window.attnscope.getState());
+  if (view === 'lessons' && shown === id) return settled(page);
   await page.evaluate((l) => {
     location.hash = `view=lessons&lesson=${l}`;
   }, id);
   await page.waitForSelector(`.lesson-tab[data-lesson="${id}"][aria-current="page"]`);
+  // The plain link is opened, then rewritten as a whole one (the state changed): only then is the
+  // navigation done (an edit made before would be undone by it).
+  await until(page, async (l) => window.attnscope.getState().lesson === l && new URL(await window.attnscope.link()).hash === location.hash, id);
   await settled(page);
 }
 
@@ -330,9 +335,17 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
   await lesson('qk');
 });
 
-// A lesson link as a reader would share it: the address after the page wrote it.
+// Polls `check` in the page (it may be async) until it holds.
+async function until(target, check, arg) {
+  for (const started = Date.now(); !(await target.evaluate(check, arg)); ) {
+    assert.ok(Date.now() - started < 30_000, `waited 30 s for ${check}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+// A lesson link as a reader would share it: the address, once the page has written the state to it.
 async function linkAfterEdit() {
-  await page.waitForFunction(() => /^#s2\./.test(location.hash));
+  await until(page, async () => new URL(await window.attnscope.link()).hash === location.hash);
   return page.evaluate(() => location.hash);
 }
 
@@ -369,8 +382,6 @@ test('an edit survives the link: a new page opens the lesson with the edited cel
   await page.waitForFunction(() => window.attnscope.getState().edits?.['multihead.k'] !== undefined);
   await settled(page);
   const other = await openPage(browser, `${server.url}${await linkAfterEdit()}`);
-  await settled(other);
-  await other.waitForFunction(() => document.querySelector('table[data-table="k"] tbody tr input:nth-child(1)') !== null);
   await settled(other);
   assert.equal(await other.locator('table[data-table="k"] tbody tr').nth(0).locator('input').nth(2).inputValue(), '-2');
   assert.deepEqual(await matrix(other.locator('.lesson [data-head="1"] table').nth(1)), await matrix(page.locator('.lesson [data-head="1"] table').nth(1)));

@@ -125,7 +125,7 @@ export function mount(root, app) {
     const focus = DOOR.focus ? pieces.lastIndexOf(DOOR.focus) : -1;
     const patch = { view: DOOR.view, model: 'builtin', text, ...(DOOR.fields ?? {}), ...(focus >= 0 ? { query: focus } : {}) };
     const { spaces, split } = readTokens(DOOR.words ?? (/\s/.test(text) ? text.split(/\s+/).filter(Boolean) : null), pieces);
-    door.node.replaceChildren(
+    const parts = [
       el('h3', {}, t('lessons.door.heading')),
       el('p', {}, t('lessons.door.note', { view: t(`view.${DOOR.view}`) })),
       el('p', { className: 'door-sentence' }, el('q', { lang: 'zh-CN' }, text)),
@@ -133,10 +133,12 @@ export function mount(root, app) {
       spaces > 0 && el('p', { className: 'hint', dataset: { note: 'spaces' } }, t('lessons.door.spaces', { n: spaces, all: pieces.length })),
       split?.length > 0 && el('p', { className: 'hint', dataset: { note: 'split' } }, t('lessons.door.split', { words: split.map((s) => `${s.word} → ${s.pieces.join(' + ')}`).join(t('lessons.door.listSep')) })),
       el('a', { className: 'action door-link', href: pageHref(patch), on: { click: (e) => { e.preventDefault(); app.navigate(patch); } } }, t('lessons.door.open', { view: t(`view.${DOOR.view}`) })),
-    );
+    ];
+    door.node.replaceChildren(...parts.filter(Boolean));
   }
 
   let seq = 0;
+  let gone = false;
   async function update() {
     const my = ++seq;
     const id = state.lesson in LESSONS ? state.lesson : 'qk';
@@ -146,8 +148,9 @@ export function mount(root, app) {
     }
     if (current?.id !== id || current.written !== JSON.stringify(state.edits)) open(id);
     await Promise.all([current.instance.update(), drawDoor(id)]);
-    // Only the latest update has surely drawn the lesson's tables (an earlier one may have stopped).
-    if (my === seq && !current.checked) {
+    // Only the latest update of a view still shown has surely drawn the lesson's tables (an earlier
+    // one, or one whose view was taken down while the model ran, may have stopped before).
+    if (my === seq && !gone && !current.checked) {
       current.checked = true;
       refuse();
     }
@@ -156,6 +159,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
+      gone = true;
       current?.instance.destroy();
       if (current) closeEdits(current.book);
       page.classList.remove('lessons-focus');
