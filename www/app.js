@@ -549,10 +549,15 @@ function wireInput() {
   });
 }
 
-// Resolves once no run is in flight and the active view has drawn.
+// Resolves once no run is in flight and the active view has drawn, including the redraws it asked
+// for while drawing (a lesson restoring edited cells from the link).
 async function settled() {
   while (app.busy || app.loading || app.phase === 'loading' || app.phase === 'building') await new Promise((r) => setTimeout(r, 20));
-  await rendered;
+  for (let drawn = null; drawn !== rendered; ) {
+    drawn = rendered;
+    await drawn;
+    await null; // a redraw asked for in a microtask after the drawing
+  }
 }
 
 // The height an embedded page's content needs (share.css fits the view and the input panel into the

@@ -33,7 +33,7 @@ export const LATIN_IN_ZH = [
   'RoPE', 'YaRN', 'SwiGLU', 'SiLU', 'RMSNorm', 'Norm', 'FFN', 'FlashAttention', 'logits', 'prefill', 'id', 'ids',
   'gate', 'up', 'down', 'act', 'ctx', 'nH', 'nKV', 'max', 'exp', 'silu', 'sigmoid', 'mean', 'concat', 'triu', 'cos', 'sin',
   'log2', 'batch', 'ms', 'SVG', 'PNG', 'HTML', 'URL', 'HTTP', 'Home', 'End', 'KiB', 'MiB', 'GiB', 'Access-Control-Allow-Origin',
-  'Softmax', 'Padding', 'Logits', 'Wq', 'Wk', 'Wv', 'Wo', 'Wlm', 'safetensors', 'scores', 'mask',
+  'Softmax', 'Padding', 'Logits', 'Wq', 'Wk', 'Wv', 'Wo', 'Wlm', 'safetensors', 'scores', 'mask', 'BPE',
   'True', 'False',
 ];
 

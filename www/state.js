@@ -16,6 +16,8 @@
 //   first sample sentence in the state's language (textOf); the language, when a link does not say,
 //   is the reader's (decode's `lang`). Every s2 link says its language and view, so a link opens
 //   the same in every browser and the landing view (DEFAULTS.view) may change without changing it.
+//   Format 2 may gain a field whose default is "nothing" (edits, a lesson's edited cells: null):
+//   an older s2 link lacks it and so opens as it always did. Format 1 never had it (always null).
 // Plain fields alone ("#view=grid", "#lang=zh") name no format: on a fresh page they change the
 // format-2 defaults.
 //
@@ -40,6 +42,12 @@ const MAX_ID = 64; // lesson, view and step ids
 const MAX_URL = 2048;
 const MAX_FRAGMENT = 32_768; // characters of the whole fragment
 const MAX_JSON = 65_536; // bytes a payload may inflate to: a small link is never a large bomb
+// A lesson's edited cells (edits): a few small tables, each at most 64 × 64, values of a size a
+// reader types; nothing more passes, so a hostile link cannot make a lesson draw a huge table.
+const MAX_EDIT_TABLES = 16;
+const MAX_EDIT_INDEX = 63;
+const MAX_EDIT_CELLS = (MAX_EDIT_INDEX + 1) ** 2;
+const MAX_EDIT_VALUE = 1e6;
 
 export const HIDE_FLAGS = ['input', 'config', 'tabs', 'toolbar'];
 export const MODEL_KINDS = ['random', 'builtin', 'url', 'files'];
@@ -74,6 +82,7 @@ export const DEFAULTS = Object.freeze({
   text: null,
   model: Object.freeze({ kind: 'builtin' }),
   view: 'overview', // the landing view
+  edits: null, // the open lesson's edited cells (editCells); new in format 2, which had no field for them
 });
 
 // Fields every s2 link writes even at their default: the reader's language and the landing view
@@ -192,6 +201,38 @@ function list(check, maxLength) {
   };
 }
 
+// edits: {tableId: [[row, column, value], …]}, table ids as lessons name them ("qk.q"). Cells sorted by
+// position, one per position (the last wins); a cell that is not two indexes and a finite number
+// is dropped, a value beyond ±MAX_EDIT_VALUE cut to it, a table with nothing left dropped, and no
+// tables at all is null. Whether a cell fits its table's shape only the lesson knows (lessons.js).
+function editCells(v) {
+  if (!isObject(v)) return null;
+  const index = int(0, MAX_EDIT_INDEX);
+  const number = real(-MAX_EDIT_VALUE, MAX_EDIT_VALUE);
+  const tables = {};
+  let clamped = false;
+  for (const [table, cells] of Object.entries(v)) {
+    if (Object.keys(tables).length === MAX_EDIT_TABLES || !id(null)(table, {}) || !Array.isArray(cells) || cells.length > MAX_EDIT_CELLS) {
+      clamped = true;
+      continue;
+    }
+    const byPosition = new Map();
+    for (const cell of cells) {
+      const [r, c, x] = Array.isArray(cell) && cell.length === 3 ? [index(cell[0]), index(cell[1]), number(cell[2])] : [];
+      if (!r || !c || !x || r.clamped || c.clamped) {
+        clamped = true;
+        continue;
+      }
+      clamped ||= Boolean(x.clamped) || byPosition.has(r.value * (MAX_EDIT_INDEX + 1) + c.value);
+      byPosition.set(r.value * (MAX_EDIT_INDEX + 1) + c.value, [r.value, c.value, x.value]);
+    }
+    if (byPosition.size) tables[table] = [...byPosition.entries()].sort((a, b) => a[0] - b[0]).map(([, cell]) => cell);
+    else clamped = true;
+  }
+  const value = Object.keys(tables).length ? tables : null;
+  return clamped ? { value, clamped } : { value };
+}
+
 const FIELDS = {
   lesson: nullable(id('lessons')),
   lang: oneOf(LANGUAGES),
@@ -215,10 +256,12 @@ const FIELDS = {
   context: nullable(int(1, MAX_CONTEXT)), // context length for KV-cache sizes (GQA view); null: its default
   backend: oneOf(['auto', 'cpu', 'gpu']),
   hide: list(oneOf(HIDE_FLAGS), HIDE_FLAGS.length * 4),
+  edits: nullable(editCells),
 };
 
-// Format 1 had no sample text: its text null was refused, as it still is.
-const FORMAT1_FIELDS = { ...FIELDS, text };
+// Format 1 had no sample text: its text null was refused, as it still is. Nor had it edits: a
+// format-1 link holding one names a field it did not know, and opens with none.
+const FORMAT1_FIELDS = Object.fromEntries(Object.entries({ ...FIELDS, text }).filter(([key]) => key !== 'edits'));
 
 function isObject(v) {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -267,7 +310,7 @@ export function validate(raw, base = DEFAULTS, known = {}, format = VERSION) {
     note(null, 'damaged');
     raw = {};
   }
-  const state = {};
+  const state = { edits: DEFAULTS.edits }; // format 1's, which had none
   for (const [key, check] of Object.entries(fields)) {
     if (!own(raw, key)) {
       state[key] = copy(base[key]);
@@ -280,7 +323,7 @@ export function validate(raw, base = DEFAULTS, known = {}, format = VERSION) {
       else if (r.clamped) note(key, 'clamped');
     }
   }
-  for (const key of Object.keys(raw)) if (!own(FIELDS, key)) note(key, 'unknown');
+  for (const key of Object.keys(raw)) if (!own(fields, key)) note(key, 'unknown');
   // The layer and head must exist in a random model of this config; a loaded checkpoint's sizes
   // are known only once it is loaded (fitToModel).
   if (state.model.kind === 'random') {

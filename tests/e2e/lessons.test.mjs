@@ -28,10 +28,15 @@ after(async () => {
 const shot = (name) => cleanScreenshot(page, name);
 
 async function lesson(id) {
+  const { view, lesson: shown } = await page.evaluate(() => window.attnscope.getState());
+  if (view === 'lessons' && shown === id) return settled(page);
   await page.evaluate((l) => {
     location.hash = `view=lessons&lesson=${l}`;
   }, id);
   await page.waitForSelector(`.lesson-tab[data-lesson="${id}"][aria-current="page"]`);
+  // The plain link is opened, then rewritten as a whole one (the state changed): only then is the
+  // navigation done (an edit made before would be undone by it).
+  await until(page, async (l) => window.attnscope.getState().lesson === l && new URL(await window.attnscope.link()).hash === location.hash, id);
   await settled(page);
 }
 
@@ -251,23 +256,165 @@ test('MiniMind-3 shapes: xq [1, 6, 8, 96], xk and xv [1, 6, 4, 96], and what GQA
   await shot('lesson-shapes');
 });
 
-test('multi-head: two heads of 2 dims, each with its own softmax, side by side', async () => {
+// softmax(q·k / √2) of one query against the keys, in double precision.
+const headRow = (q, keys) => softmax(keys.map((k) => (q[0] * k[0] + q[1] * k[1]) / Math.SQRT2));
+
+test('multi-head: two heads that look at different things, each with its own softmax', async () => {
   await lesson('multihead');
   const heads = page.locator('.lesson [data-head]');
   assert.equal(await heads.count(), 2);
-  // Head 0 reads dims 0–1 of the seed's Q and K, scaled by 1/√2.
-  const q = [0.9, 0.1];
-  const k = [
-    [0.8, 0.2],
-    [0.0, 0.3],
-    [0.7, 0.1],
-  ];
-  const row = softmax(k.map((kj) => (q[0] * kj[0] + q[1] * kj[1]) / Math.SQRT2));
-  const probs = await matrix(heads.nth(0).locator('table').nth(1));
-  near(probs[2], row, 1e-6, 'head 0 row 她');
+  // Head 0: d0 and d2 of the first lesson's Q and K (content). Head 1: places 90° apart, length 2;
+  // 她's query carries the place of 很, the token before it.
+  const content = headRow([0.9, 0.8], [[0.8, 0.9], [0.0, 0.1], [0.7, 0.7]]);
+  const position = headRow([0, 2], [[2, 0], [0, 2], [-2, 0]]);
+  near((await matrix(heads.nth(0).locator('table').nth(1)))[2], content, 1e-6, 'head 0 row 她');
+  near((await matrix(heads.nth(1).locator('table').nth(1)))[2], position, 1e-6, 'head 1 row 她');
+  const gap = Math.max(...content.map((p, j) => Math.abs(p - position[j])));
+  assert.ok(gap > 0.4, `the heads' rows 她 differ clearly (${gap.toFixed(3)})`);
+  assert.ok(position[1] > 0.8 && content[0] > content[1], 'head 1 follows the previous token, head 0 the content');
+  // Why 0.493 became smaller: the sentence quotes the first lesson's one head and head 0, both computed.
+  const one = softmax([1.46, 0.11, 1.2])[0];
+  const note = await page.locator('[data-note="compare"]').innerText();
+  assert.ok(note.includes(`= ${one.toFixed(3)}`) && note.includes(`= ${content[0].toFixed(3)}`) && note.includes(position[1].toFixed(3)), note);
   const context = await matrix(page.locator('.lesson table').last());
   assert.equal(context[0].length, 4);
   await shot('lesson-multihead');
+});
+
+test('√d: d = 96, MiniMind-3’s head_dim, beside the hidden sizes 512 and 768, each √d computed', async () => {
+  await lesson('sqrt_d');
+  const rows = await page.locator('table.sizes tbody tr').evaluateAll((r) => r.map((x) => [Number(x.dataset.d), Number(x.querySelector('td output').dataset.value)]));
+  assert.deepEqual(rows.map(([d]) => d), [4, 16, 64, 96, 512, 768]);
+  for (const [d, root] of rows) assert.ok(Math.abs(root - Math.sqrt(d)) < 1e-9, `√${d}: ${root}`);
+  assert.match(await page.locator('table.sizes tr[data-d="96"]').innerText(), /head_dim/);
+  assert.match(await page.locator('table.sizes tr[data-d="512"]').innerText(), /hidden size/);
+  const overstates = await page.locator('[data-note="overstates"]').innerText();
+  assert.ok(overstates.includes(`√512 ≈ ${Math.sqrt(512).toFixed(1)}`) && overstates.includes(`√96 ≈ ${Math.sqrt(96).toFixed(1)}`), overstates);
+  assert.match(await page.locator('[data-note="entropy"]').innerText(), /Entropy says how spread out/);
+  await page.locator('#lesson-d').selectOption('96');
+  await settled(page);
+  assert.match(await page.locator('.lesson').innerText(), /at d = 96:/);
+  await shot('lesson-sqrt-d-96');
+});
+
+// Each lesson's door: the sentence the lesson names, the view, and the tokens the page then holds.
+const DOORS = {
+  qk: ['attention', '小明把苹果给了小红，她很开心'],
+  sqrt_d: ['scale', '小明把苹果给了小红，她很开心'],
+  causal: ['masks', '今天 天气 很 好'],
+  padding: ['masks', '今天天气很好'],
+  shapes: ['gqa', '小明把苹果给了她'],
+  multihead: ['grid', '小明把苹果给了小红，她很开心'],
+};
+
+test('every lesson ends with a door to the same idea on the built-in model, the sentence typed in', async () => {
+  for (const [id, [view, text]] of Object.entries(DOORS)) {
+    await lesson(id);
+    const door = page.locator('.lesson-door');
+    assert.equal(await door.getAttribute('data-view'), view, id);
+    const { pieces } = await page.evaluate((s) => window.attnscope.call('tokenize', { text: s }), text);
+    const chips = await door.locator('.chip-piece').allInnerTexts();
+    assert.deepEqual(chips, pieces.map((p) => (p === ' ' ? '␣' : p)), `${id}: the door shows the tokenizer's tokens`);
+    const spaces = pieces.filter((p) => p === ' ').length;
+    assert.equal(await door.locator('[data-note="spaces"]').count(), spaces > 0 ? 1 : 0, `${id}: spaces noted only where they are tokens`);
+    if (pieces.includes('红') && pieces.includes('小')) assert.match(await door.locator('[data-note="split"]').innerText(), /小红 → 小 \+ 红/, `${id}: 小红 is two tokens`);
+    await door.locator('.door-link').click();
+    await page.waitForSelector(`.view-${view}`);
+    await settled(page);
+    const opened = await page.evaluate(() => ({ state: window.attnscope.getState(), pieces: window.attnscope.app.state.tokens.pieces }));
+    assert.equal(opened.state.view, view, id);
+    assert.equal(opened.state.text, text, id);
+    assert.deepEqual(opened.state.model, { kind: 'builtin' });
+    assert.deepEqual(opened.pieces, pieces, `${id}: the view runs the sentence's tokens`);
+    if (['qk', 'sqrt_d', 'multihead'].includes(id)) assert.equal(opened.state.query, pieces.lastIndexOf('她'), `${id}: the row of 她 is chosen`);
+    if (id === 'causal') {
+      assert.equal(spaces, 3, 'the tokenizer makes the three spaces of 今天 天气 很 好 tokens');
+      await shot('door-causal-masks');
+    }
+  }
+  await lesson('qk');
+});
+
+// Polls `check` in the page (it may be async) until it holds.
+async function until(target, check, arg) {
+  for (const started = Date.now(); !(await target.evaluate(check, arg)); ) {
+    assert.ok(Date.now() - started < 30_000, `waited 30 s for ${check}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+// A lesson link as a reader would share it: the address, once the page has written the state to it.
+async function linkAfterEdit() {
+  await until(page, async () => new URL(await window.attnscope.link()).hash === location.hash);
+  return page.evaluate(() => location.hash);
+}
+
+test('an edit survives the link: a new page opens the lesson with the edited cell and its results', async () => {
+  await lesson('qk');
+  const cell = page.locator('table[data-table="q"] tbody tr').nth(2).locator('input').first();
+  await cell.fill('0.1');
+  await cell.press('Tab');
+  await page.waitForFunction(() => window.attnscope.getState().edits?.['qk.q'] !== undefined);
+  await settled(page);
+  assert.deepEqual((await page.evaluate(() => window.attnscope.getState())).edits, { 'qk.q': [[2, 0, 0.1]] });
+  const hash = await linkAfterEdit();
+  const fresh = await openPage(browser, `${server.url}${hash}`);
+  await fresh.setViewportSize({ width: 1400, height: 1000 });
+  await settled(fresh);
+  await fresh.waitForFunction(() => document.querySelector('table[data-table="q"] tbody tr:nth-child(3) input')?.value === '0.1');
+  await settled(fresh);
+  const probs = await matrix(fresh.locator('[data-matrix="probs"] table'));
+  near(probs[2], softmax([0.1 * 0.8 + 0.1 * 0.2 + 0.8 * 0.9, 0.1 * 0 + 0.1 * 0.3 + 0.8 * 0.1, 0.1 * 0.7 + 0.1 * 0.1 + 0.8 * 0.7]), 1e-6, 'the restored row 她');
+  assert.equal(await fresh.locator('.banner').count(), 0, 'a link the page wrote opens without complaint');
+  await cleanScreenshot(fresh, 'lesson-qk-restored');
+  // The lesson's reset is also the link's: no edits left.
+  await fresh.getByRole('button', { name: /tutorial’s numbers/ }).first().click();
+  await fresh.waitForFunction(() => window.attnscope.getState().edits === null);
+  await settled(fresh);
+  assert.match(await fresh.locator('.answer .pair[data-key="小红"]').innerText(), /0\.493/);
+  assert.deepEqual(fresh.consoleErrors, []);
+  await fresh.close();
+  // The multi-head lesson's tables get it for free: their ids are all it takes.
+  await lesson('multihead');
+  const v = page.locator('table[data-table="k"] tbody tr').nth(0).locator('input').nth(2);
+  await v.fill('-2');
+  await v.press('Tab');
+  await page.waitForFunction(() => window.attnscope.getState().edits?.['multihead.k'] !== undefined);
+  await settled(page);
+  const other = await openPage(browser, `${server.url}${await linkAfterEdit()}`);
+  await settled(other);
+  assert.equal(await other.locator('table[data-table="k"] tbody tr').nth(0).locator('input').nth(2).inputValue(), '-2');
+  assert.deepEqual(await matrix(other.locator('.lesson [data-head="1"] table').nth(1)), await matrix(page.locator('.lesson [data-head="1"] table').nth(1)));
+  await other.close();
+  await page.getByRole('button', { name: /tutorial’s numbers/ }).first().click();
+  await settled(page);
+});
+
+// A format-2 link holding `json` as it is.
+async function rawLink(json) {
+  const stream = new Blob([new TextEncoder().encode(json)]).stream().pipeThrough(new CompressionStream('deflate-raw'));
+  return `#s2.${Buffer.from(await new Response(stream).arrayBuffer()).toString('base64url')}`;
+}
+
+test('hostile edits in a link: cut to size, wrong shapes and unknown tables refused with the banner', async () => {
+  const huge = Array.from({ length: 5000 }, (_, n) => [n % 64, n % 60, 1]);
+  const link = await rawLink(JSON.stringify({ lang: 'en', view: 'lessons', lesson: 'qk', edits: { 'qk.q': [[2, 0, 0.1], [9, 9, 1], [0, 0, 'NaN'], [1, 1, null]], 'qk.k': huge, 'qk.nope': [[0, 0, 1]], 'causal.scores': [[0, 0, 2]] } }));
+  const hostile = await openPage(browser, `${server.url}${link}`);
+  await settled(hostile);
+  await hostile.waitForSelector('.banner');
+  await settled(hostile);
+  const banner = await hostile.locator('.banner').innerText();
+  assert.match(banner, /edits/, banner);
+  assert.match(banner, /qk\.q \[9, 9\]/, banner);
+  assert.match(banner, /qk\.nope/, banner);
+  assert.equal(await hostile.locator('table[data-table="q"] tbody tr').nth(2).locator('input').first().inputValue(), '0.1', 'the cell that fits is kept');
+  const edits = await hostile.evaluate(() => window.attnscope.getState().edits);
+  assert.deepEqual(edits, { 'qk.q': [[2, 0, 0.1]] }, 'what did not fit is gone from the link');
+  const probs = await matrix(hostile.locator('[data-matrix="probs"] table'));
+  assert.ok(probs.flat().every(Number.isFinite));
+  await cleanScreenshot(hostile, 'lesson-edits-refused');
+  assert.deepEqual(hostile.consoleErrors, []);
+  await hostile.close();
 });
 
 test('every lesson renders in 简体中文', async () => {
@@ -281,6 +428,12 @@ test('every lesson renders in 简体中文', async () => {
     assert.match(await page.locator('.lesson-intro').innerText(), /[\u4e00-\u9fff]/);
     await shot(`lesson-zh-${id}`);
   }
+  await lesson('causal');
+  assert.match(await page.locator('.lesson-door').innerText(), /在内置模型上看看[\s\S]*空格自己就是 token/);
+  await lesson('sqrt_d');
+  assert.match(await page.locator('[data-note="overstates"]').innerText(), /几百甚至上千[\s\S]*√96 ≈ 9\.8/);
+  await lesson('multihead');
+  assert.match(await page.locator('[data-note="compare"]').innerText(), /她→小红 = 0\.493/);
   await lesson('causal');
   assert.equal(await page.locator('#lessons-sidebar').innerText(), '显示句子和模型');
   assert.match(await page.locator('label:has(#lesson-causal)').innerText(), /因果掩码（只作用于本例）/);

@@ -8,10 +8,10 @@ import { test } from 'node:test';
 import { DEFAULTS, FORMAT1_DEFAULTS, HIDE_FLAGS, MAX_TEXT, MODEL_KINDS, decode, encode, fitToModel, fitToTokens, fragment, readerLanguage, textOf, validate } from '../../www/state.js';
 import * as format1 from './format1_oracle.mjs';
 
-const KNOWN = { views: ['stepper', 'attention', 'grid', 'masks', 'lines'], steps: ['embed', 'qkv', 'scores', 'probs'], stages: ['scores', 'masked', 'probs'], lessons: ['causal-mask', 'qk-match'] };
+const KNOWN = { views: ['overview', 'stepper', 'attention', 'grid', 'masks', 'lines'], steps: ['embed', 'qkv', 'scores', 'probs'], stages: ['scores', 'masked', 'probs'], lessons: ['causal-mask', 'qk-match'] };
 
-// A state that differs from DEFAULTS in every field.
-const EVERYTHING = {
+// A state that differs from format 1's DEFAULTS in every field format 1 had.
+const EVERYTHING1 = {
   lesson: 'causal-mask',
   lang: 'zh',
   text: '注意力 lets tokens look back.',
@@ -36,7 +36,17 @@ const EVERYTHING = {
   hide: ['config', 'tabs'],
 };
 
-// EVERYTHING as format 1 wrote it when the format was made; it must always open the same way.
+// A state that differs from DEFAULTS in every field: format 2 added a lesson's edited cells.
+const EVERYTHING = { ...EVERYTHING1, edits: { 'causal-mask.scores': [[0, 3, 5], [2, 0, 0.9]], 'qk.q': [[1, 1, -0.25]] } };
+
+// What a format-1 link opens as the format-1 decoder opened it: the same, with format 2's later
+// field at its "nothing" (format 1 had no edits).
+async function asFormat1(input, options) {
+  const old = await format1.decode(input, options);
+  return { ...old, state: { ...old.state, edits: null } };
+}
+
+// EVERYTHING1 as format 1 wrote it when the format was made; it must always open the same way.
 const PINNED =
   's1.PZFBbuMwDEWvEvw1mzhtmpnyBHOHojAYi40Fy5JHktO6RXazmk0P0AvMfs7UnqOQk3RDCJ8iP_H-K5ymFDwYjYxJ3FUvqQPBid-D8dKCkPU5g_H5_9_nn7ePv-8LpzktcujUp4ULoVvspOmWIPTBqAO_orPegDFGB5oro815SLxa6bP0g9NliPtVv8KR0AT_aPdlrLXGqK-TfVHw3Zbgx74-i04mjQl8c1IlZ_XZBl-3KiaBz787neqDuFEv-jWhvGpje_B6SziERnZnj-2mqggxDFrnVrOA11VVVUdCUjXgH3TmAn4Ul5RwsPoExrc9CCnrAMYQwy7N6CaN377gW8LvUeM0n97pBF4ThtK5r2jzUOZlr2AU9GpAEOd-nY7PcVSCsQebQtm5vCVMEv2lk61T8M-Z4SmmTVW4lUB0jqAZRlABq-D7C2pCll3Cw_EL';
 
@@ -98,7 +108,7 @@ function isInt(v, lo, hi) {
 function assertValid(state, known = {}) {
   assert.deepEqual(Object.keys(state).sort(), Object.keys(DEFAULTS).sort());
   assert.deepEqual(JSON.parse(JSON.stringify(state)), state, 'plain JSON data');
-  const { lesson, lang, text, model, config, seed, causal, view, step, layer, head, query, key, pad, stage, allHeads, divisor, yarn, tile, context, backend, hide } = state;
+  const { lesson, lang, text, model, config, seed, causal, view, step, layer, head, query, key, pad, stage, allHeads, divisor, yarn, tile, context, backend, hide, edits } = state;
   assert.ok(lesson === null || (ID.test(lesson) && (!known.lessons || known.lessons.includes(lesson))), `lesson ${lesson}`);
   assert.ok(['en', 'zh'].includes(lang));
   assert.ok(text === null || (typeof text === 'string' && text.isWellFormed() && Array.from(text).length <= MAX_TEXT), 'text: null (the sample) or text');
@@ -132,6 +142,26 @@ function assertValid(state, known = {}) {
   assert.ok(pad.every((p, i) => isInt(p, 0, 8191) && (i === 0 || p > pad[i - 1])), 'pad sorted, unique');
   assert.ok(['auto', 'cpu', 'gpu'].includes(backend));
   assert.ok(hide.every((h, i) => HIDE_FLAGS.includes(h) && (i === 0 || h > hide[i - 1])), 'hide sorted, unique');
+  assertEdits(edits);
+}
+
+// edits: null, or 1–16 tables named by ids, each 1–4096 cells [row, column, value], rows and columns
+// 0–63, sorted by position without repeats, values finite within ±1e6.
+function assertEdits(edits) {
+  if (edits === null) return;
+  assert.ok(edits && typeof edits === 'object' && !Array.isArray(edits), 'edits: an object');
+  const tables = Object.entries(edits);
+  assert.ok(tables.length >= 1 && tables.length <= 16, `${tables.length} edited tables`);
+  for (const [table, cells] of tables) {
+    assert.match(table, ID);
+    assert.ok(Array.isArray(cells) && cells.length >= 1 && cells.length <= 4096, `${table}: ${cells.length} cells`);
+    cells.forEach((cell, n) => {
+      assert.ok(Array.isArray(cell) && cell.length === 3, `${table}[${n}]`);
+      const [r, c, v] = cell;
+      assert.ok(isInt(r, 0, 63) && isInt(c, 0, 63) && Number.isFinite(v) && Math.abs(v) <= 1e6, `${table}[${n}] = ${JSON.stringify(cell)}`);
+      if (n > 0) assert.ok(r * 64 + c > cells[n - 1][0] * 64 + cells[n - 1][1], `${table}: sorted, one cell per position`);
+    });
+  }
 }
 
 test('a state round-trips through its link, every field', async () => {
@@ -146,8 +176,8 @@ test('a state round-trips through its link, every field', async () => {
 test('the pinned format-1 link still opens as it did', async () => {
   const { state, problems } = await decode(PINNED, { known: KNOWN, lang: 'en' });
   assert.deepEqual(problems, []);
-  assert.deepEqual(state, EVERYTHING);
-  assert.deepEqual(await decode(PINNED, { known: KNOWN }), await format1.decode(PINNED, { known: KNOWN }));
+  assert.deepEqual(state, { ...EVERYTHING1, edits: null });
+  assert.deepEqual(await decode(PINNED, { known: KNOWN }), await asFormat1(PINNED, { known: KNOWN }));
 });
 
 test('format 2 changed the defaults: the built-in model, the sample text; format 1 keeps its own', () => {
@@ -156,7 +186,8 @@ test('format 2 changed the defaults: the built-in model, the sample text; format
   assert.deepEqual(FORMAT1_DEFAULTS, format1.DEFAULTS, 'format 1 defaults are frozen as they were');
   // The landing view may change freely: every s2 link writes its view.
   const changed = Object.keys(DEFAULTS).filter((key) => key !== 'view' && JSON.stringify(DEFAULTS[key]) !== JSON.stringify(FORMAT1_DEFAULTS[key]));
-  assert.deepEqual(changed.sort(), ['model', 'text']);
+  assert.deepEqual(changed.sort(), ['edits', 'model', 'text']);
+  assert.equal(DEFAULTS.edits, null, 'a field format 2 gained later defaults to nothing, so older s2 links keep their meaning');
 });
 
 test('format-1 links the old page wrote open exactly as they did: random model, their text', async () => {
@@ -166,14 +197,14 @@ test('format-1 links the old page wrote open exactly as they did: random model, 
     { lang: 'zh', view: 'lessons', lesson: 'qk-match' },
     { model: { kind: 'builtin' }, text: 'To be, or not to be, that is the question.' },
     { text: '今天天气很好', layer: 1, head: 3, query: 2, pad: [0] },
-    EVERYTHING,
+    EVERYTHING1,
   ];
   for (const fields of old) {
     const link = await format1.encode({ ...format1.DEFAULTS, ...fields });
     assert.match(link, /^s1\./);
     for (const lang of ['en', 'zh']) {
       const now = await decode(`#${link}&embed=1`, { known: KNOWN, lang });
-      assert.deepEqual(now, await format1.decode(`#${link}&embed=1`, { known: KNOWN }), `${link} (reader ${lang})`);
+      assert.deepEqual(now, await asFormat1(`#${link}&embed=1`, { known: KNOWN }), `${link} (reader ${lang})`);
     }
   }
   const { state } = await decode(await format1.encode(format1.DEFAULTS));
@@ -276,7 +307,7 @@ test('a truncated link opens with its format\'s defaults and says it is damaged'
     for (const cut of [4, 20, link.length - 3, link.length - 1]) {
       const { state, problems } = await decode(link.slice(0, cut));
       assert.deepEqual(reasons(problems), ['damaged'], `cut at ${cut}`);
-      assert.deepEqual(state, defaults);
+      assert.deepEqual(state, { ...defaults, edits: null });
     }
   }
 });
@@ -295,7 +326,7 @@ test('a link that is not base64url, not deflate or not a JSON object is damaged'
     for (const bad of [s, `${s}!!!!`, `${s}a`, `${s}AAAA`, await payload('[1, 2]', version), await payload('"text"', version), await payload('{"view": ', version), `${s}x&${s}y`]) {
       const { state, problems } = await decode(bad);
       assert.ok(reasons(problems).includes('damaged'), `${bad}: ${reasons(problems)}`);
-      assert.deepEqual(state, defaults, bad);
+      assert.deepEqual(state, { ...defaults, edits: null }, bad);
     }
   }
   assert.deepEqual(await decode('s0.abc'), { state: DEFAULTS, problems: [{ field: null, reason: 'damaged' }], embed: false });
@@ -308,7 +339,7 @@ test('an oversized fragment and a decompression bomb are refused without reading
     assert.ok(bomb.length < 1000, 'a bomb is a short link');
     const { state, problems } = await decode(bomb);
     assert.deepEqual(reasons(problems), ['damaged']);
-    assert.deepEqual(state, version === 1 ? FORMAT1_DEFAULTS : DEFAULTS);
+    assert.deepEqual(state, { ...(version === 1 ? FORMAT1_DEFAULTS : DEFAULTS), edits: null });
   }
 });
 
@@ -323,7 +354,7 @@ test('a hand-edited field that is out of range is clamped; one of the wrong type
   assert.equal(state.seed, 2);
   assert.equal(state.config.hidden_size, 8192);
   assert.equal(state.config.rope_theta, DEFAULTS.config.rope_theta);
-  assert.equal(state.view, DEFAULTS.view);
+  assert.equal(state.view, FORMAT1_DEFAULTS.view, 'a format-1 link falls back to format 1\'s defaults');
   assert.equal(state.lang, 'en');
   assert.equal(Array.from(state.text).length, MAX_TEXT);
   assert.equal(state.query, 8191);
@@ -341,7 +372,7 @@ test('hostile values are refused: script URLs, prototype keys, markup in ids', a
   );
   const { state, problems } = await decode(hostile);
   assertValid(state);
-  assert.deepEqual(state, { ...FORMAT1_DEFAULTS, config: {} }, 'a config names its keys; none of these is one');
+  assert.deepEqual(state, { ...FORMAT1_DEFAULTS, config: {}, edits: null }, 'a config names its keys; none of these is one');
   assert.equal({}.polluted, undefined);
   assert.equal(Object.prototype.x, undefined);
   assert.ok(reasons(problems).includes('model:invalid'));
@@ -349,6 +380,44 @@ test('hostile values are refused: script URLs, prototype keys, markup in ids', a
     assert.equal(validate({ model: { kind: 'url', url } }).state.model.kind, DEFAULTS.model.kind, url);
   }
   for (const url of ['https://example.org/model/', 'models/builtin/', '/m/config.json']) assert.equal(validate({ model: { kind: 'url', url } }).state.model.url, url);
+});
+
+test('a lesson\'s edited cells round-trip; an older s2 link without them opens with none', async () => {
+  const { state, problems } = await decode(await encode({ ...DEFAULTS, view: 'lessons', lesson: 'qk', edits: { 'qk.q': [[2, 0, 0.1]] } }));
+  assert.deepEqual(problems, []);
+  assert.deepEqual(state.edits, { 'qk.q': [[2, 0, 0.1]] });
+  const older = await payload('{"lang": "zh", "view": "lessons", "lesson": "qk"}', 2);
+  assert.deepEqual(await decode(older), { state: { ...DEFAULTS, lang: 'zh', view: 'lessons', lesson: 'qk' }, problems: [], embed: false });
+  assert.deepEqual(await contents(await encode({ ...DEFAULTS, lesson: 'qk' })), { lang: 'en', view: DEFAULTS.view, lesson: 'qk' }, 'no edits, nothing written');
+  const old = await decode(await payload('{"edits": {"qk.q": [[0, 0, 1]]}}', 1));
+  assert.deepEqual(reasons(old.problems), ['edits:unknown'], 'format 1 had no edits');
+  assert.equal(old.state.edits, null);
+});
+
+test('hostile edits are cut to size or refused: huge lists, NaN, wrong shapes, bad ids', async () => {
+  const open = async (edits) => decode(await payload(JSON.stringify({ edits }), 2));
+  for (const bad of ['cells', [[0, 0, 1]], 5, true]) {
+    const { state, problems } = await open(bad);
+    assert.equal(state.edits, null, JSON.stringify(bad));
+    assert.deepEqual(reasons(problems), ['edits:invalid'], JSON.stringify(bad));
+  }
+  const huge = Array.from({ length: 5000 }, (_, n) => [n % 64, Math.floor(n / 64) % 64, n]);
+  const { state, problems } = await open({
+    'qk.q': [[1, 1, 2], [0, 3, 1e300], [0, 3, 7], [64, 0, 1], [-1, 0, 1], [0.5, 0, 1], [0, 0, null], [0, 0, 'NaN'], [0, 0], [0, 0, 1, 1], 'x', [2, 1, -3]],
+    'qk.k': huge,
+    'qk.v': 'not cells',
+    '__proto__': [[0, 0, 1]],
+    '<b>': [[0, 0, 1]],
+    'qk.empty': [],
+  });
+  assertValid(state);
+  assert.deepEqual(state.edits, { 'qk.q': [[0, 3, 7], [1, 1, 2], [2, 1, -3]] }, 'repeats: the last wins; out of range and non-numbers dropped; big values cut');
+  assert.deepEqual(reasons(problems), ['edits:clamped']);
+  assert.deepEqual((await open({ 'qk.q': [[0, 0, 1e300]] })).state.edits, { 'qk.q': [[0, 0, 1e6]] });
+  const many = Object.fromEntries(Array.from({ length: 40 }, (_, n) => [`t${n}`, [[0, 0, n]]]));
+  assert.equal(Object.keys((await open(many)).state.edits).length, 16);
+  const { problems: none } = await decode(await encode(state));
+  assert.deepEqual(none, [], 'what was kept is a valid state: its own link opens without complaint');
 });
 
 test('text stays text: markup, unpaired surrogates and astral characters survive as characters', async () => {
@@ -407,13 +476,22 @@ function fuzzer(random) {
     for (let i = int(6); i > 0; i--) Object.defineProperty(o, pick(names), { value: value(depth), enumerable: true, writable: true, configurable: true });
     return o;
   }
+  // Edited cells, some of them wrong: bad ids, indexes out of range, non-numbers, repeats, long lists.
+  function edits() {
+    const o = {};
+    for (let i = int(4); i >= 0; i--) {
+      const cells = Array.from({ length: random() < 0.05 ? 5000 : int(6) }, () => (random() < 0.8 ? [int(70) - 3, int(70) - 3, random() < 0.8 ? random() * 10 - 5 : value(2)] : value(2)));
+      Object.defineProperty(o, pick(['qk.q', 'causal.scores', 'x', '__proto__', '', 'a b', pick(NASTY)]), { value: random() < 0.9 ? cells : value(2), enumerable: true, writable: true, configurable: true });
+    }
+    return o;
+  }
   // A plausible state: mostly valid fields, some wild ones.
   function payloadObject() {
     const o = {};
     for (const key of Object.keys(DEFAULTS)) {
       const r = random();
       if (r < 0.35) continue;
-      o[key] = r < 0.75 ? structuredClone(EVERYTHING[key]) : key === 'config' && r < 0.9 ? object(1, CONFIG_NAMES) : value();
+      o[key] = r < 0.75 ? structuredClone(EVERYTHING[key]) : key === 'config' && r < 0.9 ? object(1, CONFIG_NAMES) : key === 'edits' && r < 0.9 ? edits() : value();
     }
     if (random() < 0.1) o[pick(FIELD_NAMES)] = value();
     return random() < 0.05 ? value() : o;
@@ -457,7 +535,7 @@ test(`fuzz: ${FUZZ_CASES} random and mutated links never crash, never hang, alwa
   const f = fuzzer(random);
   const seeds = [];
   for (let i = 0; i < 40; i++) seeds.push(await payload(JSON.stringify(f.payloadObject()), 1 + (i % 2)));
-  seeds.push(await encode(EVERYTHING), PINNED, await format1.encode(EVERYTHING));
+  seeds.push(await encode(EVERYTHING), PINNED, await format1.encode(EVERYTHING1));
   const kinds = { random: 0, mutated: 0, payload: 0, plain: 0, format1: 0 };
   const started = Date.now();
   for (let i = 0; i < FUZZ_CASES; i++) {
@@ -490,7 +568,7 @@ test(`fuzz: ${FUZZ_CASES} random and mutated links never crash, never hang, alwa
       // unknown to format 1; an oversized fragment is refused before its format is read).
       if (versionOf(input) === 1 && !namesModelPlainly(input) && !reasons(result.problems).includes('too-long')) {
         kinds.format1++;
-        assert.deepEqual(result, await format1.decode(input, { base, known }), 'as format 1 opened it');
+        assert.deepEqual(result, await asFormat1(input, { base, known }), 'as format 1 opened it');
       }
       // A valid state is a fixed point: its own link opens it exactly, without complaint, for any reader.
       if (i % 25 === 0) {

@@ -35,6 +35,8 @@ const PRINTED = [
   [0.13, 0.27, 0.22, 0.38],
 ];
 const N = TOKENS.length;
+// The tutorial writes the sentence with spaces between its words; typed so, the spaces are tokens too.
+export const DOOR = { view: 'masks', text: { en: '今天 天气 很 好', zh: '今天 天气 很 好' } };
 
 export function mount(root, app) {
   let scores = Float32Array.from(SCORES.flat());
@@ -77,7 +79,7 @@ export function mount(root, app) {
     if (my !== seq) return;
     const out = causal ? on : off;
     inputs.replaceChildren(
-      matrixTable({ data: scores, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, editable: true, corner: 'Q \\ K', onEdit: (r, c, v) => { scores[r * N + c] = v; app.redraw(); } }),
+      matrixTable({ data: scores, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, editable: true, corner: 'Q \\ K', id: 'scores', onEdit: (r, c, v) => { scores[r * N + c] = v; app.redraw(); } }),
     );
     results.replaceChildren(
       el('figure', { className: 'panel-cell', dataset: { matrix: 'masked' } }, el('figcaption', { className: 'panel-title' }, t('lesson.causal.masked')), matrixTable({ data: out.masked, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, scale: diverging(1), digits: 1, corner: 'Q \\ K' })),

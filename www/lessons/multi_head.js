@@ -1,15 +1,22 @@
 // Lesson: multi-head attention (the end of shared/seeds/000: one set of W_Q, W_K, W_V learns one kind
-// of relation; several sets look at "她很开心" from several sides at once). The first lesson's Q and K
-// (小红 / 很 / 她, 4 dims) are cut into two heads of 2 dims each, as MiniMind cuts 768 into 8 heads of
-// 96; the seed's input x serves as V. The core runs both heads with the model's 1/√d and gives each
-// its own pattern; the heads' outputs side by side are the [3, 2 × 2] context o_proj then mixes.
+// of relation; several sets look at "她很开心" from several sides at once). Three tokens 小红 / 很 / 她
+// and two heads of 2 dims each, as MiniMind cuts 768 into 8 heads of 96. The heads are set to look
+// at different things, as the tutorial's list does: head 0 matches content (the first lesson's
+// dims d0 and d2, where 她 was made to resemble 小红), head 1 matches position (each key carries its
+// place, each query the place before its own), so it follows the previous token. The seed's input x
+// serves as V. The core runs both heads with the model's 1/√d; the heads' outputs side by side are
+// the [3, 2 × 2] context o_proj then mixes. Beside them, the first lesson's one head (all 4 dims,
+// no ÷ √d) computed again, so the reader sees why 她→小红 is smaller in head 0.
 
 import { el } from '../parts/dom.js';
 import { matrixTable } from '../parts/matrix_table.js';
 import { value } from '../parts/value.js';
+import { fixed } from '../parts/format.js';
 import { sequential, diverging } from '../parts/color_scale.js';
-import { TOKENS, Q, K } from './qk_match.js';
+import { TOKENS, Q, K, SENTENCE, WORDS } from './qk_match.js';
 import { t } from '../strings.js';
+
+export const DOOR = { view: 'grid', text: { en: SENTENCE, zh: SENTENCE }, focus: '她', words: WORDS };
 
 // The seed's x: "她" [1.0, 0.1, 0.9, 0.0] was made to look like "小红" [1.0, 0.0, 1.0, 0.0].
 const X = [
@@ -20,31 +27,46 @@ const X = [
 const HEADS = 2;
 const D = 2;
 const COLS = ['h0 d0', 'h0 d1', 'h1 d0', 'h1 d1'];
+// Head 1's position code: place p is the direction p · 90° at length 2, so a query that carries the
+// place before its own meets that key head-on (score 4) and the others at right angles or opposite.
+const PLACE = [
+  [2, 0],
+  [0, 2],
+  [-2, 0],
+];
+const previous = (i) => PLACE[Math.max(0, i - 1)]; // 小红 has nothing before it: it looks at itself
+// Head 0: the first lesson's d0 and d2; head 1: the position code.
+const HEAD_Q = TOKENS.map((_, i) => [Q[i][0], Q[i][2], ...previous(i)]);
+const HEAD_K = TOKENS.map((_, i) => [K[i][0], K[i][2], ...PLACE[i]]);
 
 export function mount(root, app) {
-  const fresh = () => ({ q: Float32Array.from(Q.flat()), k: Float32Array.from(K.flat()), v: Float32Array.from(X.flat()) });
+  const fresh = () => ({ q: Float32Array.from(HEAD_Q.flat()), k: Float32Array.from(HEAD_K.flat()), v: Float32Array.from(X.flat()) });
   let m = fresh();
   const inputs = el('div', { className: 'multiples tables' });
   const heads = el('div', { className: 'multiples tables' });
   const context = el('div', {});
+  const compare = el('div', { className: 'answer', dataset: { note: 'compare' } });
   const reset = el('button', { type: 'button', className: 'action secondary', on: { click: () => { m = fresh(); app.redraw(); } } }, t('lesson.reset'));
   root.append(
     el('section', { className: 'card' }, el('h3', {}, t('lesson.multihead.inputs')), el('p', { className: 'hint' }, t('lesson.multihead.inputsNote')), inputs, reset),
-    el('section', { className: 'card' }, el('h3', {}, t('lesson.multihead.headsHeading')), heads),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.multihead.headsHeading')), heads, compare),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.multihead.contextHeading')), context),
   );
   let seq = 0;
 
   async function update() {
     const my = ++seq;
-    const out = await app.call('attend', { q: m.q, k: m.k, v: m.v, spec: { t: 3, s: 3, heads: HEADS, kv_heads: HEADS, d: D, causal: false } });
+    const [out, one] = await Promise.all([
+      app.call('attend', { q: m.q, k: m.k, v: m.v, spec: { t: 3, s: 3, heads: HEADS, kv_heads: HEADS, d: D, causal: false } }),
+      app.call('attend', { q: Float32Array.from(Q.flat()), k: Float32Array.from(K.flat()), spec: { t: 3, s: 3, d: 4, scale: 1, causal: false } }),
+    ]);
     if (my !== seq) return;
     const edit = (name) => (r, c, x) => {
       m[name][r * HEADS * D + c] = x;
       app.redraw();
     };
     inputs.replaceChildren(
-      ...['q', 'k', 'v'].map((name) => matrixTable({ data: m[name], rows: 3, cols: HEADS * D, rowLabels: TOKENS, colLabels: COLS, editable: true, onEdit: edit(name), caption: name.toUpperCase(), corner: name.toUpperCase() })),
+      ...['q', 'k', 'v'].map((name) => matrixTable({ data: m[name], rows: 3, cols: HEADS * D, rowLabels: TOKENS, colLabels: COLS, editable: true, onEdit: edit(name), caption: name.toUpperCase(), corner: name.toUpperCase(), id: name })),
     );
     heads.replaceChildren(
       ...Array.from({ length: HEADS }, (_, h) => {
@@ -52,12 +74,16 @@ export function mount(root, app) {
         return el(
           'figure',
           { className: 'panel-cell', dataset: { head: h } },
-          el('figcaption', { className: 'panel-title' }, t('lesson.multihead.head', { h })),
+          el('figcaption', { className: 'panel-title' }, t('lesson.multihead.head', { h }), ' · ', t(`lesson.multihead.role${h}`)),
           matrixTable({ data: out.scores.subarray(h * 9, (h + 1) * 9), rows: 3, cols: 3, rowLabels: TOKENS, colLabels: TOKENS, scale: diverging(1), digits: 3, corner: 'scores' }),
           matrixTable({ data: probs, rows: 3, cols: 3, rowLabels: TOKENS, colLabels: TOKENS, scale: sequential(0, 1), digits: 3, mark: { r: 2 }, corner: 'probs' }),
           el('p', { className: 'answer' }, TOKENS.map((name, c) => el('span', { className: 'pair', dataset: { key: name } }, ` 她→${name}: `, value(probs[6 + c], 3)))),
         );
       }),
+    );
+    const head0 = out.scores[6] * Math.SQRT2; // 她·小红 in head 0 before ÷ √2
+    compare.replaceChildren(
+      el('p', {}, t('lesson.multihead.compare', { one: fixed(one.probs[6], 3), head0: fixed(out.probs[6], 3), head1: fixed(out.probs[9 + 7], 3), score1: fixed(one.scores[6], 2), score0: fixed(head0, 2), scaled: fixed(out.scores[6], 2) })),
     );
     context.replaceChildren(
       el('p', { className: 'hint' }, t('lesson.multihead.contextNote')),

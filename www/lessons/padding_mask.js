@@ -16,6 +16,8 @@ const PAD = '<pad>';
 const PAD_SCORE = 0.9;
 const N = WORDS.length + 1;
 const MODES = ['causal', 'padding', 'both'];
+// The same sentence without the spaces: four tokens, one per word, as in the lesson.
+export const DOOR = { view: 'masks', text: { en: WORDS.join(''), zh: WORDS.join('') }, words: WORDS };
 
 // The sentence with its padding token first (left) or last (right): tokens, mask and scores.
 function layout(side) {
@@ -70,7 +72,7 @@ export function mount(root, app) {
     for (const b of sides) b.setAttribute('aria-pressed', String(b.dataset.side === side));
     const pad = mask.indexOf(0);
     inputs.replaceChildren(
-      matrixTable({ data: scores, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, editable: true, corner: 'Q \\ K', onEdit: (r, c, v) => { scores[r * N + c] = v; app.redraw(); } }),
+      matrixTable({ data: scores, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, editable: true, corner: 'Q \\ K', id: 'scores', onEdit: (r, c, v) => { scores[r * N + c] = v; app.redraw(); } }),
       el('p', { className: 'hint' }, 'attention_mask = [', mask.join(', '), ']'),
     );
     results.replaceChildren(

@@ -22,6 +22,10 @@ export const K = [
   [0.7, 0.1, 0.7, 0.0],
 ];
 const D = 4;
+// The tutorial's sentence about 她 and 小红, and its words as the tutorial spaces them.
+export const SENTENCE = '小明把苹果给了小红，她很开心';
+export const WORDS = ['小明', '把', '苹果', '给了', '小红', '，', '她', '很', '开心'];
+export const DOOR = { view: 'attention', text: { en: SENTENCE, zh: SENTENCE }, focus: '她', words: WORDS };
 const DIMS = ['d0', 'd1', 'd2', 'd3'];
 
 export function mount(root, app) {
@@ -53,8 +57,8 @@ export function mount(root, app) {
       app.redraw();
     };
     inputs.replaceChildren(
-      matrixTable({ data: q, rows: 3, cols: D, rowLabels: TOKENS, colLabels: DIMS, editable: true, onEdit: edit(q), caption: 'Q', corner: 'Q' }),
-      matrixTable({ data: k, rows: 3, cols: D, rowLabels: TOKENS, colLabels: DIMS, editable: true, onEdit: edit(k), caption: 'K', corner: 'K' }),
+      matrixTable({ data: q, rows: 3, cols: D, rowLabels: TOKENS, colLabels: DIMS, editable: true, onEdit: edit(q), caption: 'Q', corner: 'Q', id: 'q' }),
+      matrixTable({ data: k, rows: 3, cols: D, rowLabels: TOKENS, colLabels: DIMS, editable: true, onEdit: edit(k), caption: 'K', corner: 'K', id: 'k' }),
     );
     results.replaceChildren(
       el(

@@ -14,6 +14,7 @@ import { t } from '../strings.js';
 
 // Six tokens in MiniMind's tokenizer, like the seed's debugging session.
 export const SENTENCE = '小明把苹果给了她';
+export const DOOR = { view: 'gqa', text: { en: SENTENCE, zh: SENTENCE }, words: ['小明', '把', '苹果', '给了', '她'] };
 const ONE_LAYER = { ...MINIMIND3, num_hidden_layers: 1 };
 const SEED = 3;
 const CONTEXT = 2048;

@@ -3,6 +3,9 @@
 // it all to the winner. Then where such big numbers come from: one query against six keys with
 // random entries of size about 1 (inputs drawn here, seeded, so every reader sees the same ones);
 // their dot products grow like √d, and only ÷ √d brings the softmax back to a spread-out row.
+// The tutorial's d = 512 (and MiniMind-3's 768) are hidden sizes; a dot product in attention runs
+// over one head, head_dim = 96 in MiniMind-3. A table sets each d beside its √d and the raw scores
+// the core measures there, so "几百甚至上千" can be weighed against numbers.
 
 import { el } from '../parts/dom.js';
 import { bars } from '../parts/bars.js';
@@ -10,9 +13,13 @@ import { value } from '../parts/value.js';
 import { fixed } from '../parts/format.js';
 import { entropy } from '../parts/entropy.js';
 import { t } from '../strings.js';
+import { SENTENCE, WORDS } from './qk_match.js';
 
 const SEED_ROWS = ['1, 2, 3', '10, 20, 30'];
-const DIMS = [4, 16, 64, 512];
+const DIMS = [4, 16, 64, 96, 512, 768];
+const HEAD_DIM = 96; // MiniMind-3's head_dim (shared/seeds/002)
+const HIDDEN = [512, 768]; // the tutorial's dim and MiniMind-3's hidden_size
+export const DOOR = { view: 'scale', text: { en: SENTENCE, zh: SENTENCE }, focus: '她', words: WORDS };
 const KEYS = 6;
 const SEED = 20250;
 
@@ -31,12 +38,14 @@ function normals(n, seed) {
 export function mount(root, app) {
   const rows = SEED_ROWS.map((text, n) => el('input', { type: 'text', value: text, attrs: { 'aria-label': t('lesson.sqrt_d.rowLabel', { n: n + 1 }), inputmode: 'decimal' }, on: { change: () => app.redraw() } }));
   const seedOut = el('div', { className: 'multiples wide' });
-  const dimSelect = el('select', { id: 'lesson-d', on: { change: () => app.redraw() } }, DIMS.map((d) => el('option', { value: String(d) }, d)));
+  const dimSelect = el('select', { id: 'lesson-d', on: { change: () => app.redraw() } }, DIMS.map((d) => el('option', { value: String(d) }, d === HEAD_DIM ? t('lesson.sqrt_d.headDimOption', { d }) : d)));
   dimSelect.value = '512';
   const growth = el('div', {});
+  const sizes = el('div', {});
   root.append(
-    el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.seedHeading')), el('p', { className: 'hint' }, t('lesson.sqrt_d.seedNote')), seedOut),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.seedHeading')), el('p', { className: 'hint' }, t('lesson.sqrt_d.seedNote')), seedOut, el('p', { className: 'hint', dataset: { note: 'entropy' } }, t('lesson.sqrt_d.entropyNote'))),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.growthHeading')), el('p', { className: 'hint' }, t('lesson.sqrt_d.growthNote', { keys: KEYS })), el('div', { className: 'toolbar' }, el('label', { htmlFor: 'lesson-d' }, 'd ='), dimSelect), growth),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.sizesHeading')), sizes),
   );
   let seq = 0;
 
@@ -48,10 +57,11 @@ export function mount(root, app) {
     const q = normals(d, SEED);
     const k = normals(KEYS * d, SEED + 1);
     const spec = { t: 1, s: KEYS, d, causal: false };
-    const [soft, raw, scaled] = await Promise.all([
+    const [soft, raw, scaled, each] = await Promise.all([
       Promise.all(parsed.map((r, n) => (valid[n] ? app.call('softmax', { scores: Float32Array.from(r), spec: { t: 1, s: r.length, causal: false } }) : null))),
       app.call('attend', { q, k, spec: { ...spec, scale: 1 } }),
       app.call('attend', { q, k, spec }),
+      Promise.all(DIMS.map((n) => app.call('attend', { q: normals(n, SEED), k: normals(KEYS * n, SEED + 1), spec: { t: 1, s: KEYS, d: n, scale: 1, causal: false } }))),
     ]);
     if (my !== seq) return;
     rows.forEach((input, n) => input.setAttribute('aria-invalid', String(!valid[n])));
@@ -77,6 +87,29 @@ export function mount(root, app) {
         el('figure', { className: 'panel-cell', dataset: { variant: 'scaled' } }, el('figcaption', { className: 'panel-title' }, t('lesson.sqrt_d.scaled')), bars(keyLabels.map((label, j) => ({ label: `${label} (${fixed(scaled.scores[j], 1)})`, value: scaled.probs[j] })), { label: t('lesson.sqrt_d.scaled') }), el('p', { className: 'hint' }, t('scale.entropy'), ' ', value(entropy(scaled.probs), 3), ` ${t('scale.bits')}`)),
       ),
       el('p', { className: 'hint' }, t('lesson.sqrt_d.takeaway')),
+    );
+    sizes.replaceChildren(
+      el('p', { className: 'hint' }, t('lesson.sqrt_d.sizesNote', { keys: KEYS })),
+      el(
+        'table',
+        { className: 'data-table sizes' },
+        el('thead', {}, el('tr', {}, ['d', '√d', t('lesson.sqrt_d.largest'), t('lesson.sqrt_d.what')].map((h) => el('th', { attrs: { scope: 'col' } }, h)))),
+        el(
+          'tbody',
+          {},
+          DIMS.map((n, i) =>
+            el(
+              'tr',
+              { dataset: { d: n }, className: n === HEAD_DIM ? 'marked-row' : '' },
+              el('th', { attrs: { scope: 'row' } }, n),
+              el('td', {}, value(Math.sqrt(n), 2)),
+              el('td', {}, value(Math.max(...each[i].scores.map(Math.abs)), 2)),
+              el('td', {}, n === HEAD_DIM ? t('lesson.sqrt_d.headDim') : HIDDEN.includes(n) ? t('lesson.sqrt_d.hidden') : ''),
+            ),
+          ),
+        ),
+      ),
+      el('p', { className: 'hint', dataset: { note: 'overstates' } }, t('lesson.sqrt_d.overstates', { root512: fixed(Math.sqrt(512), 1), root96: fixed(Math.sqrt(HEAD_DIM), 1), largest: fixed(Math.max(...each[DIMS.indexOf(HEAD_DIM)].scores.map(Math.abs)), 1) })),
     );
   }
 

@@ -2,17 +2,76 @@
 // the core computes from them: row and column labels (tokens), every cell its number or, when
 // editable, an input. Cells are coloured by a scale (color_scale.js) and masked cells (-∞, -1e9) are
 // hatched, as in the heatmaps. Tables read well to screen readers and every input is reachable by Tab.
+//
+// A lesson's edits travel in the link (state.js's edits) without the lesson doing anything but
+// naming its editable tables (opts.id): views/lessons.js opens an edit book for the lesson shown
+// (openEdits). The first time a table with an id is drawn, the book's cells for it are laid over its
+// data in place (the data is the lesson's own array, so the lesson's next update computes from them)
+// and the book asks for that update; each edit the reader makes is recorded. A recorded cell whose
+// data changed by other means (the lesson's reset, a new layout) is no longer an edit and is dropped.
 
 import { el } from './dom.js';
 import { exact, fixed } from './format.js';
 import { isMasked } from './color_scale.js';
 
+let book = null; // the open edit book: {cells: {id: [[r, c, value], …]}, claimed, refused, onChange}
+
+/**
+ * Opens the edit book of the lesson about to be drawn: cells {tableId: [[r, c, value], …]} (from the
+ * link), onChange(cells) called when tables laid them over their data (to recompute) or the reader's
+ * edits changed them. Returns the book; closeEdits(book) when the lesson goes.
+ */
+export function openEdits(cells, onChange) {
+  book = { cells: structuredClone(cells), claimed: new Set(), refused: [], onChange };
+  return book;
+}
+
+export function closeEdits(closing) {
+  if (book === closing) book = null;
+}
+
+// A number as the data array holds it (a Float32Array rounds), so that a recorded cell compares equal.
+function stored(data, v) {
+  return data instanceof Float32Array ? Math.fround(v) : v;
+}
+
+// Lays the book's cells for table `id` over data the first time; afterwards drops recorded cells the
+// data no longer holds. Cells outside rows × cols are refused (book.refused, "id [r, c]").
+function bind(id, data, rows, cols) {
+  const cells = book.cells[id] ?? [];
+  if (!book.claimed.has(id)) {
+    book.claimed.add(id);
+    const fits = cells.filter(([r, c]) => r < rows && c < cols);
+    for (const [r, c] of cells.filter((cell) => !fits.includes(cell))) book.refused.push(`${id} [${r}, ${c}]`);
+    for (const [r, c, v] of fits) data[r * cols + c] = v;
+    if (cells.length) settle(id, fits);
+    return;
+  }
+  const held = cells.filter(([r, c, v]) => Object.is(data[r * cols + c], stored(data, v)));
+  if (held.length < cells.length) settle(id, held);
+}
+
+function settle(id, cells) {
+  if (cells.length) book.cells[id] = cells;
+  else delete book.cells[id];
+  const open = book;
+  queueMicrotask(() => open.onChange(open.cells)); // after the table is drawn, not inside the lesson's update
+}
+
+function record(id, r, c, v) {
+  const others = (book.cells[id] ?? []).filter(([r2, c2]) => r2 !== r || c2 !== c);
+  settle(id, [...others, [r, c, v]].sort((a, b) => a[0] - b[0] || a[1] - b[1]));
+}
+
 // opts: data (Float32Array or number[]), rows, cols, rowLabels, colLabels, scale (or null), digits,
-// editable, onEdit(r, c, value), mark: {r, c} | {r} | null, onCellClick(r, c), caption,
-// corner: the top-left header; cellText(v, r, c): words in place of the number (a boolean mask),
-// cellClass(r, c): an extra class for a cell (cells a lesson points at).
+// editable, onEdit(r, c, value), id (an editable table's name in its lesson: its edits go in the
+// link), mark: {r, c} | {r} | null, onCellClick(r, c), caption, corner: the top-left header;
+// cellText(v, r, c): words in place of the number (a boolean mask), cellClass(r, c): an extra class
+// for a cell (cells a lesson points at).
 export function matrixTable(opts) {
-  const { data, rows, cols, rowLabels, colLabels, scale = null, digits = 2, editable = false, mark = null, caption, corner = '' } = opts;
+  const { data, rows, cols, rowLabels, colLabels, scale = null, digits = 2, editable = false, mark = null, caption, corner = '', id = null } = opts;
+  const kept = editable && id !== null && book ? book : null;
+  if (kept) bind(id, data, rows, cols);
   const head = el('tr', {}, el('th', { className: 'corner', attrs: { scope: 'col' } }, corner), colLabels.map((c) => el('th', { attrs: { scope: 'col' } }, c)));
   const body = [];
   for (let r = 0; r < rows; r++) {
@@ -36,7 +95,9 @@ export function matrixTable(opts) {
             change: () => {
               const next = Number(input.value);
               input.setAttribute('aria-invalid', String(!Number.isFinite(next)));
-              if (Number.isFinite(next)) opts.onEdit(r, c, next);
+              if (!Number.isFinite(next)) return;
+              if (kept && kept === book) record(id, r, c, next);
+              opts.onEdit(r, c, next);
             },
           },
         });
@@ -50,7 +111,7 @@ export function matrixTable(opts) {
     }
     body.push(el('tr', { className: mark && mark.r === r && mark.c === undefined ? 'marked-row' : '' }, el('th', { attrs: { scope: 'row' } }, rowLabels[r]), cells));
   }
-  return el('table', { className: editable ? 'matrix editable' : 'matrix' }, caption && el('caption', {}, caption), el('thead', {}, head), el('tbody', {}, body));
+  return el('table', { className: editable ? 'matrix editable' : 'matrix', dataset: kept ? { table: id } : {} }, caption && el('caption', {}, caption), el('thead', {}, head), el('tbody', {}, body));
 }
 
 // Dark text on light cells, light text on dark ones, so every number stays readable on its colour.

@@ -5,10 +5,29 @@
 // open (html.lessons-focus; style.css) and the lesson gets the page's width. A button brings the
 // panels back (html.lessons-sidebar); that class stays while the page is open, so the reader's
 // choice survives a change of lesson or language.
+//
+// The reader's edits are kept in the link (state.edits, keys "lesson.table"): the lesson shown gets
+// an edit book of its own tables' cells (parts/matrix_table.js: openEdits), and whatever the book
+// records is written back with app.set, so the address follows each edit. Cells of another lesson
+// are dropped when a lesson opens; cells of a table the lesson does not have, or outside its shape,
+// are refused with the link banner. A change of the link's edits from outside (back, forward,
+// setState) opens the lesson afresh with them.
+//
+// Each lesson ends with a door to the same idea on the real model: its module's
+// DOOR = { view, text: { en, zh }, fields?, focus?, words? } opens `view` on the built-in model with
+// the sentence typed in (plain link fields `fields`; `focus`: the token whose row to select as the
+// query). The door shows the tokens the model's tokenizer makes of the sentence and says, from them,
+// where they differ from the tutorial's words (`words`; without them, a sentence's words are those
+// between its spaces, and one without spaces names none):
+// spaces that become tokens, words that BPE builds from smaller pieces.
 
 import { el } from '../parts/dom.js';
-import { t } from '../strings.js';
+import { t, language } from '../strings.js';
 import { pageHref } from '../link.js';
+import { tokenText } from '../parts/format.js';
+import { openEdits, closeEdits } from '../parts/matrix_table.js';
+import { validate } from '../state.js';
+import { addToBanner } from '../panels/banner.js';
 import * as qkMatch from '../lessons/qk_match.js';
 import * as whoSheMeans from '../lessons/who_she_means.js';
 import * as flow from '../lessons/flow.js';
@@ -19,6 +38,34 @@ import * as shapes from '../lessons/shapes_gqa.js';
 import * as multiHead from '../lessons/multi_head.js';
 
 export const LESSONS = { qk: qkMatch, who: whoSheMeans, flow, sqrt_d: sqrtD, causal: causalMask, padding: paddingMask, shapes, multihead: multiHead };
+
+// The cells of lesson `id` in the link's edits, keyed by table; and back.
+function cellsOf(edits, id) {
+  return Object.fromEntries(Object.entries(edits ?? {}).flatMap(([key, cells]) => (key.startsWith(`${id}.`) ? [[key.slice(id.length + 1), cells]] : [])));
+}
+
+function editsOf(cells, id) {
+  const edits = Object.fromEntries(Object.entries(cells).map(([table, list]) => [`${id}.${table}`, list]));
+  return Object.keys(edits).length ? edits : null;
+}
+
+// The tutorial's words as the tokenizer cut them: [{word, pieces}] for each word made of several
+// pieces (whitespace pieces aside), and the whitespace pieces' count. Null without words, or where
+// the pieces do not line up with them (a piece across a word boundary).
+export function readTokens(words, pieces) {
+  const spaces = pieces.filter((p) => p.trim() === '').length;
+  if (!words) return { spaces, split: null };
+  const rest = pieces.filter((p) => p.trim() !== '');
+  const split = [];
+  let at = 0;
+  for (const word of words) {
+    const taken = [];
+    while (at < rest.length && taken.join('').length < word.length) taken.push(rest[at++]);
+    if (taken.join('') !== word) return { spaces, split: null };
+    if (taken.length > 1) split.push({ word, pieces: taken });
+  }
+  return { spaces, split };
+}
 
 export function mount(root, app) {
   const { state } = app;
@@ -36,27 +83,87 @@ export function mount(root, app) {
   );
   const article = el('article', { className: 'lesson' });
   root.append(el('div', { className: 'lessons-bar' }, el('nav', { className: 'lesson-tabs', attrs: { 'aria-label': t('lessons.label') } }, tabs), el('div', { className: 'toolbar' }, toggle)), article);
-  let current = null; // {id, instance}
+  let current = null; // {id, instance, book, written: the edits as last written, checked: refusals told, door}
 
+  // Writes the lesson's cells to the link's edits (validated as a link's would be).
+  function write(id, cells) {
+    const edits = validate({ edits: editsOf(cells, id) }).state.edits;
+    current.written = JSON.stringify(edits);
+    app.set({ edits });
+  }
+
+  function open(id) {
+    current?.instance.destroy();
+    if (current) closeEdits(current.book);
+    const body = el('div', { className: 'lesson-body' });
+    const door = el('section', { className: 'card lesson-door', dataset: { view: LESSONS[id].DOOR.view } });
+    article.replaceChildren(el('h2', {}, t(`lesson.${id}.title`)), el('p', { className: 'explain lesson-intro' }, t(`lesson.${id}.intro`)), body, door);
+    const cells = cellsOf(state.edits, id);
+    current = { id, book: null, written: JSON.stringify(editsOf(cells, id)), checked: false, door: { node: door, drawn: null } };
+    current.book = openEdits(cells, (next) => current?.id === id && write(id, next));
+    current.instance = LESSONS[id].mount(body, app);
+    if (current.written !== JSON.stringify(state.edits)) queueMicrotask(() => current?.id === id && write(id, cells)); // another lesson's cells go
+  }
+
+  // Cells of tables the lesson never drew, or outside a table's shape: told once, and dropped.
+  function refuse() {
+    const { book, id } = current;
+    const unknown = Object.keys(book.cells).filter((table) => !book.claimed.has(table));
+    const refused = [...unknown, ...book.refused.splice(0)];
+    if (!refused.length) return;
+    for (const table of unknown) delete book.cells[table];
+    addToBanner(t('lessons.editsRefused'), refused.map((r) => `${id}.${r}`));
+    write(id, book.cells);
+  }
+
+  async function drawDoor(id) {
+    const { DOOR } = LESSONS[id];
+    const text = DOOR.text[language()] ?? DOOR.text.en;
+    const { door } = current;
+    if (door.drawn === `${language()}|${text}`) return;
+    const { pieces } = await app.call('tokenize', { text });
+    if (current?.id !== id) return;
+    door.drawn = `${language()}|${text}`;
+    const focus = DOOR.focus ? pieces.lastIndexOf(DOOR.focus) : -1;
+    const patch = { view: DOOR.view, model: 'builtin', text, ...(DOOR.fields ?? {}), ...(focus >= 0 ? { query: focus } : {}) };
+    const { spaces, split } = readTokens(DOOR.words ?? (/\s/.test(text) ? text.split(/\s+/).filter(Boolean) : null), pieces);
+    const parts = [
+      el('h3', {}, t('lessons.door.heading')),
+      el('p', {}, t('lessons.door.note', { view: t(`view.${DOOR.view}`) })),
+      el('p', { className: 'door-sentence' }, el('q', { lang: 'zh-CN' }, text)),
+      el('p', { className: 'door-tokens' }, t('lessons.door.tokens', { n: pieces.length }), ' ', el('span', { className: 'chips' }, pieces.map((p, i) => el('span', { className: 'chip static', dataset: { i } }, el('span', { className: 'chip-piece' }, tokenText(p)))))),
+      spaces > 0 && el('p', { className: 'hint', dataset: { note: 'spaces' } }, t('lessons.door.spaces', { n: spaces, all: pieces.length })),
+      split?.length > 0 && el('p', { className: 'hint', dataset: { note: 'split' } }, t('lessons.door.split', { words: split.map((s) => `${s.word} → ${s.pieces.join(' + ')}`).join(t('lessons.door.listSep')) })),
+      el('a', { className: 'action door-link', href: pageHref(patch), on: { click: (e) => { e.preventDefault(); app.navigate(patch); } } }, t('lessons.door.open', { view: t(`view.${DOOR.view}`) })),
+    ];
+    door.node.replaceChildren(...parts.filter(Boolean));
+  }
+
+  let seq = 0;
+  let gone = false;
   async function update() {
+    const my = ++seq;
     const id = state.lesson in LESSONS ? state.lesson : 'qk';
     for (const tab of tabs) {
       if (tab.dataset.lesson === id) tab.setAttribute('aria-current', 'page');
       else tab.removeAttribute('aria-current');
     }
-    if (current?.id !== id) {
-      current?.instance.destroy();
-      const body = el('div', { className: 'lesson-body' });
-      article.replaceChildren(el('h2', {}, t(`lesson.${id}.title`)), el('p', { className: 'explain lesson-intro' }, t(`lesson.${id}.intro`)), body);
-      current = { id, instance: LESSONS[id].mount(body, app) };
+    if (current?.id !== id || current.written !== JSON.stringify(state.edits)) open(id);
+    await Promise.all([current.instance.update(), drawDoor(id)]);
+    // Only the latest update of a view still shown has surely drawn the lesson's tables (an earlier
+    // one, or one whose view was taken down while the model ran, may have stopped before).
+    if (my === seq && !gone && !current.checked) {
+      current.checked = true;
+      refuse();
     }
-    await current.instance.update();
   }
 
   return {
     update,
     destroy() {
+      gone = true;
       current?.instance.destroy();
+      if (current) closeEdits(current.book);
       page.classList.remove('lessons-focus');
     },
   };
