@@ -211,8 +211,8 @@ test('a visit without a link opens the built-in model on a sample sentence; Engl
   await page.click('#lang-switch');
   await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
   await settled(page);
-  assert.match(await page.locator('.model-info').innerText(), /已加载：.*迷你 MiniMind.*内置/);
-  assert.equal(await page.locator('.segment[data-source="own"]').innerText(), '自己的');
+  assert.match(await page.locator('.model-info').innerText(), /已加载：\s*内置 MiniMind · .*F16/);
+  assert.equal(await page.locator('.segment[data-source="own"]').innerText(), '自定义模型');
   await screenshot(page, 'checkpoint-builtin-zh');
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();

@@ -14,13 +14,13 @@ test('WebGPU runs the model, the status says so, and it matches the CPU within 1
   t.after(() => browser.close());
   const page = await openPage(browser, server.url);
   await settled(page);
-  assert.match(await status(page), /^cpu · /, 'Auto stays on the CPU on a software adapter');
+  assert.match(await status(page), /^CPU · /, 'Auto stays on the CPU on a software adapter');
 
   await page.selectOption('#backend', 'gpu');
-  await page.waitForFunction(() => /^webgpu · /.test(document.getElementById('status').innerText), null, { timeout: 120_000 });
+  await page.waitForFunction(() => /^WebGPU · /.test(document.getElementById('status').innerText), null, { timeout: 120_000 });
   await settled(page);
   assert.equal(await note(page).innerText(), '', 'no fallback message');
-  const ms = Number((await status(page)).match(/webgpu · ([\d.]+) ms/)[1]);
+  const ms = Number((await status(page)).match(/WebGPU · ([\d.]+) ms/)[1]);
   t.diagnostic(`WebGPU run on SwiftShader: ${ms} ms`);
 
   await page.click('#gpu-check');
@@ -33,7 +33,7 @@ test('WebGPU runs the model, the status says so, and it matches the CPU within 1
   await screenshot(page, 'gpu-check');
 
   await page.selectOption('#backend', 'cpu');
-  await page.waitForFunction(() => /^cpu · /.test(document.getElementById('status').innerText), null, { timeout: 60_000 });
+  await page.waitForFunction(() => /^CPU · /.test(document.getElementById('status').innerText), null, { timeout: 60_000 });
   assert.deepEqual(page.consoleErrors, []);
 });
 
@@ -48,7 +48,7 @@ test('without a WebGPU adapter, choosing WebGPU falls back to the CPU with a mes
   await page.selectOption('#backend', 'gpu');
   await page.waitForFunction(() => document.getElementById('gpu-note').dataset.kind === 'fallback', null, { timeout: 60_000 });
   await settled(page);
-  assert.match(await status(page), /^cpu · /);
+  assert.match(await status(page), /^CPU · /);
   assert.match(await note(page).innerText(), /WebGPU failed, running on the CPU/);
   assert.ok(await page.locator('.view-root').count(), 'the view still draws');
   const data = await page.evaluate(() => window.attnscope.tensor('logits').then((d) => d.length));

@@ -189,15 +189,18 @@ test('the scripting API: getState, setState (validated, config merged), link and
   await page.context().close();
 });
 
+// What a format-1 link opens as: its defaults, and no lesson edits (format 1 had no field for them).
+const FORMAT1_STATE = { ...FORMAT1_DEFAULTS, edits: null };
+
 // defaults: the state the page must fall back to, its link's format's defaults (a damaged format-1
 // link opens format 1's: the random model), or null where the link's own fields stay.
 const BAD_LINKS = [
   { name: 'damaged', hash: async () => `#${(await encode({ ...DEFAULTS, ...SHARED, view: 'grid' })).slice(0, 40)}`, says: /damaged/, defaults: DEFAULTS },
   { name: 'future', hash: async () => `#${(await encode({ ...DEFAULTS, view: 'grid' })).replace(/^s2\./, 's9.')}`, says: /newer version.*format 9/, defaults: DEFAULTS },
-  { name: 'garbage', hash: async () => '#s1.%%%<<>>&&=&embed', says: /damaged/, defaults: FORMAT1_DEFAULTS },
+  { name: 'garbage', hash: async () => '#s1.%%%<<>>&&=&embed', says: /damaged/, defaults: FORMAT1_STATE },
   { name: 'too-long', hash: async () => `#s1.${'A'.repeat(40_000)}`, says: /far longer/, defaults: DEFAULTS },
   { name: 'edited', hash: async () => `#${await payload({ view: 'attention', layer: 99, head: 'two', stage: 'sideways' })}`, says: /adjusted or reset: layer, head, stage/, defaults: null },
-  { name: 'refused', hash: async () => `#${await payload({ config: { hidden_size: 64, num_attention_heads: 4, num_key_value_heads: 3 } })}`, says: /refused/, defaults: FORMAT1_DEFAULTS },
+  { name: 'refused', hash: async () => `#${await payload({ config: { hidden_size: 64, num_attention_heads: 4, num_key_value_heads: 3 } })}`, says: /refused/, defaults: FORMAT1_STATE },
   { name: 'files-model', hash: async () => `#${await payload({ model: { kind: 'files' }, view: 'masks' })}`, says: /load its config\.json and model\.safetensors/, defaults: null },
 ];
 
@@ -542,7 +545,7 @@ test('the share panel copies a link and an embed snippet with the hide flags it 
 });
 
 test('embed mode fits iframes of three sizes with one view, little chrome and an "open in attnscope" link', async () => {
-  const state = { ...FORMAT1_DEFAULTS, view: 'attention', layer: 1, head: 2, hide: ['config', 'input'] };
+  const state = { ...FORMAT1_STATE, view: 'attention', layer: 1, head: 2, hide: ['config', 'input'] };
   const src = `${server.url}#${await fragment(state, { embed: true })}`;
   const sizes = [
     { width: 360, height: 560 },
