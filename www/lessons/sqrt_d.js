@@ -79,7 +79,8 @@ export function mount(root, app) {
     const keyLabels = Array.from({ length: KEYS }, (_, j) => `k${j}`);
     const spread = Math.max(...raw.scores) - Math.min(...raw.scores);
     growth.replaceChildren(
-      el('p', {}, t('lesson.sqrt_d.spread', { d }), ' ', value(spread, 2), ' · √d = ', value(Math.sqrt(d), 2)),
+      // Three separate facts, each with its own label: never one line that reads as a product.
+      el('p', {}, t('lesson.sqrt_d.spread', { d }), ' ', value(spread, 2), t('lesson.sqrt_d.root'), value(Math.sqrt(d), 2), t('lesson.sqrt_d.after'), value(Math.max(...scaled.scores) - Math.min(...scaled.scores), 2)),
       el(
         'div',
         { className: 'multiples wide' },
