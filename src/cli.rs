@@ -177,8 +177,8 @@ fn generate(args: &[String]) -> Result<(), Error> {
     if !tok_path.exists() {
         return Err(Error::Io(format!("no tokenizer at {}; pass --tokenizer FILE", tok_path.display())));
     }
-    let tokenizer = Tokenizer::from_json(&read_text(&tok_path, "tokenizer")?)?;
     let model = load_model(&dir)?;
+    let tokenizer = Tokenizer::for_model(&read_text(&tok_path, "tokenizer")?, model.config.vocab_size)?;
     let sampling = Sampling {
         temperature: f.num("temperature", 0.0)?,
         top_k: f.num("top-k", 0)?,

@@ -9,6 +9,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
+use crate::model::config::MAX_VOCAB;
 use crate::Error;
 
 /// One encoded text: ids for the model, and the same tokens as people read them.
@@ -43,14 +44,24 @@ pub struct Tokenizer {
 }
 
 impl Tokenizer {
-    /// Reads a Hugging Face `tokenizer.json`.
+    /// Reads a Hugging Face `tokenizer.json` on its own, up to the largest vocabulary attnscope accepts.
     pub fn from_json(text: &str) -> Result<Tokenizer, Error> {
+        Tokenizer::for_model(text, MAX_VOCAB)
+    }
+
+    /// Reads a `tokenizer.json` for a model with `vocab_size` ids, refused when its ids do not fit.
+    /// The check comes before the per-id pieces are built: a single entry `"a": 400000000` would
+    /// otherwise ask for 400 million of them, and `id + 1` of 4294967295 would wrap.
+    pub fn for_model(text: &str, vocab_size: usize) -> Result<Tokenizer, Error> {
         let inner = tokenizers::Tokenizer::from_str(text)
             .map_err(|e| Error::Tokenizer(format!("cannot read tokenizer.json: {e}")))?;
         let byte_level = uses_byte_level(text);
         let added = inner.get_added_tokens_decoder();
-        let id_count = inner.get_vocab(true).values().max().map_or(0, |&id| id + 1);
-        let bytes = (0..id_count)
+        let id_count = inner.get_vocab(true).values().max().map_or(0, |&id| u64::from(id) + 1);
+        if id_count > vocab_size as u64 {
+            return Err(Error::Tokenizer(format!("the tokenizer has {id_count} tokens but the model's vocabulary has only {vocab_size}")));
+        }
+        let bytes = (0..id_count as u32)
             .map(|id| match (added.get(&id), inner.id_to_token(id)) {
                 // Added tokens (<|im_start|> …) are stored as plain text, not in the byte alphabet.
                 (Some(token), _) => token.content.clone().into_bytes(),

@@ -50,6 +50,14 @@ fn typed_fields(fields: &[(&str, &[f32])]) -> Result<Object, JsError> {
     Ok(obj)
 }
 
+/// The number of entries of a shape given from JS, or an Error when it does not fit in a usize:
+/// on wasm32 a usize is 32 bits, and a product that wraps could pass any size check.
+fn entries(dims: &[usize], shape: &str) -> Result<usize, JsError> {
+    dims.iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| JsError::new(&format!("{shape} ({}) has more entries than this computer can count", dims.iter().map(usize::to_string).collect::<Vec<_>>().join(" x "))))
+}
+
 fn expect_len(name: &str, got: usize, want: usize, shape: &str) -> Result<(), JsError> {
     if got == want {
         Ok(())
@@ -98,7 +106,7 @@ impl AttendSpec {
         if spec.d > MAX_HEAD_DIM {
             return bad(format!("d ({}) is over the limit of {MAX_HEAD_DIM}", spec.d));
         }
-        if spec.heads * spec.t * spec.s > MAX_HAND_SET_SCORES {
+        if entries(&[spec.heads, spec.t, spec.s], "[heads, t, s]").map_or(true, |n| n > MAX_HAND_SET_SCORES) {
             return bad(format!("{} x {} x {} scores is over the limit of {MAX_HAND_SET_SCORES}", spec.heads, spec.t, spec.s));
         }
         if let Some(p) = &spec.padding {
@@ -126,10 +134,11 @@ pub fn attend(q: &[f32], k: &[f32], v: &[f32], spec: JsValue) -> Result<JsValue,
     if d == 0 {
         return Err(JsError::new("d must be at least 1"));
     }
-    expect_len("q", q.len(), t * nh * d, "[t, heads, d]")?;
-    expect_len("k", k.len(), s * nkv * d, "[s, kv_heads, d]")?;
+    let (q_len, kv_len) = (entries(&[t, nh, d], "[t, heads, d]")?, entries(&[s, nkv, d], "[s, kv_heads, d]")?);
+    expect_len("q", q.len(), q_len, "[t, heads, d]")?;
+    expect_len("k", k.len(), kv_len, "[s, kv_heads, d]")?;
     if !v.is_empty() {
-        expect_len("v", v.len(), s * nkv * d, "[s, kv_heads, d]")?;
+        expect_len("v", v.len(), kv_len, "[s, kv_heads, d]")?;
     }
     let q = ArrayView3::from_shape((t, nh, d), q).expect("length checked");
     let k = ArrayView3::from_shape((s, nkv, d), k).expect("length checked");
@@ -158,7 +167,7 @@ pub fn attend(q: &[f32], k: &[f32], v: &[f32], spec: JsValue) -> Result<JsValue,
 pub fn masked_softmax(scores: &[f32], spec: JsValue) -> Result<JsValue, JsError> {
     let spec = AttendSpec::parse(spec)?;
     let (t, s) = (spec.t, spec.s);
-    expect_len("scores", scores.len(), spec.heads * t * s, "[heads, t, s]")?;
+    expect_len("scores", scores.len(), entries(&[spec.heads, t, s], "[heads, t, s]")?, "[heads, t, s]")?;
     let scale = spec.scale.unwrap_or(1.0);
     let mask = spec.mask();
     let mut masked = Vec::with_capacity(scores.len());
@@ -225,10 +234,11 @@ const MAX_LOAD_BYTES: u64 = 3 << 30;
 /// tensor, or a file and its f32 weights that together would not fit in the tab's memory.
 #[wasm_bindgen(js_name = checkCheckpoint)]
 pub fn check_checkpoint(config_json: &str, file_bytes: f64, head: &[u8]) -> Result<JsValue, JsError> {
+    // `as` saturates: a negative or NaN size reads as 0, a huge one as u64::MAX, both refused by size.
     let size = file_bytes as u64;
     let header = weights::check_checkpoint(config_json, head, size).map_err(js)?;
     let f32_bytes = header.config.weight_count() * 4;
-    if size + f32_bytes > MAX_LOAD_BYTES {
+    if size.saturating_add(f32_bytes) > MAX_LOAD_BYTES {
         return Err(JsError::new(&format!(
             "this checkpoint needs {:.2} GB to load ({:.2} GB of file and {:.2} GB of f32 weights), more than \
              the {:.2} GB a browser tab's WebAssembly memory has for it",
@@ -375,14 +385,7 @@ impl Session {
     /// Loads a tokenizer.json; refused when it has more ids than the model's vocabulary.
     #[wasm_bindgen(js_name = setTokenizer)]
     pub fn set_tokenizer(&mut self, tokenizer_json: &str) -> Result<(), JsError> {
-        let t = Tokenizer::from_json(tokenizer_json).map_err(js)?;
-        if t.vocab_size() > self.model.config.vocab_size {
-            return Err(js(Error::Tokenizer(format!(
-                "the tokenizer has {} tokens but the model's vocabulary has only {}",
-                t.vocab_size(),
-                self.model.config.vocab_size
-            ))));
-        }
+        let t = Tokenizer::for_model(tokenizer_json, self.model.config.vocab_size).map_err(js)?;
         self.tokenizer = Some(t);
         Ok(())
     }
@@ -433,7 +436,7 @@ impl Session {
         if x.is_empty() || !x.len().is_multiple_of(d) {
             return Err(JsError::new(&format!("x must hold whole vectors of head_dim = {d} numbers, not {}", x.len())));
         }
-        self.check_positions(position + 1)?;
+        self.check_positions(position.saturating_add(1))?;
         let table = RopeTable::with(d, c.rope_theta, self.yarn(yarn), position, 1);
         let x = ArrayView3::from_shape((1, x.len() / d, d), x).expect("length checked");
         Ok(table.apply(x).into_raw_vec_and_offset().0)
@@ -447,7 +450,7 @@ impl Session {
         let d = c.head_dim();
         expect_len("q", q.len(), d, "one head vector")?;
         expect_len("k", k.len(), d, "one head vector")?;
-        let n = max_distance + 1;
+        let n = max_distance.saturating_add(1);
         self.check_positions(n)?;
         let table = RopeTable::with(d, c.rope_theta, self.yarn(yarn), 0, n);
         let qs = Array3::from_shape_fn((n, 1, d), |(_, _, i)| q[i]);

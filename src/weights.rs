@@ -343,7 +343,7 @@ pub fn to_safetensors(config: &Config, weights: &Weights) -> Vec<u8> {
 /// tied lm_head stored anyway and the largest header safetensors allows.
 pub fn checkpoint_size_range(config: &Config) -> (u64, u64) {
     let fewest = Config { qk_norm: false, ..config.clone() }.weight_count();
-    let most = config.weight_count() + (config.vocab_size * config.hidden_size) as u64;
+    let most = config.weight_count() + config.vocab_size as u64 * config.hidden_size as u64;
     (fewest * 2 + 8, most * 4 + 8 + MAX_HEADER_BYTES)
 }
 

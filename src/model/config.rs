@@ -66,6 +66,29 @@ impl Default for Config {
     }
 }
 
+/// θ of Hugging Face's LlamaConfig and MistralConfig when their config.json does not give one.
+pub const LLAMA_ROPE_THETA: f64 = 10000.0;
+
+/// Refuses, by the field that says so, a config for a model attnscope would otherwise run wrongly:
+/// MiniMind's mixture of experts (`use_moe`), and an FFN activation other than silu (`hidden_act`;
+/// Hugging Face's "swish" is the same function).
+fn refuse_unsupported(raw: &serde_json::Value) -> Result<(), Error> {
+    match raw.get("use_moe") {
+        None | Some(serde_json::Value::Null) | Some(serde_json::Value::Bool(false)) => {}
+        Some(serde_json::Value::Bool(true)) => {
+            return Err(Error::Config(
+                "use_moe is true: this is a mixture-of-experts (MoE) model, and attnscope runs only MiniMind's dense FFN".into(),
+            ))
+        }
+        Some(other) => return Err(Error::Config(format!("use_moe must be true or false, got {other}"))),
+    }
+    match raw.get("hidden_act") {
+        None | Some(serde_json::Value::Null) => Ok(()),
+        Some(serde_json::Value::String(act)) if act == "silu" || act == "swish" => Ok(()),
+        Some(other) => Err(Error::Config(format!("hidden_act is {other}: attnscope's FFN runs silu (SwiGLU) only"))),
+    }
+}
+
 impl Config {
     /// Parses `config.json` text; unknown keys are ignored, missing ones take MiniMind-3 defaults.
     pub fn from_json(text: &str) -> Result<Config, Error> {
@@ -74,13 +97,26 @@ impl Config {
         if !raw.is_object() {
             return Err(Error::Config("config.json must be a JSON object".into()));
         }
+        refuse_unsupported(&raw)?;
         let mut cfg: Config = serde_json::from_value(raw.clone())
             .map_err(|e| Error::Config(format!("config.json has a field of the wrong type: {e}")))?;
         // Like MiniMind, YaRN follows `inference_rope_scaling` alone; a `rope_scaling` dict is not read.
+        let model_type = raw.get("model_type").and_then(|v| v.as_str()).unwrap_or("");
+        let llama_family = matches!(model_type, "llama" | "mistral");
         if raw.get("qk_norm").is_none() {
             // Llama-family configs never have Q/K norm; Qwen3 and MiniMind do.
-            let model_type = raw.get("model_type").and_then(|v| v.as_str()).unwrap_or("");
-            cfg.qk_norm = !matches!(model_type, "llama" | "mistral");
+            cfg.qk_norm = !llama_family;
+        }
+        if raw.get("rope_theta").is_none() {
+            // Newer Hugging Face configs keep θ in `rope_parameters`; without either, a Llama-family
+            // model runs at its own class's default (LlamaConfig, MistralConfig: 10000), not MiniMind's 1e6.
+            match raw.get("rope_parameters").and_then(|p| p.get("rope_theta")) {
+                Some(theta) => {
+                    cfg.rope_theta = theta.as_f64().ok_or_else(|| Error::Config(format!("rope_parameters.rope_theta must be a number, got {theta}")))?
+                }
+                None if llama_family => cfg.rope_theta = LLAMA_ROPE_THETA,
+                None => {}
+            }
         }
         cfg.resolve()
     }
@@ -240,6 +276,29 @@ mod tests {
         let c = Config::from_json(r#"{"hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 24}"#)
             .unwrap();
         assert_eq!(c.head_dim(), 24);
+    }
+
+    #[test]
+    fn moe_and_other_activations_are_refused_by_name() {
+        let e = Config::from_json(r#"{"use_moe": true}"#).unwrap_err();
+        assert_eq!(e.to_string(), "bad config: use_moe is true: this is a mixture-of-experts (MoE) model, and attnscope runs only MiniMind's dense FFN");
+        assert!(Config::from_json(r#"{"use_moe": false, "hidden_act": "silu"}"#).is_ok());
+        assert!(Config::from_json(r#"{"hidden_act": "swish"}"#).is_ok());
+        let e = Config::from_json(r#"{"hidden_act": "gelu"}"#).unwrap_err();
+        assert_eq!(e.to_string(), r#"bad config: hidden_act is "gelu": attnscope's FFN runs silu (SwiGLU) only"#);
+        assert!(Config::from_json(r#"{"use_moe": "yes"}"#).unwrap_err().to_string().contains("use_moe must be true or false"));
+    }
+
+    #[test]
+    fn rope_theta_follows_the_model_type_when_missing() {
+        assert_eq!(Config::from_json(r#"{"model_type": "llama"}"#).unwrap().rope_theta, 10000.0);
+        assert_eq!(Config::from_json(r#"{"model_type": "mistral"}"#).unwrap().rope_theta, 10000.0);
+        assert_eq!(Config::from_json(r#"{"model_type": "minimind"}"#).unwrap().rope_theta, 1e6);
+        assert_eq!(Config::from_json(r#"{"model_type": "llama", "rope_theta": 500000.0}"#).unwrap().rope_theta, 500000.0);
+        let v5 = r#"{"model_type": "llama", "rope_parameters": {"rope_theta": 500000.0, "rope_type": "default"}}"#;
+        assert_eq!(Config::from_json(v5).unwrap().rope_theta, 500000.0);
+        let e = Config::from_json(r#"{"rope_parameters": {"rope_theta": "big"}}"#).unwrap_err();
+        assert!(e.to_string().contains("rope_parameters.rope_theta must be a number"), "{e}");
     }
 
     #[test]
