@@ -149,6 +149,42 @@ fn hand_set_attention_refuses_wrong_sizes_by_name() {
     assert!(masked_softmax(&[0.0; 3], padding).is_err());
 }
 
+fn message(e: wasm_bindgen::JsError) -> String {
+    js_sys::Error::from(JsValue::from(e)).message().as_string().unwrap()
+}
+
+#[wasm_bindgen_test]
+fn hand_set_sizes_that_wrap_on_wasm32_are_refused() {
+    use attnscope::wasm_api::{attend, masked_softmax};
+    // 64 x 8192 x 8192 is 2^32: it wraps to 0 in a 32-bit usize and would pass an unchecked size check.
+    let spec = || js_sys::JSON::parse(r#"{"t": 8192, "s": 8192, "heads": 64, "kv_heads": 1, "d": 1}"#).unwrap();
+    let said = message(attend(&[0.0; 4], &[0.0; 4], &[], spec()).unwrap_err());
+    assert_eq!(said, "64 x 8192 x 8192 scores is over the limit of 16777216");
+    assert_eq!(message(masked_softmax(&[], spec()).unwrap_err()), said);
+    let ok = js_sys::JSON::parse(r#"{"t": 1, "s": 2, "d": 2, "causal": false}"#).unwrap();
+    let probs = field(&attend(&[1.0, 0.0], &[1.0, 0.0, 0.0, 0.0], &[], ok).map_err(JsValue::from).unwrap(), "probs");
+    let e = (1.0f32 / 2f32.sqrt()).exp();
+    assert!((probs[0] - e / (e + 1.0)).abs() < 1e-6, "still answers: {probs:?}");
+}
+
+#[wasm_bindgen_test]
+fn a_tokenizer_with_a_huge_id_is_refused_and_the_old_one_kept() {
+    let real = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/minimind/tokenizer.json"));
+    let mut s = Session::random(r#"{"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 6400}"#, 7.0)
+        .map_err(JsValue::from)
+        .unwrap();
+    s.set_tokenizer(real).map_err(JsValue::from).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(real).unwrap();
+    for (id, tokens) in [(400_000_000u64, 400_000_001u64), (4_294_967_295, 4_294_967_296)] {
+        json["model"]["vocab"]["a"] = id.into();
+        let said = message(s.set_tokenizer(&json.to_string()).unwrap_err());
+        assert_eq!(said, format!("tokenizer: the tokenizer has {tokens} tokens but the model's vocabulary has only 6400"));
+    }
+    assert_eq!(s.decode(vec![1, 2]).map_err(JsValue::from).unwrap(), "<|im_start|><|im_end|>", "the previous tokenizer answers");
+    let req = js_sys::JSON::parse(r#"{"ids": [1, 5, 9]}"#).unwrap();
+    s.run(req, None).map_err(JsValue::from).unwrap();
+}
+
 #[wasm_bindgen_test]
 fn cached_decoding_equals_full_recomputation() {
     let mut s = Session::random(r#"{"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 64}"#, 7.0)

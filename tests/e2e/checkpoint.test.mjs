@@ -33,6 +33,14 @@ const file = (name, buffer, mimeType = 'application/octet-stream') => ({ name, m
 const filesOf = (ckpt, { config = ckpt.config, model = ckpt.model, tokenizer = ckpt.tokenizer } = {}) =>
   [file('config.json', config, 'application/json'), model && file('model.safetensors', model), tokenizer && file('tokenizer.json', tokenizer, 'application/json')].filter(Boolean);
 
+// config.json with some fields changed; tokenizer.json with the token "a" given `id`.
+const withConfig = (config, fields) => JSON.stringify({ ...JSON.parse(config), ...fields });
+const withVocabId = (tokenizer, id) => {
+  const json = JSON.parse(tokenizer);
+  json.model.vocab.a = id;
+  return Buffer.from(JSON.stringify(json));
+};
+
 // --- safetensors, as far as the broken cases need it ---
 
 function parse(bytes) {
@@ -264,12 +272,17 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
     { name: 'bad-header', files: filesOf(LLAMA, { model: Buffer.concat([Buffer.from([40, 0, 0, 0, 0, 0, 0, 0]), Buffer.from('{"this is": not a safetensors header}!!!'), LLAMA.model.subarray(48)]) }), says: /not a readable safetensors file/ },
     { name: 'missing-tensor', files: filesOf(LLAMA, { model: without(LLAMA.model, NORM_1) }), says: /missing tensor model\.layers\.1\.post_attention_layernorm\.weight \(expected shape \[32\]\)/ },
     { name: 'misshaped-tensor', files: filesOf(LLAMA, { model: reshaped(LLAMA.model, q0, [16, 64]) }), says: /q_proj\.weight has shape \[16, 64\], expected \[32, 32\]/ },
-    { name: 'config-mismatch', files: filesOf(LLAMA, { config: JSON.stringify({ ...JSON.parse(LLAMA.config), intermediate_size: 60 }) }), says: /gate_proj\.weight has shape \[64, 32\], expected \[60, 32\]/ },
+    { name: 'config-mismatch', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { intermediate_size: 60 }) }), says: /gate_proj\.weight has shape \[64, 32\], expected \[60, 32\]/ },
     { name: 'config-not-json', files: filesOf(LLAMA, { config: '{"hidden_size": 32,' }), says: /config\.json is not valid JSON/ },
     { name: 'too-big', files: filesOf(LLAMA, { config: JSON.stringify({ hidden_size: 8192, num_hidden_layers: 64, num_attention_heads: 64, num_key_value_heads: 8, vocab_size: 262144 }) }), says: /over the budget/ },
     { name: 'no-weights', files: filesOf(LLAMA, { model: null }), says: /Missing: model\.safetensors/ },
     { name: 'tokenizer-too-big', files: filesOf(LLAMA, { tokenizer: null }), says: /6400 tokens but the model's vocabulary has only 256.*MiniMind's was tried/ },
     { name: 'tokenizer-not-json', files: filesOf(LLAMA, { tokenizer: Buffer.from('{"version": ') }), says: /tokenizer: cannot read tokenizer\.json/ },
+    // One vocabulary entry with a huge id (issue 12): refused by its size before 400 million pieces are built.
+    { name: 'tokenizer-huge-id', files: filesOf(LLAMA, { tokenizer: withVocabId(LLAMA.tokenizer, 400000000) }), says: /tokenizer: the tokenizer has 400000001 tokens but the model's vocabulary has only 256/ },
+    { name: 'tokenizer-id-u32-max', files: filesOf(LLAMA, { tokenizer: withVocabId(LLAMA.tokenizer, 4294967295) }), says: /tokenizer: the tokenizer has 4294967296 tokens but the model's vocabulary has only 256/ },
+    { name: 'moe', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { use_moe: true }) }), says: /bad config: use_moe is true: this is a mixture-of-experts \(MoE\) model/ },
+    { name: 'gelu', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { hidden_act: 'gelu' }) }), says: /bad config: hidden_act is "gelu": attnscope's FFN runs silu \(SwiGLU\) only/ },
   ];
   for (const bad of broken) {
     await page.evaluate(() => {
@@ -283,7 +296,7 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
       const texts = await page.evaluate(() => window.progressTexts);
       assert.ok(!texts.some((text) => /model\.safetensors: .* of /.test(text)), `${bad.name}: refused before the weights were read (${texts.join(' | ')})`);
     }
-    if (['truncated', 'missing-tensor', 'too-big', 'tokenizer-too-big'].includes(bad.name)) await screenshot(page, `checkpoint-refused-${bad.name}`);
+    if (['truncated', 'missing-tensor', 'too-big', 'tokenizer-too-big', 'tokenizer-huge-id', 'moe'].includes(bad.name)) await screenshot(page, `checkpoint-refused-${bad.name}`);
     await assertStillRuns(page, 'llama_f16');
   }
   assert.deepEqual(page.consoleErrors, []);
