@@ -312,3 +312,27 @@ fn generate_prints_the_prompt_then_new_text_and_greedy_repeats() {
     assert!(!generated.trim().is_empty(), "nothing generated: {stdout:?}");
     assert_eq!(run().stdout, first.stdout, "greedy decoding differs between two runs");
 }
+
+#[test]
+fn generate_refuses_a_tokenizer_with_a_huge_id_in_one_line() {
+    let tmp = TempDir::new("huge_id");
+    let model = valid_model(&tmp);
+    let real = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/minimind/tokenizer.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&real).unwrap();
+    json["model"]["vocab"]["a"] = 4_294_967_295u64.into();
+    let tokenizer = tmp.join("tokenizer.json");
+    std::fs::write(&tokenizer, json.to_string()).unwrap();
+    let out = attnscope(&["generate", "--model", model.to_str().unwrap(), "--tokenizer", tokenizer.to_str().unwrap(), "--text", "hi"]);
+    let vocab = small_config().vocab_size.to_string();
+    assert_refused(&tmp, &out, &["the tokenizer has 4294967296 tokens", &format!("vocabulary has only {vocab}")]);
+}
+
+#[test]
+fn a_mixture_of_experts_config_is_refused_by_its_field() {
+    let tmp = TempDir::new("moe");
+    let mut config: serde_json::Value = serde_json::from_str(&small_config().to_json()).unwrap();
+    config["use_moe"] = true.into();
+    let model = model_dir(&tmp, Some(&config.to_string()), Some(&serialize(&valid_tensors())));
+    let out = trace(&tmp, &model, &input(&tmp, GOOD_INPUT), &[]);
+    assert_refused(&tmp, &out, &["use_moe is true", "mixture-of-experts"]);
+}
