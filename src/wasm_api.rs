@@ -52,14 +52,15 @@ fn typed_fields(fields: &[(&str, &[f32])]) -> Result<Object, JsError> {
 
 /// Makes a panic in the core say what it was: the page calls this once after loading the module. A
 /// panic in wasm32 ends in a trap that reaches JS as a bare `RuntimeError: unreachable`; the hook runs
-/// first and leaves the panic's own message (and where it happened) in `globalThis.attnscopePanic`,
+/// first and leaves the panic's own message (and where, in our code) in `globalThis.attnscopePanic`,
 /// where the worker reads it without calling into the trapped instance again.
 #[wasm_bindgen(js_name = installPanicHook)]
 pub fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         let payload = info.payload();
         let message = payload.downcast_ref::<&str>().copied().or_else(|| payload.downcast_ref::<String>().map(String::as_str)).unwrap_or("a panic with no message");
-        let place = info.location().map(|l| format!(" (at {}:{})", l.file(), l.line())).unwrap_or_default();
+        // Where, when it is our own code; a dependency's path says nothing to a reader.
+        let place = info.location().filter(|l| l.file().starts_with("src/")).map(|l| format!(" (at {}:{})", l.file(), l.line())).unwrap_or_default();
         let _ = Reflect::set(&js_sys::global(), &JsValue::from_str("attnscopePanic"), &JsValue::from_str(&format!("{message}{place}")));
     }));
 }
