@@ -239,14 +239,17 @@ fn check_memory(cfg: &Config, t: usize, s_len: usize, rec: &Recorder, flash_tile
 /// Estimated bytes a forward call allocates besides its trace, at its peak: the KV cache of every
 /// layer, one layer's activations, and its attention tables. The explicit path builds the scores, the
 /// masked scores and the probabilities, [nH, T, S] each, for every head, whichever heads the recorder
-/// keeps; the flash path holds one tile of keys per head and row. Then the logits, [T, V].
+/// keeps, plus one head's three [T, S] temporaries (BENCHMARKS.md §3 measures that peak); the flash
+/// path holds at most one tile of keys per head and row. Then the logits, [T, V].
 fn working_bytes(cfg: &Config, t: usize, s_len: usize, flash_tile: Option<usize>) -> u64 {
     let (t, s) = (t as u64, s_len as u64);
     let (h, d, i) = (cfg.hidden_size as u64, cfg.head_dim() as u64, cfg.intermediate_size() as u64);
     let (nh, nkv, layers) = (cfg.num_attention_heads as u64, cfg.num_key_value_heads as u64, cfg.num_hidden_layers as u64);
     let cache = 2 * layers * s * nkv * d;
-    let keys = flash_tile.map_or(s, |tile| (tile as u64).min(s));
-    let attention = 3 * nh * t * keys;
+    let attention = match flash_tile {
+        None => 3 * nh * t * s + 3 * t * s,
+        Some(tile) => 3 * nh * t * (tile as u64).min(s),
+    };
     let activations = 4 * t * h + 2 * t * nh * d + 2 * t * nkv * d + 3 * t * i;
     4 * (cache + activations + attention + t * cfg.vocab_size as u64)
 }
