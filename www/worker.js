@@ -10,7 +10,10 @@
 // Besides the model's runs it answers the deep-dive views and the lessons: the core's attention on
 // hand-set numbers, RoPE tables, decoding steps with the cache check, flash walks, the heads' roles,
 // and runs of variants of the model (the same input with another number of KV heads), each on its
-// own Session. A trap in the core ends this worker's use (see trapped below).
+// own Session. A trap in the core (a panic, or memory it could not get) may leave the WebAssembly
+// instance half-way through changing its memory, so this worker is not used again: the answer says
+// `trapped`, with the panic's message when the core's panic hook left one (globalThis.attnscopePanic),
+// and worker_client.js replaces the worker and rebuilds the last model that loaded.
 
 let core = null;
 let session = null;
@@ -258,15 +261,6 @@ const handlers = {
   },
 };
 
-// A trap (a panic, or memory the core could not get) may leave the WebAssembly instance half-way
-// through changing its memory, so this worker is not used again: the answer says so (`trapped`) and
-// worker_client.js replaces the worker and rebuilds the last model that loaded. The sentence is the
-// panic's own message when the core's panic hook left one.
-function trapped(err) {
-  const why = self.attnscopePanic ?? `${err.message} (the core ran out of memory or hit a bug)`;
-  return `The core stopped on an internal error: ${why}. The last model that loaded has been reloaded.`;
-}
-
 // Told by the core after each layer of a run; reports to the request being answered.
 let progress = () => {};
 
@@ -280,7 +274,7 @@ async function answer({ id, type, ...body }) {
     const { result, transfer = [] } = await handlers[type](body);
     self.postMessage({ id, ok: true, result }, transfer);
   } catch (err) {
-    if (err instanceof WebAssembly.RuntimeError) self.postMessage({ id, ok: false, error: trapped(err), trapped: true });
+    if (err instanceof WebAssembly.RuntimeError) self.postMessage({ id, ok: false, error: err.message, panic: self.attnscopePanic ?? null, trapped: true });
     else self.postMessage({ id, ok: false, error: err?.message ?? String(err) });
   } finally {
     progress = () => {};

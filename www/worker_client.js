@@ -3,13 +3,13 @@
 // how far a long run has come. cancel() stops whatever the worker is doing by replacing the worker
 // (a running WebAssembly call cannot be interrupted any other way), rejects what was pending with an
 // Error whose `cancelled` is true, and rebuilds the model in the new worker by replaying the last
-// message that built one (a type in `sticky`). A call whose answer says the core trapped
-// (`trapped`: a panic or failed allocation, after which the instance cannot be trusted) is rejected
-// with the worker's sentence, and the worker is replaced the same way, rebuilding the last model that
-// loaded (not a load that may have been what trapped). If the worker itself dies (its script fails to
+// message that built one (a type in `sticky`). A call whose answer says the core trapped (a panic or
+// failed allocation, after which the instance cannot be trusted) is rejected with the sentence
+// `trapped({panic, error})` makes of it, and the worker is replaced the same way, rebuilding the
+// last model that loaded (not a load that may have been what trapped). If the worker itself dies (its script fails to
 // load), every pending and later call is rejected with that reason.
 
-export function workerClient(url, { sticky = ['session', 'checkpoint'] } = {}) {
+export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped = ({ panic, error }) => panic ?? error } = {}) {
   const pending = new Map();
   let nextId = 1;
   let dead = null;
@@ -32,8 +32,9 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'] } = {}) {
         if (entry.sticky) lastBuilt = entry.sticky;
         entry.resolve(data.result);
       } else {
-        entry.reject(new Error(data.error));
-        if (data.trapped) restart(lastBuilt, new Error(data.error)).catch(() => {});
+        const error = new Error(data.trapped ? trapped(data) : data.error);
+        entry.reject(error);
+        if (data.trapped) restart(lastBuilt, error).catch(() => {});
       }
     };
     worker.onerror = (event) => {
