@@ -58,6 +58,21 @@ fn entries(dims: &[usize], shape: &str) -> Result<usize, JsError> {
         .ok_or_else(|| JsError::new(&format!("{shape} ({}) has more entries than this computer can count", dims.iter().map(usize::to_string).collect::<Vec<_>>().join(" x "))))
 }
 
+/// Makes a panic in the core say what it was: the page calls this once after loading the module. A
+/// panic in wasm32 ends in a trap that reaches JS as a bare `RuntimeError: unreachable`; the hook runs
+/// first and leaves the panic's own message (and where, in our code) in `globalThis.attnscopePanic`,
+/// where the worker reads it without calling into the trapped instance again.
+#[wasm_bindgen(js_name = installPanicHook)]
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload.downcast_ref::<&str>().copied().or_else(|| payload.downcast_ref::<String>().map(String::as_str)).unwrap_or("a panic with no message");
+        // Where, when it is our own code; a dependency's path says nothing to a reader.
+        let place = info.location().filter(|l| l.file().starts_with("src/")).map(|l| format!(" (at {}:{})", l.file(), l.line())).unwrap_or_default();
+        let _ = Reflect::set(&js_sys::global(), &JsValue::from_str("attnscopePanic"), &JsValue::from_str(&format!("{message}{place}")));
+    }));
+}
+
 fn expect_len(name: &str, got: usize, want: usize, shape: &str) -> Result<(), JsError> {
     if got == want {
         Ok(())
@@ -470,6 +485,9 @@ impl Session {
                 let _ = f.call2(&JsValue::NULL, &JsValue::from(done as u32), &JsValue::from(total as u32));
             });
         }
+        // The last run's trace goes first, so two are never held at once (MAX_MEMORY_BYTES counts one).
+        *self.last.borrow_mut() = Trace::default();
+        *self.last_request.borrow_mut() = None;
         let t0 = now_ms();
         let out = self.model.trace_into(&req.ids, req.attention_mask.as_deref(), req.prefix_len, &opts, rec).map_err(js)?;
         let ms = now_ms() - t0;

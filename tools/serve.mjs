@@ -43,14 +43,23 @@ const MIME = {
   '.bin': 'application/octet-stream',
 };
 
-// Resolves a request path to a file under root, or null: no escaping root, directories mean index.html.
-async function fileFor(urlPath) {
+// The decoded path of a request target, or null when it is malformed: not starting with one "/", an
+// empty segment ("//", which URL parsers read as a host), bad percent-encoding, or a NUL byte.
+function pathOf(target) {
+  const raw = target.split(/[?#]/, 1)[0];
+  if (!raw.startsWith('/') || raw.includes('//')) return null;
   let path;
   try {
-    path = resolve(join(root, decodeURIComponent(urlPath)));
+    path = decodeURIComponent(raw);
   } catch {
     return null;
   }
+  return path.includes('\0') ? null : path;
+}
+
+// Resolves a decoded path to a file under root, or null: no escaping root, directories mean index.html.
+async function fileFor(urlPath) {
+  let path = resolve(join(root, urlPath));
   if (path !== root && !path.startsWith(root + sep)) return null;
   try {
     let info = await stat(path);
@@ -75,10 +84,9 @@ const server = createServer(async (req, res) => {
     res.writeHead(405, { ...headers, Allow: 'GET, HEAD' }).end();
     return;
   }
-  let path;
-  try {
-    path = new URL(req.url, 'http://localhost').pathname;
-  } catch {
+  const path = pathOf(req.url);
+  if (path === null) {
+    console.error(`400 ${req.url}`);
     res.writeHead(400, { ...headers, 'Content-Type': 'text/plain; charset=utf-8' }).end('bad request\n');
     return;
   }

@@ -43,7 +43,10 @@ const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, mask
 
 const TYPING_PAUSE_MS = 200;
 
-const worker = workerClient(new URL('./worker.js', import.meta.url));
+// A trap in the core is told in the reader's language; the panic's own message stays the core's.
+const worker = workerClient(new URL('./worker.js', import.meta.url), {
+  trapped: ({ panic, error }) => (panic ? t('app.trappedPanic', { why: panic }) : t('app.trappedTrap', { why: error })),
+});
 
 // The ids a link may name; state.js checks every field of a link against them.
 const known = { views: Object.keys(VIEWS), stages: Object.keys(STAGES), lessons: Object.keys(lessons.LESSONS) };

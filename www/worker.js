@@ -10,7 +10,10 @@
 // Besides the model's runs it answers the deep-dive views and the lessons: the core's attention on
 // hand-set numbers, RoPE tables, decoding steps with the cache check, flash walks, the heads' roles,
 // and runs of variants of the model (the same input with another number of KV heads), each on its
-// own Session.
+// own Session. A trap in the core (a panic, or memory it could not get) may leave the WebAssembly
+// instance half-way through changing its memory, so this worker is not used again: the answer says
+// `trapped`, with the panic's message when the core's panic hook left one (globalThis.attnscopePanic),
+// and worker_client.js replaces the worker and rebuilds the last model that loaded.
 
 let core = null;
 let session = null;
@@ -22,6 +25,7 @@ const ready = (async () => {
   try {
     core = await import('./pkg/attnscope.js');
     await core.default();
+    core.installPanicHook();
   } catch (err) {
     throw new Error(`Could not load the WebAssembly core (www/pkg/attnscope.js): ${err.message}. Build it with ./build.sh build.`);
   }
@@ -270,7 +274,8 @@ async function answer({ id, type, ...body }) {
     const { result, transfer = [] } = await handlers[type](body);
     self.postMessage({ id, ok: true, result }, transfer);
   } catch (err) {
-    self.postMessage({ id, ok: false, error: err?.message ?? String(err) });
+    if (err instanceof WebAssembly.RuntimeError) self.postMessage({ id, ok: false, error: err.message, panic: self.attnscopePanic ?? null, trapped: true });
+    else self.postMessage({ id, ok: false, error: err?.message ?? String(err) });
   } finally {
     progress = () => {};
   }

@@ -3,15 +3,19 @@
 // how far a long run has come. cancel() stops whatever the worker is doing by replacing the worker
 // (a running WebAssembly call cannot be interrupted any other way), rejects what was pending with an
 // Error whose `cancelled` is true, and rebuilds the model in the new worker by replaying the last
-// message that built one (a type in `sticky`). If the worker itself dies (its script fails to load),
-// every pending and later call is rejected with that reason.
+// message that built one (a type in `sticky`). A call whose answer says the core trapped (a panic or
+// failed allocation, after which the instance cannot be trusted) is rejected with the sentence
+// `trapped({panic, error})` makes of it, and the worker is replaced the same way, rebuilding the
+// last model that loaded (not a load that may have been what trapped). If the worker itself dies (its script fails to
+// load), every pending and later call is rejected with that reason.
 
-export function workerClient(url, { sticky = ['session', 'checkpoint'] } = {}) {
+export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped = ({ panic, error }) => panic ?? error } = {}) {
   const pending = new Map();
   let nextId = 1;
   let dead = null;
   let worker = null;
   let lastSticky = null;
+  let lastBuilt = null; // the last sticky message the worker answered with a model
 
   function start() {
     dead = null;
@@ -24,8 +28,14 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'] } = {}) {
         return;
       }
       pending.delete(data.id);
-      if (data.ok) entry.resolve(data.result);
-      else entry.reject(new Error(data.error));
+      if (data.ok) {
+        if (entry.sticky) lastBuilt = entry.sticky;
+        entry.resolve(data.result);
+      } else {
+        const error = new Error(data.trapped ? trapped(data) : data.error);
+        entry.reject(error);
+        if (data.trapped) restart(lastBuilt, error).catch(() => {});
+      }
     };
     worker.onerror = (event) => {
       event.preventDefault();
@@ -41,23 +51,27 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'] } = {}) {
 
   function call(type, body = {}, { onProgress } = {}) {
     if (dead) return Promise.reject(dead);
-    if (sticky.includes(type)) lastSticky = { type, body };
+    const message = sticky.includes(type) ? { type, body } : null;
+    if (message) lastSticky = message;
     const id = nextId++;
     return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject, onProgress });
+      pending.set(id, { resolve, reject, onProgress, sticky: message });
       worker.postMessage({ id, type, ...body });
     });
+  }
+
+  // A fresh worker with `model` (a sticky message) rebuilt in it; what was pending gets `error`.
+  function restart(model, error) {
+    worker.terminate();
+    rejectAll(error);
+    start();
+    return model ? call(model.type, model.body) : Promise.resolve();
   }
 
   start();
   return {
     call,
     busy: () => pending.size > 0,
-    cancel() {
-      worker.terminate();
-      rejectAll(Object.assign(new Error('Cancelled.'), { cancelled: true }));
-      start();
-      return lastSticky ? call(lastSticky.type, lastSticky.body) : Promise.resolve();
-    },
+    cancel: () => restart(lastSticky, Object.assign(new Error('Cancelled.'), { cancelled: true })),
   };
 }

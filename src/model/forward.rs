@@ -21,6 +21,10 @@ pub const AUTO_FLASH_MIN_KEYS: usize = 1024;
 pub const DEFAULT_TILE: usize = 64;
 /// Largest trace one call may record, in bytes of f32; past it the caller must select layers or heads.
 pub const MAX_TRACE_BYTES: u64 = 1 << 30;
+/// What one run may hold at once: the model's weights, the trace it records and its working set
+/// together. wasm32 addresses 4 GiB in all; the last GiB is left to the code, the tokenizer, the
+/// allocator's slack and the page's own copies of what a run hands over.
+pub const MAX_MEMORY_BYTES: u64 = 3 << 30;
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", tag = "kind")]
@@ -102,6 +106,8 @@ impl Model {
         let p = cache.len();
         check_input(cfg, p, ids, mask, rec)?;
         let (t, s_len) = (ids.len(), p + ids.len());
+        let flash_tile = opts.path.flash_tile(s_len);
+        check_memory(cfg, t, s_len, rec, flash_tile)?;
         let hsz = cfg.hidden_size;
 
         let mut x = self.weights.embed_tokens.select(Axis(0), &ids.iter().map(|&i| i as usize).collect::<Vec<_>>()); // (T, H)
@@ -111,7 +117,6 @@ impl Model {
             rec.put("rope.cos".into(), &[t, cfg.head_dim()], rope.cos.as_slice().unwrap().to_vec());
             rec.put("rope.sin".into(), &[t, cfg.head_dim()], rope.sin.as_slice().unwrap().to_vec());
         }
-        let flash_tile = opts.path.flash_tile(s_len);
         let mut report = None;
         for (l, w) in self.weights.layers.iter().enumerate() {
             let run = LayerRun {
@@ -210,6 +215,45 @@ pub(crate) fn check_input(cfg: &Config, p: usize, ids: &[u32], mask: Option<&[u8
     Ok(())
 }
 
+/// Checks that the model, this call's trace and its working set fit MAX_MEMORY_BYTES together, before
+/// anything is allocated: each may be within its own limit and the three still not fit in wasm32.
+fn check_memory(cfg: &Config, t: usize, s_len: usize, rec: &Recorder, flash_tile: Option<usize>) -> Result<(), Error> {
+    let model = cfg.weight_count() * 4;
+    let trace = trace_bytes(cfg, t, s_len, rec);
+    let working = working_bytes(cfg, t, s_len, flash_tile);
+    let total = model + trace + working;
+    if total > MAX_MEMORY_BYTES {
+        let gb = |b: u64| b as f64 / 1e9;
+        return Err(Error::Input(format!(
+            "this run needs {:.2} GB at once (the model's weights {:.2} GB, the trace {:.2} GB, working memory {:.2} GB), over the budget of {:.2} GB; use fewer tokens or record fewer layers or heads",
+            gb(total),
+            gb(model),
+            gb(trace),
+            gb(working),
+            gb(MAX_MEMORY_BYTES)
+        )));
+    }
+    Ok(())
+}
+
+/// Estimated bytes a forward call allocates besides its trace, at its peak: the KV cache of every
+/// layer, one layer's activations, and its attention tables. The explicit path builds the scores, the
+/// masked scores and the probabilities, [nH, T, S] each, for every head, whichever heads the recorder
+/// keeps, plus one head's three [T, S] temporaries (BENCHMARKS.md §3 measures that peak); the flash
+/// path holds at most one tile of keys per head and row. Then the logits, [T, V].
+fn working_bytes(cfg: &Config, t: usize, s_len: usize, flash_tile: Option<usize>) -> u64 {
+    let (t, s) = (t as u64, s_len as u64);
+    let (h, d, i) = (cfg.hidden_size as u64, cfg.head_dim() as u64, cfg.intermediate_size() as u64);
+    let (nh, nkv, layers) = (cfg.num_attention_heads as u64, cfg.num_key_value_heads as u64, cfg.num_hidden_layers as u64);
+    let cache = 2 * layers * s * nkv * d;
+    let attention = match flash_tile {
+        None => 3 * nh * t * s + 3 * t * s,
+        Some(tile) => 3 * nh * t * (tile as u64).min(s),
+    };
+    let activations = 4 * t * h + 2 * t * nh * d + 2 * t * nkv * d + 3 * t * i;
+    4 * (cache + activations + attention + t * cfg.vocab_size as u64)
+}
+
 /// Estimated bytes of the trace the recorder will keep.
 fn trace_bytes(cfg: &Config, t: usize, s_len: usize, rec: &Recorder) -> u64 {
     let (t, s) = (t as u64, s_len as u64);
@@ -220,4 +264,55 @@ fn trace_bytes(cfg: &Config, t: usize, s_len: usize, rec: &Recorder) -> u64 {
     let per_layer = 6 * t * h + 3 * t * nh * d + 4 * t * nkv * d + 2 * s * nkv * d + 3 * heads * t * s + 3 * t * i;
     let global = if rec.wants(None) { 2 * t * h + 2 * t * d + t * cfg.vocab_size as u64 } else { 0 };
     4 * (layers * per_layer + global)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // A model whose f32 weights (1.86 GB) are within MAX_WEIGHT_BYTES on their own.
+    fn big() -> Config {
+        Config::from_json(r#"{"hidden_size": 2048, "num_hidden_layers": 10, "num_attention_heads": 16, "num_key_value_heads": 4, "intermediate_size": 5632, "vocab_size": 6400, "max_position_embeddings": 8192}"#).unwrap()
+    }
+
+    fn layers(ls: &[usize], heads: Option<Vec<usize>>) -> Recorder {
+        Recorder::new(Selection { off: false, layers: Some(ls.to_vec()), heads })
+    }
+
+    #[test]
+    fn model_trace_and_working_set_are_budgeted_together() {
+        let cfg = big();
+        // The weights by hand: embed + 10 × (q, o: 2048², k, v: 512 × 2048, gate/up/down: 3 × 5632 × 2048,
+        // two norms, q and k norms of head_dim 128) + final norm, tied head.
+        let weights = 6400 * 2048 + 10 * (2 * 2048 * 2048 + 2 * 512 * 2048 + 3 * 5632 * 2048 + 2 * 2048 + 2 * 128) + 2048;
+        assert_eq!(cfg.weight_count(), weights);
+        let t = 1200;
+        let rec = layers(&[0, 1], None);
+        let trace = trace_bytes(&cfg, t, t, &rec);
+        assert!(trace <= MAX_TRACE_BYTES && weights * 4 <= crate::model::config::MAX_WEIGHT_BYTES, "each part is within its own limit");
+        // On the explicit path (`naive`): its score tables for all 16 heads, 0.28 GB, tip the sum over.
+        let e = check_memory(&cfg, t, t, &rec, None).unwrap_err().to_string();
+        let gb = |b: u64| format!("{:.2} GB", b as f64 / 1e9);
+        assert!(e.contains(&format!("the model's weights {}", gb(weights * 4))), "{e}");
+        assert!(e.contains(&format!("the trace {}", gb(trace))), "{e}");
+        assert!(e.contains("fewer tokens or record fewer layers or heads"), "{e}");
+        // The same run recording one layer fits.
+        check_memory(&cfg, t, t, &layers(&[0], None), None).unwrap();
+    }
+
+    #[test]
+    fn the_explicit_path_counts_every_head_whichever_are_recorded() {
+        let cfg = Config::from_json(r#"{"hidden_size": 1024, "num_hidden_layers": 1, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 16, "intermediate_size": 1024, "vocab_size": 6400, "max_position_embeddings": 8192}"#).unwrap();
+        let t = 4096;
+        let one_head = layers(&[0], Some(vec![0]));
+        // Scores, masked scores and probabilities, [64, 4096, 4096] f32 each: 12.9 GB for all heads.
+        let tables = 3 * 64 * 4096 * 4096 * 4;
+        assert!(working_bytes(&cfg, t, t, None) >= tables);
+        assert!(trace_bytes(&cfg, t, t, &one_head) <= MAX_TRACE_BYTES, "the trace of one head is within its limit");
+        let e = check_memory(&cfg, t, t, &one_head, None).unwrap_err().to_string();
+        assert!(e.contains("working memory 1"), "{e}");
+        // The flash path holds one tile of 64 keys per head and row instead: it fits.
+        check_memory(&cfg, t, t, &one_head, Some(64)).unwrap();
+        assert!(working_bytes(&cfg, t, t, Some(64)) < tables / 16);
+    }
 }
