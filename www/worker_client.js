@@ -1,9 +1,11 @@
-// The page's side of www/worker.js: call(type, body, {onProgress}) returns a Promise of the worker's
-// result, rejected with an Error carrying the core's own message; onProgress({done, total}) hears
-// how far a long run has come. cancel() stops whatever the worker is doing by replacing the worker
+// The page's side of www/worker.js: call(type, body, {onProgress, transfer}) returns a Promise of
+// the worker's result, rejected with an Error carrying the core's own message; onProgress({done,
+// total}) hears how far a long run has come. Buffers in `transfer` move to the worker instead of
+// being copied (a checkpoint's weights); those the worker gives back once it is done with them
+// (`returned`) are put back into `body`, so the caller holds them again. cancel() stops whatever the worker is doing by replacing the worker
 // (a running WebAssembly call cannot be interrupted any other way), rejects what was pending with an
 // Error whose `cancelled` is true, and rebuilds the model in the new worker by replaying the last
-// message that built one (a type in `sticky`). If the worker itself dies (its script fails to load),
+// message that built one (a type in `sticky`) that succeeded. If the worker itself dies (its script fails to load),
 // every pending and later call is rejected with that reason.
 
 export function workerClient(url, { sticky = ['session', 'checkpoint'] } = {}) {
@@ -24,8 +26,10 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'] } = {}) {
         return;
       }
       pending.delete(data.id);
-      if (data.ok) entry.resolve(data.result);
-      else entry.reject(new Error(data.error));
+      if (!data.ok) return entry.reject(new Error(data.error));
+      Object.assign(entry.body, data.returned);
+      if (sticky.includes(entry.type)) lastSticky = { type: entry.type, body: entry.body };
+      entry.resolve(data.result);
     };
     worker.onerror = (event) => {
       event.preventDefault();
@@ -39,13 +43,12 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'] } = {}) {
     pending.clear();
   }
 
-  function call(type, body = {}, { onProgress } = {}) {
+  function call(type, body = {}, { onProgress, transfer = [] } = {}) {
     if (dead) return Promise.reject(dead);
-    if (sticky.includes(type)) lastSticky = { type, body };
     const id = nextId++;
     return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject, onProgress });
-      worker.postMessage({ id, type, ...body });
+      pending.set(id, { resolve, reject, onProgress, type, body });
+      worker.postMessage({ id, type, ...body }, transfer);
     });
   }
 
