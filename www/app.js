@@ -84,7 +84,7 @@ const app = {
   go,
   navigate,
   tensors,
-  call: (type, body) => worker.call(type, body),
+  call: (type, body, options) => worker.call(type, body, options),
   args: () => runArgs(),
   redraw: () => refresh(), // a view's own change (a lesson's edited cell): redrawn as any other, so settled() waits for it
 };

@@ -49,61 +49,99 @@ export function pickFiles(files) {
 
 // --- bytes as they arrive ---
 
-// A growing byte buffer: preallocated when the size is known, doubled if the bytes outgrow it.
-function sink(expected) {
-  let buffer = new Uint8Array(expected ?? 1 << 20);
-  let length = 0;
-  return {
-    get length() {
-      return length;
-    },
-    push(chunk) {
-      if (length + chunk.length > buffer.length) {
-        const grown = new Uint8Array(Math.max(buffer.length * 2, length + chunk.length));
-        grown.set(buffer.subarray(0, length));
-        buffer = grown;
-      }
-      buffer.set(chunk, length);
-      length += chunk.length;
-    },
-    bytes: (end = length) => buffer.subarray(0, Math.min(end, length)),
-    // The whole content as an ArrayBuffer of exactly its length (a copy only if it was overgrown).
-    done: () => (length === buffer.length ? buffer.buffer : buffer.slice(0, length).buffer),
-  };
-}
-
-// How many leading bytes hold a safetensors header: 8, then the length those 8 bytes give.
+// How many leading bytes hold a safetensors header: 8, then the length those 8 bytes give (null:
+// a length no safetensors file has, so not a header).
 function headerEnd(bytes) {
   if (bytes.length < 8) return 8;
   const n = new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0, true);
-  return n > BigInt(MAX_HEADER_BYTES) ? 8 : 8 + Number(n);
+  return n > BigInt(MAX_HEADER_BYTES) ? null : 8 + Number(n);
+}
+
+// The size of the file a whole safetensors header describes: the header, then its tensors' data
+// up to the last tensor's end; null when the header is not one (the core says what else is wrong).
+function impliedSize(head) {
+  let listing;
+  try {
+    listing = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(head.subarray(8)));
+  } catch {
+    return null;
+  }
+  if (!listing || typeof listing !== 'object' || Array.isArray(listing)) return null;
+  let end = 0;
+  for (const [name, tensor] of Object.entries(listing)) {
+    if (name === '__metadata__') continue;
+    const last = tensor?.data_offsets?.[1];
+    if (!Number.isSafeInteger(last) || last < 0) return null;
+    end = Math.max(end, last);
+  }
+  return head.length + end;
+}
+
+// A byte count for a sentence, exact (the reader compares it with the file's own size).
+const count = (bytes) => bytes.toLocaleString('en-US');
+
+// Joins the first chunks of a stream while its header arrives (at most 8 bytes + 100 MB).
+function concat(a, b) {
+  const joined = new Uint8Array(a.length + b.length);
+  joined.set(a);
+  joined.set(b, a.length);
+  return joined;
 }
 
 /**
- * Reads a stream of `total` bytes (null: unknown) into an ArrayBuffer, reporting progress, and
- * calls `check(head)` with the header once it has arrived (at the end when the size is unknown,
- * since the check needs it). A refused check stops the reading.
+ * Reads a model.safetensors stream into an ArrayBuffer. Its header is read first and decides the
+ * size: `check(size, head)` (the core) sees it before any tensor data is read, and only once the
+ * core accepts is a buffer of exactly that size allocated, so the core's budget bounds it. What the
+ * sender says about its length (Content-Length, compression) is not trusted: a stream that brings
+ * more or fewer bytes than its header describes, or breaks off, is refused with a sentence saying
+ * so. progress(loaded, total) follows the bytes, total null until the header is in.
  */
-async function readStream(stream, total, { check, progress }) {
+async function readStream(stream, { check, progress }) {
   const reader = stream.getReader();
-  const bytes = sink(total);
-  let checked = null;
+  let head = new Uint8Array(0);
+  let buffer = null;
+  let length = 0;
+  let info = null;
+  let size = null;
+  const next = async () => {
+    try {
+      return await reader.read();
+    } catch {
+      throw new Error(t('source.brokenOff', { loaded: count(length || head.length) }));
+    }
+  };
   try {
+    while (!buffer) {
+      const { done, value } = await next();
+      if (value) head = concat(head, value);
+      progress(head.length, null);
+      const end = headerEnd(head);
+      if (end === null) throw new Error(t('source.badHead'));
+      if (head.length >= end) {
+        size = impliedSize(head.subarray(0, end));
+        if (size === null) size = head.length; // the core explains what is wrong with this header
+        info = await check(size, head.subarray(0, end));
+        if (head.length > size) throw new Error(t('source.tooLong', { total: count(size) }));
+        buffer = new Uint8Array(size);
+        buffer.set(head);
+        length = head.length;
+        progress(length, size);
+      } else if (done) throw new Error(t('source.tooShort', { loaded: count(head.length), total: count(end) }));
+    }
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await next();
       if (done) break;
-      bytes.push(value);
-      progress(bytes.length, total);
-      if (!checked && total !== null && bytes.length >= Math.min(total, headerEnd(bytes.bytes()))) {
-        checked = await check(total, bytes.bytes(headerEnd(bytes.bytes())));
-      }
+      if (length + value.length > size) throw new Error(t('source.tooLong', { total: count(size) }));
+      buffer.set(value, length);
+      length += value.length;
+      progress(length, size);
     }
   } catch (err) {
     reader.cancel().catch(() => {});
     throw err;
   }
-  checked ??= await check(bytes.length, bytes.bytes(headerEnd(bytes.bytes())));
-  return { weights: bytes.done(), info: checked };
+  if (length < size) throw new Error(t('source.tooShort', { loaded: count(length), total: count(size) }));
+  return { weights: buffer.buffer, info };
 }
 
 // --- files ---
@@ -118,9 +156,9 @@ export async function fromFiles(files, { check, progress }) {
   const config = await picked.config.text();
   const size = picked.weights.size;
   const first = new Uint8Array(await picked.weights.slice(0, 8).arrayBuffer());
-  const head = new Uint8Array(await picked.weights.slice(0, headerEnd(first)).arrayBuffer());
+  const head = new Uint8Array(await picked.weights.slice(0, headerEnd(first) ?? 8).arrayBuffer());
   const info = await check(config, size, head);
-  const { weights } = await readStream(picked.weights.stream(), size, { check: async () => info, progress });
+  const { weights } = await readStream(picked.weights.stream(), { check: async () => info, progress });
   const tokenizer = picked.tokenizer ? await picked.tokenizer.text() : null;
   const names = [picked.config, picked.weights, picked.tokenizer].filter(Boolean).map(baseName);
   const name = folderOf(Array.from(files)) ?? modelName(config, baseName(picked.weights));
@@ -203,13 +241,9 @@ async function get(folder, file, shown, { optional = false } = {}) {
  */
 export async function fromUrl(url, { check, progress, kind = 'url' }) {
   const folder = folderUrl(url);
-  check = located(url, check);
   const config = await (await get(folder, 'config.json', url)).text();
   const response = await get(folder, 'model.safetensors', url);
-  const length = Number(response.headers.get('Content-Length'));
-  // A compressed response's Content-Length counts the compressed bytes, not the file's.
-  const total = length > 0 && !response.headers.get('Content-Encoding') ? length : null;
-  const { weights, info } = await readStream(response.body, total, { check: (size, head) => check(config, size, head), progress });
+  const { weights, info } = await located(url, readStream)(response.body, { check: (size, head) => check(config, size, head), progress });
   const tokenizerResponse = await get(folder, 'tokenizer.json', url, { optional: true });
   const tokenizer = tokenizerResponse ? await tokenizerResponse.text() : null;
   const name = new URL(folder).pathname.split('/').filter(Boolean).pop() ?? new URL(folder).host;
@@ -281,8 +315,10 @@ export async function load(model, { call, files = null, progress, wanted, descri
   else throw new Error(t('link.modelFiles'));
   if (!wanted()) throw superseded();
   const build = model.kind === 'url' && !restored ? located(model.url, call) : call;
-  const { config } = await build('checkpoint', { config: checkpoint.config, weights: checkpoint.weights, tokenizer: checkpoint.tokenizer });
-  return { config, checkpoint, restored };
+  // The weights move to the worker (not copied) and come back once the core holds its own copy.
+  const body = { config: checkpoint.config, weights: checkpoint.weights, tokenizer: checkpoint.tokenizer };
+  const { config } = await build('checkpoint', body, { transfer: [body.weights] });
+  return { config, checkpoint: { ...checkpoint, weights: body.weights }, restored };
 }
 
 // --- kept for the next visit (IndexedDB) ---

@@ -616,6 +616,10 @@ const en = {
   'source.http': 'Could not read {file} from {url}: the server answered HTTP {status}.',
   'source.fromUrl': '{url}: {message}',
   'source.keptGone': 'The model kept in this browser is gone (the browser may have cleared its storage). Load it again from its files or its URL.',
+  'source.badHead': 'model.safetensors does not begin with a safetensors header (8 bytes giving the header’s length, then the header), so it was not downloaded.',
+  'source.tooLong': 'the server sent more than the {total} bytes model.safetensors’s own header describes; the download was stopped.',
+  'source.tooShort': 'the server sent only {loaded} of the {total} bytes model.safetensors’s own header describes.',
+  'source.brokenOff': 'the download of model.safetensors broke off after {loaded} bytes (the connection closed or the server’s length was wrong).',
 
   'samples.label': 'Sample sentences',
   'samples.en': 'English',
@@ -1295,6 +1299,10 @@ const zh = {
   'source.http': '无法从 {url} 读取 {file}：服务器返回 HTTP {status}。',
   'source.fromUrl': '{url}：{message}',
   'source.keptGone': '本浏览器中保存的模型已经不在了（浏览器可能清除了存储）。请从它的文件或 URL 重新加载。',
+  'source.badHead': 'model.safetensors 的开头不是 safetensors 文件头（先是给出文件头长度的 8 个字节，再是文件头本身），所以没有下载它。',
+  'source.tooLong': '服务器发送的字节超过了 model.safetensors 自己的文件头所描述的 {total} 字节，下载已停止。',
+  'source.tooShort': '服务器只发送了 model.safetensors 自己的文件头所描述的 {total} 字节中的 {loaded} 字节。',
+  'source.brokenOff': 'model.safetensors 的下载在 {loaded} 字节后中断了（连接被关闭，或者服务器给出的长度不对）。',
 
   'samples.label': '示例句子',
   'samples.en': 'English',

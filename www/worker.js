@@ -158,7 +158,9 @@ const handlers = {
     return { result: core.checkCheckpoint(config, size, head) };
   },
   // A checkpoint becomes the model only once it and its tokenizer (MiniMind's when it brings none)
-  // have loaded; until then the previous model stays.
+  // have loaded; until then the previous model stays. The weights arrive transferred, are copied
+  // once into WebAssembly memory, and go back to the page (which keeps them for Cancel and
+  // IndexedDB), so the tab holds the file once outside the core, not three times.
   async checkpoint({ config, weights, tokenizer }) {
     const own = tokenizer ?? (await minimind());
     const next = core.Session.fromCheckpoint(config, new Uint8Array(weights));
@@ -172,7 +174,7 @@ const handlers = {
     session = next;
     lastRun = null;
     gpu = null;
-    return { result: { config: next.config() } };
+    return { result: { config: next.config() }, returned: { weights }, transfer: [weights] };
   },
   tokenize({ text }) {
     const { ids, pieces, bytes, chars, split } = needSession().tokenize(text);
@@ -271,8 +273,8 @@ async function answer({ id, type, ...body }) {
   try {
     await ready;
     progress = (done, total) => self.postMessage({ id, progress: { done, total } });
-    const { result, transfer = [] } = await handlers[type](body);
-    self.postMessage({ id, ok: true, result }, transfer);
+    const { result, transfer = [], returned } = await handlers[type](body);
+    self.postMessage({ id, ok: true, result, returned }, transfer);
   } catch (err) {
     if (err instanceof WebAssembly.RuntimeError) self.postMessage({ id, ok: false, error: err.message, panic: self.attnscopePanic ?? null, trapped: true });
     else self.postMessage({ id, ok: false, error: err?.message ?? String(err) });

@@ -1,21 +1,22 @@
-// The page's side of www/worker.js: call(type, body, {onProgress}) returns a Promise of the worker's
-// result, rejected with an Error carrying the core's own message; onProgress({done, total}) hears
-// how far a long run has come. cancel() stops whatever the worker is doing by replacing the worker
+// The page's side of www/worker.js: call(type, body, {onProgress, transfer}) returns a Promise of
+// the worker's result, rejected with an Error carrying the core's own message; onProgress({done,
+// total}) hears how far a long run has come. Buffers in `transfer` move to the worker instead of
+// being copied (a checkpoint's weights); those the worker gives back once it is done with them
+// (`returned`) are put back into `body`, so the caller holds them again. cancel() stops whatever the worker is doing by replacing the worker
 // (a running WebAssembly call cannot be interrupted any other way), rejects what was pending with an
 // Error whose `cancelled` is true, and rebuilds the model in the new worker by replaying the last
-// message that built one (a type in `sticky`). A call whose answer says the core trapped (a panic or
-// failed allocation, after which the instance cannot be trusted) is rejected with the sentence
-// `trapped({panic, error})` makes of it, and the worker is replaced the same way, rebuilding the
-// last model that loaded (not a load that may have been what trapped). If the worker itself dies (its script fails to
-// load), every pending and later call is rejected with that reason.
+// message that built one (a type in `sticky`) that succeeded. A call whose answer says the core
+// trapped (a panic or failed allocation, after which the instance cannot be trusted) is rejected with
+// the sentence `trapped({panic, error})` makes of it, and the worker is replaced the same way,
+// rebuilding the last model that loaded (not a load that may have been what trapped). If the worker
+// itself dies (its script fails to load), every pending and later call is rejected with that reason.
 
 export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped = ({ panic, error }) => panic ?? error } = {}) {
   const pending = new Map();
   let nextId = 1;
   let dead = null;
   let worker = null;
-  let lastSticky = null;
-  let lastBuilt = null; // the last sticky message the worker answered with a model
+  let lastBuilt = null; // the last sticky message the worker answered with a model (its buffers given back)
 
   function start() {
     dead = null;
@@ -29,7 +30,8 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
       }
       pending.delete(data.id);
       if (data.ok) {
-        if (entry.sticky) lastBuilt = entry.sticky;
+        Object.assign(entry.body, data.returned);
+        if (sticky.includes(entry.type)) lastBuilt = { type: entry.type, body: entry.body };
         entry.resolve(data.result);
       } else {
         const error = new Error(data.trapped ? trapped(data) : data.error);
@@ -49,14 +51,12 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
     pending.clear();
   }
 
-  function call(type, body = {}, { onProgress } = {}) {
+  function call(type, body = {}, { onProgress, transfer = [] } = {}) {
     if (dead) return Promise.reject(dead);
-    const message = sticky.includes(type) ? { type, body } : null;
-    if (message) lastSticky = message;
     const id = nextId++;
     return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject, onProgress, sticky: message });
-      worker.postMessage({ id, type, ...body });
+      pending.set(id, { resolve, reject, onProgress, type, body });
+      worker.postMessage({ id, type, ...body }, transfer);
     });
   }
 
@@ -72,6 +72,6 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
   return {
     call,
     busy: () => pending.size > 0,
-    cancel: () => restart(lastSticky, Object.assign(new Error('Cancelled.'), { cancelled: true })),
+    cancel: () => restart(lastBuilt, Object.assign(new Error('Cancelled.'), { cancelled: true })),
   };
 }

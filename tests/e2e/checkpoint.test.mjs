@@ -8,9 +8,11 @@
 // sentence. Broken variants are made here from them with a small safetensors reader and writer.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer, request } from 'node:http';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { go, launch, randomModel, screenshot, settled, startServer } from './helpers.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -94,14 +96,14 @@ after(async () => {
   await server?.close();
 });
 
-// A page in a context of its own (its own IndexedDB), recording console errors.
-async function freshPage(hash = '', context = null) {
+// A page in a context of its own (its own IndexedDB), recording console errors; `base`: the site.
+async function freshPage(hash = '', context = null, base = server.url) {
   const ctx = context ?? (await browser.newContext({ viewport: { width: 1400, height: 1000 } }));
   const page = await ctx.newPage();
   page.consoleErrors = [];
   page.on('console', (m) => m.type() === 'error' && page.consoleErrors.push(m.text()));
   page.on('pageerror', (e) => page.consoleErrors.push(e.stack ?? String(e)));
-  await page.goto(`${server.url}${hash}`);
+  await page.goto(`${base}${hash}`);
   await page.waitForFunction(() => window.attnscope?.app?.source, null, { timeout: 60_000 });
   await settled(page);
   return page;
@@ -334,7 +336,7 @@ test('a folder URL loads with the bytes counted; a site without CORS is refused 
   await page.context().close();
 });
 
-test('a slow download shows its progress bar with the bytes so far, from Content-Length', async (t) => {
+test('a slow download shows its progress bar with the bytes so far, the total from the file’s header', async (t) => {
   if (!existsSync(join(BUILTIN, 'config.json'))) return t.skip('www/models/builtin is not there yet');
   // No service worker, whose fetches the page's network throttling would not slow.
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, serviceWorkers: 'block' });
@@ -392,4 +394,151 @@ test('the reader’s model is kept for the next visit: a reload restores it, a n
   assert.equal((await app(page)).state.model.kind, 'random', 'without the files the page shows random weights');
   assert.deepEqual(page.consoleErrors, []);
   await context.close();
+});
+
+// --- servers that lie about model.safetensors ---
+
+// model.safetensors as a server under /lies/<how>/ sends it (config.json and tokenizer.json are
+// MiniMind-3's, sent plainly). `sent` counts the bytes each one wrote before the page hung up.
+const HUGE_HEAD = write({ 'model.embed_tokens.weight': { dtype: 'F32', shape: [2_000_000_000], data_offsets: [0, 8_000_000_000] } }, Buffer.alloc(0));
+const sent = {};
+const LIES = {
+  // No Content-Length: the header alone tells the size.
+  chunked: (res) => {
+    res.writeHead(200);
+    res.write(MINIMIND.model.subarray(0, 100));
+    res.end(MINIMIND.model.subarray(100));
+  },
+  // Compressed: Content-Length counts the compressed bytes, not the file's.
+  gzip: (res) => {
+    const body = gzipSync(MINIMIND.model);
+    res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': body.length });
+    res.end(body);
+  },
+  long: (res) => {
+    res.writeHead(200);
+    res.write(MINIMIND.model);
+    res.end(Buffer.alloc(4096));
+  },
+  short: (res) => {
+    res.writeHead(200);
+    res.end(MINIMIND.model.subarray(0, MINIMIND.model.length - 5000));
+  },
+  // Promises 1000 bytes more than it sends, then closes the connection.
+  liar: (res) => {
+    res.writeHead(200, { 'content-length': MINIMIND.model.length + 1000 });
+    res.write(MINIMIND.model, () => res.socket.destroy());
+  },
+  // A header describing 8 GB, then zeros for as long as anyone reads them.
+  huge: (res) => {
+    res.writeHead(200);
+    sent.huge = 0;
+    const more = () => {
+      if (res.destroyed) return;
+      const chunk = sent.huge === 0 ? HUGE_HEAD : Buffer.alloc(1 << 16);
+      sent.huge += chunk.length;
+      res.write(chunk);
+      setTimeout(more, 5);
+    };
+    more();
+  },
+  // An HTML page where the file should be (a login wall, a wrong link).
+  html: (res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(`<!doctype html><html><body>${'Please sign in. '.repeat(500)}</body></html>`);
+  },
+};
+
+// A front for the test's server on its own port: /lies/<how>/ answers as above, anything else is
+// passed through (so the page, its Content-Security-Policy and the lies are one origin).
+function liarFront(upstream) {
+  const front = createServer((req, res) => {
+    const [, lies, how, file] = req.url.split('/');
+    if (lies === 'lies' && LIES[how]) {
+      if (file === 'model.safetensors') return LIES[how](res);
+      const plain = { 'config.json': MINIMIND.config, 'tokenizer.json': MINIMIND.tokenizer }[file];
+      res.writeHead(plain ? 200 : 404);
+      return res.end(plain ?? 'not here');
+    }
+    const forward = request(new URL(req.url, upstream), { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode, answer.headers);
+      answer.pipe(res);
+    });
+    req.pipe(forward);
+  });
+  return new Promise((resolve) => front.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${front.address().port}/`, close: () => new Promise((done) => front.close(done)) })));
+}
+
+test('a download is checked before it is trusted: the header sets the size; a server that sends too much, too little, breaks off or sends no safetensors is refused; the weights move to the worker, not copied', async () => {
+  const front = await liarFront(server.url);
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, serviceWorkers: 'block' });
+  // Every message to the worker that carries weights: were they transferred (gone from the page)?
+  await context.addInitScript(() => {
+    window.weightsPosted = [];
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (message, transfer) {
+      if (message?.weights) window.weightsPosted.push({ bytes: message.weights.byteLength, transferred: (transfer ?? []).includes(message.weights) });
+      const result = post.call(this, message, transfer);
+      if (message?.weights) window.weightsPosted.at(-1).left = message.weights.byteLength;
+      return result;
+    };
+  });
+  const page = await freshPage('#view=attention', context, front.url);
+  const fromUrl = async (how) => {
+    await page.click('.segment[data-source="own"]');
+    await page.fill('#model-url', `lies/${how}/`);
+    await page.click('.model-url button[type="submit"]');
+  };
+
+  for (const how of ['chunked', 'gzip']) {
+    await fromUrl(how);
+    await loaded(page, how);
+    assert.equal((await app(page)).source.bytes, MINIMIND.model.length, `${how}: the file's own size, from its header`);
+  }
+  await assertComputesLikePyTorch(page, MINIMIND);
+  const posted = await page.evaluate(() => window.weightsPosted);
+  assert.deepEqual(
+    posted.map((p) => [p.bytes, p.transferred, p.left]),
+    [[readFileSync(join(BUILTIN, 'model.safetensors')).length, true, 0], ...['chunked', 'gzip'].map(() => [MINIMIND.model.length, true, 0])],
+    'the built-in model and the two downloads moved to the worker, not copied',
+  );
+  // The worker gave the weights back whole: the page kept them in IndexedDB for the next visit.
+  await page.locator('.model-kept').waitFor();
+  const kept = await page.evaluate(
+    () =>
+      new Promise((resolve, reject) => {
+        const open = indexedDB.open('attnscope', 1);
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const get = open.result.transaction('models').objectStore('models').get('own-checkpoint');
+          get.onsuccess = () => resolve(Array.from(new Uint8Array(get.result.weights, 0, 64)).concat(get.result.weights.byteLength));
+        };
+      }),
+  );
+  assert.deepEqual(kept, [...MINIMIND.model.subarray(0, 64), MINIMIND.model.length]);
+
+  const total = MINIMIND.model.length.toLocaleString('en-US');
+  const refusals = {
+    long: new RegExp(`lies/long/: the server sent more than the ${total} bytes model\\.safetensors’s own header describes`),
+    short: new RegExp(`lies/short/: the server sent only ${(MINIMIND.model.length - 5000).toLocaleString('en-US')} of the ${total} bytes`),
+    liar: /lies\/liar\/: the download of model\.safetensors broke off after [0-9,]+ bytes/,
+    huge: /lies\/huge\/: bad weights: model\.safetensors is 8\.000 GB, more than the [0-9]+ weights of this config can take even in f32/,
+    html: /lies\/html\/: model\.safetensors does not begin with a safetensors header/,
+  };
+  for (const [how, message] of Object.entries(refusals)) {
+    await fromUrl(how);
+    assert.match(await refused(page), message);
+    await assertStillRuns(page, 'gzip');
+  }
+  assert.ok(sent.huge < 4 << 20, `the 8 GB file was dropped after its header: ${sent.huge} bytes were sent`);
+  await screenshot(page, 'checkpoint-refused-long');
+  await page.click('#lang-switch');
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+  await fromUrl('short');
+  assert.match(await refused(page), /服务器只发送了 model\.safetensors 自己的文件头所描述的/);
+  await screenshot(page, 'checkpoint-refused-short-zh');
+  await assertStillRuns(page, 'gzip');
+  assert.ok(page.consoleErrors.every((e) => /lies\/liar\/|ERR_CONTENT_LENGTH_MISMATCH/.test(e)), `only the broken-off download logs errors: ${page.consoleErrors}`);
+  await context.close();
+  await front.close();
 });
