@@ -130,3 +130,34 @@ export async function readCell(page, canvas, r, c) {
   const tooltip = page.locator('#tooltip');
   return { value: await tooltip.getAttribute('data-value'), text: await tooltip.innerText() };
 }
+
+/** Polls `check` in the page (it may be async) until it holds, for at most 30 s. */
+export async function until(target, check, arg) {
+  for (const started = Date.now(); !(await target.evaluate(check, arg)); ) {
+    if (Date.now() - started >= 30_000) throw new Error(`waited 30 s for ${check}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Opens lesson `id` through a plain link and waits until the page has rewritten the address as a whole
+ * link (only then is the navigation done: an edit made before would be undone by it) and has drawn.
+ */
+export async function openLesson(page, id) {
+  const { view, lesson: shown } = await page.evaluate(() => window.attnscope.getState());
+  if (view === 'lessons' && shown === id) return settled(page);
+  await page.evaluate((l) => {
+    location.hash = `view=lessons&lesson=${l}`;
+  }, id);
+  await page.waitForSelector(`.lesson-tab[data-lesson="${id}"][aria-current="page"]`);
+  await until(page, async (l) => window.attnscope.getState().lesson === l && new URL(await window.attnscope.link()).hash === location.hash, id);
+  await settled(page);
+}
+
+/** softmax of a row of numbers, computed here, independently of the page. */
+export function softmax(row) {
+  const m = Math.max(...row);
+  const e = row.map((v) => Math.exp(v - m));
+  const z = e.reduce((a, b) => a + b, 0);
+  return e.map((v) => v / z);
+}

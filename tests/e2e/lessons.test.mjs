@@ -6,7 +6,7 @@
 // errors. Screenshots: artifacts/screenshots/lesson-*.png.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { cleanScreenshot, launch, openPage, settled, startServer } from './helpers.mjs';
+import { cleanScreenshot, launch, openLesson, openPage, settled, softmax, startServer, until } from './helpers.mjs';
 
 let server;
 let browser;
@@ -27,30 +27,13 @@ after(async () => {
 
 const shot = (name) => cleanScreenshot(page, name);
 
-async function lesson(id) {
-  const { view, lesson: shown } = await page.evaluate(() => window.attnscope.getState());
-  if (view === 'lessons' && shown === id) return settled(page);
-  await page.evaluate((l) => {
-    location.hash = `view=lessons&lesson=${l}`;
-  }, id);
-  await page.waitForSelector(`.lesson-tab[data-lesson="${id}"][aria-current="page"]`);
-  // The plain link is opened, then rewritten as a whole one (the state changed): only then is the
-  // navigation done (an edit made before would be undone by it).
-  await until(page, async (l) => window.attnscope.getState().lesson === l && new URL(await window.attnscope.link()).hash === location.hash, id);
-  await settled(page);
-}
+const lesson = (id) => openLesson(page, id);
 
 // A matrix's cells as numbers (data-value), row by row.
 function matrix(locator) {
   return locator.locator('tbody tr').evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td[data-value]')].map((td) => (td.dataset.value === '-∞' ? -Infinity : Number(td.dataset.value)))));
 }
 
-function softmax(row) {
-  const m = Math.max(...row);
-  const e = row.map((v) => Math.exp(v - m));
-  const z = e.reduce((a, b) => a + b, 0);
-  return e.map((v) => v / z);
-}
 
 function near(actual, expected, tol, what) {
   assert.equal(actual.length, expected.length, what);
@@ -335,13 +318,6 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
   await lesson('qk');
 });
 
-// Polls `check` in the page (it may be async) until it holds.
-async function until(target, check, arg) {
-  for (const started = Date.now(); !(await target.evaluate(check, arg)); ) {
-    assert.ok(Date.now() - started < 30_000, `waited 30 s for ${check}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 // A lesson link as a reader would share it: the address, once the page has written the state to it.
 async function linkAfterEdit() {

@@ -6,7 +6,7 @@
 // edits recompute; both languages; light, dark and phone screenshots: artifacts/screenshots/tutor-*.png.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { cleanScreenshot, go, launch, openPage, settled, startServer } from './helpers.mjs';
+import { cleanScreenshot, go, launch, openLesson, openPage, settled, softmax, startServer } from './helpers.mjs';
 
 let server;
 let browser;
@@ -27,13 +27,7 @@ after(async () => {
 
 const shot = (name) => cleanScreenshot(page, name);
 
-async function lesson(id) {
-  await page.evaluate((l) => {
-    location.hash = `view=lessons&lesson=${l}`;
-  }, id);
-  await page.waitForSelector(`.lesson-tab[data-lesson="${id}"][aria-current="page"]`);
-  await settled(page);
-}
+const lesson = (id) => openLesson(page, id);
 
 // A matrix's cells as numbers, row by row: shown cells by data-value, editable ones by their input.
 function matrix(locator) {
@@ -53,12 +47,6 @@ async function edit(locator, r, c, text) {
   await page.keyboard.press('Tab');
 }
 
-const softmax = (row) => {
-  const m = Math.max(...row);
-  const e = row.map((v) => Math.exp(v - m));
-  const z = e.reduce((a, b) => a + b, 0);
-  return e.map((v) => v / z);
-};
 const dot = (a, b) => a.reduce((s, v, i) => s + v * b[i], 0);
 const matmul = (a, b) => a.map((row) => b[0].map((_, j) => dot(row, b.map((r) => r[j]))));
 const transpose = (a) => a[0].map((_, j) => a.map((r) => r[j]));
