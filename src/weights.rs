@@ -375,6 +375,33 @@ pub fn check_checkpoint_size(config: &Config, size: u64) -> Result<(), Error> {
     Ok(())
 }
 
+/// What a tab may hold for its models at once, in bytes: wasm32 addresses 4 GiB, the last GiB of it
+/// left to the traces, and the page's own copies count against the same memory.
+pub const MAX_LOAD_BYTES: u64 = 3 << 30;
+
+/// Refuses, before a byte of its tensor data is read, a checkpoint the tab could not hold while it
+/// loads: its file twice (the page's copy, kept for the next visit and for rebuilding after Cancel or
+/// a trap, and the core's, copied into WebAssembly memory to be read), its f32 weights, and `held`,
+/// what the tab holds already until the new model replaces it (the model loaded now, its trace, its
+/// kept copy). The refusal is a plain sentence: nothing is wrong with the file, only with its size here.
+pub fn check_load_budget(file: u64, f32_bytes: u64, held: u64) -> Result<(), String> {
+    let need = file.saturating_mul(2).saturating_add(f32_bytes).saturating_add(held);
+    if need > MAX_LOAD_BYTES {
+        let gb = |b: u64| b as f64 / 1e9;
+        return Err(format!(
+            "this checkpoint needs {:.2} GB to load (its {:.2} GB file twice, the page's copy and the core's, \
+             {:.2} GB of f32 weights, and {:.2} GB held for the model loaded now), more than the {:.2} GB \
+             a browser tab has for its models",
+            gb(need),
+            gb(file),
+            gb(f32_bytes),
+            gb(held),
+            gb(MAX_LOAD_BYTES)
+        ));
+    }
+    Ok(())
+}
+
 /// A size for a sentence: "35.200 kB", "6.595 MB", "1.200 GB" (decimal units).
 fn in_units(bytes: u64) -> String {
     let b = bytes as f64;

@@ -408,7 +408,7 @@ async function loadCheckpoint(model, files = null) {
       app.preview = { config, model };
       refresh();
     };
-    const { config: resolved, checkpoint, restored } = await source.load(model, { call: app.call, files, progress, wanted, described });
+    const { config: resolved, checkpoint, restored } = await source.load(model, { call: app.call, files, progress, wanted, described, kept: worker.kept });
     adopt(resolved, model, { ...checkpoint.meta, restored });
     if (!restored && model.kind !== 'builtin') keep(checkpoint);
   } catch (err) {

@@ -289,12 +289,14 @@ const superseded = () => Object.assign(new Error('Another model was chosen.'), {
  * not, reading stops with an Error whose `superseded` is true, and the worker never sees it.
  * described(config) hears the core's resolved config as soon as the file's header has passed the
  * check, long before the weights are in, so the page can draw the model's shape while it waits.
+ * kept() is the bytes the page holds for the model loaded now (worker_client.js), which the core's
+ * check counts beside the new checkpoint.
  * Resolves to {config: the core's resolved config, checkpoint, restored: read from this browser}.
  */
-export async function load(model, { call, files = null, progress, wanted, described = () => {} }) {
+export async function load(model, { call, files = null, progress, wanted, described = () => {}, kept: keptBytes = () => 0 }) {
   const options = {
     check: async (config, size, head) => {
-      const info = await call('checkCheckpoint', { config, size, head });
+      const info = await call('checkCheckpoint', { config, size, head, kept: keptBytes() });
       if (wanted()) described(info);
       return info;
     },
@@ -311,6 +313,9 @@ export async function load(model, { call, files = null, progress, wanted, descri
   else if (keptMeta && keptMeta.kind === model.kind && (model.kind === 'files' || keptMeta.url === model.url)) {
     checkpoint = await kept.load();
     restored = true;
+    // Checked again: what the tab holds now may leave no room for it beside the model loaded now.
+    const bytes = new Uint8Array(checkpoint.weights);
+    await options.check(checkpoint.config, bytes.length, bytes.subarray(0, headerEnd(bytes) ?? 8));
   } else if (model.kind === 'url') checkpoint = await fromUrl(model.url, options);
   else throw new Error(t('link.modelFiles'));
   if (!wanted()) throw superseded();

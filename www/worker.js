@@ -121,6 +121,14 @@ function variant(config, seed) {
   return found;
 }
 
+// What this worker's core holds now, in bytes: the model's f32 weights, its last run's trace and the
+// variants kept. A checkpoint loads beside all of it (the previous model goes only once it has loaded).
+function heldBytes() {
+  const weights = (owner) => owner.config().weight_count * 4;
+  const trace = (lastRun?.result.entries ?? []).reduce((sum, e) => sum + 4 * Array.from(e.shape).reduce((a, b) => a * b, 1), 0);
+  return (session ? weights(session) : 0) + trace + [...variants.values()].reduce((sum, v) => sum + weights(v), 0);
+}
+
 // The named tensors of a session's last run or step, with their shapes.
 function collect(owner, shapes, names) {
   const tensors = names.map((name) => ({ name, shape: shapes.get(name) ?? null, data: transferable(owner.tensor(name)) }));
@@ -153,9 +161,11 @@ const handlers = {
     gpu = null;
     return { result: { config: next.config() } };
   },
-  // A checkpoint's config.json, size and header, checked before its tensor data is read.
-  checkCheckpoint({ config, size, head }) {
-    return { result: core.checkCheckpoint(config, size, head) };
+  // A checkpoint's config.json, size and header, checked before its tensor data is read, beside
+  // what the tab holds already until it replaces the model: the page's kept copy (`kept` bytes) and
+  // what this worker's core holds.
+  checkCheckpoint({ config, size, head, kept = 0 }) {
+    return { result: core.checkCheckpoint(config, size, head, kept + heldBytes()) };
   },
   // A checkpoint becomes the model only once it and its tokenizer (MiniMind's when it brings none)
   // have loaded; until then the previous model stays. The weights arrive transferred, are copied

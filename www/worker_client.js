@@ -10,6 +10,7 @@
 // the sentence `trapped({panic, error})` makes of it, and the worker is replaced the same way,
 // rebuilding the last model that loaded (not a load that may have been what trapped). If the worker
 // itself dies (its script fails to load), every pending and later call is rejected with that reason.
+// kept() is the bytes of the buffers held for that rebuild, which the tab's budget counts.
 
 export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped = ({ panic, error }) => panic ?? error } = {}) {
   const pending = new Map();
@@ -72,6 +73,7 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
   return {
     call,
     busy: () => pending.size > 0,
+    kept: () => Object.values(lastBuilt?.body ?? {}).reduce((sum, v) => sum + (v instanceof ArrayBuffer ? v.byteLength : 0), 0),
     cancel: () => restart(lastBuilt, Object.assign(new Error('Cancelled.'), { cancelled: true })),
   };
 }

@@ -1,0 +1,172 @@
+// The tab's memory budgets, seen from the page (issue 12, items 3 and 6). A checkpoint is refused from
+// its header when the tab could not hold it while it loads: its file twice (the page's copy, kept for
+// the next visit and for a rebuild after Cancel, and the core's), its f32 weights, and what the tab
+// holds already for the model loaded now (src/weights.rs check_load_budget). A link that asks for a
+// random model and a text whose run would not fit (model + trace + working set, src/model/forward.rs)
+// is refused with the core's sentence. Either way the previous model still answers.
+//
+// The checkpoints here are headers alone: the refusal comes before a byte of tensor data is read,
+// so a 1.2 GB file is served as its few hundred bytes of header.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { fragment, FORMAT1_DEFAULTS } from '../../www/state.js';
+import { launch, openPage, randomModel, screenshot, settled, startServer } from './helpers.mjs';
+
+const GIB = 2 ** 30;
+const BUDGET = 3 * GIB; // what a tab has for its models (weights::MAX_LOAD_BYTES, forward::MAX_MEMORY_BYTES)
+
+// A Llama-layout config of 308 M weights and the tensors its checkpoint holds, as [name, shape].
+const CONFIG = { hidden_size: 4096, num_hidden_layers: 1, num_attention_heads: 32, num_key_value_heads: 8, intermediate_size: 11008, vocab_size: 16000, tie_word_embeddings: false, model_type: 'llama' };
+const l = (name) => `model.layers.0.${name}`;
+const TENSORS = [
+  ['model.embed_tokens.weight', [16000, 4096]],
+  [l('input_layernorm.weight'), [4096]],
+  [l('self_attn.q_proj.weight'), [4096, 4096]],
+  [l('self_attn.k_proj.weight'), [1024, 4096]],
+  [l('self_attn.v_proj.weight'), [1024, 4096]],
+  [l('self_attn.o_proj.weight'), [4096, 4096]],
+  [l('post_attention_layernorm.weight'), [4096]],
+  [l('mlp.gate_proj.weight'), [11008, 4096]],
+  [l('mlp.up_proj.weight'), [11008, 4096]],
+  [l('mlp.down_proj.weight'), [4096, 11008]],
+  ['model.norm.weight', [4096]],
+  ['lm_head.weight', [16000, 4096]],
+];
+const WEIGHT_COUNT = TENSORS.reduce((sum, [, shape]) => sum + shape.reduce((a, b) => a * b, 1), 0);
+
+// The header of a safetensors file of TENSORS in `dtype`, and the size of the whole file it describes.
+function headerOnly(dtype, bytesPerWeight) {
+  const header = {};
+  let at = 0;
+  for (const [name, shape] of TENSORS) {
+    const end = at + shape.reduce((a, b) => a * b, 1) * bytesPerWeight;
+    header[name] = { dtype, shape, data_offsets: [at, end] };
+    at = end;
+  }
+  const json = Buffer.from(JSON.stringify(header));
+  const length = Buffer.alloc(8);
+  length.writeBigUInt64LE(BigInt(json.length));
+  return { head: Buffer.concat([length, json]), size: 8 + json.length + at };
+}
+
+const gb = (bytes) => (bytes / 1e9).toFixed(2);
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await launch({ webgpu: false });
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function pageAt(hash) {
+  const page = await openPage(browser, `${server.url}${hash}`);
+  await page.waitForFunction(() => window.attnscope?.app?.model, null, { timeout: 120_000 });
+  await settled(page);
+  return page;
+}
+
+const logits = (page) => page.evaluate(async () => Array.from(await window.attnscope.tensor('logits')));
+
+// Serves https://big.example/<dtype>/: config.json, and a model.safetensors that is its header alone.
+async function serveHeaders(page) {
+  const files = { f32: headerOnly('F32', 4), f16: headerOnly('F16', 2) };
+  await page.route('https://big.example/**', (route) => {
+    const [dtype, name] = new URL(route.request().url()).pathname.split('/').filter(Boolean);
+    const body = name === 'config.json' ? JSON.stringify(CONFIG) : name === 'model.safetensors' ? files[dtype]?.head : null;
+    return body
+      ? route.fulfill({ status: 200, body, headers: { 'access-control-allow-origin': '*' } })
+      : route.fulfill({ status: 404, body: 'not here', headers: { 'access-control-allow-origin': '*' } });
+  });
+  return files;
+}
+
+async function loadUrl(page, url) {
+  await page.click('.segment[data-source="own"]');
+  await page.fill('#model-url', url);
+  await page.click('.model-url button[type="submit"]');
+  await page.waitForFunction(() => !window.attnscope.app.loading && !document.querySelector('.model-error').hidden, null, { timeout: 60_000 });
+  return page.locator('.model-error').innerText();
+}
+
+// The sentence's numbers: need, file, f32 weights, held (GB, as printed).
+function parts(message) {
+  const m = message.match(/this checkpoint needs ([0-9.]+) GB to load \(its ([0-9.]+) GB file twice, the page['’]s copy and the core['’]s, ([0-9.]+) GB of f32 weights, and ([0-9.]+) GB held for the model loaded now\), more than the 3\.22 GB a browser tab has for its models/);
+  assert.ok(m, `the budget's sentence: ${message}`);
+  return m.slice(1).map(Number);
+}
+
+test('a checkpoint the tab could hold only without the page’s own copy, or beside nothing, is refused from its header; the previous model still answers', async () => {
+  const page = await pageAt(randomModel({ view: 'attention' }));
+  const files = await serveHeaders(page);
+  const before = await logits(page);
+
+  // f32: the file and its weights (2.47 GB) fit the budget; with the page's copy counted (3.70 GB) they do not.
+  const f32 = files.f32.size;
+  assert.ok(f32 + WEIGHT_COUNT * 4 <= BUDGET && 2 * f32 + WEIGHT_COUNT * 4 > BUDGET, 'fits only without the counted copy');
+  const [need, file, weights, held] = parts(await loadUrl(page, 'https://big.example/f32/'));
+  assert.deepEqual([file, weights], [Number(gb(f32)), Number(gb(WEIGHT_COUNT * 4))]);
+  const model = await page.evaluate(() => window.attnscope.app.model.weight_count);
+  assert.ok(held >= Number(gb(model * 4)) && held < 0.01, `the small random model is what is held: ${held} GB`);
+  assert.ok(Math.abs(need - (2 * file + weights + held)) <= 0.02, `${need} GB is the sum of its parts`);
+  await screenshot(page, 'budget-refused-copy');
+  assert.deepEqual(await logits(page), before, 'the previous model still answers, with the same numbers');
+
+  // f16 alone fits (2.47 GB), but not beside a random model of 1.1 GB the tab holds now.
+  const f16 = files.f16.size;
+  assert.ok(2 * f16 + WEIGHT_COUNT * 4 <= BUDGET);
+  await page.evaluate(() => window.attnscope.setState({ model: { kind: 'random' }, config: { hidden_size: 2048, num_hidden_layers: 6, num_attention_heads: 16, num_key_value_heads: 4, intermediate_size: 5632 } }));
+  await page.waitForFunction(() => window.attnscope.app.model.hidden_size === 2048, null, { timeout: 120_000 });
+  await settled(page);
+  const big = await page.evaluate(() => window.attnscope.app.model.weight_count * 4);
+  const bigBefore = await logits(page);
+  const [need16, , , held16] = parts(await loadUrl(page, 'https://big.example/f16/'));
+  assert.ok(held16 >= Number(gb(big)) && held16 <= Number(gb(big)) + 0.05, `the 1.1 GB model loaded now is held: ${held16} GB`);
+  assert.ok(need16 > BUDGET / 1e9);
+  await page.click('#lang-switch');
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+  await screenshot(page, 'budget-refused-held-zh');
+  assert.deepEqual(await logits(page), bigBefore, 'the model loaded now still answers');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
+
+test('a link to a random model whose run would not fit in memory is refused with the core’s sentence; the previous model still answers', async () => {
+  const page = await pageAt(randomModel({ view: 'attention' }));
+  const before = await logits(page);
+  const small = await page.evaluate(() => window.attnscope.getState());
+  // 2.03 GB of f32 weights (within their own 2 GiB limit), ~900 tokens: a trace within its 1 GiB
+  // limit, but weights, trace and the explicit path's score tables together over 3 GiB.
+  const config = { hidden_size: 5120, num_hidden_layers: 1, num_attention_heads: 32, num_key_value_heads: 8, intermediate_size: 26624, vocab_size: 6400 };
+  const text = 'a '.repeat(900).trim();
+  const hash = await fragment({ ...FORMAT1_DEFAULTS, model: { kind: 'random' }, config, text, view: 'attention' });
+  await page.evaluate((h) => {
+    location.hash = h;
+  }, hash);
+  const message = page.locator('.message-error pre');
+  await message.waitFor({ timeout: 120_000 });
+  const shown = await message.innerText();
+  const m = shown.match(/this run needs ([0-9.]+) GB at once \(the model['’]s weights ([0-9.]+) GB, the trace ([0-9.]+) GB, working memory ([0-9.]+) GB\), over the budget of 3\.22 GB; use fewer tokens or record fewer layers or heads/);
+  assert.ok(m, `the core's sentence: ${shown}`);
+  const [total, weights, trace, working] = m.slice(1).map(Number);
+  const d = 5120 / 32;
+  const count = 6400 * 5120 + 5120 * (2 * 5120 + 2 * 8 * d + 3 * 26624 + 2) + 2 * d + 5120; // embed (tied), one layer with Q/K norm, final norm
+  assert.equal(weights, Number(gb(count * 4)));
+  assert.ok(trace <= GIB / 1e9 && weights <= (2 * GIB) / 1e9, 'each part is within its own limit');
+  assert.ok(Math.abs(total - (weights + trace + working)) <= 0.02 && total > BUDGET / 1e9);
+  await screenshot(page, 'budget-refused-run');
+
+  // Back to the link before: the page opens its model again, with the same numbers.
+  await page.goBack();
+  await page.waitForFunction((h) => window.attnscope.app.model.hidden_size === h, small.config.hidden_size, { timeout: 120_000 });
+  await settled(page);
+  assert.equal(await page.locator('.message-error').count(), 0);
+  assert.deepEqual(await logits(page), before);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
