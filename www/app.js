@@ -458,9 +458,10 @@ const models = modelPanel({
   onSource: (kind) => useModel({ kind }),
   onFiles: (files) => useModel({ kind: 'files' }, files),
   onUrl: (url) => useModel({ kind: 'url', url }),
+  onHub: (repo) => useModel({ kind: 'hub', repo }),
   onKept: async () => {
     const meta = await source.kept.meta();
-    if (meta) useModel(meta.kind === 'url' ? { kind: 'url', url: meta.url } : { kind: 'files' });
+    if (meta) useModel(source.keptModel(meta));
   },
   onForget: async () => {
     await source.kept.forget();
@@ -598,7 +599,7 @@ async function firstState() {
   app.samples = found;
   models.set({ builtin, kept: keptMeta });
   samples.show(builtin ? found : null);
-  if (location.hash.replace(/^#/, '') === '' && keptMeta) return { ...opened.state, model: keptMeta.kind === 'url' ? { kind: 'url', url: keptMeta.url } : { kind: 'files' } };
+  if (location.hash.replace(/^#/, '') === '' && keptMeta) return { ...opened.state, model: source.keptModel(keptMeta) };
   if (!builtin && opened.state.model.kind === 'builtin') return { ...opened.state, model: { kind: 'random' } };
   return opened.state;
 }

@@ -1,5 +1,5 @@
 // Where a checkpoint comes from and how its bytes are read: the built-in model (models/builtin/),
-// a folder URL, or files the reader picks or drops (a folder too). Reading streams, reporting bytes
+// a folder URL, a Hugging Face Hub repo id, or files the reader picks or drops (a folder too). Reading streams, reporting bytes
 // as they arrive; before the tensor data is read, `check` (the core's checkCheckpoint, in the
 // worker) sees config.json, the file's size and its safetensors header, so a checkpoint too big for
 // the tab, or one that does not match its config, is refused up front with the core's reason.
@@ -8,7 +8,7 @@
 // service worker (sw.js) deletes every cache but its own when it updates.
 //
 // A checkpoint here is {config: text, weights: ArrayBuffer, tokenizer: text | null, meta}, with
-// meta = {name, kind: 'builtin' | 'url' | 'files', url?, files?, bytes, dtype, weight_count}.
+// meta = {name, kind: 'builtin' | 'url' | 'hub' | 'files', url?, repo?, files?, bytes, dtype, weight_count}.
 
 import { t } from './strings.js';
 
@@ -89,59 +89,97 @@ function concat(a, b) {
 }
 
 /**
- * Reads a model.safetensors stream into an ArrayBuffer. Its header is read first and decides the
- * size: `check(size, head)` (the core) sees it before any tensor data is read, and only once the
- * core accepts is a buffer of exactly that size allocated, so the core's budget bounds it. What the
- * sender says about its length (Content-Length, compression) is not trusted: a stream that brings
- * more or fewer bytes than its header describes, or breaks off, is refused with a sentence saying
- * so. progress(loaded, total) follows the bytes, total null until the header is in.
+ * Reads a checkpoint's safetensors streams (one model.safetensors, or the shards of a sharded one, in
+ * order) into one ArrayBuffer holding one safetensors file. Every stream's header is read first and
+ * decides its size; `check(size, head)` (the core) sees the whole file's size and header (the shards'
+ * headers joined, offsets moved) before any tensor data is read, and only once the core accepts is a
+ * buffer of exactly that size allocated, so the core's budget bounds it. What a sender says about its
+ * length (Content-Length, compression) is not trusted: a stream that brings more or fewer bytes than
+ * its header describes, or breaks off, is refused with a sentence naming its file. progress(loaded,
+ * total) follows the bytes, total null until every header is in.
  */
-async function readStream(stream, { check, progress }) {
-  const reader = stream.getReader();
-  let head = new Uint8Array(0);
-  let buffer = null;
-  let length = 0;
-  let info = null;
-  let size = null;
-  const next = async () => {
+async function readStreams(streams, { check, progress }) {
+  const shards = streams.map(({ stream, file }) => ({ reader: stream.getReader(), file, head: new Uint8Array(0), end: 0, size: 0, length: 0 }));
+  const loaded = () => shards.reduce((sum, s) => sum + Math.max(s.length, s.head.length), 0);
+  const next = async (shard) => {
     try {
-      return await reader.read();
+      return await shard.reader.read();
     } catch {
-      throw new Error(t('source.brokenOff', { loaded: count(length || head.length) }));
+      throw new Error(t('source.brokenOff', { file: shard.file, loaded: count(shard.length || shard.head.length) }));
     }
   };
   try {
-    while (!buffer) {
-      const { done, value } = await next();
-      if (value) head = concat(head, value);
-      progress(head.length, null);
-      const end = headerEnd(head);
-      if (end === null) throw new Error(t('source.badHead'));
-      if (head.length >= end) {
-        size = impliedSize(head.subarray(0, end));
-        if (size === null) size = head.length; // the core explains what is wrong with this header
-        info = await check(size, head.subarray(0, end));
-        if (head.length > size) throw new Error(t('source.tooLong', { total: count(size) }));
-        buffer = new Uint8Array(size);
-        buffer.set(head);
-        length = head.length;
-        progress(length, size);
-      } else if (done) throw new Error(t('source.tooShort', { loaded: count(head.length), total: count(end) }));
+    for (const shard of shards) {
+      for (;;) {
+        const { done, value } = await next(shard);
+        if (value) shard.head = concat(shard.head, value);
+        progress(loaded(), null);
+        const end = headerEnd(shard.head);
+        if (end === null) throw new Error(t('source.badHead', { file: shard.file }));
+        if (shard.head.length >= end) {
+          shard.end = end;
+          // The core explains what is wrong with a header that is no listing of tensors.
+          const implied = impliedSize(shard.head.subarray(0, end));
+          if (implied === null && shards.length > 1) throw new Error(t('source.badHead', { file: shard.file }));
+          shard.size = implied ?? shard.head.length;
+          break;
+        }
+        if (done) throw new Error(t('source.tooShort', { file: shard.file, loaded: count(shard.head.length), total: count(end) }));
+      }
     }
-    for (;;) {
-      const { done, value } = await next();
-      if (done) break;
-      if (length + value.length > size) throw new Error(t('source.tooLong', { total: count(size) }));
-      buffer.set(value, length);
-      length += value.length;
-      progress(length, size);
+    const { head, bases } = joined(shards);
+    const size = head.length + shards.reduce((sum, s) => sum + s.size - s.end, 0);
+    const info = await check(size, head);
+    const buffer = new Uint8Array(size);
+    buffer.set(head);
+    const total = shards.reduce((sum, s) => sum + s.size, 0);
+    for (const [i, shard] of shards.entries()) {
+      const put = (bytes) => {
+        if (shard.length + bytes.length > shard.size) throw new Error(t('source.tooLong', { file: shard.file, total: count(shard.size) }));
+        buffer.set(bytes, bases[i] + shard.length - shard.end);
+        shard.length += bytes.length;
+        progress(loaded(), total);
+      };
+      shard.length = shard.end;
+      put(shard.head.subarray(shard.end));
+      for (;;) {
+        const { done, value } = await next(shard);
+        if (done) break;
+        put(value);
+      }
+      if (shard.length < shard.size) throw new Error(t('source.tooShort', { file: shard.file, loaded: count(shard.length), total: count(shard.size) }));
     }
+    return { weights: buffer.buffer, info };
   } catch (err) {
-    reader.cancel().catch(() => {});
+    for (const shard of shards) shard.reader.cancel().catch(() => {});
     throw err;
   }
-  if (length < size) throw new Error(t('source.tooShort', { loaded: count(length), total: count(size) }));
-  return { weights: buffer.buffer, info };
+}
+
+// One safetensors header for the shards' tensors: a single file keeps its own; shards' listings are
+// merged, each shard's data following the one before (its offsets moved by what precedes it), the
+// header padded with spaces to a multiple of 8 as safetensors writes it. Returns the header's bytes
+// and where each shard's data begins in the joined file.
+function joined(shards) {
+  if (shards.length === 1) return { head: shards[0].head.subarray(0, shards[0].end), bases: [shards[0].end] };
+  const listing = {};
+  let at = 0;
+  const starts = [];
+  for (const shard of shards) {
+    starts.push(at);
+    const own = JSON.parse(new TextDecoder().decode(shard.head.subarray(8, shard.end)));
+    for (const [name, tensor] of Object.entries(own)) {
+      if (name === '__metadata__') continue;
+      listing[name] = { ...tensor, data_offsets: tensor.data_offsets.map((o) => o + at) };
+    }
+    at += shard.size - shard.end;
+  }
+  const text = JSON.stringify(listing);
+  const json = new TextEncoder().encode(text.padEnd(text.length + ((8 - (new TextEncoder().encode(text).length % 8)) % 8), ' '));
+  const head = new Uint8Array(8 + json.length);
+  new DataView(head.buffer).setBigUint64(0, BigInt(json.length), true);
+  head.set(json, 8);
+  return { head, bases: starts.map((s) => head.length + s) };
 }
 
 // --- files ---
@@ -158,7 +196,7 @@ export async function fromFiles(files, { check, progress }) {
   const first = new Uint8Array(await picked.weights.slice(0, 8).arrayBuffer());
   const head = new Uint8Array(await picked.weights.slice(0, headerEnd(first) ?? 8).arrayBuffer());
   const info = await check(config, size, head);
-  const { weights } = await readStream(picked.weights.stream(), { check: async () => info, progress });
+  const { weights } = await readStreams([{ stream: picked.weights.stream(), file: baseName(picked.weights) }], { check: async () => info, progress });
   const tokenizer = picked.tokenizer ? await picked.tokenizer.text() : null;
   const names = [picked.config, picked.weights, picked.tokenizer].filter(Boolean).map(baseName);
   const name = folderOf(Array.from(files)) ?? modelName(config, baseName(picked.weights));
@@ -243,7 +281,7 @@ export async function fromUrl(url, { check, progress, kind = 'url' }) {
   const folder = folderUrl(url);
   const config = await (await get(folder, 'config.json', url)).text();
   const response = await get(folder, 'model.safetensors', url);
-  const { weights, info } = await located(url, readStream)(response.body, { check: (size, head) => check(config, size, head), progress });
+  const { weights, info } = await located(url, readStreams)([{ stream: response.body, file: 'model.safetensors' }], { check: (size, head) => check(config, size, head), progress });
   const tokenizerResponse = await get(folder, 'tokenizer.json', url, { optional: true });
   const tokenizer = tokenizerResponse ? await tokenizerResponse.text() : null;
   const name = new URL(folder).pathname.split('/').filter(Boolean).pop() ?? new URL(folder).host;
@@ -253,6 +291,71 @@ export async function fromUrl(url, { check, progress, kind = 'url' }) {
     tokenizer,
     meta: { name, kind, url, bytes: weights.byteLength, dtype: info.dtype, weight_count: info.weight_count },
   };
+}
+
+// --- a Hugging Face Hub repo ---
+
+/**
+ * Where the Hub is: https://huggingface.co/, or the page address's `?hub=` (a mirror, or the tests'
+ * local Hub: no test may reach the internet). A repo's files are at <hub>/<id>/resolve/main/<file>,
+ * its listing at <hub>/api/models/<id>.
+ */
+export function hubUrl() {
+  return new URL(new URLSearchParams(location.search).get('hub') ?? 'https://huggingface.co/', location.href).href;
+}
+
+// The shards a model.safetensors.index.json names (its weight_map's files, in order of first
+// mention), or null when it is not such an index or names a file that is not a .safetensors shard.
+function shardsOf(index) {
+  const map = index?.weight_map;
+  if (!map || typeof map !== 'object' || Array.isArray(map)) return null;
+  const files = [...new Set(Object.values(map))];
+  return files.length > 0 && files.every((f) => typeof f === 'string' && /^[\w.-]+\.safetensors$/.test(f)) ? files : null;
+}
+
+// What a repo with PyTorch weights only is told to run, in the folder it was downloaded to (a tied
+// lm_head shares its storage with embed_tokens, which safetensors refuses to save: hence clone).
+const CONVERT = {
+  install: 'pip install torch safetensors',
+  code: [
+    'import torch; from safetensors.torch import save_file',
+    'save_file({k: v.clone().contiguous() for k, v in torch.load("pytorch_model.bin", map_location="cpu").items()}, "model.safetensors")',
+  ].join('\n'),
+};
+
+/**
+ * A checkpoint from a Hub repo id ("owner/name"): its listing says which files it has; config.json,
+ * model.safetensors (or the shards a model.safetensors.index.json names, joined into one file) and,
+ * when the repo has one, tokenizer.json are fetched from resolve/main/. A repo with PyTorch weights
+ * only (pytorch_model.bin) is refused with what to do about it.
+ */
+export async function fromHub(repo, { check, progress }) {
+  const hub = hubUrl();
+  const listing = await (await get(new URL('api/models/', hub).href, repo, repo)).json().catch(() => null);
+  const files = new Set((Array.isArray(listing?.siblings) ? listing.siblings : []).map((f) => f?.rfilename));
+  const folder = new URL(`${repo}/resolve/main/`, hub).href;
+  const config = await (await get(folder, 'config.json', repo)).text();
+  let names = ['model.safetensors'];
+  if (!files.has('model.safetensors')) {
+    if (!files.has('model.safetensors.index.json')) throw new Error(t(files.has('pytorch_model.bin') ? 'hub.pytorchOnly' : 'hub.noWeights', { repo, ...CONVERT }));
+    names = shardsOf(await (await get(folder, 'model.safetensors.index.json', repo)).json().catch(() => null));
+    if (!names) throw new Error(t('hub.badIndex', { repo }));
+  }
+  const streams = [];
+  for (const file of names) streams.push({ stream: (await get(folder, file, repo)).body, file });
+  const { weights, info } = await located(repo, readStreams)(streams, { check: (size, head) => check(config, size, head), progress });
+  const tokenizer = files.has('tokenizer.json') ? await (await get(folder, 'tokenizer.json', repo)).text() : null;
+  return {
+    config,
+    weights,
+    tokenizer,
+    meta: { name: repo.split('/').pop(), kind: 'hub', repo, url: folder, bytes: weights.byteLength, dtype: info.dtype, weight_count: info.weight_count },
+  };
+}
+
+/** The model a kept checkpoint's meta stands for, as the link names it. */
+export function keptModel(meta) {
+  return { url: { kind: 'url', url: meta.url }, hub: { kind: 'hub', repo: meta.repo } }[meta.kind] ?? { kind: 'files' };
 }
 
 /** The built-in model's sample sentences, {en: [...], zh: [...]}, or null when it has none. */
@@ -310,16 +413,18 @@ export async function load(model, { call, files = null, progress, wanted, descri
   const keptMeta = files ? null : await kept.meta();
   if (files) checkpoint = await fromFiles(files, options);
   else if (model.kind === 'builtin') checkpoint = await fromUrl(BUILTIN_URL, { ...options, kind: 'builtin' });
-  else if (keptMeta && keptMeta.kind === model.kind && (model.kind === 'files' || keptMeta.url === model.url)) {
+  else if (keptMeta && JSON.stringify(keptModel(keptMeta)) === JSON.stringify(model)) {
     checkpoint = await kept.load();
     restored = true;
     // Checked again: what the tab holds now may leave no room for it beside the model loaded now.
     const bytes = new Uint8Array(checkpoint.weights);
     await options.check(checkpoint.config, bytes.length, bytes.subarray(0, headerEnd(bytes) ?? 8));
   } else if (model.kind === 'url') checkpoint = await fromUrl(model.url, options);
+  else if (model.kind === 'hub') checkpoint = await fromHub(model.repo, options);
   else throw new Error(t('link.modelFiles'));
   if (!wanted()) throw superseded();
-  const build = model.kind === 'url' && !restored ? located(model.url, call) : call;
+  const shown = { url: model.url, hub: model.repo }[model.kind];
+  const build = shown && !restored ? located(shown, call) : call;
   // The weights move to the worker (not copied) and come back once the core holds its own copy.
   const body = { config: checkpoint.config, weights: checkpoint.weights, tokenizer: checkpoint.tokenizer };
   const { config } = await build('checkpoint', body, { transfer: [body.weights] });

@@ -50,7 +50,7 @@ const MAX_EDIT_CELLS = (MAX_EDIT_INDEX + 1) ** 2;
 const MAX_EDIT_VALUE = 1e6;
 
 export const HIDE_FLAGS = ['input', 'config', 'tabs', 'toolbar'];
-export const MODEL_KINDS = ['random', 'builtin', 'url', 'files'];
+export const MODEL_KINDS = ['random', 'builtin', 'url', 'hub', 'files'];
 
 export const FORMAT1_DEFAULTS = Object.freeze({
   lesson: null,
@@ -164,10 +164,15 @@ function modelUrl(v) {
   }
 }
 
+// A Hugging Face Hub repo id: "owner/name", each part letters, digits, "-", "_" and "." (not first),
+// at most 96 characters as the Hub allows; it becomes a path under the Hub's address, so nothing else.
+export const HUB_REPO = /^[A-Za-z0-9][\w.-]{0,95}\/[A-Za-z0-9][\w.-]{0,95}$/;
+
 function model(v) {
   if (!isObject(v) || !MODEL_KINDS.includes(v.kind)) return null;
-  if (v.kind !== 'url') return { value: { kind: v.kind } };
-  return modelUrl(v.url) ? { value: { kind: 'url', url: v.url } } : null;
+  if (v.kind === 'url') return modelUrl(v.url) ? { value: { kind: 'url', url: v.url } } : null;
+  if (v.kind === 'hub') return typeof v.repo === 'string' && HUB_REPO.test(v.repo) && !v.repo.includes('..') ? { value: { kind: 'hub', repo: v.repo } } : null;
+  return { value: { kind: v.kind } };
 }
 
 // Hugging Face config.json keys the page sets; the core fills in the rest with MiniMind-3's defaults.
@@ -261,7 +266,8 @@ const FIELDS = {
 
 // Format 1 had no sample text: its text null was refused, as it still is. Nor had it edits: a
 // format-1 link holding one names a field it did not know, and opens with none.
-const FORMAT1_FIELDS = Object.fromEntries(Object.entries({ ...FIELDS, text }).filter(([key]) => key !== 'edits'));
+// Format 1 had no lesson edits and no Hub repos: its links open as they did (a "hub" model was invalid).
+const FORMAT1_FIELDS = Object.fromEntries(Object.entries({ ...FIELDS, text, model: (v) => (v?.kind === 'hub' ? null : model(v)) }).filter(([key]) => key !== 'edits'));
 
 function isObject(v) {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

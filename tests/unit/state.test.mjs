@@ -587,3 +587,27 @@ test(`fuzz: ${FUZZ_CASES} random and mutated links never crash, never hang, alwa
   assert.equal(Object.values(made).reduce((a, b) => a + b), FUZZ_CASES);
   assert.ok(checked > FUZZ_CASES / 10, `${checked} format-1 links held to the format-1 decoder`);
 });
+
+test('a Hugging Face Hub repo id round-trips in a link; anything that is not "owner/name" is refused; older links decode as before', async () => {
+  for (const repo of ['jingyaogong/MiniMind2-Small', 'jingyaogong/MiniMind2', 'a/b', 'Org_1/model.v2-final']) {
+    const { state, problems } = await decode(await encode({ ...DEFAULTS, model: { kind: 'hub', repo } }));
+    assert.deepEqual(problems, [], repo);
+    assert.deepEqual(state.model, { kind: 'hub', repo });
+  }
+  const hostile = ['', 'MiniMind2', 'a/b/c', '../etc/passwd', 'a/..', 'a/../b', '/a/b', 'a/b/', 'https://evil.example/a', 'a/b?x=1', 'a/b#x', '-a/b', 'a/.b', 'a b/c', `${'a'.repeat(97)}/b`, 42, null];
+  for (const repo of hostile) {
+    const { state, problems } = validate({ model: { kind: 'hub', repo } });
+    assert.deepEqual(state.model, DEFAULTS.model, String(repo));
+    assert.deepEqual(problems, [{ field: 'model', reason: 'invalid' }], String(repo));
+  }
+  assert.deepEqual(validate({ model: { kind: 'hub' } }).state.model, DEFAULTS.model, 'a Hub model names its repo');
+  // A format-1 link had no Hub: one that says "hub" opens as the format-1 decoder opened it.
+  const old = await payload('{"model": {"kind": "hub", "repo": "a/b"}}', 1);
+  assert.deepEqual(await decode(old), await asFormat1(old));
+  assert.equal((await decode(old)).state.model.kind, FORMAT1_DEFAULTS.model.kind);
+  // Links written before the Hub existed decode as they did.
+  for (const model of [{ kind: 'url', url: 'https://example.org/m/' }, { kind: 'files' }, { kind: 'random' }, { kind: 'builtin' }]) {
+    assert.deepEqual((await decode(await encode({ ...DEFAULTS, model }))).state.model, model);
+  }
+  assert.ok(MODEL_KINDS.includes('hub'));
+});

@@ -1,7 +1,7 @@
 // The model panel's upper half: which model the page runs (built in, random weights, or the
 // reader's own checkpoint), what is loaded now (name, source, size, dtype), and the controls of the
 // reader's own: files from a picker (a folder too) or dropped anywhere on the page, a folder URL,
-// a progress bar in bytes, and the model kept in this browser with a button to forget it. The
+// a Hugging Face Hub repo id, a progress bar in bytes, and the model kept in this browser with a button to forget it. The
 // random model's knobs stay in config_panel.js, shown below this only when Random is chosen.
 // This module shows and asks; app.js loads (through model_source.js).
 
@@ -22,8 +22,8 @@ export function sourceOf(model) {
   return { random: 'random', builtin: 'builtin' }[model.kind] ?? 'own';
 }
 
-// handlers: onSource('builtin' | 'random'), onFiles(files), onUrl(url), onKept(), onForget().
-export function modelPanel({ onSource, onFiles, onUrl, onKept, onForget }) {
+// handlers: onSource('builtin' | 'random'), onFiles(files), onUrl(url), onHub(repo), onKept(), onForget().
+export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget }) {
   // What is shown: the chosen source, the loaded model's meta, the kept model's meta, the progress
   // of a load ({loaded, total} in bytes, total null when unknown), the last error, a note on keeping.
   // `loading`: the model being read while progress runs ({kind, url?}).
@@ -43,22 +43,29 @@ export function modelPanel({ onSource, onFiles, onUrl, onKept, onForget }) {
   const dropText = el('p', { className: 'drop-text' });
   const drop = el('div', { className: 'drop-zone' }, dropText, el('div', { className: 'drop-buttons' }, filesInput, filesLabel, folderInput, folderLabel));
 
+  // A one-field form: a label, the field and its Load button; `submit` hears the trimmed value.
+  const fieldForm = ({ className, input, submit }) => {
+    const label = el('label', { htmlFor: input.id, className: 'field-label' });
+    const button = el('button', { type: 'submit', className: 'button' });
+    // noValidate: a folder of the same site may be given relative to the page (models/mine/).
+    const form = el(
+      'form',
+      { className, noValidate: true, on: { submit: (e) => { e.preventDefault(); if (input.value.trim()) submit(input.value.trim()); } } },
+      label,
+      el('div', { className: 'model-url-row' }, input, button),
+    );
+    return { form, label, button };
+  };
   const urlInput = el('input', { type: 'url', id: 'model-url', name: 'model-url', spellcheck: false, autocomplete: 'url' });
-  const urlLabel = el('label', { htmlFor: urlInput.id, className: 'field-label' });
-  const urlButton = el('button', { type: 'submit', className: 'button' });
-  // noValidate: a folder of the same site may be given relative to the page (models/mine/).
-  const urlForm = el(
-    'form',
-    { className: 'model-url', noValidate: true, on: { submit: (e) => { e.preventDefault(); if (urlInput.value.trim()) onUrl(urlInput.value.trim()); } } },
-    urlLabel,
-    el('div', { className: 'model-url-row' }, urlInput, urlButton),
-  );
+  const { form: urlForm, label: urlLabel, button: urlButton } = fieldForm({ className: 'model-url', input: urlInput, submit: onUrl });
+  const hubInput = el('input', { type: 'text', id: 'model-hub', name: 'model-hub', spellcheck: false, autocomplete: 'off' });
+  const { form: hubForm, label: hubLabel, button: hubButton } = fieldForm({ className: 'model-hub', input: hubInput, submit: onHub });
 
   const keptText = el('span', {});
   const keptLoad = el('button', { type: 'button', className: 'button', on: { click: () => onKept() } });
   const forget = el('button', { type: 'button', className: 'button button-quiet model-forget', on: { click: () => onForget() } });
   const keptRow = el('p', { className: 'model-kept' }, keptText, ' ', keptLoad, ' ', forget);
-  const own = el('div', { className: 'model-own' }, drop, urlForm);
+  const own = el('div', { className: 'model-own' }, drop, urlForm, hubForm);
 
   const bar = el('progress', { className: 'model-progress-bar' });
   const barText = el('span', { className: 'model-progress-text' });
@@ -100,7 +107,9 @@ export function modelPanel({ onSource, onFiles, onUrl, onKept, onForget }) {
           ? null // its name says it is the built-in model
           : m.kind === 'url'
             ? t('model.sourceUrl', { url: m.url })
-            : t('model.sourceFiles', { files: m.files.join(', ') });
+            : m.kind === 'hub'
+              ? t('hub.source', { repo: m.repo })
+              : t('model.sourceFiles', { files: m.files.join(', ') });
     const parts = [source, m.bytes && bytes(m.bytes), m.dtype, t('model.weights', { count: count(m.weight_count) })];
     return [el('strong', { className: 'model-name' }, modelName(m)), ' · ', parts.filter(Boolean).join(' · '), m.restored ? ` · ${t('model.restored')}` : ''];
   }
@@ -110,7 +119,7 @@ export function modelPanel({ onSource, onFiles, onUrl, onKept, onForget }) {
     const p = ui.progress;
     if (!p || !ui.loading) return null;
     const m = ui.loading;
-    const name = m.kind === 'url' ? m.url : t(`model.source.${sourceOf(m)}`);
+    const name = { url: m.url, hub: m.repo }[m.kind] ?? t(`model.source.${sourceOf(m)}`);
     const amount = p.total ? t('model.loadingBytes', { loaded: bytes(p.loaded), total: bytes(p.total) }) : p.loaded ? bytes(p.loaded) : '…';
     return `${name} · ${amount}`;
   }
@@ -134,6 +143,9 @@ export function modelPanel({ onSource, onFiles, onUrl, onKept, onForget }) {
     urlLabel.textContent = t('model.urlLabel');
     urlInput.placeholder = t('model.urlPlaceholder');
     urlButton.textContent = t('model.urlLoad');
+    hubLabel.textContent = t('hub.label');
+    hubInput.placeholder = t('hub.placeholder', { example: 'jingyaogong/MiniMind2-Small' });
+    hubButton.textContent = t('model.urlLoad');
 
     const k = ui.kept;
     const keptIsLoaded = k && ui.loaded && ui.loaded.kind === k.kind && ui.loaded.url === k.url && ui.loaded.name === k.name;
