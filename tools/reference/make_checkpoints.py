@@ -15,6 +15,12 @@ expected.json holds a sentence, the ids this tokenizer gives it (Hugging Face's 
 PyTorch's layer-0 attention probs [nH, T, T] and last-position logits [V] for those ids, from
 make_fixtures.py's forward on the stored (rounded) weights in f32.
 
+  minimind2_small/ MiniMind2-Small's config exactly (hidden 512, 8 layers, 8 heads / 2 KV heads, no Q/K
+                   norm, vocab 6400, Llama layout, tied), MiniMind's tokenizer: config.json and
+                   expected.json only. Its 26 M weights (52 MB in bf16) are not committed: each is a
+                   small integer over 8192, exact in bf16, from `formula_weights` below, which the
+                   tests repeat (tests/minimind2.rs, tests/e2e/hub.test.mjs) to write the same file.
+
 Run from the repository root:  python3 tools/reference/make_checkpoints.py
 """
 
@@ -94,6 +100,52 @@ def write(name, cfg, dtype, seed, tok):
     return size
 
 
+MINIMIND2_SMALL = dict(
+    hidden_size=512, num_hidden_layers=8, num_attention_heads=8, num_key_value_heads=2, intermediate_size=1408,
+    vocab_size=6400, rms_norm_eps=1e-5, rope_theta=1e6, max_position_embeddings=32768, tie_word_embeddings=True,
+    inference_rope_scaling=False, qk_norm=False,
+)
+MINIMIND2_TEXT = "Attention is all you need. 注意力就是你所需要的。"
+
+
+def formula_weights(cfg):
+    """Every weight a formula of its place: norm weights 1; the k-th other tensor (names sorted), element
+    i, ((i * 2654435761 + (k + 1) * 40503) mod 2^32 >> 16) mod 255 - 127, over 8192: exact in bf16."""
+    w = {}
+    for k, (name, t) in enumerate(sorted(ref.make_weights(cfg, 0).items())):
+        if name.endswith("norm.weight"):
+            w[name] = torch.ones_like(t)
+            continue
+        i = torch.arange(t.numel(), dtype=torch.int64)
+        v = (((i * 2654435761 + (k + 1) * 40503) & 0xFFFFFFFF) >> 16) % 255 - 127
+        w[name] = (v.float() / 8192).reshape(t.shape)
+    return w
+
+
+def write_minimind2():
+    """minimind2_small/: config.json and PyTorch's numbers for MINIMIND2_TEXT under MiniMind's tokenizer."""
+    cfg = MINIMIND2_SMALL
+    w = {k: v.to(torch.bfloat16).float() for k, v in formula_weights(cfg).items()}
+    assert all(torch.equal(v, formula_weights(cfg)[k]) for k, v in w.items()), "exact in bf16"
+    ids = Tokenizer.from_file(str(ref.ROOT / "www" / "minimind" / "tokenizer.json")).encode(MINIMIND2_TEXT).ids
+    trace, _ = ref.forward(w, cfg, torch.tensor(ids), None, None)
+    out = OUT / "minimind2_small"
+    out.mkdir(parents=True, exist_ok=True)
+    config = {k: v for k, v in cfg.items() if k != "qk_norm"}  # MiniMind2's config.json does not say qk_norm
+    config.update(model_type="minimind", hidden_act="silu", use_moe=False, torch_dtype="bfloat16")
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    probs = trace["layers.0.attn.probs"]
+    expected = {
+        "text": MINIMIND2_TEXT,
+        "ids": ids,
+        "probs_shape": list(probs.shape),
+        "probs": [round(float(x), 7) for x in probs.flatten()],
+        "logits_last": [round(float(x), 6) for x in trace["logits"][-1]],
+    }
+    (out / "expected.json").write_text(json.dumps(expected) + "\n")
+    print(f"minimind2_small: {sum(v.numel() for v in w.values())} weights (not stored), {len(ids)} tokens")
+
+
 def main():
     torch.set_num_threads(1)
     OUT.mkdir(parents=True, exist_ok=True)
@@ -101,6 +153,7 @@ def main():
     total = 0
     for name, (cfg, dtype, seed) in CASES.items():
         total += write(name, cfg, dtype, seed, tok)
+    write_minimind2()
     print(f"{total / 1024:.0f} KiB in {OUT.relative_to(ref.ROOT)}")
 
 
