@@ -331,7 +331,7 @@ const CONVERT = {
  */
 export async function fromHub(repo, { check, progress }) {
   const hub = hubUrl();
-  const listing = await (await get(new URL('api/models/', hub).href, repo, repo)).json().catch(() => null);
+  const listing = await (await get(new URL('api/models/', hub).href, repo, new URL(hub).host)).json().catch(() => null);
   const files = new Set((Array.isArray(listing?.siblings) ? listing.siblings : []).map((f) => f?.rfilename));
   const folder = new URL(`${repo}/resolve/main/`, hub).href;
   const config = await (await get(folder, 'config.json', repo)).text();

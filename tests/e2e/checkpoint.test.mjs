@@ -13,12 +13,11 @@ import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { go, launch, randomModel, screenshot, settled, startServer } from './helpers.mjs';
+import { assertComputesLikePyTorch, go, launch, randomModel, screenshot, settled, startServer } from './helpers.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FIXTURES = join(ROOT, 'tests', 'fixtures', 'checkpoints');
 const BUILTIN = join(ROOT, 'www', 'models', 'builtin');
-const TOLERANCE = 2e-4; // the trace contract's, as in tests/reference.rs
 
 const read = (path) => readFileSync(path);
 const fixture = (name) => ({
@@ -143,47 +142,6 @@ async function dropFiles(page, files) {
 }
 
 const tensor = (page, name) => page.evaluate(async (n) => Array.from(await window.attnscope.tensor(n)), name);
-
-function relDiff(ours, reference) {
-  assert.equal(ours.length, reference.length);
-  let scale = 0;
-  let worst = 0;
-  ours.forEach((a, i) => {
-    scale = Math.max(scale, Math.abs(reference[i]));
-    worst = Math.max(worst, Math.abs(a - reference[i]));
-  });
-  return worst / scale;
-}
-
-// The loaded checkpoint computes PyTorch's numbers for the fixture's sentence: layer 0's probs
-// (each row summing to 1) and the last position's logits; and not a random model's numbers.
-async function assertComputesLikePyTorch(page, ckpt) {
-  const { state, model } = await app(page);
-  if (state.text !== ckpt.expected.text) {
-    await page.fill('#text', ckpt.expected.text);
-    await page.waitForFunction((t) => window.attnscope.app.state.text === t, ckpt.expected.text);
-    await settled(page);
-  }
-  assert.deepEqual((await app(page)).state.tokens.ids, ckpt.expected.ids, 'the checkpoint’s tokenizer gives PyTorch’s ids');
-  const probs = await tensor(page, 'layers.0.attn.probs');
-  const T = ckpt.expected.ids.length;
-  for (let row = 0; row < probs.length / T; row++) {
-    const sum = probs.slice(row * T, row * T + T).reduce((a, b) => a + b, 0);
-    assert.ok(Math.abs(sum - 1) < 1e-5, `softmax row ${row} sums to ${sum}`);
-  }
-  assert.ok(relDiff(probs, ckpt.expected.probs) <= TOLERANCE, `probs differ from PyTorch by ${relDiff(probs, ckpt.expected.probs)}`);
-  const logits = await tensor(page, 'logits');
-  const last = logits.slice(logits.length - model.vocab_size);
-  assert.ok(relDiff(last, ckpt.expected.logits_last) <= TOLERANCE, `logits differ from PyTorch by ${relDiff(last, ckpt.expected.logits_last)}`);
-
-  const config = JSON.parse(ckpt.config);
-  const random = await page.evaluate(
-    ({ config: c, ids }) => window.attnscope.call('variantTensors', { config: c, seed: 42, args: { ids, attention_mask: null, prefix_len: 0, causal: true, layers: null }, names: ['layers.0.attn.probs'] }),
-    { config, ids: ckpt.expected.ids },
-  );
-  const randomProbs = Array.from(random.tensors[0].data);
-  assert.ok(relDiff(probs, randomProbs) > 1e-2, 'the checkpoint’s probs are not a random model’s of the same shape');
-}
 
 // The model still runs: a fresh run of a changed text gives finite probs.
 async function assertStillRuns(page, name) {

@@ -1,6 +1,7 @@
 // Shared pieces of the end-to-end tests: the served www/, a headless Chromium, a page that records
 // its errors, screenshots into artifacts/. Run with `./build.sh test`, or alone after a build with
 // `node --test tests/e2e/*.test.mjs`.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -160,4 +161,53 @@ export function softmax(row) {
   const e = row.map((v) => Math.exp(v - m));
   const z = e.reduce((a, b) => a + b, 0);
   return e.map((v) => v / z);
+}
+
+const TOLERANCE = 2e-4; // the trace contract's, as in tests/reference.rs
+
+/** The largest difference between two arrays, relative to the reference's largest magnitude. */
+export function relDiff(ours, reference) {
+  if (ours.length !== reference.length) throw new Error(`${ours.length} numbers against ${reference.length}`);
+  let scale = 0;
+  let worst = 0;
+  ours.forEach((a, i) => {
+    scale = Math.max(scale, Math.abs(reference[i]));
+    worst = Math.max(worst, Math.abs(a - reference[i]));
+  });
+  return worst / scale;
+}
+
+/**
+ * The loaded checkpoint computes PyTorch's numbers for its fixture's sentence: layer 0's probs (each
+ * row summing to 1) and the last position's logits; and not a random model's numbers. `ckpt`:
+ * {config: config.json's text, expected: expected.json} from tests/fixtures/checkpoints.
+ */
+export async function assertComputesLikePyTorch(page, ckpt) {
+  const app = () => page.evaluate(() => ({ model: window.attnscope.app.model, state: window.attnscope.app.state }));
+  const tensor = (name) => page.evaluate(async (n) => Array.from(await window.attnscope.tensor(n)), name);
+  const { state, model } = await app();
+  if (state.text !== ckpt.expected.text) {
+    await page.fill('#text', ckpt.expected.text);
+    await page.waitForFunction((t) => window.attnscope.app.state.text === t, ckpt.expected.text);
+    await settled(page);
+  }
+  assert.deepEqual((await app()).state.tokens.ids, ckpt.expected.ids, 'the checkpoint’s tokenizer gives PyTorch’s ids');
+  const probs = await tensor('layers.0.attn.probs');
+  const T = ckpt.expected.ids.length;
+  for (let row = 0; row < probs.length / T; row++) {
+    const sum = probs.slice(row * T, row * T + T).reduce((a, b) => a + b, 0);
+    assert.ok(Math.abs(sum - 1) < 1e-5, `softmax row ${row} sums to ${sum}`);
+  }
+  assert.ok(relDiff(probs, ckpt.expected.probs) <= TOLERANCE, `probs differ from PyTorch by ${relDiff(probs, ckpt.expected.probs)}`);
+  const logits = await tensor('logits');
+  const last = logits.slice(logits.length - model.vocab_size);
+  assert.ok(relDiff(last, ckpt.expected.logits_last) <= TOLERANCE, `logits differ from PyTorch by ${relDiff(last, ckpt.expected.logits_last)}`);
+
+  const config = JSON.parse(ckpt.config);
+  const random = await page.evaluate(
+    ({ config: c, ids }) => window.attnscope.call('variantTensors', { config: c, seed: 42, args: { ids, attention_mask: null, prefix_len: 0, causal: true, layers: null }, names: ['layers.0.attn.probs'] }),
+    { config, ids: ckpt.expected.ids },
+  );
+  const randomProbs = Array.from(random.tensors[0].data);
+  assert.ok(relDiff(probs, randomProbs) > 1e-2, 'the checkpoint’s probs are not a random model’s of the same shape');
 }
