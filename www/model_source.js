@@ -10,6 +10,7 @@
 // A checkpoint here is {config: text, weights: ArrayBuffer, tokenizer: text | null, meta}, with
 // meta = {name, kind: 'builtin' | 'url' | 'hub' | 'files', url?, repo?, files?, bytes, dtype, weight_count}.
 
+import { isHubRepo } from './state.js';
 import { t } from './strings.js';
 
 export const BUILTIN_URL = new URL('./models/builtin/', import.meta.url).href;
@@ -295,13 +296,20 @@ export async function fromUrl(url, { check, progress, kind = 'url' }) {
 
 // --- a Hugging Face Hub repo ---
 
+/** A repo id to show as an example: MiniMind2's small model. */
+export const HUB_EXAMPLE = 'jingyaogong/MiniMind2-Small';
+
 /**
  * Where the Hub is: https://huggingface.co/, or the page address's `?hub=` (a mirror, or the tests'
  * local Hub: no test may reach the internet). A repo's files are at <hub>/<id>/resolve/main/<file>,
  * its listing at <hub>/api/models/<id>.
  */
 export function hubUrl() {
-  return new URL(new URLSearchParams(location.search).get('hub') ?? 'https://huggingface.co/', location.href).href;
+  const given = new URLSearchParams(location.search).get('hub');
+  const url = given && URL.canParse(given, location.href) ? new URL(given, location.href) : null;
+  if (!url || !['http:', 'https:'].includes(url.protocol)) return 'https://huggingface.co/';
+  if (!url.pathname.endsWith('/')) url.pathname += '/';
+  return url.href;
 }
 
 // The shards a model.safetensors.index.json names (its weight_map's files, in order of first
@@ -330,6 +338,7 @@ const CONVERT = {
  * only (pytorch_model.bin) is refused with what to do about it.
  */
 export async function fromHub(repo, { check, progress }) {
+  if (!isHubRepo(repo)) throw new Error(t('hub.badRepo', { repo, example: HUB_EXAMPLE }));
   const hub = hubUrl();
   const listing = await (await get(new URL('api/models/', hub).href, repo, new URL(hub).host)).json().catch(() => null);
   const files = new Set((Array.isArray(listing?.siblings) ? listing.siblings : []).map((f) => f?.rfilename));

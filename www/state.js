@@ -166,12 +166,13 @@ function modelUrl(v) {
 
 // A Hugging Face Hub repo id: "owner/name", each part letters, digits, "-", "_" and "." (not first),
 // at most 96 characters as the Hub allows; it becomes a path under the Hub's address, so nothing else.
-export const HUB_REPO = /^[A-Za-z0-9][\w.-]{0,95}\/[A-Za-z0-9][\w.-]{0,95}$/;
+const HUB_REPO = /^[A-Za-z0-9][\w.-]{0,95}\/[A-Za-z0-9][\w.-]{0,95}$/;
+export const isHubRepo = (repo) => HUB_REPO.test(repo) && !repo.includes('..');
 
 function model(v) {
   if (!isObject(v) || !MODEL_KINDS.includes(v.kind)) return null;
   if (v.kind === 'url') return modelUrl(v.url) ? { value: { kind: 'url', url: v.url } } : null;
-  if (v.kind === 'hub') return typeof v.repo === 'string' && HUB_REPO.test(v.repo) && !v.repo.includes('..') ? { value: { kind: 'hub', repo: v.repo } } : null;
+  if (v.kind === 'hub') return typeof v.repo === 'string' && isHubRepo(v.repo) ? { value: { kind: 'hub', repo: v.repo } } : null;
   return { value: { kind: v.kind } };
 }
 

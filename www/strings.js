@@ -628,6 +628,7 @@ const en = {
   'hub.pytorchOnly': '{repo} has its weights only as pytorch_model.bin, which a browser cannot read safely. Convert them to model.safetensors with Python ({install}), in the folder you downloaded:\n{code}\nthen choose that folder here (or add model.safetensors to the repo).',
   'hub.noWeights': '{repo} has no model.safetensors (nor a sharded model.safetensors.index.json): there are no weights here the page can read.',
   'hub.badIndex': '{repo}: its model.safetensors.index.json does not list the shards (a weight_map of .safetensors files).',
+  'hub.badRepo': '“{repo}” is not a Hub repo id: it is written owner/name, letters, digits, “-”, “_” and “.”, as in {example}.',
 
   'samples.label': 'Sample sentences',
   'samples.en': 'English',
@@ -1319,6 +1320,7 @@ const zh = {
   'hub.pytorchOnly': '{repo} 的权重只有 pytorch_model.bin 格式，浏览器无法安全地读取。请在下载下来的文件夹里用 Python 把它转换成 model.safetensors（{install}）：\n{code}\n然后在这里选择这个文件夹（或者把 model.safetensors 加到这个仓库里）。',
   'hub.noWeights': '{repo} 里没有 model.safetensors（也没有分片的 model.safetensors.index.json），页面找不到能读取的权重。',
   'hub.badIndex': '{repo}：它的 model.safetensors.index.json 没有列出各个分片（一个由 .safetensors 文件组成的 weight_map）。',
+  'hub.badRepo': '“{repo}”不是 Hub 上的仓库名：仓库名的写法是“作者/模型”，只用字母、数字、“-”、“_”和“.”，例如 {example}。',
 
   'samples.label': '示例句子',
   'samples.en': 'English',

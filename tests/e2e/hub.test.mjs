@@ -8,7 +8,7 @@
 // Repos: MiniMind2-Small's exact config (tests/fixtures/checkpoints/minimind2_small; its weights
 // written here by make_checkpoints.py's formula) with MiniMind's tokenizer; the Llama f16 fixture split
 // into two shards with a model.safetensors.index.json; one with pytorch_model.bin only; one whose
-// file store sends no CORS header; and one that does not exist.
+// file store sends no CORS header; and one that does not exist. A typed id that is not one is refused unfetched.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -269,6 +269,16 @@ test('a repo with only pytorch_model.bin, a file store without CORS and a repo t
   assert.match(await refused(page), /Could not read test-org\/not-there from 127\.0\.0\.1:\d+: the server answered HTTP 401/);
   assert.deepEqual(await logits(page), before);
   assert.ok(page.consoleErrors.every((e) => /no-cors|not-there|401|CORS|net::ERR_FAILED/.test(e)), `only the refused repos log errors: ${page.consoleErrors}`);
+
+  // Not a repo id (a URL, a path out of the repo): refused before anything is fetched.
+  for (const typed of ['https://evil.example/x', 'a/../../api']) {
+    const seen = requests.length;
+    await page.fill('#model-hub', typed);
+    await page.click('.model-hub button[type="submit"]');
+    assert.ok((await refused(page)).includes(`“${typed}” is not a Hub repo id: it is written owner/name`), typed);
+    assert.equal(requests.length, seen, `${typed}: nothing fetched`);
+  }
+  assert.deepEqual(await logits(page), before);
 
   await page.click('#lang-switch');
   await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');

@@ -7,7 +7,7 @@
 
 import { el } from '../parts/dom.js';
 import { bytes, count } from '../parts/format.js';
-import { droppedFiles } from '../model_source.js';
+import { HUB_EXAMPLE, droppedFiles } from '../model_source.js';
 import { t } from '../strings.js';
 
 const SOURCES = ['builtin', 'random', 'own'];
@@ -144,7 +144,7 @@ export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget }
     urlInput.placeholder = t('model.urlPlaceholder');
     urlButton.textContent = t('model.urlLoad');
     hubLabel.textContent = t('hub.label');
-    hubInput.placeholder = t('hub.placeholder', { example: 'jingyaogong/MiniMind2-Small' });
+    hubInput.placeholder = t('hub.placeholder', { example: HUB_EXAMPLE });
     hubButton.textContent = t('model.urlLoad');
 
     const k = ui.kept;
