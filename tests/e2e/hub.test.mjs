@@ -216,6 +216,10 @@ test('a Hub repo id loads MiniMind2-Small from resolve/main/, its weights throug
   assert.match(await page.locator('.model-info').innerText(), /MiniMind2-Small · from the Hugging Face Hub \(test-org\/MiniMind2-Small\) · 49\.\d+ MiB · BF16/);
   await assertComputesLikePyTorch(page, MM2);
   await screenshot(page, 'hub-loaded');
+  await page.click('#lang-switch');
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+  assert.match(await page.locator('.model-info').innerText(), /来自 Hugging Face Hub（test-org\/MiniMind2-Small）/);
+  await screenshot(page, 'hub-loaded-zh');
 
   // The link opens the same repo in a fresh browser (nothing kept there): from the Hub again.
   const link = await page.evaluate(() => window.attnscope.link());
