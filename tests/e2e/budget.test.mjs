@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { fragment, FORMAT1_DEFAULTS } from '../../www/state.js';
-import { launch, openPage, randomModel, screenshot, settled, startServer } from './helpers.mjs';
+import { cleanScreenshot, launch, openPage, randomModel, settled, startServer } from './helpers.mjs';
 
 const GIB = 2 ** 30;
 const BUDGET = 3 * GIB; // what a tab has for its models (weights::MAX_LOAD_BYTES, forward::MAX_MEMORY_BYTES)
@@ -114,7 +114,7 @@ test('a checkpoint the tab could hold only without the page’s own copy, or bes
   const model = await page.evaluate(() => window.attnscope.app.model.weight_count);
   assert.ok(held >= Number(gb(model * 4)) && held < 0.01, `the small random model is what is held: ${held} GB`);
   assert.ok(Math.abs(need - (2 * file + weights + held)) <= 0.02, `${need} GB is the sum of its parts`);
-  await screenshot(page, 'budget-refused-copy');
+  await cleanScreenshot(page, 'budget-refused-copy');
   assert.deepEqual(await logits(page), before, 'the previous model still answers, with the same numbers');
 
   // f16 alone fits (2.47 GB), but not beside a random model of 1.1 GB the tab holds now.
@@ -130,7 +130,7 @@ test('a checkpoint the tab could hold only without the page’s own copy, or bes
   assert.ok(need16 > BUDGET / 1e9);
   await page.click('#lang-switch');
   await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
-  await screenshot(page, 'budget-refused-held-zh');
+  await cleanScreenshot(page, 'budget-refused-held-zh');
   assert.deepEqual(await logits(page), bigBefore, 'the model loaded now still answers');
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
@@ -159,7 +159,7 @@ test('a link to a random model whose run would not fit in memory is refused with
   assert.equal(weights, Number(gb(count * 4)));
   assert.ok(trace <= GIB / 1e9 && weights <= (2 * GIB) / 1e9, 'each part is within its own limit');
   assert.ok(Math.abs(total - (weights + trace + working)) <= 0.02 && total > BUDGET / 1e9);
-  await screenshot(page, 'budget-refused-run');
+  await cleanScreenshot(page, 'budget-refused-run');
 
   // Back to the link before: the page opens its model again, with the same numbers.
   await page.goBack();
