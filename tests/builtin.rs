@@ -1,7 +1,7 @@
 //! The built-in model (www/models/builtin, trained by tools/train/): the command's trace equals the
 //! PyTorch reference (tests/fixtures/builtin), and the heads its README names are what it says they are,
 //! measured here again on the page's own sample sentences by the core's measure (analysis::head_roles),
-//! the one the page shows.
+//! the one the page shows; and the induction probe (analysis::induction) scores its heads.
 
 mod common;
 
@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use attnscope::analysis::head_roles::{measure, HeadScores, Role};
+use attnscope::analysis::induction::{self, ProbeHead, ProbeRequest};
 use attnscope::model::attention::MaskSpec;
 use attnscope::model::{Model, RunOptions};
 use attnscope::tokenizer::Tokenizer;
@@ -107,4 +108,46 @@ fn named_heads_show_their_pattern_on_the_sample_sentences() {
         }
     }
     assert!(named >= 4, "the stats name only {named} heads");
+}
+
+/// The induction probe (analysis::induction, what the page's head grid shows) on the built-in
+/// model, and one head's induction score recomputed here from the raw probs of the probe's sequence.
+#[test]
+fn induction_probe_scores_every_head_and_agrees_with_its_probs() {
+    let (config, weights) = load_dir(&builtin()).unwrap();
+    let model = Model::new(config, weights);
+    let tokenizer = Tokenizer::from_json(&std::fs::read_to_string(builtin().join("tokenizer.json")).unwrap()).unwrap();
+    let ordinary = tokenizer.ordinary_ids();
+    let req = ProbeRequest { length: 32, seed: 1, first: None };
+    let probe = induction::probe(&model, Some(&ordinary), &req).unwrap();
+    let n = req.length;
+    assert_eq!(probe.ids.len(), 2 * n);
+    assert_eq!(probe.ids[..n], probe.ids[n..]);
+    assert!(probe.ids.iter().all(|id| ordinary.contains(id)), "only ordinary tokens");
+
+    let heads: Vec<(usize, &ProbeHead)> = probe.layers.iter().flat_map(|l| l.heads.iter().map(move |h| (l.layer, h))).collect();
+    assert_eq!(heads.len(), model.config.num_hidden_layers * model.config.num_attention_heads);
+    for (l, h) in &heads {
+        println!("L{l}H{}: induction {:.3} duplicate {:.3} {:?}", h.head, h.scores.induction, h.scores.duplicate, h.positions.map(|p| (p.role, p.score)));
+    }
+    let (l, best) = heads.iter().max_by(|a, b| a.1.scores.induction.total_cmp(&b.1.scores.induction)).unwrap();
+    let (dl, dup) = heads.iter().max_by(|a, b| a.1.scores.duplicate.total_cmp(&b.1.scores.duplicate)).unwrap();
+    println!("best induction head L{l}H{} {:.3}; best duplicate-token head L{dl}H{} {:.3}", best.head, best.scores.induction, dup.head, dup.scores.duplicate);
+
+    // Independently: the same sequence through the model, and the best head's weight from each query
+    // of the second copy (position n + k) on the token after its first occurrence (k + 1).
+    let out = model.trace(&probe.ids, None, 0, &RunOptions::default(), Selection::all()).unwrap();
+    let e = out.trace.get(&format!("layers.{l}.attn.probs")).unwrap();
+    let t = 2 * n;
+    let at = |q: usize, k: usize| e.data[best.head * t * t + q * t + k];
+    let induction = (0..n).map(|k| at(n + k, k + 1)).sum::<f32>() / n as f32;
+    let duplicate = (0..n).map(|k| at(n + k, k)).sum::<f32>() / n as f32;
+    assert!((induction - best.scores.induction).abs() < 1e-6, "{induction} vs {:?}", best.scores);
+    assert!((duplicate - best.scores.duplicate).abs() < 1e-6, "{duplicate} vs {:?}", best.scores);
+    assert_eq!(best.scores.rows, n);
+    // A uniform head would give the mean of 1 / (q + 1) over the second copy's queries (about 0.02
+    // here): the best head is far above that, and says which role it has.
+    let uniform = (n..t).map(|q| 1.0 / (q as f32 + 1.0)).sum::<f32>() / n as f32;
+    assert!(best.scores.induction > 5.0 * uniform, "best induction {:.3} vs uniform {uniform:.3}", best.scores.induction);
+    assert_eq!(best.role.is_some(), best.scores.induction.max(best.scores.duplicate) >= 0.3);
 }
