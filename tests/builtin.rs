@@ -111,7 +111,7 @@ fn named_heads_show_their_pattern_on_the_sample_sentences() {
 }
 
 /// The induction probe (analysis::induction, what the page's head grid shows) on the built-in
-/// model, and one head's induction score recomputed here from the raw probs of the probe's sequence.
+/// model, every head's scores recomputed here from the raw probs of the probe's sequence.
 #[test]
 fn induction_probe_scores_every_head_and_agrees_with_its_probs() {
     let (config, weights) = load_dir(&builtin()).unwrap();
@@ -134,20 +134,26 @@ fn induction_probe_scores_every_head_and_agrees_with_its_probs() {
     let (dl, dup) = heads.iter().max_by(|a, b| a.1.scores.duplicate.total_cmp(&b.1.scores.duplicate)).unwrap();
     println!("best induction head L{l}H{} {:.3}; best duplicate-token head L{dl}H{} {:.3}", best.head, best.scores.induction, dup.head, dup.scores.duplicate);
 
-    // Independently: the same sequence through the model, and the best head's weight from each query
-    // of the second copy (position n + k) on the token after its first occurrence (k + 1).
+    // Independently, for every head: the same sequence through the model, and the weight from each
+    // query of the second copy (position n + k) on the token after its first occurrence (k + 1) and
+    // on that occurrence (k), averaged over k.
     let out = model.trace(&probe.ids, None, 0, &RunOptions::default(), Selection::all()).unwrap();
-    let e = out.trace.get(&format!("layers.{l}.attn.probs")).unwrap();
     let t = 2 * n;
-    let at = |q: usize, k: usize| e.data[best.head * t * t + q * t + k];
-    let induction = (0..n).map(|k| at(n + k, k + 1)).sum::<f32>() / n as f32;
-    let duplicate = (0..n).map(|k| at(n + k, k)).sum::<f32>() / n as f32;
-    assert!((induction - best.scores.induction).abs() < 1e-6, "{induction} vs {:?}", best.scores);
-    assert!((duplicate - best.scores.duplicate).abs() < 1e-6, "{duplicate} vs {:?}", best.scores);
-    assert_eq!(best.scores.rows, n);
-    // A uniform head would give the mean of 1 / (q + 1) over the second copy's queries (about 0.02
-    // here): the best head is far above that, and says which role it has.
+    for (l, h) in &heads {
+        let e = out.trace.get(&format!("layers.{l}.attn.probs")).unwrap();
+        let at = |q: usize, k: usize| e.data[h.head * t * t + q * t + k];
+        let induction = (0..n).map(|k| at(n + k, k + 1)).sum::<f32>() / n as f32;
+        let duplicate = (0..n).map(|k| at(n + k, k)).sum::<f32>() / n as f32;
+        assert!((induction - h.scores.induction).abs() < 1e-6, "L{l}H{}: {induction} vs {:?}", h.head, h.scores);
+        assert!((duplicate - h.scores.duplicate).abs() < 1e-6, "L{l}H{}: {duplicate} vs {:?}", h.head, h.scores);
+        assert_eq!(h.scores.rows, n);
+        let top = induction.max(duplicate);
+        assert_eq!(h.role.is_some(), top >= 0.3, "L{l}H{}", h.head);
+        assert!(h.positions.is_some(), "the probe is long enough for the position roles too");
+    }
+    // The best scores are printed, not held to a threshold: the heads change when the model is
+    // trained again (issue 14). Beside them, what even weight gives: 1 / (q + 1) averaged over the
+    // second copy.
     let uniform = (n..t).map(|q| 1.0 / (q as f32 + 1.0)).sum::<f32>() / n as f32;
-    assert!(best.scores.induction > 5.0 * uniform, "best induction {:.3} vs uniform {uniform:.3}", best.scores.induction);
-    assert_eq!(best.role.is_some(), best.scores.induction.max(best.scores.duplicate) >= 0.3);
+    println!("even weight would score {uniform:.3}");
 }
