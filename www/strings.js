@@ -920,7 +920,7 @@ const zh = {
   'probe.hide': '隐藏探针',
   'probe.running': '正在运行探针…',
   'probe.failed': '探针无法运行：{why}',
-  'probe.explain': '探针让模型连着读两遍同一串 {n} 个随机 token，再在第二遍上测每个头看向哪里。用随机 token，是为了让头只能靠“重复”本身找到该看的位置：归纳头（induction head）看的是这个 token 上次出现时紧跟在它后面的那个 token（所以能预测接下来会重复什么）；重复 token 头看的是这个 token 上次出现的位置本身。',
+  'probe.explain': '探针让模型连着读两遍同一串 {n} 个随机 token，再在第二遍上测每个头看向哪里。用随机 token，是为了让头只能靠“重复”本身找到该看的位置：归纳头看的是这个 token 上次出现时紧跟在它后面的那个 token（所以能预测接下来会重复什么）；重复 token 头看的是这个 token 上次出现的位置本身。',
   'probe.bestInduction': '归纳分数最高：',
   'probe.bestDuplicate': '重复 token 分数最高：',
   'probe.headScore': '第 {l} 层头 {h}：{score}',
