@@ -923,7 +923,7 @@ const zh = {
   'probe.explain': '探针让模型连着读两遍同一串 {n} 个随机 token，再在第二遍上测每个头看向哪里。用随机 token，是为了让头只能靠“重复”本身找到该看的位置：归纳头看的是这个 token 上次出现时紧跟在它后面的那个 token（所以能预测接下来会重复什么）；重复 token 头看的是这个 token 上次出现的位置本身。',
   'probe.bestInduction': '归纳分数最高：',
   'probe.bestDuplicate': '重复 token 分数最高：',
-  'probe.headScore': '第 {l} 层头 {h}：{score}',
+  'probe.headScore': '第 {l} 层、头 {h}：{score}',
   'probe.gridNote': '每个分数都是第二遍各个 token 的平均注意力权重（把权重平均分开的头会得到 {uniform}）。下面每个头的标签：探针测出是归纳头或重复 token 头的（分数不低于 0.3）就这样标，其余仍是它在你这句话上的作用；缩略图仍是你这句话的注意力。把鼠标移到标签上可以看到两个分数。',
   'probe.mapTitle': '第 {l} 层、头 {h} 在探针 token 上：归纳 {induction}，重复 token {duplicate}',
   'probe.look': '看哪里：在下半部分（第二遍）里，归纳头的权重落在对角线左边第 {back} 列的斜线上（上次出现时后面那个 token）；重复 token 头的权重再往左一列，即左边第 {dup} 列（上次出现的位置本身）。',

@@ -225,3 +225,44 @@ test('any loaded model: a random model is probed the same way', async () => {
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
 });
+
+test('a head the probe names is labelled and coloured by its probe role, with both scores and its role on the sentence in the tooltip', async () => {
+  const page = await openPage(browser, new URL(`index.html${randomModel({ view: 'grid' })}`, server.url).href);
+  await page.waitForFunction(() => window.attnscope?.app.phase === 'ready', null, { timeout: 120_000 });
+  await settled(page);
+  // Hand-set probe scores (neither model here has such a head) through the grid's own merge and badge.
+  const badges = await page.evaluate(async () => {
+    const { withProbe } = await import('./parts/induction_probe.js');
+    const { roleBadge } = await import('./parts/head_roles.js');
+    const live = { role: 'previous', score: 0.61, strong: true, scores: { previous: 0.61, current: 0.1, first: 0.05, spread: 0.4, fixed: 0.2, fixed_key: 0, rows: 9 } };
+    const probed = (induction, duplicate, role, strong) => ({ induction, duplicate, rows: 32, role, score: Math.max(induction, duplicate), strong });
+    return [probed(0.72, 0.05, 'induction', true), probed(0.1, 0.34, 'duplicate', false), probed(0.12, 0.08, null, false)].map((p) => {
+      const node = roleBadge(withProbe(live, p), ['a', 'b']);
+      return { className: node.className, text: node.textContent, title: node.title };
+    });
+  });
+  assert.equal(badges[0].className, 'role-badge role-induction');
+  assert.equal(badges[0].text, 'induction 0.72');
+  assert.equal(badges[1].className, 'role-badge role-duplicate');
+  assert.equal(badges[1].text, 'duplicate-token (weak) 0.34');
+  assert.equal(badges[2].className, 'role-badge role-previous', 'no probe role: the role on the sentence');
+  assert.equal(badges[2].text, 'previous-token 0.61');
+  for (const [b, [induction, duplicate]] of badges.map((b, i) => [b, [[0.72, 0.05], [0.1, 0.34], [0.12, 0.08]][i]])) {
+    assert.deepEqual(numbers(b.title).slice(0, 3), [induction, duplicate, 0.61], b.title);
+    assert.match(b.title, /over the second copy’s 32 tokens\. On your sentence: Mean weight on the previous token 0\.61/);
+  }
+  // Colours: the two probe roles have their own, distinct from every other role's.
+  const colours = await page.evaluate(() =>
+    ['previous', 'current', 'first', 'fixed', 'broad', 'induction', 'duplicate'].map((role) => {
+      const node = document.createElement('span');
+      node.className = `role-badge role-${role}`;
+      document.body.append(node);
+      const colour = getComputedStyle(node).borderLeftColor;
+      node.remove();
+      return colour;
+    }),
+  );
+  assert.equal(new Set(colours).size, colours.length, colours.join(' '));
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});

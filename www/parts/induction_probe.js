@@ -133,7 +133,8 @@ export function probeSection(app) {
       return;
     }
     summary.replaceChildren(
-      el('p', {}, t('probe.bestInduction'), ' ', ...headList(best(probe, 'induction')), ' ', t('probe.bestDuplicate'), ' ', ...headList(best(probe, 'duplicate'))),
+      el('p', {}, t('probe.bestInduction'), ' ', ...headList(best(probe, 'induction'))),
+      el('p', {}, t('probe.bestDuplicate'), ' ', ...headList(best(probe, 'duplicate'))),
       el('p', { className: 'explain' }, t('probe.gridNote', { uniform: fixed(uniformScore(probe), 3) })),
     );
     layer.update();
