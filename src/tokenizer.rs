@@ -93,6 +93,13 @@ impl Tokenizer {
         self.inner.decode(ids, false).map_err(|e| Error::Tokenizer(format!("cannot decode: {e}")))
     }
 
+    /// The ids that are ordinary tokens of text: inside the tokenizer's vocabulary and not an added
+    /// token (`<|im_start|>`, `<think>` …), which text only holds where a chat template puts it.
+    pub fn ordinary_ids(&self) -> Vec<u32> {
+        let added = self.inner.get_added_tokens_decoder();
+        (0..self.bytes.len() as u32).filter(|id| !added.contains_key(id)).collect()
+    }
+
     /// Number of ids (largest id + 1), added tokens included.
     pub fn vocab_size(&self) -> usize {
         self.bytes.len()

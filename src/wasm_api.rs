@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
 use crate::analysis::head_roles::{self, HeadRole};
+use crate::analysis::induction;
 use crate::model::attention::{head_scores, mask_in_place, naive_attention, softmax_rows, MaskSpec};
 use crate::model::config::{MAX_HEADS, MAX_HEAD_DIM, MAX_TOKENS};
 use crate::model::generate::{top_tokens, Generator, Sampling};
@@ -584,6 +585,17 @@ impl Session {
         let last = full.logits.row(fed.len() - 1);
         let max_abs_diff = last.iter().zip(&self.step_logits).fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
         to_js(&DecodeCheck { max_abs_diff, positions: fed.len() })
+    }
+
+    /// The induction probe (`analysis::induction`): `{length, seed, first}` random ordinary tokens of
+    /// the tokenizer, twice, run on their own (the last run stays the last run); returns
+    /// `{ids, length, layers: [{layer, heads: [{head, induction, duplicate, rows, role, score, strong,
+    /// positions}]}]}`, `positions` being what `headRoles` says of the head on that sequence.
+    #[wasm_bindgen(js_name = probeHeads)]
+    pub fn probe_heads(&self, request: JsValue) -> Result<JsValue, JsError> {
+        let req: induction::ProbeRequest = if request.is_undefined() || request.is_null() { Default::default() } else { from_js(request, "probe request")? };
+        let ordinary = self.tokenizer.as_ref().map(Tokenizer::ordinary_ids);
+        to_js(&induction::probe(&self.model, ordinary.as_deref(), &req).map_err(js)?)
     }
 }
 

@@ -579,7 +579,7 @@ const { api, announce } = scriptingApi({ getState: shared, setState: update, lin
 window.attnscope = Object.assign(api, {
   app,
   views: Object.keys(VIEWS),
-  tensor: async (name) => (await tensors([name])).get(name).data,
+  tensor: async (name, override = {}) => (await tensors([name], override)).get(name).data, // override: another run's arguments (the induction probe's)
   call: app.call,
   settled,
 });

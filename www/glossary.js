@@ -22,6 +22,8 @@ export const TERMS = [
   { id: 'own-model', en: 'your own model', zh: '自定义模型', notZh: [/^自己的$/] },
   { id: 'builtin', en: 'Tiny MiniMind', zh: '内置 MiniMind', notZh: [/迷你\s*MiniMind/] },
   { id: 'hidden', en: 'hidden size', zh: '隐藏维度', notZh: [/\bhidden\b/] },
+  { id: 'induction', en: 'induction head', zh: '归纳头', notZh: [/感应头|诱导头/] },
+  { id: 'duplicate', en: 'duplicate-token head', zh: '重复 token 头' },
 ];
 
 // Latin words a Chinese sentence may keep: code names, the tutorials' own technical words, units and

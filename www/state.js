@@ -16,8 +16,9 @@
 //   first sample sentence in the state's language (textOf); the language, when a link does not say,
 //   is the reader's (decode's `lang`). Every s2 link says its language and view, so a link opens
 //   the same in every browser and the landing view (DEFAULTS.view) may change without changing it.
-//   Format 2 may gain a field whose default is "nothing" (edits, a lesson's edited cells: null):
-//   an older s2 link lacks it and so opens as it always did. Format 1 never had it (always null).
+//   Format 2 may gain a field whose default is "nothing" (edits, a lesson's edited cells: null;
+//   probe, the head grid's induction probe: false): an older s2 link lacks it and so opens as it
+//   always did. Format 1 never had them (always their default).
 // Plain fields alone ("#view=grid", "#lang=zh") name no format: on a fresh page they change the
 // format-2 defaults.
 //
@@ -83,6 +84,7 @@ export const DEFAULTS = Object.freeze({
   model: Object.freeze({ kind: 'builtin' }),
   view: 'overview', // the landing view
   edits: null, // the open lesson's edited cells (editCells); new in format 2, which had no field for them
+  probe: false, // the head grid shows the induction probe (its scores are recomputed, never carried)
 });
 
 // Fields every s2 link writes even at their default: the reader's language and the landing view
@@ -263,12 +265,16 @@ const FIELDS = {
   backend: oneOf(['auto', 'cpu', 'gpu']),
   hide: list(oneOf(HIDE_FLAGS), HIDE_FLAGS.length * 4),
   edits: nullable(editCells),
+  probe: bool,
 };
 
-// Format 1 had no sample text: its text null was refused, as it still is. Nor had it edits: a
+// The fields format 2 gained after it was made, at their defaults in every format-1 link.
+const LATER = ['edits', 'probe'];
+
+// Format 1 had no sample text: its text null was refused, as it still is. Nor had it the LATER fields: a
 // format-1 link holding one names a field it did not know, and opens with none.
-// Format 1 had no lesson edits and no Hub repos: its links open as they did (a "hub" model was invalid).
-const FORMAT1_FIELDS = Object.fromEntries(Object.entries({ ...FIELDS, text, model: (v) => (v?.kind === 'hub' ? null : model(v)) }).filter(([key]) => key !== 'edits'));
+// Format 1 had no Hub repos either: its links open as they did (a "hub" model was invalid).
+const FORMAT1_FIELDS = Object.fromEntries(Object.entries({ ...FIELDS, text, model: (v) => (v?.kind === 'hub' ? null : model(v)) }).filter(([key]) => !LATER.includes(key)));
 
 function isObject(v) {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -317,7 +323,7 @@ export function validate(raw, base = DEFAULTS, known = {}, format = VERSION) {
     note(null, 'damaged');
     raw = {};
   }
-  const state = { edits: DEFAULTS.edits }; // format 1's, which had none
+  const state = Object.fromEntries(LATER.map((key) => [key, DEFAULTS[key]])); // format 1's, which had none
   for (const [key, check] of Object.entries(fields)) {
     if (!own(raw, key)) {
       state[key] = copy(base[key]);
@@ -413,7 +419,7 @@ export async function fragment(state, { embed = false } = {}) {
 // Plain "key=value" fields: strings turned into what a JSON payload would hold.
 const PLAIN = {
   number: ['seed', 'layer', 'head', 'query', 'key', 'divisor', 'tile', 'context'],
-  boolean: ['causal', 'allHeads', 'yarn'],
+  boolean: ['causal', 'allHeads', 'yarn', 'probe'],
   list: ['hide', 'pad'],
   string: ['lesson', 'lang', 'text', 'view', 'step', 'stage', 'backend'],
   model: ['model'], // "model=random", "model=builtin": a link names its model plainly

@@ -247,6 +247,12 @@ const handlers = {
     await run(args);
     return { result: session.headRoles() };
   },
+  // The induction probe (src/analysis/induction.rs): a repeated random sequence run on its own,
+  // every head scored; the pieces name the sequence's tokens on the page.
+  probe({ length, seed }) {
+    const found = needSession().probeHeads({ length, seed });
+    return { result: { ...found, pieces: Array.from(session.pieces(Uint32Array.from(found.ids))) } };
+  },
   async flash({ args, layer, head, row, tile }) {
     await run(args);
     return { result: session.flashRecord(layer, head, row, tile) };

@@ -2,3 +2,4 @@
 //! forward pass: one concept per file, like `model/`.
 
 pub mod head_roles;
+pub mod induction;

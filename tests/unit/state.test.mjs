@@ -36,14 +36,18 @@ const EVERYTHING1 = {
   hide: ['config', 'tabs'],
 };
 
-// A state that differs from DEFAULTS in every field: format 2 added a lesson's edited cells.
-const EVERYTHING = { ...EVERYTHING1, edits: { 'causal-mask.scores': [[0, 3, 5], [2, 0, 0.9]], 'qk.q': [[1, 1, -0.25]] } };
+// A state that differs from DEFAULTS in every field: format 2 added a lesson's edited cells and the
+// head grid's induction probe.
+const EVERYTHING = { ...EVERYTHING1, edits: { 'causal-mask.scores': [[0, 3, 5], [2, 0, 0.9]], 'qk.q': [[1, 1, -0.25]] }, probe: true };
+
+// The fields format 2 gained later, at their "nothing": what a format-1 link opens with.
+const LATER = { edits: null, probe: false };
 
 // What a format-1 link opens as the format-1 decoder opened it: the same, with format 2's later
-// field at its "nothing" (format 1 had no edits).
+// fields at their "nothing" (format 1 had none of them).
 async function asFormat1(input, options) {
   const old = await format1.decode(input, options);
-  return { ...old, state: { ...old.state, edits: null } };
+  return { ...old, state: { ...old.state, ...LATER } };
 }
 
 // EVERYTHING1 as format 1 wrote it when the format was made; it must always open the same way.
@@ -69,14 +73,15 @@ function versionOf(input) {
   return part ? Number(/^s(\d+)/.exec(part)[1]) : null;
 }
 
-// Whether a fragment has a plain "model=" field: format 1 had none (it was an unknown field then).
-function namesModelPlainly(input) {
+// Whether a fragment has a plain "model=" or "probe=" field: format 1 had neither (each was an
+// unknown field then).
+function namesLaterPlainField(input) {
   return String(input)
     .replace(/^#/, '')
     .split('&')
     .some((part) => {
       try {
-        return decodeURIComponent(part.split('=')[0]) === 'model';
+        return ['model', 'probe'].includes(decodeURIComponent(part.split('=')[0]));
       } catch {
         return false;
       }
@@ -108,7 +113,7 @@ function isInt(v, lo, hi) {
 function assertValid(state, known = {}) {
   assert.deepEqual(Object.keys(state).sort(), Object.keys(DEFAULTS).sort());
   assert.deepEqual(JSON.parse(JSON.stringify(state)), state, 'plain JSON data');
-  const { lesson, lang, text, model, config, seed, causal, view, step, layer, head, query, key, pad, stage, allHeads, divisor, yarn, tile, context, backend, hide, edits } = state;
+  const { lesson, lang, text, model, config, seed, causal, view, step, layer, head, query, key, pad, stage, allHeads, divisor, yarn, tile, context, backend, hide, edits, probe } = state;
   assert.ok(lesson === null || (ID.test(lesson) && (!known.lessons || known.lessons.includes(lesson))), `lesson ${lesson}`);
   assert.ok(['en', 'zh'].includes(lang));
   assert.ok(text === null || (typeof text === 'string' && text.isWellFormed() && Array.from(text).length <= MAX_TEXT), 'text: null (the sample) or text');
@@ -128,6 +133,7 @@ function assertValid(state, known = {}) {
   assert.equal(typeof causal, 'boolean');
   assert.equal(typeof allHeads, 'boolean');
   assert.equal(typeof yarn, 'boolean');
+  assert.equal(typeof probe, 'boolean');
   assert.ok(divisor === null || (Number.isFinite(divisor) && divisor > 0 && divisor <= 1e4), `divisor ${divisor}`);
   for (const [v, list] of [[view, known.views], [step, known.steps], [stage, known.stages]]) assert.ok(ID.test(v) && (!list || list.includes(v)), `id ${v}`);
   assert.ok(isInt(layer, 0, 63) && isInt(head, 0, 255));
@@ -176,7 +182,7 @@ test('a state round-trips through its link, every field', async () => {
 test('the pinned format-1 link still opens as it did', async () => {
   const { state, problems } = await decode(PINNED, { known: KNOWN, lang: 'en' });
   assert.deepEqual(problems, []);
-  assert.deepEqual(state, { ...EVERYTHING1, edits: null });
+  assert.deepEqual(state, { ...EVERYTHING1, ...LATER });
   assert.deepEqual(await decode(PINNED, { known: KNOWN }), await asFormat1(PINNED, { known: KNOWN }));
 });
 
@@ -186,8 +192,8 @@ test('format 2 changed the defaults: the built-in model, the sample text; format
   assert.deepEqual(FORMAT1_DEFAULTS, format1.DEFAULTS, 'format 1 defaults are frozen as they were');
   // The landing view may change freely: every s2 link writes its view.
   const changed = Object.keys(DEFAULTS).filter((key) => key !== 'view' && JSON.stringify(DEFAULTS[key]) !== JSON.stringify(FORMAT1_DEFAULTS[key]));
-  assert.deepEqual(changed.sort(), ['edits', 'model', 'text']);
-  assert.equal(DEFAULTS.edits, null, 'a field format 2 gained later defaults to nothing, so older s2 links keep their meaning');
+  assert.deepEqual(changed.sort(), ['edits', 'model', 'probe', 'text']);
+  for (const [key, nothing] of Object.entries(LATER)) assert.equal(DEFAULTS[key], nothing, `${key}: a field format 2 gained later defaults to nothing, so older s2 links keep their meaning`);
 });
 
 test('format-1 links the old page wrote open exactly as they did: random model, their text', async () => {
@@ -307,7 +313,7 @@ test('a truncated link opens with its format\'s defaults and says it is damaged'
     for (const cut of [4, 20, link.length - 3, link.length - 1]) {
       const { state, problems } = await decode(link.slice(0, cut));
       assert.deepEqual(reasons(problems), ['damaged'], `cut at ${cut}`);
-      assert.deepEqual(state, { ...defaults, edits: null });
+      assert.deepEqual(state, { ...defaults, ...LATER });
     }
   }
 });
@@ -326,7 +332,7 @@ test('a link that is not base64url, not deflate or not a JSON object is damaged'
     for (const bad of [s, `${s}!!!!`, `${s}a`, `${s}AAAA`, await payload('[1, 2]', version), await payload('"text"', version), await payload('{"view": ', version), `${s}x&${s}y`]) {
       const { state, problems } = await decode(bad);
       assert.ok(reasons(problems).includes('damaged'), `${bad}: ${reasons(problems)}`);
-      assert.deepEqual(state, { ...defaults, edits: null }, bad);
+      assert.deepEqual(state, { ...defaults, ...LATER }, bad);
     }
   }
   assert.deepEqual(await decode('s0.abc'), { state: DEFAULTS, problems: [{ field: null, reason: 'damaged' }], embed: false });
@@ -339,7 +345,7 @@ test('an oversized fragment and a decompression bomb are refused without reading
     assert.ok(bomb.length < 1000, 'a bomb is a short link');
     const { state, problems } = await decode(bomb);
     assert.deepEqual(reasons(problems), ['damaged']);
-    assert.deepEqual(state, { ...(version === 1 ? FORMAT1_DEFAULTS : DEFAULTS), edits: null });
+    assert.deepEqual(state, { ...(version === 1 ? FORMAT1_DEFAULTS : DEFAULTS), ...LATER });
   }
 });
 
@@ -372,7 +378,7 @@ test('hostile values are refused: script URLs, prototype keys, markup in ids', a
   );
   const { state, problems } = await decode(hostile);
   assertValid(state);
-  assert.deepEqual(state, { ...FORMAT1_DEFAULTS, config: {}, edits: null }, 'a config names its keys; none of these is one');
+  assert.deepEqual(state, { ...FORMAT1_DEFAULTS, config: {}, ...LATER }, 'a config names its keys; none of these is one');
   assert.equal({}.polluted, undefined);
   assert.equal(Object.prototype.x, undefined);
   assert.ok(reasons(problems).includes('model:invalid'));
@@ -564,9 +570,9 @@ test(`fuzz: ${FUZZ_CASES} random and mutated links never crash, never hang, alwa
       assertValid(result.state, known);
       assert.equal(typeof result.embed, 'boolean');
       assert.ok(Array.isArray(result.problems) && result.problems.every((p) => typeof p.reason === 'string'));
-      // A format-1 link opens exactly as the format-1 decoder opens it (a plain "model=" field was
-      // unknown to format 1; an oversized fragment is refused before its format is read).
-      if (versionOf(input) === 1 && !namesModelPlainly(input) && !reasons(result.problems).includes('too-long')) {
+      // A format-1 link opens exactly as the format-1 decoder opens it (plain "model=" and "probe="
+      // fields were unknown to format 1; an oversized fragment is refused before its format is read).
+      if (versionOf(input) === 1 && !namesLaterPlainField(input) && !reasons(result.problems).includes('too-long')) {
         kinds.format1++;
         assert.deepEqual(result, await asFormat1(input, { base, known }), 'as format 1 opened it');
       }

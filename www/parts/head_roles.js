@@ -1,13 +1,14 @@
 // What each head does on the current input, as the core measures it on the run's softmax weights
 // (src/analysis/head_roles.rs, the worker's headRoles): previous-token, current-token, first-token
 // (the attention sink), broad or mixed, with the score behind the label and, where the pattern is
-// clear, what to look for in the picture. The head grid and the attention map both show it.
+// clear, what to look for in the picture. The head grid and the attention map both show it; with
+// the grid's induction probe on (parts/induction_probe.js), induction and duplicate-token too.
 
 import { el } from './dom.js';
 import { fixed, tokenText } from './format.js';
 import { t } from '../strings.js';
 
-export const ROLES = ['previous', 'current', 'first', 'fixed', 'broad', 'mixed'];
+export const ROLES = ['previous', 'current', 'first', 'fixed', 'broad', 'mixed', 'induction', 'duplicate'];
 
 // One request per run: the roles of the model's current run, kept while its arguments stay the same
 // (a new model is a new app.model object, so its runs never meet the old one's).
@@ -39,7 +40,7 @@ function byLayer(layers) {
 // "previous-token 0.93", "previous-token (weak) 0.41" (a mean weight), "broad, spread 0.88" (a
 // spread, named so, since it is not a weight); too short: says so.
 export function roleText(r) {
-  if (!r) return t('role.unmeasured');
+  if (!r?.role) return t('role.unmeasured');
   const numbers = { role: t(`role.${r.role}`), score: fixed(r.score, 2) };
   if (r.role === 'broad' || r.role === 'mixed') return t('role.spreadLabel', numbers);
   return t(r.strong ? 'role.label' : 'role.weak', numbers);
@@ -48,9 +49,13 @@ export function roleText(r) {
 // The token a fixed-token head keeps to (its position in the input, as the core found it).
 const keyToken = (r, pieces) => ({ key: r.scores.fixed_key, token: tokenText(pieces[r.scores.fixed_key] ?? '') });
 
-// Every measure behind the label, for a tooltip or a note.
+// Every measure behind the label, for a tooltip or a note: the probe's scores first when it ran.
 // pieces: the input's token pieces, to name the token a head keeps most weight on.
 export function roleDetail(r, pieces) {
+  if (r?.probe) {
+    const { induction, duplicate, rows } = r.probe;
+    return `${t('role.probeDetail', { induction: fixed(induction, 2), duplicate: fixed(duplicate, 2), rows })} ${roleDetail(r.live, pieces)}`;
+  }
   if (!r) return t('role.unmeasuredWhy');
   const s = r.scores;
   return t('role.detail', { previous: fixed(s.previous, 2), current: fixed(s.current, 2), first: fixed(s.first, 2), spread: fixed(s.spread, 2), fixed: fixed(s.fixed, 2), ...keyToken(r, pieces), rows: s.rows });
@@ -58,7 +63,7 @@ export function roleDetail(r, pieces) {
 
 // A small label coloured by role (style.css: .role-<name>).
 export function roleBadge(r, pieces) {
-  return el('span', { className: `role-badge role-${r ? r.role : 'none'}`, title: roleDetail(r, pieces) }, roleText(r));
+  return el('span', { className: `role-badge role-${r?.role ?? 'none'}`, title: roleDetail(r, pieces) }, roleText(r));
 }
 
 // A sentence on what the heatmap shows for this role, or null where no single pattern exists.

@@ -2,7 +2,8 @@
 // (BertViz's model view). Query heads that share a KV head under GQA are framed together and the
 // frame is labelled "KV j", so repeat_kv is visible: the heads in a frame read the same keys.
 // Under each thumbnail is what the core measured that head doing on this input (parts/head_roles.js),
-// and the roles can be picked out: the others fade.
+// and the roles can be picked out: the others fade. The induction probe (parts/induction_probe.js)
+// adds induction and duplicate-token roles, and its own map of one head, when the link says probe.
 // The grid is an overview at any length: thumbnails keep one size, a long input is max-pooled into
 // it (parts/pool.js) instead of growing the page, and many heads scroll inside the grid's own box.
 // Clicking a thumbnail (or Enter on it) opens that head, at full resolution, in the attention map.
@@ -15,6 +16,7 @@ import { scaleFor } from '../parts/color_scale.js';
 import { tokenText } from '../parts/format.js';
 import { maxPool } from '../parts/pool.js';
 import { headRoles, roleBadge, ROLES } from '../parts/head_roles.js';
+import { probeHeads, probeSection, withProbe } from '../parts/induction_probe.js';
 import { t } from '../strings.js';
 
 // A thumbnail's side in CSS px: as large as lets a layer's heads fit the page, within these bounds.
@@ -30,12 +32,15 @@ export function mount(root, app) {
   const filter = el('select', { id: filterId, className: 'role-filter', on: { change: () => showRole(filter.value) } });
   const grid = el('div', { className: 'head-grid' });
   const legendSlot = el('div', {});
+  const probe = probeSection(app);
   root.append(
     el('div', { className: 'toolbar' }, stage.node, el('div', { className: 'picker' }, el('label', { htmlFor: filterId }, t('grid.roleFilter')), filter)),
     el('p', { className: 'explain' }, t('grid.explain')),
     el('p', { className: 'explain' }, t('grid.rolesExplain')),
+    probe.node,
     el('div', { className: 'grid-scroll' }, grid),
     legendSlot,
+    probe.mapNode,
   );
   let maps = [];
   let seq = 0;
@@ -62,8 +67,10 @@ export function mount(root, app) {
     const { num_hidden_layers: L, num_attention_heads: nH, num_key_value_heads: nKV } = app.model;
     const rep = nH / nKV;
     const names = range(L).map((l) => `layers.${l}.${STAGES[state.stage]}`);
-    const [found, roles] = await Promise.all([app.tensors(names), headRoles(app)]);
+    const [found, live, probed] = await Promise.all([app.tensors(names), headRoles(app), state.probe ? probeHeads(app).catch((err) => ({ error: err.message })) : null]);
     if (my !== seq) return;
+    const probing = probed && !probed.error ? probed : null;
+    const roles = live.map((heads, l) => heads.map((r, h) => withProbe(r, probing?.heads[l]?.[h])));
     maps.forEach((m) => m.destroy());
     maps = [];
 
@@ -131,6 +138,7 @@ export function mount(root, app) {
     fillFilter(roles);
     showRole(filter.value);
     legendSlot.replaceChildren(legend(scale, marksOf(found.get(names[0]).data, state.mask)));
+    await probe.update(probing, probed?.error);
   }
 
   return {
@@ -138,6 +146,7 @@ export function mount(root, app) {
     destroy() {
       seq++;
       maps.forEach((m) => m.destroy());
+      probe.destroy();
     },
   };
 }

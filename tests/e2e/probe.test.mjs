@@ -1,0 +1,268 @@
+// The induction probe in the head grid (src/analysis/induction.rs, www/parts/induction_probe.js):
+// the scores on screen equal the core's and this file's own computation from the probe run's
+// layers.L.attn.probs, read through window.attnscope.tensor with the probe's ids; the probe's map
+// has the repeated sequence on its axes; "probe on" survives a link round trip and the scores are
+// recomputed. Screenshots: artifacts/screenshots/probe-grid-{en,zh}.png.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { cleanScreenshot, launch, openPage, randomModel, readCell, settled, startServer } from './helpers.mjs';
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+// The core's probe, asked again as the page asks it (the same model, length and seed give the same
+// sequence and scores).
+function coreProbe(page) {
+  return page.evaluate(() => {
+    const { app, call } = window.attnscope;
+    return call('probe', { length: Math.min(32, Math.floor(Math.min(app.model.max_position_embeddings, 8192) / 2)), seed: 1 });
+  });
+}
+
+// Every head's scores computed here from the probe run's probs: the second copy's query k (position
+// off + n + k) on the token after its first copy (off + k + 1) and on the first copy (off + k).
+async function expectedScores(page, probe) {
+  const { L, nH } = await page.evaluate(() => ({ L: window.attnscope.app.model.num_hidden_layers, nH: window.attnscope.app.model.num_attention_heads }));
+  const n = probe.length;
+  const T = probe.ids.length;
+  const off = T - 2 * n;
+  const args = { ids: probe.ids, attention_mask: null, prefix_len: 0, causal: true };
+  const out = [];
+  for (let l = 0; l < L; l++) {
+    const probs = Float32Array.from(await page.evaluate(([name, a]) => window.attnscope.tensor(name, a).then(Array.from), [`layers.${l}.attn.probs`, args]));
+    assert.equal(probs.length, nH * T * T);
+    out.push(
+      Array.from({ length: nH }, (_, h) => {
+        let induction = 0;
+        let duplicate = 0;
+        for (let k = 0; k < n; k++) {
+          const row = (h * T + off + n + k) * T;
+          induction += probs[row + off + k + 1];
+          duplicate += probs[row + off + k];
+        }
+        return { induction: induction / n, duplicate: duplicate / n, probs: probs.subarray(h * T * T, (h + 1) * T * T) };
+      }),
+    );
+  }
+  return out;
+}
+
+function assertSequence(probe) {
+  const n = probe.length;
+  const copy = probe.ids.slice(-n);
+  assert.deepEqual(probe.ids.slice(-2 * n, -n), copy, 'two copies of the same tokens');
+  assert.equal(new Set(copy).size, n, 'different random tokens');
+  assert.equal(probe.pieces.length, probe.ids.length);
+}
+
+function assertCoreAgrees(probe, expected) {
+  for (const { layer, heads } of probe.layers) {
+    for (const h of heads) {
+      const e = expected[layer][h.head];
+      assert.ok(Math.abs(h.induction - e.induction) < 1e-5, `L${layer}H${h.head} induction: core ${h.induction}, here ${e.induction}`);
+      assert.ok(Math.abs(h.duplicate - e.duplicate) < 1e-5, `L${layer}H${h.head} duplicate: core ${h.duplicate}, here ${e.duplicate}`);
+      assert.equal(h.rows, probe.length);
+      const top = Math.max(e.induction, e.duplicate);
+      assert.equal(h.role, top >= 0.3 ? (e.induction >= e.duplicate ? 'induction' : 'duplicate') : null, `L${layer}H${h.head}`);
+    }
+  }
+}
+
+const numbers = (text) => (text.match(/\d+\.\d+/g) ?? []).map(Number);
+const close = (shown, want, digits) => Math.abs(shown - want) <= 0.51 * 10 ** -digits + 1e-9;
+
+// What the page shows: every thumbnail's role, label and tooltip, the best heads listed, the caption.
+function shown(page) {
+  return page.evaluate(() => ({
+    thumbs: [...document.querySelectorAll('.thumb')].map((n) => ({ layer: Number(n.dataset.layer), head: Number(n.dataset.head), role: n.dataset.role, text: n.querySelector('.role-badge').textContent, title: n.querySelector('.role-badge').title })),
+    best: [...document.querySelectorAll('.probe-head-score')].map((n) => ({ layer: Number(n.dataset.layer), head: Number(n.dataset.head), text: n.textContent })),
+    caption: document.querySelector('.probe-caption')?.textContent ?? '',
+    mapShown: !document.querySelector('.probe-map').hidden,
+    button: document.querySelector('.probe-toggle').textContent,
+  }));
+}
+
+// The grid's labels and tooltips, the best heads and the caption against `expected`; live roles from
+// the core's headRoles of the reader's sentence where the probe names none.
+async function assertShown(page, expected) {
+  const screen = await shown(page);
+  const live = await page.evaluate(() => window.attnscope.call('headRoles', { args: window.attnscope.app.args() }));
+  const liveRole = Object.fromEntries(live.flatMap(({ layer, heads }) => heads.map((h) => [`${layer}:${h.head}`, h.role ?? ''])));
+  assert.equal(screen.thumbs.length, expected.length * expected[0].length);
+  for (const s of screen.thumbs) {
+    const e = expected[s.layer][s.head];
+    const [induction, duplicate] = numbers(s.title);
+    assert.ok(close(induction, e.induction, 2) && close(duplicate, e.duplicate, 2), `L${s.layer}H${s.head} tooltip ${s.title} vs ${e.induction}, ${e.duplicate}`);
+    const top = Math.max(e.induction, e.duplicate);
+    const want = top >= 0.3 ? (e.induction >= e.duplicate ? 'induction' : 'duplicate') : liveRole[`${s.layer}:${s.head}`];
+    assert.equal(s.role, want, `L${s.layer}H${s.head}`);
+    if (top >= 0.3) assert.ok(close(numbers(s.text)[0], top, 2), `L${s.layer}H${s.head} label ${s.text} vs ${top}`);
+  }
+  // The best heads by each score, in order, with three decimals.
+  const ranked = (key) =>
+    expected
+      .flatMap((heads, l) => heads.map((x, h) => ({ layer: l, head: h, score: x[key] })))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, 3);
+  const listed = [...ranked('induction'), ...ranked('duplicate')];
+  assert.deepEqual(screen.best.map((b) => [b.layer, b.head]), listed.map((b) => [b.layer, b.head]));
+  screen.best.forEach((b, i) => assert.ok(close(numbers(b.text).at(-1), listed[i].score, 3), `${b.text} vs ${listed[i].score}`));
+  // The caption names the selected head with its two scores.
+  const { layer, head } = await page.evaluate(() => window.attnscope.getState());
+  const e = expected[layer][head];
+  assert.ok(screen.mapShown);
+  const [induction, duplicate] = numbers(screen.caption);
+  assert.ok(close(induction, e.induction, 3) && close(duplicate, e.duplicate, 3), `${screen.caption} vs ${e.induction}, ${e.duplicate}`);
+  assert.ok(screen.caption.includes(String(layer)) && screen.caption.includes(String(head)));
+  assert.equal(await page.evaluate(() => window.attnscope.app.state.probe), true, 'the probe is on');
+}
+
+test('the built-in model: the probe button scores every head, equal to the core and to attn.probs, and opens the best induction head', async () => {
+  const page = await openPage(browser, new URL('index.html#view=grid&lang=en', server.url).href);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000 });
+  await settled(page);
+  assert.equal((await shown(page)).button, 'Run the induction probe');
+  assert.equal((await shown(page)).mapShown, false);
+  assert.match(await page.locator('.probe-box').innerText(), /32 random tokens twice in a row/);
+
+  await page.click('.probe-toggle');
+  await page.waitForFunction(() => window.attnscope.app.state.probe === true);
+  await settled(page);
+  const probe = await coreProbe(page);
+  assertSequence(probe);
+  const expected = await expectedScores(page, probe);
+  assertCoreAgrees(probe, expected);
+  await assertShown(page, expected);
+
+  // The button opened the head with the highest induction score.
+  const { layer, head } = await page.evaluate(() => window.attnscope.getState());
+  const all = expected.flatMap((heads, l) => heads.map((x, h) => ({ l, h, score: x.induction })));
+  const top = all.reduce((a, b) => (b.score > a.score ? b : a));
+  assert.deepEqual([layer, head], [top.l, top.h]);
+  console.log(`built-in model: best induction head L${top.l}H${top.h} ${top.score.toFixed(3)}`);
+
+  // The probe's map: the repeated sequence on both axes, the cell on the induction stripe as in probs.
+  const n = probe.length;
+  const k = n >> 1;
+  const [q, j] = [probe.ids.length - n + k, probe.ids.length - 2 * n + k + 1];
+  const canvas = page.locator('.probe-map .heatmap-canvas');
+  const cell = await readCell(page, canvas, q, j);
+  assert.equal(Math.fround(Number(cell.value)), expected[layer][head].probs[q * probe.ids.length + j]);
+  assert.ok(cell.text.includes(`${q} `) && cell.text.includes(`${j} `), cell.text);
+  assert.equal(probe.pieces[q], probe.pieces[q - n], 'the second copy reads as the first');
+  await cleanScreenshot(page, 'probe-grid-en');
+
+  // Chinese: the same numbers, in the tutorials' terms.
+  await page.click('#lang-switch');
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+  await settled(page);
+  const zh = await shown(page);
+  assert.equal(zh.button, '隐藏探针');
+  assert.match(zh.caption, /^第 \d+ 层、头 \d+ 在探针 token 上：归纳 \d\.\d{3}，重复 token \d\.\d{3}$/);
+  assert.match(await page.locator('.probe-box').innerText(), /归纳头看的是这个 token 上次出现时紧跟在它后面的那个 token/);
+  await assertShown(page, expected);
+  await cleanScreenshot(page, 'probe-grid-zh');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
+
+test('"probe on" is in the link, the scores are recomputed from it, and it turns off', async () => {
+  const page = await openPage(browser, new URL('index.html#view=grid&lang=en&probe=1&layer=1&head=2', server.url).href);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000 });
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.attnscope.getState().probe), true);
+  const probe = await coreProbe(page);
+  const expected = await expectedScores(page, probe);
+  await assertShown(page, expected);
+
+  // The whole link (s2.…) carries probe: true and opens the same grid elsewhere.
+  const link = await page.evaluate(() => window.attnscope.link());
+  assert.match(new URL(link).hash, /^#s2\./);
+  const again = await openPage(browser, link);
+  await again.setViewportSize({ width: 1280, height: 900 });
+  await again.waitForFunction(() => window.attnscope?.app.phase === 'ready', null, { timeout: 120_000 });
+  await settled(again);
+  assert.deepEqual(await again.evaluate(() => window.attnscope.getState()), await page.evaluate(() => window.attnscope.getState()));
+  assert.deepEqual((await shown(again)).thumbs, (await shown(page)).thumbs);
+  assert.deepEqual((await shown(again)).best, (await shown(page)).best);
+  await again.close();
+
+  // Off: no probe labels or map, and the link no longer says probe.
+  await page.click('.probe-toggle');
+  await page.waitForFunction(() => window.attnscope.app.state.probe === false);
+  await settled(page);
+  const off = await shown(page);
+  assert.equal(off.mapShown, false);
+  assert.equal(off.best.length, 0);
+  assert.ok(off.thumbs.every((s) => s.role !== 'induction' && s.role !== 'duplicate' && !/On the probe/.test(s.title)));
+  assert.equal(await page.evaluate(() => window.attnscope.getState().probe), false);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
+
+test('any loaded model: a random model is probed the same way', async () => {
+  const page = await openPage(browser, new URL(`index.html${randomModel({ view: 'grid', probe: '1' })}`, server.url).href);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'random', null, { timeout: 120_000 });
+  await settled(page);
+  const probe = await coreProbe(page);
+  assertSequence(probe);
+  const expected = await expectedScores(page, probe);
+  assertCoreAgrees(probe, expected);
+  await assertShown(page, expected);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
+
+test('a head the probe names is labelled and coloured by its probe role, with both scores and its role on the sentence in the tooltip', async () => {
+  const page = await openPage(browser, new URL(`index.html${randomModel({ view: 'grid' })}`, server.url).href);
+  await page.waitForFunction(() => window.attnscope?.app.phase === 'ready', null, { timeout: 120_000 });
+  await settled(page);
+  // Hand-set probe scores (neither model here has such a head) through the grid's own merge and badge.
+  const badges = await page.evaluate(async () => {
+    const { withProbe } = await import('./parts/induction_probe.js');
+    const { roleBadge } = await import('./parts/head_roles.js');
+    const live = { role: 'previous', score: 0.61, strong: true, scores: { previous: 0.61, current: 0.1, first: 0.05, spread: 0.4, fixed: 0.2, fixed_key: 0, rows: 9 } };
+    const probed = (induction, duplicate, role, strong) => ({ induction, duplicate, rows: 32, role, score: Math.max(induction, duplicate), strong });
+    return [probed(0.72, 0.05, 'induction', true), probed(0.1, 0.34, 'duplicate', false), probed(0.12, 0.08, null, false)].map((p) => {
+      const node = roleBadge(withProbe(live, p), ['a', 'b']);
+      return { className: node.className, text: node.textContent, title: node.title };
+    });
+  });
+  assert.equal(badges[0].className, 'role-badge role-induction');
+  assert.equal(badges[0].text, 'induction 0.72');
+  assert.equal(badges[1].className, 'role-badge role-duplicate');
+  assert.equal(badges[1].text, 'duplicate-token (weak) 0.34');
+  assert.equal(badges[2].className, 'role-badge role-previous', 'no probe role: the role on the sentence');
+  assert.equal(badges[2].text, 'previous-token 0.61');
+  for (const [b, [induction, duplicate]] of badges.map((b, i) => [b, [[0.72, 0.05], [0.1, 0.34], [0.12, 0.08]][i]])) {
+    assert.deepEqual(numbers(b.title).slice(0, 3), [induction, duplicate, 0.61], b.title);
+    assert.match(b.title, /over the second copy’s 32 tokens\. On your sentence: Mean weight on the previous token 0\.61/);
+  }
+  // Colours: the two probe roles have their own, distinct from every other role's.
+  const colours = await page.evaluate(() =>
+    ['previous', 'current', 'first', 'fixed', 'broad', 'induction', 'duplicate'].map((role) => {
+      const node = document.createElement('span');
+      node.className = `role-badge role-${role}`;
+      document.body.append(node);
+      const colour = getComputedStyle(node).borderLeftColor;
+      node.remove();
+      return colour;
+    }),
+  );
+  assert.equal(new Set(colours).size, colours.length, colours.join(' '));
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
