@@ -6,8 +6,10 @@ use std::rc::Rc;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::session::{RunRequest, RunResult, Session};
+use super::session::{run_on_cpu, RunRequest, RunResult, Session};
 use super::{from_js, now_ms, to_js};
+use crate::gpu::GpuModel;
+use crate::trace::Recorder;
 use crate::Error;
 
 /// One tensor of `compareGpuCpu`: the contract's measure, max |gpu - cpu| / max |cpu| over the finite
@@ -83,21 +85,29 @@ impl Session {
     }
 
     /// `run` on the GPU: resolves to the same metadata with `backend: "webgpu"`; the trace becomes
-    /// the last run's, served by `tensor(name)`.
+    /// the last run's, served by `tensor(name)`. A request the GPU has no kernels for (knocked-out
+    /// heads, logit lens, head attribution: `GpuModel::cpu_only`) runs on the CPU instead and resolves
+    /// with `backend: "cpu"` and `cpuFallback` saying why.
     #[wasm_bindgen(js_name = runGpu)]
     pub fn run_gpu(&self, request: JsValue) -> js_sys::Promise {
         let (gpu, last, last_request) = (self.gpu.borrow().clone(), self.last.clone(), self.last_request.clone());
+        let model = self.model.clone();
         wasm_bindgen_futures::future_to_promise(async move {
             let gpu = gpu.ok_or_else(|| JsValue::from(JsError::new("WebGPU is not enabled")))?;
             let req: RunRequest = from_js(request, "run request").map_err(JsValue::from)?;
             let opts = req.options().map_err(gpu_err)?;
+            if let Some(what) = GpuModel::cpu_only(&opts, &req.selection()) {
+                let rec = Recorder::new(req.selection());
+                let why = format!("{what} has no GPU kernels; this run went to the CPU");
+                return run_on_cpu(&model, &last, &last_request, req, rec, Some(why)).map_err(JsValue::from);
+            }
             let t0 = now_ms();
             let out = gpu.trace(&req.ids, req.attention_mask.as_deref(), req.prefix_len, &opts, req.selection()).await.map_err(gpu_err)?;
             let ms = now_ms() - t0;
             *last.borrow_mut() = out.trace;
             *last_request.borrow_mut() = Some(req);
             let last = last.borrow();
-            to_js(&RunResult { entries: &last.entries, backend: "webgpu", ms, flash: None, cache_len: 0, cache_bytes: 0 }).map_err(JsValue::from)
+            to_js(&RunResult { entries: &last.entries, backend: "webgpu", ms, flash: None, cache_len: 0, cache_bytes: 0, cpu_fallback: None }).map_err(JsValue::from)
         })
     }
 

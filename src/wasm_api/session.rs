@@ -15,7 +15,7 @@ use super::{expect_len, from_js, js, now_ms, to_js};
 use crate::analysis::head_roles::{self, HeadRole};
 use crate::model::attention::MaskSpec;
 use crate::model::generate::{top_tokens, Generator, Sampling};
-use crate::model::{AttentionPath, FlashProbe, Model, RunOptions};
+use crate::model::{AttentionPath, FlashProbe, Interventions, Model, RunOptions};
 use crate::tokenizer::Tokenizer;
 use crate::trace::{Recorder, Selection, Trace};
 use crate::weights;
@@ -35,6 +35,16 @@ pub(super) struct RunRequest {
     pub(super) attention: String,
     pub(super) tile: usize,
     pub(super) probe: Option<FlashProbe>,
+    /// [[layer, head], …]: heads knocked out (their attn.context zeroed before o_proj).
+    pub(super) ablate: Vec<(usize, usize)>,
+    /// Record `layers.{l}.logit_lens`.
+    #[serde(rename = "logitLens")]
+    pub(super) logit_lens: bool,
+    /// Record `layers.{l}.attn.head_logit`, toward `targetToken` (null: each position's top-1).
+    #[serde(rename = "headLogit")]
+    pub(super) head_logit: bool,
+    #[serde(rename = "targetToken")]
+    pub(super) target_token: Option<u32>,
 }
 
 impl Default for RunRequest {
@@ -49,6 +59,10 @@ impl Default for RunRequest {
             attention: "auto".into(),
             tile: crate::model::forward::DEFAULT_TILE,
             probe: None,
+            ablate: Vec::new(),
+            logit_lens: false,
+            head_logit: false,
+            target_token: None,
         }
     }
 }
@@ -61,11 +75,19 @@ impl RunRequest {
             "flash" => AttentionPath::Flash { tile: self.tile.max(1) },
             other => return Err(Error::Input(format!("attention must be auto, naive or flash, not '{other}'"))),
         };
-        Ok(RunOptions { causal: self.causal, path, probe: self.probe })
+        let interventions = Interventions { ablate: self.ablate.clone() };
+        Ok(RunOptions { causal: self.causal, path, probe: self.probe, interventions })
     }
 
     pub(super) fn selection(&self) -> Selection {
-        Selection { off: false, layers: self.layers.clone(), heads: self.heads.clone() }
+        Selection {
+            layers: self.layers.clone(),
+            heads: self.heads.clone(),
+            logit_lens: self.logit_lens,
+            head_logit: self.head_logit,
+            target_token: self.target_token,
+            ..Selection::default()
+        }
     }
 }
 
@@ -77,6 +99,9 @@ pub(super) struct RunResult<'a> {
     pub(super) flash: Option<crate::model::forward::FlashReport>,
     pub(super) cache_len: usize,
     pub(super) cache_bytes: usize,
+    /// Set when `runGpu` ran this request on the CPU instead, and why.
+    #[serde(rename = "cpuFallback", skip_serializing_if = "Option::is_none")]
+    pub(super) cpu_fallback: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -115,6 +140,29 @@ struct StepResult<'a> {
     ms: f64,
     cache_len: usize,
     cache_bytes: usize,
+}
+
+/// `run`'s work, shared with `runGpu`'s fallback: runs `req` on the CPU into `rec` and makes it the last
+/// run; the metadata `run` returns, with `cpuFallback` when given.
+pub(super) fn run_on_cpu(model: &Model, last: &RefCell<Trace>, last_request: &RefCell<Option<RunRequest>>, req: RunRequest, rec: Recorder, cpu_fallback: Option<String>) -> Result<JsValue, JsError> {
+    let opts = req.options().map_err(js)?;
+    // The last run's trace goes first, so two are never held at once (MAX_MEMORY_BYTES counts one).
+    *last.borrow_mut() = Trace::default();
+    *last_request.borrow_mut() = None;
+    let t0 = now_ms();
+    let out = model.trace_into(&req.ids, req.attention_mask.as_deref(), req.prefix_len, &opts, rec).map_err(js)?;
+    let ms = now_ms() - t0;
+    *last.borrow_mut() = out.trace;
+    *last_request.borrow_mut() = Some(req);
+    to_js(&RunResult {
+        entries: &last.borrow().entries,
+        backend: "cpu",
+        ms,
+        flash: out.flash,
+        cache_len: out.cache.len(),
+        cache_bytes: out.cache.bytes(),
+        cpu_fallback,
+    })
 }
 
 #[wasm_bindgen]
@@ -189,29 +237,13 @@ impl Session {
     /// `progress`, when given, is called as progress(layersDone, layersInAll) after each layer.
     pub fn run(&mut self, request: JsValue, progress: Option<js_sys::Function>) -> Result<JsValue, JsError> {
         let req: RunRequest = from_js(request, "run request")?;
-        let opts = req.options().map_err(js)?;
         let mut rec = Recorder::new(req.selection());
         if let Some(f) = progress {
             rec = rec.with_progress(move |done, total| {
                 let _ = f.call2(&JsValue::NULL, &JsValue::from(done as u32), &JsValue::from(total as u32));
             });
         }
-        // The last run's trace goes first, so two are never held at once (MAX_MEMORY_BYTES counts one).
-        *self.last.borrow_mut() = Trace::default();
-        *self.last_request.borrow_mut() = None;
-        let t0 = now_ms();
-        let out = self.model.trace_into(&req.ids, req.attention_mask.as_deref(), req.prefix_len, &opts, rec).map_err(js)?;
-        let ms = now_ms() - t0;
-        *self.last.borrow_mut() = out.trace;
-        *self.last_request.borrow_mut() = Some(req);
-        to_js(&RunResult {
-            entries: &self.last.borrow().entries,
-            backend: "cpu",
-            ms,
-            flash: out.flash,
-            cache_len: out.cache.len(),
-            cache_bytes: out.cache.bytes(),
-        })
+        run_on_cpu(&self.model, &self.last, &self.last_request, req, rec, None)
     }
 
     /// The flash walk of one query row over key tiles of `tile` keys, for the last run's input:
