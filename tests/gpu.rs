@@ -22,7 +22,7 @@ use attnscope::model::linear::linear;
 use attnscope::model::rms_norm::rms_norm;
 use attnscope::model::rope::RopeTable;
 use attnscope::model::swiglu::silu;
-use attnscope::model::{AttentionPath, Model, RunOptions};
+use attnscope::model::{AttentionPath, Interventions, Model, RunOptions};
 use attnscope::trace::{Selection, Trace};
 use attnscope::weights::{load_dir, random};
 use attnscope::{Config, Error};
@@ -257,12 +257,14 @@ struct Input {
 
 /// Every PyTorch reference in tests/fixtures, with the directory of its model: the case's own for the
 /// semantic corners, www/models/<case> for a shipped model (the built-in one).
+/// Every plain fixture; the interpretability ones (with a run.json) ask for what `GpuModel::cpu_only`
+/// sends to the CPU, checked below.
 fn cases() -> Vec<(String, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut cases: Vec<(String, PathBuf)> = std::fs::read_dir(fixtures())
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.path().join("trace.safetensors").exists())
+        .filter(|e| e.path().join("trace.safetensors").exists() && !e.path().join("run.json").exists())
         .map(|e| {
             let case = e.file_name().to_string_lossy().into_owned();
             let model = if e.path().join("config.json").exists() { e.path() } else { root.join("www/models").join(&case) };
@@ -300,7 +302,7 @@ fn forward_on_every_fixture_matches_pytorch_and_the_cpu() {
         let model = Model::new(config, weights);
         let Some(gm) = skip_without_adapter(pollster::block_on(GpuModel::new(&model))) else { return };
         for path in [AttentionPath::Naive, AttentionPath::Flash { tile: 3 }] {
-            let opts = RunOptions { causal: true, path, probe: None };
+            let opts = RunOptions { causal: true, path, ..RunOptions::default() };
             let mask = input.attention_mask.as_deref();
             let ours = pollster::block_on(gm.trace(&input.ids, mask, input.prefix_len, &opts, Selection::all())).unwrap();
             assert_matches_fixture(&case, &ours.trace.to_safetensors());
@@ -317,6 +319,24 @@ fn forward_on_every_fixture_matches_pytorch_and_the_cpu() {
     eprintln!("GPU against CPU, worst over every fixture and both paths:");
     for (kind, rel) in all {
         eprintln!("  {kind:<20} {rel:.2e}");
+    }
+}
+
+/// Knocked-out heads, the logit lens and head attribution have no kernels: `cpu_only` names each, and
+/// `GpuModel::trace` refuses such a run rather than trace it without what it asked for.
+#[test]
+fn interventions_and_readouts_are_refused_on_the_gpu_by_name() {
+    let ablate = RunOptions { interventions: Interventions { ablate: vec![(0, 1)] }, ..RunOptions::default() };
+    let plain = RunOptions::default();
+    assert_eq!(GpuModel::cpu_only(&ablate, &Selection::all()), Some("knocking out heads"));
+    assert_eq!(GpuModel::cpu_only(&plain, &Selection { logit_lens: true, ..Selection::all() }), Some("the logit lens"));
+    assert_eq!(GpuModel::cpu_only(&plain, &Selection { head_logit: true, ..Selection::all() }), Some("head attribution"));
+    assert_eq!(GpuModel::cpu_only(&plain, &Selection { target_token: Some(3), ..Selection::all() }), None);
+    let model = small_model(1, 3);
+    let Some(gm) = skip_without_adapter(pollster::block_on(GpuModel::new(&model))) else { return };
+    match pollster::block_on(gm.trace(&[1, 2, 3], None, 0, &ablate, Selection::all())) {
+        Err(Error::Gpu(m)) => assert!(m.contains("knocking out heads") && m.contains("CPU"), "{m}"),
+        other => panic!("a run with a knocked-out head was not refused: {:?}", other.map(|o| o.trace.names().len())),
     }
 }
 
@@ -346,11 +366,11 @@ fn selection_of_layers_and_heads_gives_the_cpu_names_shapes_and_head_tags() {
     let ids = ids(12, 300);
     for path in [AttentionPath::Naive, AttentionPath::Flash { tile: 5 }] {
         for selection in [
-            Selection { off: false, layers: Some(vec![2, 0]), heads: Some(vec![3, 1, 9]) },
-            Selection { off: false, layers: Some(vec![1]), heads: None },
+            Selection { layers: Some(vec![2, 0]), heads: Some(vec![3, 1, 9]), ..Selection::default() },
+            Selection { layers: Some(vec![1]), heads: None, ..Selection::default() },
             Selection::none(),
         ] {
-            let opts = RunOptions { causal: true, path, probe: None };
+            let opts = RunOptions { causal: true, path, ..RunOptions::default() };
             let ours = pollster::block_on(gm.trace(&ids, None, 4, &opts, selection.clone())).unwrap();
             let cpu = model.trace(&ids, None, 4, &opts, selection.clone()).unwrap();
             against_cpu(&format!("{path:?} {selection:?}"), &ours.trace, &cpu.trace);
@@ -368,7 +388,7 @@ fn long_sequence_takes_the_flash_path_and_matches_the_cpu() {
     let ids = ids(1100, 300);
     let mut mask = vec![1u8; 1100];
     mask[..5].fill(0);
-    let selection = Selection { off: false, layers: None, heads: Some(vec![2]) };
+    let selection = Selection { layers: None, heads: Some(vec![2]), ..Selection::default() };
     let opts = RunOptions::default();
     let ours = pollster::block_on(gm.trace(&ids, Some(&mask), 1000, &opts, selection.clone())).unwrap();
     let cpu = model.trace(&ids, Some(&mask), 1000, &opts, selection).unwrap();
