@@ -9,6 +9,7 @@ pub mod forward;
 pub mod generate;
 pub mod kv_cache;
 pub mod linear;
+pub mod moe;
 pub mod rms_norm;
 pub mod rope;
 pub mod swiglu;
