@@ -257,12 +257,14 @@ struct Input {
 
 /// Every PyTorch reference in tests/fixtures, with the directory of its model: the case's own for the
 /// semantic corners, www/models/<case> for a shipped model (the built-in one).
+/// Every fixture with a trace, but the mixture-of-experts ones: the GPU path runs dense FFNs only
+/// (`a_moe_model_is_refused_so_the_page_runs_it_on_the_cpu`).
 fn cases() -> Vec<(String, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut cases: Vec<(String, PathBuf)> = std::fs::read_dir(fixtures())
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.path().join("trace.safetensors").exists())
+        .filter(|e| e.path().join("trace.safetensors").exists() && !e.file_name().to_string_lossy().starts_with("moe_"))
         .map(|e| {
             let case = e.file_name().to_string_lossy().into_owned();
             let model = if e.path().join("config.json").exists() { e.path() } else { root.join("www/models").join(&case) };
@@ -318,6 +320,14 @@ fn forward_on_every_fixture_matches_pytorch_and_the_cpu() {
     for (kind, rel) in all {
         eprintln!("  {kind:<20} {rel:.2e}");
     }
+}
+
+#[test]
+fn a_moe_model_is_refused_so_the_page_runs_it_on_the_cpu() {
+    // Refused before any adapter is asked for, so this runs on machines without one too.
+    let (config, weights) = load_dir(&fixtures().join("moe_top1")).unwrap();
+    let e = pollster::block_on(GpuModel::new(&Model::new(config, weights))).err().expect("a MoE model is refused");
+    assert_eq!(e.to_string(), format!("GPU: {}", attnscope::gpu::MOE_ON_CPU));
 }
 
 fn small_model(layers: usize, seed: u64) -> Model {
