@@ -712,6 +712,18 @@ const en = {
   'overview.moeSum': 'weighted sum',
   'overview.fact.experts': 'experts',
   'overview.expertsFact': '{k} of {e} (FFN {i})',
+  'step.ffn_router.gloss': '',
+  'step.ffn_router.title': 'Router: a probability for every expert',
+  'step.ffn_router.formula': 'router_logits = g·W_gateᵀ → [T, E]    router_probs = softmax(router_logits)',
+  'step.ffn_router.explain': 'In a mixture-of-experts layer the FFN is several experts. The router mlp.gate, one linear layer, scores each token against every expert; softmax over the experts turns the scores into probabilities, one row per token.',
+  'step.ffn_experts.gloss': '',
+  'step.ffn_experts.title': 'The chosen experts and their weights',
+  'step.ffn_experts.formula': 'expert_index = the k most probable experts → [T, k]    expert_weight = their probabilities (÷ their sum with norm_topk_prob)',
+  'step.ffn_experts.explain': 'Each token goes only to its k most probable experts. Each chosen expert is a SwiGLU FFN (gate_proj, up_proj, down_proj) run on that token: expert_out holds their outputs, [T, k, H], before weighting.',
+  'step.ffn_moe_out.gloss': '',
+  'step.ffn_moe_out.title': 'Weighted sum of the experts',
+  'step.ffn_moe_out.formula': 'ffn_out = Σ expert_weight · expert_out → [T, H]',
+  'step.ffn_moe_out.explain': 'The token’s FFN output is its experts’ outputs, each times its weight, added up. This is what the FFN adds to the residual stream; the FFN view shows the routing token by token.',
 };
 
 
@@ -1426,6 +1438,18 @@ const zh = {
   'overview.moeSum': '加权求和',
   'overview.fact.experts': '专家',
   'overview.expertsFact': '{e} 个中用 {k} 个（FFN {i}）',
+  'step.ffn_router.gloss': '路由器',
+  'step.ffn_router.title': '路由器：给每个专家一个概率',
+  'step.ffn_router.formula': 'router_logits = g·W_gateᵀ → [T, E]    router_probs = softmax(router_logits)',
+  'step.ffn_router.explain': '在混合专家层里，FFN 由几个专家组成。路由器 mlp.gate 是一个线性层，给每个 token 对每个专家打分；对专家做 softmax，把分数变成概率，每个 token 一行。',
+  'step.ffn_experts.gloss': '选中的专家',
+  'step.ffn_experts.title': '选中的专家和它们的权重',
+  'step.ffn_experts.formula': 'expert_index = 概率最大的 k 个专家 → [T, k]    expert_weight = 它们的概率（norm_topk_prob 时再除以它们的和）',
+  'step.ffn_experts.explain': '每个 token 只交给概率最大的 k 个专家。每个选中的专家都是一个 SwiGLU FFN（gate_proj、up_proj、down_proj），对这个 token 运行一次：expert_out 是它们加权之前的输出，形状 [T, k, H]。',
+  'step.ffn_moe_out.gloss': '加权求和',
+  'step.ffn_moe_out.title': '专家输出的加权求和',
+  'step.ffn_moe_out.formula': 'ffn_out = Σ expert_weight · expert_out → [T, H]',
+  'step.ffn_moe_out.explain': '这个 token 的 FFN 输出，就是它的各个专家的输出乘以各自权重再相加。这就是 FFN 加到残差流上的东西；FFN 视图逐个 token 展示路由。',
 };
 
 const TABLES = { en, zh };

@@ -138,6 +138,8 @@ test('the link round trip keeps the MoE model, and the overview draws its router
   assert.deepEqual(shapes, { router: `[1, ${T}, 4]`, router_softmax: `[1, ${T}, 4]`, top_k: `[1, ${T}, 2]`, experts: `[1, ${T}, 2, 64]`, weighted_sum: `[1, ${T}, 64]` });
   assert.equal((await tensor(page, 'layers.0.ffn.expert_out')).length, T * 2 * 64);
   assert.match(await page.locator('.ov-fact[data-fact="experts"] dd').innerText(), /^2 of 4/);
+  const hrefs = await page.$$eval('.ov-moe a', (list) => Object.fromEntries(list.map((a) => [a.dataset.block, new URLSearchParams(a.getAttribute('href').slice(1)).get('step') ?? new URLSearchParams(a.getAttribute('href').slice(1)).get('view')])));
+  assert.deepEqual(hrefs, { ffn: 'ffn', router: 'ffn_router', router_softmax: 'ffn_router', top_k: 'ffn_experts', experts: 'ffn_experts', weighted_sum: 'ffn_moe_out' });
   await cleanScreenshot(page, 'moe-overview-en');
 
   const again = await open(new URL(await page.evaluate(() => window.attnscope.link())).hash.slice(1));
@@ -173,6 +175,26 @@ test('ticking use_moe in the config panel turns the dense FFN view into the rout
   await page.waitForSelector('.neuron-table');
   await settled(page);
   assert.equal(await page.evaluate(() => window.attnscope.app.model.use_moe), false);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
+
+test('the pipeline of a MoE model walks the router, the chosen experts and their weighted sum', async () => {
+  const page = await open(await link({ view: 'stepper', step: 'ffn_router', layer: 1 }));
+  await page.waitForSelector('.view-stepper .step-card h2');
+  const rail = await page.$$eval('.rail-step', (list) => list.map((b) => b.dataset.step));
+  assert.deepEqual(rail.slice(rail.indexOf('post_norm'), rail.indexOf('layer_out') + 1), ['post_norm', 'ffn_router', 'ffn_experts', 'ffn_moe_out', 'layer_out']);
+  const drawn = { ffn_router: ['router_logits', 'router_probs'], ffn_experts: ['expert_index', 'expert_weight', 'expert_out'], ffn_moe_out: ['out'] };
+  for (const [step, names] of Object.entries(drawn)) {
+    await page.evaluate((s) => window.attnscope.setState({ step: s }), step);
+    await settled(page);
+    const card = await page.locator('.step-card').innerText();
+    for (const n of names) assert.ok(card.includes(`layers.1.ffn.${n}`), `${step} draws layers.1.ffn.${n}`);
+    assert.ok(!card.includes('so this step is skipped'), `${step}: nothing missing`);
+  }
+  await page.keyboard.press('ArrowRight');
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.attnscope.getState().step), 'layer_out');
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
 });

@@ -132,7 +132,7 @@ export function mount(root, app) {
 
     shown.forEach((f) => f.destroy());
     const ctx = { pieces, mask: state.mask, nRep: 1, maxCell: 8 };
-    shown = [tensorFigure(names[1], probs, ctx), tensorFigure(names[3], weight, ctx), tensorFigure(names[5], out, ctx)];
+    shown = [tensorFigure(names[1], probs, ctx), tensorFigure(names[5], out, ctx)];
     figures.replaceChildren(...shown.map((f) => f.node));
   }
 

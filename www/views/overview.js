@@ -144,20 +144,21 @@ export function mount(root, app) {
     );
   }
 
-  // MiniMind's MOEFeedForward: every step is shown in the routing view (views/moe.js).
+  // MiniMind's MOEFeedForward: the card opens the routing view (views/moe.js), its steps the pipeline's.
   function moe(c, l, T) {
     const { num_experts: E, num_experts_per_tok: k, moe_intermediate_size: I, hidden_size: H } = c;
     const href = link({ view: 'ffn', layer: l });
+    const at = (s) => link({ view: 'stepper', step: s, layer: l });
     return el(
       'div',
       { className: 'ov-card ov-ffn ov-moe' },
       el('a', { className: 'ov-card-head', href, dataset: { block: 'ffn' } }, el('span', { className: 'ov-title' }, t('overview.moe')), el('span', { className: 'ov-sub' }, t('overview.moeSub', { e: E, k, h: H, i: I }))),
       steps([
-        step('router', href, t('overview.moeRouter'), [['', [T, E]]]),
-        step('router_softmax', href, 'softmax', [['', [T, E]]]),
-        step('top_k', href, `top-${k}`, [['', [T, k]]]),
-        step('experts', href, t('overview.moeExperts', { k }), [['', [T, k, H]]]),
-        step('weighted_sum', href, t('overview.moeSum'), [['', [T, H]]]),
+        step('router', at('ffn_router'), t('overview.moeRouter'), [['', [T, E]]]),
+        step('router_softmax', at('ffn_router'), 'softmax', [['', [T, E]]]),
+        step('top_k', at('ffn_experts'), `top-${k}`, [['', [T, k]]]),
+        step('experts', at('ffn_experts'), t('overview.moeExperts', { k }), [['', [T, k, H]]]),
+        step('weighted_sum', at('ffn_moe_out'), t('overview.moeSum'), [['', [T, H]]]),
       ]),
     );
   }
