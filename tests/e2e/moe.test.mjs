@@ -198,3 +198,18 @@ test('the pipeline of a MoE model walks the router, the chosen experts and their
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
 });
+
+test('with WebGPU chosen, a MoE model runs on the CPU and the page says why', async () => {
+  const page = await open(await link());
+  await page.waitForSelector('.moe-routing');
+  const before = await tensor(page, 'layers.0.ffn.router_probs');
+  await page.selectOption('#backend', 'gpu');
+  await page.waitForFunction(() => document.getElementById('gpu-note').dataset.kind === 'fallback', null, { timeout: 120_000 });
+  await settled(page);
+  assert.match(await page.locator('#status').innerText(), /^CPU · /);
+  assert.match(await page.locator('#gpu-note').innerText(), /mixture of experts \(use_moe\), which the WebGPU path does not run yet; it runs on the CPU/);
+  assert.deepEqual(await tensor(page, 'layers.0.ffn.router_probs'), before, 'the same routing, from the CPU');
+  assert.ok(await page.locator('.moe-routing').count(), 'the routing still draws');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
