@@ -93,7 +93,7 @@ export function mount(root, app) {
     load.replaceChildren(
       bars(
         counts.map((n, e) => ({ label: t('moe.expertN', { e }), value: n, highlight: chosen(sel).includes(e) })),
-        { max: T, format: (n) => t('moe.tokenCount', { n }), label: t('moe.loadHeading') },
+        { max: T, format: (n) => t('moe.tokenCount', { n, t: T }), label: t('moe.loadHeading') },
       ),
     );
 
