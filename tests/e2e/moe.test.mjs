@@ -2,7 +2,8 @@
 // link and from the config panel's tick; the FFN view's token → expert routing against the core's
 // tensors, each checked here independently (softmax of the router scores, the top k, the weights
 // renormalised or not, ffn.out as the weighted sum of ffn.expert_out); the overview's MoE card with
-// the trace's shapes; a link round trip. Screenshots: artifacts/screenshots/moe-*.png, en and zh.
+// the trace's shapes; the pipeline's MoE steps; the CPU fallback under WebGPU; a link round trip.
+// Screenshots: artifacts/screenshots/moe-*.png, en and zh.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { cleanScreenshot, launch, openPage, settled, softmax, startServer } from './helpers.mjs';
@@ -191,6 +192,7 @@ test('the pipeline of a MoE model walks the router, the chosen experts and their
     const card = await page.locator('.step-card').innerText();
     for (const n of names) assert.ok(card.includes(`layers.1.ffn.${n}`), `${step} draws layers.1.ffn.${n}`);
     assert.ok(!card.includes('so this step is skipped'), `${step}: nothing missing`);
+    if (step === 'ffn_experts') await cleanScreenshot(page, 'moe-pipeline-en');
   }
   await page.keyboard.press('ArrowRight');
   await settled(page);
