@@ -6,7 +6,7 @@
 // Screenshots: artifacts/screenshots/moe-*.png, en and zh.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { cleanScreenshot, launch, openPage, settled, softmax, startServer } from './helpers.mjs';
+import { cleanScreenshot, launch, openPage, readCell, settled, softmax, startServer } from './helpers.mjs';
 import { DEFAULTS, FORMAT1_DEFAULTS, fragment } from '../../www/state.js';
 
 let server;
@@ -192,7 +192,14 @@ test('the pipeline of a MoE model walks the router, the chosen experts and their
     const card = await page.locator('.step-card').innerText();
     for (const n of names) assert.ok(card.includes(`layers.1.ffn.${n}`), `${step} draws layers.1.ffn.${n}`);
     assert.ok(!card.includes('so this step is skipped'), `${step}: nothing missing`);
-    if (step === 'ffn_experts') await cleanScreenshot(page, 'moe-pipeline-en');
+    if (step === 'ffn_experts') {
+      // expert_out [T, k, H]: the k chosen experts side by side, named as choices, not heads.
+      const canvas = page.locator('[data-tensor="layers.1.ffn.expert_out"] canvas').first();
+      const { value, text } = await readCell(page, canvas, 2, 64 + 5);
+      assert.equal(Math.fround(Number(value)), (await tensor(page, 'layers.1.ffn.expert_out'))[(2 * 2 + 1) * 64 + 5]);
+      assert.match(text, /choice\s*1/);
+      await cleanScreenshot(page, 'moe-pipeline-en');
+    }
   }
   await page.keyboard.press('ArrowRight');
   await settled(page);
