@@ -377,6 +377,35 @@ fn random_weights_are_deterministic() {
     assert_same(&weights::random(&config, 42), &weights::random(&config, 42));
 }
 
+/// MiniMind's MoE layout: a router `mlp.gate` [E, H] and E experts under `mlp.experts.{e}.`, of
+/// moe_intermediate_size; written and read back exactly, and a missing expert named.
+#[test]
+fn moe_checkpoint_has_minimind_names_and_round_trips() {
+    let config = with(&tiny(), |c| {
+        c.use_moe = true;
+        c.num_experts = 3;
+        c.num_experts_per_tok = 2;
+        c.moe_intermediate_size = Some(20);
+    });
+    let tensors = checkpoint(&config);
+    let shape = |name: &str| tensors[name].0.clone();
+    assert_eq!(shape("model.layers.1.mlp.gate.weight"), [3, 16]);
+    assert_eq!(shape("model.layers.1.mlp.experts.2.gate_proj.weight"), [20, 16]);
+    assert_eq!(shape("model.layers.0.mlp.experts.0.down_proj.weight"), [16, 20]);
+    assert!(!tensors.contains_key("model.layers.0.mlp.gate_proj.weight"), "no dense FFN in a MoE layer");
+    assert_eq!(tensors.values().map(|(s, _)| s.iter().product::<usize>() as u64).sum::<u64>(), config.weight_count());
+    let w = weights::random(&config, 7);
+    assert_same(&w, &weights::load_safetensors(&config, &write(&tensors, Dtype::F32)).unwrap());
+
+    let mut missing = tensors.clone();
+    missing.remove("model.layers.1.mlp.experts.1.up_proj.weight");
+    let e = load_error(&config, &write(&missing, Dtype::F32));
+    assert!(e.contains("missing tensor model.layers.1.mlp.experts.1.up_proj.weight") && e.contains("[20, 16]"), "{e}");
+    // The same checkpoint under a dense config: the experts are named as unexpected.
+    let e = load_error(&tiny(), &write(&tensors, Dtype::F32));
+    assert!(e.contains("missing tensor model.layers.0.mlp.gate_proj.weight"), "{e}");
+}
+
 #[test]
 fn random_weights_differ_by_seed_and_by_tensor() {
     let config = tiny();
@@ -489,33 +518,4 @@ mod load_dir {
         let e = weights::load_dir(&dir).unwrap_err().to_string();
         assert!(e.contains("config.json") && e.contains("hidden_size"), "{e}");
     }
-}
-
-/// MiniMind's MoE layout: a router `mlp.gate` [E, H] and E experts under `mlp.experts.{e}.`, of
-/// moe_intermediate_size; written and read back exactly, and a missing expert named.
-#[test]
-fn moe_checkpoint_has_minimind_names_and_round_trips() {
-    let config = with(&tiny(), |c| {
-        c.use_moe = true;
-        c.num_experts = 3;
-        c.num_experts_per_tok = 2;
-        c.moe_intermediate_size = Some(20);
-    });
-    let tensors = checkpoint(&config);
-    let shape = |name: &str| tensors[name].0.clone();
-    assert_eq!(shape("model.layers.1.mlp.gate.weight"), [3, 16]);
-    assert_eq!(shape("model.layers.1.mlp.experts.2.gate_proj.weight"), [20, 16]);
-    assert_eq!(shape("model.layers.0.mlp.experts.0.down_proj.weight"), [16, 20]);
-    assert!(!tensors.contains_key("model.layers.0.mlp.gate_proj.weight"), "no dense FFN in a MoE layer");
-    assert_eq!(tensors.values().map(|(s, _)| s.iter().product::<usize>() as u64).sum::<u64>(), config.weight_count());
-    let w = weights::random(&config, 7);
-    assert_same(&w, &weights::load_safetensors(&config, &write(&tensors, Dtype::F32)).unwrap());
-
-    let mut missing = tensors.clone();
-    missing.remove("model.layers.1.mlp.experts.1.up_proj.weight");
-    let e = load_error(&config, &write(&missing, Dtype::F32));
-    assert!(e.contains("missing tensor model.layers.1.mlp.experts.1.up_proj.weight") && e.contains("[20, 16]"), "{e}");
-    // The same checkpoint under a dense config: the experts are named as unexpected.
-    let e = load_error(&tiny(), &write(&tensors, Dtype::F32));
-    assert!(e.contains("missing tensor model.layers.0.mlp.gate_proj.weight"), "{e}");
 }
