@@ -322,14 +322,6 @@ fn forward_on_every_fixture_matches_pytorch_and_the_cpu() {
     }
 }
 
-#[test]
-fn a_moe_model_is_refused_so_the_page_runs_it_on_the_cpu() {
-    // Refused before any adapter is asked for, so this runs on machines without one too.
-    let (config, weights) = load_dir(&fixtures().join("moe_top1")).unwrap();
-    let e = pollster::block_on(GpuModel::new(&Model::new(config, weights))).err().expect("a MoE model is refused");
-    assert_eq!(e.to_string(), format!("GPU: {}", attnscope::gpu::MOE_ON_CPU));
-}
-
 fn small_model(layers: usize, seed: u64) -> Model {
     let config = Config {
         hidden_size: 64,
@@ -411,4 +403,12 @@ fn bad_input_is_the_cpu_error_not_a_gpu_one() {
         assert!(matches!(ours, Some(Error::Input(_))), "{ours:?}");
         assert_eq!(ours, cpu);
     }
+}
+
+#[test]
+fn a_moe_model_is_refused_so_the_page_runs_it_on_the_cpu() {
+    // Refused before any adapter is asked for, so this runs on machines without one too.
+    let (config, weights) = load_dir(&fixtures().join("moe_top1")).unwrap();
+    let e = pollster::block_on(GpuModel::new(&Model::new(config, weights))).err().expect("a MoE model is refused");
+    assert_eq!(e.to_string(), format!("GPU: {}", attnscope::gpu::MOE_ON_CPU));
 }

@@ -104,6 +104,20 @@ fn f16_checkpoint() {
 }
 
 #[test]
+fn trace_is_in_computation_order() {
+    let t = run_case("gqa", AttentionPath::Naive);
+    let names = t.names();
+    let pos = |n: &str| names.iter().position(|x| *x == n).unwrap_or_else(|| panic!("{n} missing"));
+    assert_eq!(pos("embed"), 0);
+    assert!(pos("layers.0.attn.q") < pos("layers.0.attn.q_norm"));
+    assert!(pos("layers.0.attn.q_norm") < pos("layers.0.attn.q_rope"));
+    assert!(pos("layers.0.attn.probs") < pos("layers.0.attn.context"));
+    assert!(pos("layers.0.out") < pos("layers.1.input_norm"));
+    assert_eq!(pos("logits"), names.len() - 1);
+    assert!(t.entries.iter().all(|e| !e.desc.is_empty()), "every entry has a description");
+}
+
+#[test]
 fn moe_minimind_defaults_four_experts_top1() {
     check("moe_top1");
 }
@@ -139,20 +153,6 @@ fn moe_layers_record_the_routing_instead_of_the_dense_ffn() {
             assert!((sum - out.data[i * h + c]).abs() <= 1e-6, "row {i}, column {c}");
         }
     }
-}
-
-#[test]
-fn trace_is_in_computation_order() {
-    let t = run_case("gqa", AttentionPath::Naive);
-    let names = t.names();
-    let pos = |n: &str| names.iter().position(|x| *x == n).unwrap_or_else(|| panic!("{n} missing"));
-    assert_eq!(pos("embed"), 0);
-    assert!(pos("layers.0.attn.q") < pos("layers.0.attn.q_norm"));
-    assert!(pos("layers.0.attn.q_norm") < pos("layers.0.attn.q_rope"));
-    assert!(pos("layers.0.attn.probs") < pos("layers.0.attn.context"));
-    assert!(pos("layers.0.out") < pos("layers.1.input_norm"));
-    assert_eq!(pos("logits"), names.len() - 1);
-    assert!(t.entries.iter().all(|e| !e.desc.is_empty()), "every entry has a description");
 }
 
 /// tests/fixtures/checkpoints (tools/reference/make_checkpoints.py): the checkpoints the page loads as a

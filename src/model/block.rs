@@ -1,6 +1,6 @@
 //! One MiniMind decoder layer (MiniMindBlock): input_layernorm -> attention (q/k/v proj, Q/K norm,
 //! RoPE, KV cache, repeat_kv, scores, masks, softmax, probs @ V, o_proj) -> residual ->
-//! post_attention_layernorm -> SwiGLU FFN (or MiniMind's mixture of experts, moe.rs) -> residual. Records each intermediate by contract name.
+//! post_attention_layernorm -> SwiGLU FFN -> residual. Records each intermediate by contract name.
 
 use ndarray::{Array2, Array3, Axis};
 
@@ -139,6 +139,7 @@ pub fn decoder_layer(cfg: &Config, w: &LayerWeights, x: Array2<f32>, cache: &mut
 
     let g = rms_norm(x.view(), &w.post_attention_layernorm, cfg.rms_norm_eps);
     put(rec, "post_norm", &[t, cfg.hidden_size], g.as_slice().unwrap());
+    // The dense FFN, or MiniMind's mixture of experts (moe.rs), which records its routing instead.
     let ffn_out = match &w.mlp {
         Mlp::Dense(f) => {
             let ffn = swiglu(g.view(), f);

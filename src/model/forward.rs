@@ -236,6 +236,17 @@ fn check_memory(cfg: &Config, t: usize, s_len: usize, rec: &Recorder, flash_tile
     Ok(())
 }
 
+/// Floats one layer's FFN holds (and records) beyond its [T, H] output: gate, up and act of the dense
+/// FFN; for a mixture of experts the router's logits and probabilities, the chosen experts and weights,
+/// their outputs [T, k, H], and one expert's gate, up and act at most for all T tokens.
+fn ffn_floats(cfg: &Config, t: u64, i: u64) -> u64 {
+    if !cfg.use_moe {
+        return 3 * t * i;
+    }
+    let (e, k) = (cfg.num_experts as u64, cfg.num_experts_per_tok as u64);
+    2 * t * e + 2 * t * k + t * k * cfg.hidden_size as u64 + 3 * t * cfg.moe_intermediate_size() as u64
+}
+
 /// Estimated bytes a forward call allocates besides its trace, at its peak: the KV cache of every
 /// layer, one layer's activations, and its attention tables. The explicit path builds the scores, the
 /// masked scores and the probabilities, [nH, T, S] each, for every head, whichever heads the recorder
@@ -252,17 +263,6 @@ fn working_bytes(cfg: &Config, t: usize, s_len: usize, flash_tile: Option<usize>
     };
     let activations = 4 * t * h + 2 * t * nh * d + 2 * t * nkv * d + ffn_floats(cfg, t, i);
     4 * (cache + activations + attention + t * cfg.vocab_size as u64)
-}
-
-/// Floats one layer's FFN holds (and records) beyond its [T, H] output: gate, up and act of the dense
-/// FFN; for a mixture of experts the router's logits and probabilities, the chosen experts and weights,
-/// their outputs [T, k, H], and one expert's gate, up and act at most for all T tokens.
-fn ffn_floats(cfg: &Config, t: u64, i: u64) -> u64 {
-    if !cfg.use_moe {
-        return 3 * t * i;
-    }
-    let (e, k) = (cfg.num_experts as u64, cfg.num_experts_per_tok as u64);
-    2 * t * e + 2 * t * k + t * k * cfg.hidden_size as u64 + 3 * t * cfg.moe_intermediate_size() as u64
 }
 
 /// Estimated bytes of the trace the recorder will keep.

@@ -14,8 +14,9 @@ contract (shared/docs/trace-contract.md) can be recorded under its contract name
 Each case writes tests/fixtures/<case>/{config.json, model.safetensors, input.json, trace.safetensors}
 and is then self-checked (finite values, softmax rows, causal pattern, cache == no cache).
 
-Run: python3 tools/reference/make_fixtures.py [CASE ...]   (CPU, one thread, deterministic seeds;
-naming cases writes only those, so adding a case leaves the others' files untouched)
+Run: python3 tools/reference/make_fixtures.py   (CPU, one thread, deterministic seeds)
+Naming cases (`make_fixtures.py moe_top1 moe_top2`) writes only those, so adding a case leaves the
+others' files untouched.
 """
 
 import json
