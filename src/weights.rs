@@ -21,9 +21,39 @@ pub struct LayerWeights {
     pub q_norm: Option<Array1<f32>>,           // [d]; None for Llama-style models
     pub k_norm: Option<Array1<f32>>,           // [d]
     pub post_attention_layernorm: Array1<f32>, // [H]
-    pub gate_proj: Array2<f32>,                // [I, H]
-    pub up_proj: Array2<f32>,                  // [I, H]
-    pub down_proj: Array2<f32>,                // [H, I]
+    pub mlp: Mlp,
+}
+
+/// MiniMindBlock's `mlp`: `FeedForward(config) if not config.use_moe else MOEFeedForward(config)`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Mlp {
+    Dense(FeedForward),
+    Moe(MoeFeedForward),
+}
+
+impl Mlp {
+    /// The dense FFN; None for a mixture of experts.
+    pub fn dense(&self) -> Option<&FeedForward> {
+        match self {
+            Mlp::Dense(f) => Some(f),
+            Mlp::Moe(_) => None,
+        }
+    }
+}
+
+/// MiniMind's FeedForward (SwiGLU); also each expert of a MOEFeedForward.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FeedForward {
+    pub gate_proj: Array2<f32>, // [I, H]
+    pub up_proj: Array2<f32>,   // [I, H]
+    pub down_proj: Array2<f32>, // [H, I]
+}
+
+/// MiniMind's MOEFeedForward: the router and the experts (no shared expert).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MoeFeedForward {
+    pub gate: Array2<f32>,          // [E, H], the router `mlp.gate`
+    pub experts: Vec<FeedForward>, // E experts, intermediate size moe_intermediate_size
 }
 
 #[derive(Clone, Debug)]
@@ -77,9 +107,19 @@ fn layout(config: &Config) -> Vec<Slot> {
             slots.push(vector(name("self_attn.k_norm.weight"), d));
         }
         slots.push(vector(name("post_attention_layernorm.weight"), h));
-        slots.push(matrix(name("mlp.gate_proj.weight"), i, h));
-        slots.push(matrix(name("mlp.up_proj.weight"), i, h));
-        slots.push(matrix(name("mlp.down_proj.weight"), h, i));
+        let feed_forward = |prefix: String, i: usize| {
+            [("gate_proj", i, h), ("up_proj", i, h), ("down_proj", h, i)]
+                .map(|(proj, rows, cols)| matrix(name(&format!("{prefix}{proj}.weight")), rows, cols))
+        };
+        if config.use_moe {
+            // PyTorch's state_dict order: the router (registered first), then the experts.
+            slots.push(matrix(name("mlp.gate.weight"), config.num_experts, h));
+            for e in 0..config.num_experts {
+                slots.extend(feed_forward(format!("mlp.experts.{e}."), config.moe_intermediate_size()));
+            }
+        } else {
+            slots.extend(feed_forward("mlp.".into(), i));
+        }
     }
     slots.push(vector("model.norm.weight".into(), h));
     if !config.tie_word_embeddings {
@@ -108,6 +148,13 @@ where
     let embed_tokens = matrix(next("embed_tokens.weight")?);
     let mut layers = Vec::with_capacity(config.num_hidden_layers);
     for _ in 0..config.num_hidden_layers {
+        let feed_forward = |next: &mut dyn FnMut(&str) -> Result<ArrayD<f32>, Error>| -> Result<FeedForward, Error> {
+            Ok(FeedForward {
+                gate_proj: matrix(next("gate_proj.weight")?),
+                up_proj: matrix(next("up_proj.weight")?),
+                down_proj: matrix(next("down_proj.weight")?),
+            })
+        };
         layers.push(LayerWeights {
             input_layernorm: vector(next("input_layernorm.weight")?),
             q_proj: matrix(next("q_proj.weight")?),
@@ -117,9 +164,13 @@ where
             q_norm: if config.qk_norm { Some(vector(next("q_norm.weight")?)) } else { None },
             k_norm: if config.qk_norm { Some(vector(next("k_norm.weight")?)) } else { None },
             post_attention_layernorm: vector(next("post_attention_layernorm.weight")?),
-            gate_proj: matrix(next("gate_proj.weight")?),
-            up_proj: matrix(next("up_proj.weight")?),
-            down_proj: matrix(next("down_proj.weight")?),
+            mlp: if config.use_moe {
+                let gate = matrix(next("mlp.gate.weight")?);
+                let experts = (0..config.num_experts).map(|_| feed_forward(&mut next)).collect::<Result<_, _>>()?;
+                Mlp::Moe(MoeFeedForward { gate, experts })
+            } else {
+                Mlp::Dense(feed_forward(&mut next)?)
+            },
         });
     }
     let norm = vector(next("model.norm.weight")?);
@@ -323,9 +374,20 @@ pub fn to_safetensors(config: &Config, weights: &Weights) -> Vec<u8> {
             add(&mut tensors, format!("{p}self_attn.k_norm.weight"), k_norm);
         }
         add(&mut tensors, format!("{p}post_attention_layernorm.weight"), &layer.post_attention_layernorm);
-        add(&mut tensors, format!("{p}mlp.gate_proj.weight"), &layer.gate_proj);
-        add(&mut tensors, format!("{p}mlp.up_proj.weight"), &layer.up_proj);
-        add(&mut tensors, format!("{p}mlp.down_proj.weight"), &layer.down_proj);
+        let feed_forward = |tensors: &mut Vec<_>, prefix: String, f: &FeedForward| {
+            add(tensors, format!("{prefix}gate_proj.weight"), &f.gate_proj);
+            add(tensors, format!("{prefix}up_proj.weight"), &f.up_proj);
+            add(tensors, format!("{prefix}down_proj.weight"), &f.down_proj);
+        };
+        match &layer.mlp {
+            Mlp::Dense(f) => feed_forward(&mut tensors, format!("{p}mlp."), f),
+            Mlp::Moe(moe) => {
+                add(&mut tensors, format!("{p}mlp.gate.weight"), &moe.gate);
+                for (e, f) in moe.experts.iter().enumerate() {
+                    feed_forward(&mut tensors, format!("{p}mlp.experts.{e}."), f);
+                }
+            }
+        }
     }
     add(&mut tensors, "model.norm.weight".into(), &weights.norm);
     if !config.tie_word_embeddings {

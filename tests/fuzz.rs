@@ -188,7 +188,8 @@ fn fuzz(seed: u64, count: u64, input: impl Fn(&mut Rng) -> String, case: impl Fn
 const CONFIG_KEYS: &[&str] = &[
     "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size",
     "vocab_size", "rope_theta", "rope_parameters", "max_position_embeddings", "qk_norm", "use_moe", "hidden_act",
-    "model_type", "tie_word_embeddings", "inference_rope_scaling", "rms_norm_eps",
+    "model_type", "tie_word_embeddings", "inference_rope_scaling", "rms_norm_eps", "num_experts", "num_experts_per_tok",
+    "moe_intermediate_size", "norm_topk_prob",
 ];
 
 #[test]

@@ -257,14 +257,15 @@ struct Input {
 
 /// Every PyTorch reference in tests/fixtures, with the directory of its model: the case's own for the
 /// semantic corners, www/models/<case> for a shipped model (the built-in one).
-/// Every plain fixture; the interpretability ones (with a run.json) ask for what `GpuModel::cpu_only`
-/// sends to the CPU, checked below.
+/// Every plain fixture: not the interpretability ones (with a run.json), which ask for what
+/// `GpuModel::cpu_only` sends to the CPU (checked below), nor the mixture-of-experts ones: the GPU path runs
+/// dense FFNs only (`a_moe_model_is_refused_so_the_page_runs_it_on_the_cpu`).
 fn cases() -> Vec<(String, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut cases: Vec<(String, PathBuf)> = std::fs::read_dir(fixtures())
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.path().join("trace.safetensors").exists() && !e.path().join("run.json").exists())
+        .filter(|e| e.path().join("trace.safetensors").exists() && !e.path().join("run.json").exists() && !e.file_name().to_string_lossy().starts_with("moe_"))
         .map(|e| {
             let case = e.file_name().to_string_lossy().into_owned();
             let model = if e.path().join("config.json").exists() { e.path() } else { root.join("www/models").join(&case) };
@@ -421,4 +422,12 @@ fn bad_input_is_the_cpu_error_not_a_gpu_one() {
         assert!(matches!(ours, Some(Error::Input(_))), "{ours:?}");
         assert_eq!(ours, cpu);
     }
+}
+
+#[test]
+fn a_moe_model_is_refused_so_the_page_runs_it_on_the_cpu() {
+    // Refused before any adapter is asked for, so this runs on machines without one too.
+    let (config, weights) = load_dir(&fixtures().join("moe_top1")).unwrap();
+    let e = pollster::block_on(GpuModel::new(&Model::new(config, weights))).err().expect("a MoE model is refused");
+    assert_eq!(e.to_string(), format!("GPU: {}", attnscope::gpu::MOE_ON_CPU));
 }

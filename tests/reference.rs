@@ -139,6 +139,44 @@ fn trace_is_in_computation_order() {
     assert!(t.entries.iter().all(|e| !e.desc.is_empty()), "every entry has a description");
 }
 
+#[test]
+fn moe_minimind_defaults_four_experts_top1() {
+    check("moe_top1");
+}
+
+#[test]
+fn moe_top2_renormalised() {
+    check("moe_top2");
+}
+
+#[test]
+fn moe_top2_of_3_not_renormalised_narrow_experts_after_a_cache() {
+    check("moe_top2_unnormed");
+}
+
+#[test]
+fn moe_layers_record_the_routing_instead_of_the_dense_ffn() {
+    let t = run_case("moe_top2", AttentionPath::Naive);
+    let names = t.names();
+    let pos = |n: &str| names.iter().position(|x| *x == n).unwrap_or_else(|| panic!("{n} missing"));
+    assert!(!names.iter().any(|n| n.ends_with("ffn.gate") || n.ends_with("ffn.act")), "no dense FFN tensors");
+    assert!(pos("layers.0.post_norm") < pos("layers.0.ffn.router_logits"));
+    assert!(pos("layers.0.ffn.router_probs") < pos("layers.0.ffn.expert_index"));
+    assert!(pos("layers.0.ffn.expert_out") < pos("layers.0.ffn.out"));
+    // out is the weighted sum of the chosen experts' outputs, row by row.
+    let get = |n: &str| t.get(&format!("layers.1.ffn.{n}")).unwrap();
+    let (weight, expert_out, out) = (get("expert_weight"), get("expert_out"), get("out"));
+    let (rows, k, h) = (expert_out.shape[0], expert_out.shape[1], expert_out.shape[2]);
+    for i in 0..rows {
+        let w_sum: f32 = (0..k).map(|s| weight.data[i * k + s]).sum();
+        assert!((w_sum - 1.0).abs() < 1e-6, "norm_topk_prob: row {i}'s weights sum to {w_sum}");
+        for c in 0..h {
+            let sum: f32 = (0..k).map(|s| weight.data[i * k + s] * expert_out.data[(i * k + s) * h + c]).sum();
+            assert!((sum - out.data[i * h + c]).abs() <= 1e-6, "row {i}, column {c}");
+        }
+    }
+}
+
 /// tests/fixtures/checkpoints (tools/reference/make_checkpoints.py): the checkpoints the page loads as a
 /// reader's own, read the way the page reads them, against PyTorch's layer-0 probs and last logits.
 mod checkpoints {

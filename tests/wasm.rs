@@ -77,6 +77,13 @@ fn yarn_matches_pytorch() {
 }
 
 #[wasm_bindgen_test]
+fn moe_top1_and_top2_match_pytorch() {
+    check(fixture!("moe_top1"), AttentionPath::Naive);
+    check(fixture!("moe_top2"), AttentionPath::Naive);
+    check(fixture!("moe_top2_unnormed"), AttentionPath::Flash { tile: 4 });
+}
+
+#[wasm_bindgen_test]
 fn bf16_checkpoint_matches_pytorch() {
     check(fixture!("bf16"), AttentionPath::Naive);
 }

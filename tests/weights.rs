@@ -79,7 +79,7 @@ fn assert_same(a: &Weights, b: &Weights) {
         assert_eq!((&x.q_proj, &x.k_proj, &x.v_proj, &x.o_proj), (&y.q_proj, &y.k_proj, &y.v_proj, &y.o_proj));
         assert_eq!((&x.q_norm, &x.k_norm), (&y.q_norm, &y.k_norm));
         assert_eq!(x.post_attention_layernorm, y.post_attention_layernorm);
-        assert_eq!((&x.gate_proj, &x.up_proj, &x.down_proj), (&y.gate_proj, &y.up_proj, &y.down_proj));
+        assert_eq!(x.mlp, y.mlp);
     }
 }
 
@@ -377,6 +377,35 @@ fn random_weights_are_deterministic() {
     assert_same(&weights::random(&config, 42), &weights::random(&config, 42));
 }
 
+/// MiniMind's MoE layout: a router `mlp.gate` [E, H] and E experts under `mlp.experts.{e}.`, of
+/// moe_intermediate_size; written and read back exactly, and a missing expert named.
+#[test]
+fn moe_checkpoint_has_minimind_names_and_round_trips() {
+    let config = with(&tiny(), |c| {
+        c.use_moe = true;
+        c.num_experts = 3;
+        c.num_experts_per_tok = 2;
+        c.moe_intermediate_size = Some(20);
+    });
+    let tensors = checkpoint(&config);
+    let shape = |name: &str| tensors[name].0.clone();
+    assert_eq!(shape("model.layers.1.mlp.gate.weight"), [3, 16]);
+    assert_eq!(shape("model.layers.1.mlp.experts.2.gate_proj.weight"), [20, 16]);
+    assert_eq!(shape("model.layers.0.mlp.experts.0.down_proj.weight"), [16, 20]);
+    assert!(!tensors.contains_key("model.layers.0.mlp.gate_proj.weight"), "no dense FFN in a MoE layer");
+    assert_eq!(tensors.values().map(|(s, _)| s.iter().product::<usize>() as u64).sum::<u64>(), config.weight_count());
+    let w = weights::random(&config, 7);
+    assert_same(&w, &weights::load_safetensors(&config, &write(&tensors, Dtype::F32)).unwrap());
+
+    let mut missing = tensors.clone();
+    missing.remove("model.layers.1.mlp.experts.1.up_proj.weight");
+    let e = load_error(&config, &write(&missing, Dtype::F32));
+    assert!(e.contains("missing tensor model.layers.1.mlp.experts.1.up_proj.weight") && e.contains("[20, 16]"), "{e}");
+    // The same checkpoint under a dense config: the experts are named as unexpected.
+    let e = load_error(&tiny(), &write(&tensors, Dtype::F32));
+    assert!(e.contains("missing tensor model.layers.0.mlp.gate_proj.weight"), "{e}");
+}
+
 #[test]
 fn random_weights_differ_by_seed_and_by_tensor() {
     let config = tiny();
@@ -385,7 +414,8 @@ fn random_weights_differ_by_seed_and_by_tensor() {
     assert_ne!(a.layers[0].q_proj, b.layers[0].q_proj);
     // Same shape, different names: different streams.
     assert_ne!(a.layers[0].q_proj, a.layers[1].q_proj);
-    assert_ne!(a.layers[0].gate_proj, a.layers[0].up_proj);
+    let ffn = a.layers[0].mlp.dense().unwrap();
+    assert_ne!(ffn.gate_proj, ffn.up_proj);
 }
 
 #[test]
@@ -395,7 +425,7 @@ fn random_layer_0_is_unchanged_when_layers_are_added() {
     let (a, b) = (weights::random(&config, 3), weights::random(&deeper, 3));
     assert_eq!(a.embed_tokens, b.embed_tokens);
     assert_eq!(a.layers[0].q_proj, b.layers[0].q_proj);
-    assert_eq!(a.layers[1].down_proj, b.layers[1].down_proj);
+    assert_eq!(a.layers[1].mlp, b.layers[1].mlp);
 }
 
 #[test]
@@ -405,7 +435,7 @@ fn random_weights_have_fan_in_scale_and_unit_norms() {
     let layer = &w.layers[0];
     let std = |a: &ndarray::Array2<f32>| (a.iter().map(|x| x * x).sum::<f32>() / a.len() as f32).sqrt();
     for (name, m, fan_in) in
-        [("q_proj", &layer.q_proj, 256.0), ("down_proj", &layer.down_proj, config.intermediate_size() as f32)]
+        [("q_proj", &layer.q_proj, 256.0), ("down_proj", &layer.mlp.dense().unwrap().down_proj, config.intermediate_size() as f32)]
     {
         let expected = 1.0 / f32::sqrt(fan_in);
         assert!((std(m) / expected - 1.0).abs() < 0.05, "{name}: std {} vs {expected}", std(m));

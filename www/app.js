@@ -425,6 +425,8 @@ async function loadCheckpoint(model, files = null) {
 // The worker now runs `model` (its resolved config, and what it is for the model panel): the state,
 // the sizes the views clamp to and the panels follow.
 function adopt(resolved, model, meta) {
+  // A dense FFN and a mixture of experts have different views and steps: draw the view anew.
+  const ffnChanged = Boolean(app.model?.use_moe) !== Boolean(resolved.use_moe);
   state.model = model;
   app.model = resolved;
   app.source = meta;
@@ -432,6 +434,10 @@ function adopt(resolved, model, meta) {
   panel.showResolved(resolved);
   models.set({ loaded: meta, progress: null, source: sourceOf(model) });
   cache.clear();
+  if (ffnChanged && current) {
+    current.instance.destroy();
+    current = null;
+  }
 }
 
 // Keeps the reader's checkpoint in this browser for the next visit; a refusal (no space) is noted.

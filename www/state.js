@@ -33,6 +33,7 @@ const MAX_LAYERS = 64;
 const MAX_HEADS = 256;
 const MAX_HEAD_DIM = 1024;
 const MAX_INTERMEDIATE = 65536;
+const MAX_EXPERTS = 256;
 const MAX_VOCAB = 262_144;
 const MAX_TOKENS = 8192;
 const MAX_SEED = Number.MAX_SAFE_INTEGER;
@@ -193,6 +194,12 @@ const CONFIG = {
   tie_word_embeddings: bool,
   inference_rope_scaling: bool,
   qk_norm: bool,
+  // MiniMind's mixture of experts; whether num_experts_per_tok fits num_experts the core says.
+  use_moe: bool,
+  num_experts: int(1, MAX_EXPERTS),
+  num_experts_per_tok: int(1, MAX_EXPERTS),
+  moe_intermediate_size: nullable(int(1, MAX_INTERMEDIATE)),
+  norm_topk_prob: bool,
 };
 
 // Sorted, without duplicates; an entry that is not allowed is dropped (and reported).

@@ -21,4 +21,4 @@ mod ops;
 mod program;
 
 pub use device::{Gpu, Matmul};
-pub use model::{GpuModel, GpuTraceOut};
+pub use model::{GpuModel, GpuTraceOut, MOE_ON_CPU};

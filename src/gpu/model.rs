@@ -16,7 +16,11 @@ use crate::model::forward::{check_input, check_trace_args};
 use crate::model::rope::RopeTable;
 use crate::model::{Model, RunOptions};
 use crate::trace::{Recorder, Selection, Trace};
+use crate::weights::FeedForward;
 use crate::{Config, Error};
+
+/// Why a mixture-of-experts model runs on the CPU: the WebGPU path has kernels for the dense FFN only.
+pub const MOE_ON_CPU: &str = "this model's FFN is a mixture of experts (use_moe), which the WebGPU path does not run yet; it runs on the CPU";
 
 /// What `GpuModel::trace` returns: `TraceOut` without the CPU-side cache and flash walk (a probe's walk
 /// is one row of one head: the caller runs it on the CPU, `flash_attention` with a probe).
@@ -105,7 +109,15 @@ impl Plan<'_> {
 
 impl GpuModel {
     /// Opens the GPU, compiles the kernels and uploads `model`'s weights (f32, as held on the CPU).
+    /// A mixture-of-experts model (MiniMind's `use_moe`) is refused with a sentence that says so:
+    /// the page then runs it on the CPU and shows that sentence, as for any other fallback.
     pub async fn new(model: &Model) -> Result<GpuModel, Error> {
+        let dense: Vec<&FeedForward> = model
+            .weights
+            .layers
+            .iter()
+            .map(|lw| lw.mlp.dense().ok_or_else(|| Error::Gpu(MOE_ON_CPU.into())))
+            .collect::<Result<_, _>>()?;
         let gpu = Gpu::open().await?;
         let scopes = ErrorScopes::push(&gpu.device);
         let w = &model.weights;
@@ -113,7 +125,7 @@ impl GpuModel {
         let vec = |a: &ndarray::Array1<f32>| a.as_slice().expect("contiguous").to_vec();
         let mat = |a: &Array2<f32>| a.as_standard_layout().into_owned().into_raw_vec_and_offset().0;
         let mut layers = Vec::with_capacity(w.layers.len());
-        for (l, lw) in w.layers.iter().enumerate() {
+        for (l, (lw, ffn)) in w.layers.iter().zip(dense).enumerate() {
             let name = |s: &str| format!("model.layers.{l}.{s}");
             layers.push(GpuLayer {
                 input_layernorm: up(&name("input_layernorm.weight"), &vec(&lw.input_layernorm))?,
@@ -124,9 +136,9 @@ impl GpuModel {
                 q_norm: lw.q_norm.as_ref().map(|n| up(&name("self_attn.q_norm.weight"), &vec(n))).transpose()?,
                 k_norm: lw.k_norm.as_ref().map(|n| up(&name("self_attn.k_norm.weight"), &vec(n))).transpose()?,
                 post_attention_layernorm: up(&name("post_attention_layernorm.weight"), &vec(&lw.post_attention_layernorm))?,
-                gate_proj: up(&name("mlp.gate_proj.weight"), &mat(&lw.gate_proj))?,
-                up_proj: up(&name("mlp.up_proj.weight"), &mat(&lw.up_proj))?,
-                down_proj: up(&name("mlp.down_proj.weight"), &mat(&lw.down_proj))?,
+                gate_proj: up(&name("mlp.gate_proj.weight"), &mat(&ffn.gate_proj))?,
+                up_proj: up(&name("mlp.up_proj.weight"), &mat(&ffn.up_proj))?,
+                down_proj: up(&name("mlp.down_proj.weight"), &mat(&ffn.down_proj))?,
             });
         }
         let embed_tokens = up("model.embed_tokens.weight", &mat(&w.embed_tokens))?;

@@ -13,9 +13,10 @@ use super::kv_cache::LayerCache;
 use super::linear::linear;
 use super::rms_norm::rms_norm;
 use super::rope::RopeTable;
+use super::moe::moe_feed_forward;
 use super::swiglu::swiglu;
 use crate::trace::Recorder;
-use crate::weights::LayerWeights;
+use crate::weights::{LayerWeights, Mlp};
 
 /// How this layer's attention runs and what extra it reports.
 pub struct LayerRun<'a> {
@@ -144,13 +145,30 @@ pub fn decoder_layer(cfg: &Config, w: &LayerWeights, x: Array2<f32>, cache: &mut
 
     let g = rms_norm(x.view(), &w.post_attention_layernorm, cfg.rms_norm_eps);
     put(rec, "post_norm", &[t, cfg.hidden_size], g.as_slice().unwrap());
-    let ffn = swiglu(g.view(), w);
-    let inter = cfg.intermediate_size();
-    put(rec, "ffn.gate", &[t, inter], ffn.gate.as_slice().unwrap());
-    put(rec, "ffn.up", &[t, inter], ffn.up.as_slice().unwrap());
-    put(rec, "ffn.act", &[t, inter], ffn.act.as_slice().unwrap());
-    put(rec, "ffn.out", &[t, cfg.hidden_size], ffn.out.as_slice().unwrap());
-    let x = x + &ffn.out;
+    // The dense FFN, or MiniMind's mixture of experts (moe.rs), which records its routing instead.
+    let ffn_out = match &w.mlp {
+        Mlp::Dense(f) => {
+            let ffn = swiglu(g.view(), f);
+            let inter = cfg.intermediate_size();
+            put(rec, "ffn.gate", &[t, inter], ffn.gate.as_slice().unwrap());
+            put(rec, "ffn.up", &[t, inter], ffn.up.as_slice().unwrap());
+            put(rec, "ffn.act", &[t, inter], ffn.act.as_slice().unwrap());
+            ffn.out
+        }
+        Mlp::Moe(m) => {
+            let (e, k) = (cfg.num_experts, cfg.num_experts_per_tok);
+            let moe = moe_feed_forward(g.view(), m, k, cfg.norm_topk_prob);
+            let index: Vec<f32> = moe.expert_index.iter().map(|&i| i as f32).collect();
+            put(rec, "ffn.router_logits", &[t, e], moe.router_logits.as_slice().unwrap());
+            put(rec, "ffn.router_probs", &[t, e], moe.router_probs.as_slice().unwrap());
+            put(rec, "ffn.expert_index", &[t, k], &index);
+            put(rec, "ffn.expert_weight", &[t, k], moe.expert_weight.as_slice().unwrap());
+            put(rec, "ffn.expert_out", &[t, k, cfg.hidden_size], moe.expert_out.as_slice().unwrap());
+            moe.out
+        }
+    };
+    put(rec, "ffn.out", &[t, cfg.hidden_size], ffn_out.as_slice().unwrap());
+    let x = x + &ffn_out;
     put(rec, "out", &[t, cfg.hidden_size], x.as_slice().unwrap());
     LayerOut { x, flash, context: kept }
 }

@@ -12,6 +12,7 @@ pub const MAX_LAYERS: usize = 64;
 pub const MAX_HEADS: usize = 256;
 pub const MAX_HEAD_DIM: usize = 1024;
 pub const MAX_INTERMEDIATE: usize = 65536;
+pub const MAX_EXPERTS: usize = 256;
 pub const MAX_VOCAB: usize = 262_144;
 pub const MAX_TOKENS: usize = 8192;
 /// Budget for the f32 weights of a model (bytes). MiniMind-3 needs about 0.3 GB.
@@ -44,6 +45,16 @@ pub struct Config {
     /// Q/K RMSNorm (MiniMind-3, Qwen3). Llama-style checkpoints have none; the loader sets this
     /// from the tensors it finds when the config does not say.
     pub qk_norm: bool,
+    /// MiniMind's MOEFeedForward instead of the dense FeedForward in every layer: a router
+    /// (`mlp.gate`) picks `num_experts_per_tok` of `num_experts` SwiGLU experts per token. No shared
+    /// experts; the router's auxiliary load-balancing loss (`router_aux_loss_coef`) is training only.
+    pub use_moe: bool,
+    pub num_experts: usize,
+    pub num_experts_per_tok: usize,
+    /// `None` means intermediate_size, as in MiniMind.
+    pub moe_intermediate_size: Option<usize>,
+    /// Divide the chosen experts' router probabilities by their sum (plus 1e-20), as MiniMind does.
+    pub norm_topk_prob: bool,
 }
 
 impl Default for Config {
@@ -62,6 +73,11 @@ impl Default for Config {
             tie_word_embeddings: true,
             inference_rope_scaling: false,
             qk_norm: true,
+            use_moe: false,
+            num_experts: 4,
+            num_experts_per_tok: 1,
+            moe_intermediate_size: None,
+            norm_topk_prob: true,
         }
     }
 }
@@ -70,16 +86,11 @@ impl Default for Config {
 pub const LLAMA_ROPE_THETA: f64 = 10000.0;
 
 /// Refuses, by the field that says so, a config for a model attnscope would otherwise run wrongly:
-/// MiniMind's mixture of experts (`use_moe`), and an FFN activation other than silu (`hidden_act`;
-/// Hugging Face's "swish" is the same function).
+/// an FFN activation other than silu (`hidden_act`; Hugging Face's "swish" is the same function).
+/// A `use_moe` that is not a boolean is named here too, rather than in serde's words.
 fn refuse_unsupported(raw: &serde_json::Value) -> Result<(), Error> {
     match raw.get("use_moe") {
-        None | Some(serde_json::Value::Null) | Some(serde_json::Value::Bool(false)) => {}
-        Some(serde_json::Value::Bool(true)) => {
-            return Err(Error::Config(
-                "use_moe is true: this is a mixture-of-experts (MoE) model, and attnscope runs only MiniMind's dense FFN".into(),
-            ))
-        }
+        None | Some(serde_json::Value::Bool(_)) => {}
         Some(other) => return Err(Error::Config(format!("use_moe must be true or false, got {other}"))),
     }
     match raw.get("hidden_act") {
@@ -180,6 +191,22 @@ impl Config {
             return bad(format!("intermediate_size must be between 1 and {MAX_INTERMEDIATE}, got {inter}"));
         }
         self.intermediate_size = Some(inter);
+        let moe_inter = self.moe_intermediate_size.unwrap_or(inter);
+        if moe_inter == 0 || moe_inter > MAX_INTERMEDIATE {
+            return bad(format!("moe_intermediate_size must be between 1 and {MAX_INTERMEDIATE}, got {moe_inter}"));
+        }
+        self.moe_intermediate_size = Some(moe_inter);
+        if self.use_moe {
+            if self.num_experts == 0 || self.num_experts > MAX_EXPERTS {
+                return bad(format!("num_experts must be between 1 and {MAX_EXPERTS}, got {}", self.num_experts));
+            }
+            if self.num_experts_per_tok == 0 || self.num_experts_per_tok > self.num_experts {
+                return bad(format!(
+                    "num_experts_per_tok must be between 1 and num_experts ({}), got {}",
+                    self.num_experts, self.num_experts_per_tok
+                ));
+            }
+        }
         if !(self.rms_norm_eps.is_finite() && self.rms_norm_eps > 0.0) {
             return bad(format!("rms_norm_eps must be a positive number, got {}", self.rms_norm_eps));
         }
@@ -208,6 +235,10 @@ impl Config {
         self.intermediate_size.expect("Config::resolve sets intermediate_size")
     }
 
+    pub fn moe_intermediate_size(&self) -> usize {
+        self.moe_intermediate_size.expect("Config::resolve sets moe_intermediate_size")
+    }
+
     /// Query heads per KV head (repeat_kv's n_rep).
     pub fn n_rep(&self) -> usize {
         self.num_attention_heads / self.num_key_value_heads
@@ -222,7 +253,15 @@ impl Config {
         let i = self.intermediate_size.map_or(((h as f64 * std::f64::consts::PI / 64.0).ceil() as u64) * 64, |i| i as u64);
         let v = self.vocab_size as u64;
         let qk_norm = if self.qk_norm { 2 * d } else { 0 };
-        let per_layer = 2 * h + nh * d * h + 2 * nkv * d * h + h * nh * d + qk_norm + 3 * i * h;
+        let ffn = if self.use_moe {
+            // The router [E, H] and E experts of moe_intermediate_size (default: intermediate_size).
+            let e = self.num_experts as u64;
+            let im = self.moe_intermediate_size.map_or(i, |m| m as u64);
+            e * h + e * 3 * im * h
+        } else {
+            3 * i * h
+        };
+        let per_layer = 2 * h + nh * d * h + 2 * nkv * d * h + h * nh * d + qk_norm + ffn;
         let head = if self.tie_word_embeddings { 0 } else { v * h };
         v * h + self.num_hidden_layers as u64 * per_layer + h + head
     }
@@ -279,9 +318,26 @@ mod tests {
     }
 
     #[test]
-    fn moe_and_other_activations_are_refused_by_name() {
-        let e = Config::from_json(r#"{"use_moe": true}"#).unwrap_err();
-        assert_eq!(e.to_string(), "bad config: use_moe is true: this is a mixture-of-experts (MoE) model, and attnscope runs only MiniMind's dense FFN");
+    fn moe_takes_minimind_defaults_and_checks_its_sizes() {
+        let c = Config::from_json(r#"{"use_moe": true}"#).unwrap();
+        assert_eq!((c.num_experts, c.num_experts_per_tok, c.norm_topk_prob), (4, 1, true));
+        assert_eq!(c.moe_intermediate_size(), 2432, "moe_intermediate_size defaults to intermediate_size");
+        let dense = Config::from_json("{}").unwrap();
+        // Each layer trades 3·I·H of dense FFN for a 4×H router and four experts of the same size.
+        let per_layer = 4 * 768 + 4 * 3 * 2432 * 768 - 3 * 2432 * 768;
+        assert_eq!(c.weight_count(), dense.weight_count() + 8 * per_layer);
+        let e = Config::from_json(r#"{"use_moe": true, "num_experts": 4, "num_experts_per_tok": 5}"#).unwrap_err();
+        assert!(e.to_string().contains("num_experts_per_tok must be between 1 and num_experts (4), got 5"), "{e}");
+        let e = Config::from_json(r#"{"use_moe": true, "num_experts": 0}"#).unwrap_err();
+        assert!(e.to_string().contains("num_experts must be between 1 and 256"), "{e}");
+        let e = Config::from_json(r#"{"use_moe": true, "moe_intermediate_size": 0}"#).unwrap_err();
+        assert!(e.to_string().contains("moe_intermediate_size must be between"), "{e}");
+        // A dense model ignores the MoE fields, as MiniMind does.
+        assert!(Config::from_json(r#"{"use_moe": false, "num_experts_per_tok": 9}"#).is_ok());
+    }
+
+    #[test]
+    fn other_activations_are_refused_by_name() {
         assert!(Config::from_json(r#"{"use_moe": false, "hidden_act": "silu"}"#).is_ok());
         assert!(Config::from_json(r#"{"hidden_act": "swish"}"#).is_ok());
         let e = Config::from_json(r#"{"hidden_act": "gelu"}"#).unwrap_err();

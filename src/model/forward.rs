@@ -269,6 +269,17 @@ fn check_memory(cfg: &Config, t: usize, s_len: usize, rec: &Recorder, flash_tile
     Ok(())
 }
 
+/// Floats one layer's FFN holds (and records) beyond its [T, H] output: gate, up and act of the dense
+/// FFN; for a mixture of experts the router's logits and probabilities, the chosen experts and weights,
+/// their outputs [T, k, H], and one expert's gate, up and act at most for all T tokens.
+fn ffn_floats(cfg: &Config, t: u64, i: u64) -> u64 {
+    if !cfg.use_moe {
+        return 3 * t * i;
+    }
+    let (e, k) = (cfg.num_experts as u64, cfg.num_experts_per_tok as u64);
+    2 * t * e + 2 * t * k + t * k * cfg.hidden_size as u64 + 3 * t * cfg.moe_intermediate_size() as u64
+}
+
 /// Estimated bytes a forward call allocates besides its trace, at its peak: the KV cache of every
 /// layer, one layer's activations, and its attention tables. The explicit path builds the scores, the
 /// masked scores and the probabilities, [nH, T, S] each, for every head, whichever heads the recorder
@@ -283,7 +294,7 @@ fn working_bytes(cfg: &Config, t: usize, s_len: usize, flash_tile: Option<usize>
         None => 3 * nh * t * s + 3 * t * s,
         Some(tile) => 3 * nh * t * (tile as u64).min(s),
     };
-    let activations = 4 * t * h + 2 * t * nh * d + 2 * t * nkv * d + 3 * t * i;
+    let activations = 4 * t * h + 2 * t * nh * d + 2 * t * nkv * d + ffn_floats(cfg, t, i);
     4 * (cache + activations + attention + t * cfg.vocab_size as u64)
 }
 
@@ -306,7 +317,7 @@ fn trace_bytes(cfg: &Config, t: usize, s_len: usize, rec: &Recorder) -> u64 {
     let layers = (0..cfg.num_hidden_layers).filter(|&l| rec.wants(Some(l))).count() as u64;
     let heads = rec.heads(cfg.num_attention_heads).len() as u64;
     let readouts = if rec.selection.logit_lens { t * cfg.vocab_size as u64 } else { 0 } + if rec.selection.head_logit { t * nh } else { 0 };
-    let per_layer = 6 * t * h + 3 * t * nh * d + 4 * t * nkv * d + 2 * s * nkv * d + 3 * heads * t * s + 3 * t * i + readouts;
+    let per_layer = 6 * t * h + 3 * t * nh * d + 4 * t * nkv * d + 2 * s * nkv * d + 3 * heads * t * s + ffn_floats(cfg, t, i) + readouts;
     let global = if rec.wants(None) { 2 * t * h + 2 * t * d + t * cfg.vocab_size as u64 } else { 0 };
     4 * (layers * per_layer + global)
 }

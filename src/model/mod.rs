@@ -11,6 +11,7 @@ pub mod interventions;
 pub mod kv_cache;
 pub mod lens;
 pub mod linear;
+pub mod moe;
 pub mod rms_norm;
 pub mod rope;
 pub mod swiglu;

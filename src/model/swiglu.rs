@@ -1,9 +1,10 @@
 //! MiniMind's FeedForward: `down_proj(silu(gate_proj(x)) * up_proj(x))`, silu(z) = z * sigmoid(z).
+//! The dense FFN of a layer, and each expert of a mixture of experts (moe.rs).
 
 use ndarray::{Array2, ArrayView2, Zip};
 
 use super::linear::linear;
-use crate::weights::LayerWeights;
+use crate::weights::FeedForward;
 
 pub struct FfnOut {
     pub gate: Array2<f32>, // [T, I]
@@ -17,7 +18,7 @@ pub fn silu(z: f32) -> f32 {
 }
 
 /// g: [T, H], the post-attention-normed hidden state.
-pub fn swiglu(g: ArrayView2<f32>, w: &LayerWeights) -> FfnOut {
+pub fn swiglu(g: ArrayView2<f32>, w: &FeedForward) -> FfnOut {
     let gate = linear(g, &w.gate_proj);
     let up = linear(g, &w.up_proj);
     let mut act = Array2::zeros(gate.raw_dim());

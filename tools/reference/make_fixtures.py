@@ -5,7 +5,8 @@ The forward pass below is written from shared/docs/minimind-semantics.md and che
 against MiniMind's own model (jingyaogong/minimind, model/model_minimind.py, the Qwen3 layout):
 RMSNorm with the weight applied after normalising, Q/K RMSNorm per head, rotate-half RoPE with
 MiniMind's YaRN, repeat_kv, the causal -inf triangle on the last T key columns, the padding mask
-(1 - mask) * -1e9, softmax in f32 and the SwiGLU FFN. Where the doc and the real model differ the
+(1 - mask) * -1e9, softmax in f32 and the SwiGLU FFN, or, with use_moe, MiniMind's MOEFeedForward
+(router softmax, torch.topk, optional renormalisation, the experts' weighted sum by index_add_). Where the doc and the real model differ the
 real model wins; tools/reference/README.md lists what was found.
 
 It does not import transformers: every step is spelled out so that each tensor of the trace
@@ -74,6 +75,14 @@ CASES = {
     "odd_length": (dict(BASE, vocab_size=300), 13, None, 0, torch.float32, 12),
     "bf16": (GQA, 9, None, 0, torch.bfloat16, 1),
     "f16": (GQA, 9, None, 0, torch.float16, 1),
+    # MiniMind's MoE: its defaults (4 experts, top-1, norm_topk_prob), then top-2, then top-2 of 3
+    # experts without renormalisation, with experts narrower than intermediate_size, after a cache.
+    "moe_top1": (dict(BASE, use_moe=True, num_experts=4, num_experts_per_tok=1, norm_topk_prob=True), 11, None, 0,
+                 torch.float32, 20),
+    "moe_top2": (dict(BASE, use_moe=True, num_experts=4, num_experts_per_tok=2, norm_topk_prob=True), 12, None, 0,
+                 torch.float32, 21),
+    "moe_top2_unnormed": (dict(BASE, use_moe=True, num_experts=3, num_experts_per_tok=2, norm_topk_prob=False,
+                               moe_intermediate_size=48), 10, [0, 1, 1, 1, 1, 1, 1, 1, 1, 1], 4, torch.float32, 22),
 }
 
 # name: (config overrides, S, prefix_len P, seed, run options); the options are written to run.json.
@@ -116,9 +125,19 @@ def make_weights(cfg, seed):
             w[p + "self_attn.q_norm.weight"] = norm(d)
             w[p + "self_attn.k_norm.weight"] = norm(d)
         w[p + "post_attention_layernorm.weight"] = norm(H)
-        w[p + "mlp.gate_proj.weight"] = linear(I, H)
-        w[p + "mlp.up_proj.weight"] = linear(I, H)
-        w[p + "mlp.down_proj.weight"] = linear(H, I)
+        if cfg.get("use_moe", False):
+            E, Im = cfg["num_experts"], cfg.get("moe_intermediate_size", I)
+            # A router at std 0.02 would give near-uniform probabilities whose top-k order hangs on
+            # rounding; at std 1/sqrt(H) the logits are O(1) and the choice is clear (checked below).
+            w[p + "mlp.gate.weight"] = torch.randn(E, H, generator=g) / math.sqrt(H)
+            for e in range(E):
+                w[p + f"mlp.experts.{e}.gate_proj.weight"] = linear(Im, H)
+                w[p + f"mlp.experts.{e}.up_proj.weight"] = linear(Im, H)
+                w[p + f"mlp.experts.{e}.down_proj.weight"] = linear(H, Im)
+        else:
+            w[p + "mlp.gate_proj.weight"] = linear(I, H)
+            w[p + "mlp.up_proj.weight"] = linear(I, H)
+            w[p + "mlp.down_proj.weight"] = linear(H, I)
     w["model.norm.weight"] = norm(H)
     if not cfg["tie_word_embeddings"]:
         w["lm_head.weight"] = linear(V, H)
@@ -160,6 +179,42 @@ def rope_tables(cfg, start, n):
 def rotate_half(u):
     half = u.shape[-1] // 2
     return torch.cat((-u[..., half:], u[..., :half]), dim=-1)
+
+
+def feed_forward(x, w, prefix):
+    """MiniMind's FeedForward: down_proj(silu(gate_proj(x)) * up_proj(x)); returns gate, up, act, out."""
+    gate = x @ w[prefix + "gate_proj.weight"].T  # (T, I)
+    up = x @ w[prefix + "up_proj.weight"].T  # (T, I)
+    act = F.silu(gate) * up
+    return gate, up, act, act @ w[prefix + "down_proj.weight"].T  # (T, H)
+
+
+def moe_feed_forward(x, w, p, cfg, tr, n):
+    """MiniMind's MOEFeedForward.forward at inference (model/model_minimind.py), statement by statement;
+    the trace's expert_index / expert_weight / expert_out are its top-k sorted most probable first
+    (torch.topk(sorted=False) leaves the order open). The aux loss is training only."""
+    k = cfg["num_experts_per_tok"]
+    logits = x @ w[p + "mlp.gate.weight"].T  # (T, E)
+    scores = F.softmax(logits, dim=-1)
+    topk_weight, topk_idx = torch.topk(scores, k=k, dim=-1, sorted=False)
+    if cfg["norm_topk_prob"]:
+        topk_weight = topk_weight / (topk_weight.sum(dim=-1, keepdim=True) + 1e-20)
+    y = torch.zeros_like(x)
+    outs = {}
+    for i in range(cfg["num_experts"]):
+        mask = topk_idx == i
+        if mask.any():
+            token_idx = mask.any(dim=-1).nonzero().flatten()
+            weight = topk_weight[mask].view(-1, 1)
+            out = feed_forward(x[token_idx], w, p + f"mlp.experts.{i}.")[3]
+            outs[i] = dict(zip(token_idx.tolist(), out))
+            y.index_add_(0, token_idx, (out * weight).to(y.dtype))
+    order = torch.argsort(topk_weight, dim=-1, descending=True, stable=True)
+    idx, weight = topk_idx.gather(-1, order), topk_weight.gather(-1, order)  # (T, k)
+    tr[n + "ffn.router_logits"], tr[n + "ffn.router_probs"] = logits, scores
+    tr[n + "ffn.expert_index"], tr[n + "ffn.expert_weight"] = idx.float(), weight
+    tr[n + "ffn.expert_out"] = torch.stack([torch.stack([outs[e][t] for e in row]) for t, row in enumerate(idx.tolist())])
+    return y
 
 
 def forward(w, cfg, ids, mask, past, run=None):
@@ -225,11 +280,12 @@ def forward(w, cfg, ids, mask, past, run=None):
         tr[n + "attn.residual"] = x
         g = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
         tr[n + "post_norm"] = g
-        gate = g @ w[p + "mlp.gate_proj.weight"].T  # (T, I)
-        up = g @ w[p + "mlp.up_proj.weight"].T  # (T, I)
-        act = F.silu(gate) * up
-        ffn = act @ w[p + "mlp.down_proj.weight"].T  # (T, H)
-        tr[n + "ffn.gate"], tr[n + "ffn.up"], tr[n + "ffn.act"], tr[n + "ffn.out"] = gate, up, act, ffn
+        if cfg.get("use_moe", False):
+            ffn = moe_feed_forward(g, w, p, cfg, tr, n)
+        else:
+            gate, up, act, ffn = feed_forward(g, w, p + "mlp.")
+            tr[n + "ffn.gate"], tr[n + "ffn.up"], tr[n + "ffn.act"] = gate, up, act
+        tr[n + "ffn.out"] = ffn
         x = x + ffn
         tr[n + "out"] = x
         if run["logit_lens"]:
@@ -273,7 +329,7 @@ def row_slices(trace, P):
     for name, t in trace.items():
         if name.endswith(("k_cache", "v_cache")):
             out[name] = t
-        elif name.endswith(("scores", "probs")):
+        elif name.endswith(("attn.scores", "attn.masked_scores", "attn.probs")):
             out[name] = t[:, P:, :]
         else:
             out[name] = t[P:]
@@ -300,7 +356,7 @@ def check(name, cfg, trace, ids, mask, P, w, run=None):
             assert torch.equal(torch.isinf(t), causal.expand_as(t)), f"{name}/{tname}: causal pattern"
         else:
             assert torch.isfinite(t).all(), f"{name}/{tname}: non-finite"
-        if tname.endswith("probs"):
+        if tname.endswith("attn.probs"):
             rows = t.sum(-1)  # (nH, T)
             real = torch.ones(T, dtype=torch.bool) if mask is None else mask[P:].bool()
             err = (rows[:, real] - 1).abs().max().item()
@@ -314,6 +370,15 @@ def check(name, cfg, trace, ids, mask, P, w, run=None):
         diff = max(max_diff(trace[k], ref[k]) for k in trace)
         assert diff < 1e-5, f"{name}: cached call differs from the full run by {diff}"
         notes.append(f"cache==full {diff:.1e}")
+    if cfg.get("use_moe", False):
+        k = cfg["num_experts_per_tok"]
+        for l in range(cfg["num_hidden_layers"]):
+            probs = trace[f"layers.{l}.ffn.router_probs"].sort(dim=-1, descending=True).values
+            # The k-th and (k+1)-th probabilities must be far apart, or float rounding could pick another expert.
+            margin = (probs[:, k - 1] - probs[:, k]).min().item() if k < cfg["num_experts"] else 1.0
+            assert margin > 1e-3, f"{name}: layer {l}'s top-{k} choice hangs on {margin:.1e}"
+            used = trace[f"layers.{l}.ffn.expert_index"].unique().numel()
+            notes.append(f"L{l}: {used} experts used, top-k margin {margin:.1e}")
     if cfg["inference_rope_scaling"]:
         plain_cos, plain_sin = rope_tables(dict(cfg, inference_rope_scaling=False), P, T)
         moved = max((trace["rope.cos"] - plain_cos).abs().max().item(), (trace["rope.sin"] - plain_sin).abs().max().item())
@@ -384,7 +449,7 @@ def write_case(name, overrides, S, mask_list, P, dtype, seed, run=None):
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    config = dict(cfg, model_type="minimind", hidden_act="silu", use_moe=False, torch_dtype=DTYPE_NAMES[dtype])
+    config = dict({"use_moe": False}, **cfg, model_type="minimind", hidden_act="silu", torch_dtype=DTYPE_NAMES[dtype])
     if cfg["inference_rope_scaling"]:
         config["rope_scaling"] = dict(YARN, type="yarn")  # what MiniMind's save_pretrained writes
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")

@@ -1,11 +1,15 @@
 // The model panel: the Hugging Face config.json keys a learner changes most, the seed of the
-// random weights, and the causal switch. The page does not validate sizes itself: the core does,
+// random weights, the causal switch, and MiniMind's mixture of experts (use_moe: one tick gives
+// MiniMind's own MoE, 4 experts and top-1, whose sizes can then be changed). The page does not validate sizes itself: the core does,
 // and its message is shown under the field it names (or under the panel), never as a dialog.
 
 import { el } from '../parts/dom.js';
 import { t } from '../strings.js';
 
 const FIELDS = ['num_hidden_layers', 'hidden_size', 'num_attention_heads', 'num_key_value_heads', 'head_dim', 'rope_theta'];
+// Shown and sent only with use_moe; empty fields take MiniMind's defaults (the placeholders).
+const MOE_FIELDS = { num_experts: 4, num_experts_per_tok: 1 };
+const NUMBER_FIELDS = [...FIELDS, ...Object.keys(MOE_FIELDS)];
 
 // onApply(config, seed) resolves when the core accepted the config and rejects with its Error.
 export function configPanel({ config, seed, causal }, { onApply, onCausal }) {
@@ -23,6 +27,14 @@ export function configPanel({ config, seed, causal }, { onApply, onCausal }) {
   };
 
   const causalBox = el('input', { type: 'checkbox', id: 'cfg-causal', checked: causal, on: { change: () => onCausal(causalBox.checked) } });
+  const moeBox = el('input', { type: 'checkbox', id: 'cfg-use_moe', checked: Boolean(config.use_moe), on: { change: () => { moeFields.hidden = !moeBox.checked; apply('use_moe'); } } });
+  const normBox = el('input', { type: 'checkbox', id: 'cfg-norm_topk_prob', checked: config.norm_topk_prob ?? true, on: { change: () => apply('norm_topk_prob') } });
+  const moeFields = el(
+    'div',
+    { className: 'config-grid config-moe', hidden: !config.use_moe },
+    Object.entries(MOE_FIELDS).map(([key, fallback]) => field(key, config[key], { placeholder: String(fallback) })),
+    el('label', { className: 'switch' }, normBox, el('span', {}, t('config.norm_topk_prob'))),
+  );
 
   const node = el(
     'form',
@@ -34,6 +46,8 @@ export function configPanel({ config, seed, causal }, { onApply, onCausal }) {
       field('seed', seed),
     ),
     el('label', { className: 'switch' }, causalBox, el('span', {}, t('config.causal'))),
+    el('label', { className: 'switch' }, moeBox, el('span', {}, t('config.use_moe'))),
+    moeFields,
     general,
     summary,
     el('p', { className: 'config-note' }, t('config.note')),
@@ -41,16 +55,18 @@ export function configPanel({ config, seed, causal }, { onApply, onCausal }) {
 
   function read() {
     const next = { vocab_size: 6400 };
-    for (const key of FIELDS) {
+    const keys = moeBox.checked ? NUMBER_FIELDS : FIELDS;
+    for (const key of keys) {
       const raw = inputs[key].value.trim();
       if (raw !== '') next[key] = Number(raw);
     }
+    if (moeBox.checked) Object.assign(next, { use_moe: true, norm_topk_prob: normBox.checked });
     return { config: next, seed: Number(inputs.seed.value) };
   }
 
   // Under the field the message names; the one just edited wins when it names several.
   function showError(message, edited) {
-    const key = edited && message.includes(edited) ? edited : [...FIELDS, 'seed'].find((k) => message.includes(k));
+    const key = edited && errors[edited] && message.includes(edited) ? edited : [...NUMBER_FIELDS, 'seed'].find((k) => message.includes(k));
     const target = key ? errors[key] : general;
     target.replaceChildren(message, el('span', { className: 'field-note' }, t('config.notApplied')));
     target.hidden = false;
@@ -80,7 +96,10 @@ export function configPanel({ config, seed, causal }, { onApply, onCausal }) {
     node,
     // Shows values set elsewhere (a link, setState) in the fields.
     show({ config: shown, seed: shownSeed, causal: shownCausal }) {
-      for (const key of FIELDS) inputs[key].value = shown[key] ?? '';
+      for (const key of NUMBER_FIELDS) inputs[key].value = shown[key] ?? '';
+      moeBox.checked = Boolean(shown.use_moe);
+      normBox.checked = shown.norm_topk_prob ?? true;
+      moeFields.hidden = !moeBox.checked;
       inputs.seed.value = shownSeed;
       causalBox.checked = shownCausal;
       clearErrors();
@@ -89,7 +108,8 @@ export function configPanel({ config, seed, causal }, { onApply, onCausal }) {
     showResolved(c) {
       const rep = c.num_attention_heads / c.num_key_value_heads;
       const kind = rep === 1 ? 'MHA' : c.num_key_value_heads === 1 ? 'MQA' : 'GQA';
-      summary.textContent = t('config.summary', { d: c.head_dim, i: c.intermediate_size, kind, rep });
+      const moe = c.use_moe ? ` ${t('config.moeSummary', { k: c.num_experts_per_tok, e: c.num_experts, i: c.moe_intermediate_size })}` : '';
+      summary.textContent = t('config.summary', { d: c.head_dim, i: c.intermediate_size, kind, rep }) + moe;
     },
   };
 }

@@ -1,7 +1,8 @@
 // One trace tensor drawn as heatmaps according to its shape (trace-contract.md):
 //   [T, X]        one heatmap, a row per token;
 //   [T, n, d]     one heatmap, a row per token, the n heads side by side as framed column groups
-//                 (q and its norms/rotations have query heads, k/v/caches have KV heads);
+//                 (q and its norms/rotations have query heads, k/v/caches have KV heads, a MoE
+//                 layer's ffn.expert_out has the token's k chosen experts, most probable first);
 //   [nH, T, S]    attention: one T x S panel per query head on one shared scale.
 // The header names the tensor and writes its shape as MiniMind prints it, batch first.
 
@@ -14,6 +15,7 @@ import { t } from '../strings.js';
 
 const ATTENTION = /(^|\.)(scores|masked_scores|probs)$/;
 const KV_TENSOR = /attn\.(k|v|k_norm|k_rope|k_cache|v_cache)$/;
+const EXPERT_CHOICES = /ffn\.expert_out$/;
 
 // ctx: {pieces, mask, nRep, maxCell}. Returns {node, maps, destroy()}: the heatmaps paint once the
 // node is in the page (heatmap.js), or at once with paintAll(maps).
@@ -38,7 +40,7 @@ function matrix(name, data, shape, ctx, maps) {
   const cols = rest.reduce((a, b) => a * b, 1);
   const grouped = rest.length === 2;
   const d = grouped ? rest[1] : cols;
-  const headWord = KV_TENSOR.test(name) ? 'KV' : t('tip.head');
+  const headWord = KV_TENSOR.test(name) ? 'KV' : EXPERT_CHOICES.test(name) ? t('moe.choice') : t('tip.head');
   const scale = name.startsWith('rope.') ? diverging(1) : scaleFor(name, [data]);
   const map = heatmap();
   maps.push(map);

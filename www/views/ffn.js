@@ -3,6 +3,8 @@
 // down = act·W_downᵀ, as heatmaps a row per token; then, for each token, the neurons with the
 // largest |act|, the ones that token switches on, with the three numbers that make each. The
 // tutorial's w1 / w3 / w2 are named beside MiniMind's gate_proj / up_proj / down_proj, with its formula.
+// A mixture-of-experts model's FFN is its routing (moe.js); app.js mounts the view again when the
+// model changes between the two kinds.
 
 import { el } from '../parts/dom.js';
 import { tensorFigure } from '../parts/tensor_figure.js';
@@ -10,6 +12,7 @@ import { value } from '../parts/value.js';
 import { layerSelect, tokenSelect, tokenAt } from '../parts/controls.js';
 import { tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
+import * as moe from './moe.js';
 
 const TOP_NEURONS = 5;
 
@@ -21,6 +24,7 @@ function strongest(row, n) {
 }
 
 export function mount(root, app) {
+  if (app.model.use_moe) return moe.mount(root, app);
   const { state } = app;
   const controls = [layerSelect(app), tokenSelect(app, 'query', 'control.token')];
   const figures = el('div', { className: 'figures' });

@@ -3,7 +3,7 @@
 // sizes): tokens → embedding → N × [RMSNorm → attention → residual → RMSNorm → SwiGLU FFN →
 // residual] → final norm → logits → the predicted next token. The live sentence flows through it:
 // its tokens at the top, on each arrow the shape of what the step hands on (as MiniMind prints it,
-// [1, T, H]), and at the end the core's softmax of the last position's logits (its `top` call, as
+// [1, T, H]; a mixture-of-experts model's FFN card is its router, top-k and experts), and at the end the core's softmax of the last position's logits (its `top` call, as
 // the Output view does). Every block is a link to the step or view that explains it. One layer is
 // drawn in detail and the others are a row of buttons behind it, so 64 layers stay an overview.
 // While the first checkpoint's weights arrive, the diagram draws from its config (app.preview),
@@ -86,7 +86,7 @@ export function mount(root, app) {
       ['kvHeads', c.num_key_value_heads],
       ['headDim', c.head_dim],
       ['hidden', c.hidden_size],
-      ['ffn', c.intermediate_size],
+      c.use_moe ? ['experts', t('overview.expertsFact', { k: c.num_experts_per_tok, e: c.num_experts, i: c.moe_intermediate_size })] : ['ffn', c.intermediate_size],
       ['vocab', c.vocab_size],
     ];
     return el('dl', { className: 'ov-facts' }, list.map(([key, value]) => el('div', { className: 'ov-fact', dataset: { fact: key } }, el('dt', {}, t(`overview.fact.${key}`)), el('dd', {}, String(value)))));
@@ -144,7 +144,27 @@ export function mount(root, app) {
     );
   }
 
+  // MiniMind's MOEFeedForward: the card opens the routing view (views/moe.js), its steps the pipeline's.
+  function moe(c, l, T) {
+    const { num_experts: E, num_experts_per_tok: k, moe_intermediate_size: I, hidden_size: H } = c;
+    const href = link({ view: 'ffn', layer: l });
+    const at = (s) => link({ view: 'stepper', step: s, layer: l });
+    return el(
+      'div',
+      { className: 'ov-card ov-ffn ov-moe' },
+      el('a', { className: 'ov-card-head', href, dataset: { block: 'ffn' } }, el('span', { className: 'ov-title' }, t('overview.moe')), el('span', { className: 'ov-sub' }, t('overview.moeSub', { e: E, k, h: H, i: I }))),
+      steps([
+        step('router', at('ffn_router'), t('overview.moeRouter'), [['', [T, E]]]),
+        step('router_softmax', at('ffn_router'), 'softmax', [['', [T, E]]]),
+        step('top_k', at('ffn_experts'), `top-${k}`, [['', [T, k]]]),
+        step('experts', at('ffn_experts'), t('overview.moeExperts', { k }), [['', [T, k, H]]]),
+        step('weighted_sum', at('ffn_moe_out'), t('overview.moeSum'), [['', [T, H]]]),
+      ]),
+    );
+  }
+
   function ffn(c, l, T) {
+    if (c.use_moe) return moe(c, l, T);
     const { intermediate_size: I, hidden_size: H } = c;
     const at = (fields) => link({ ...fields, layer: l });
     return el(

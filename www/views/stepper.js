@@ -7,6 +7,8 @@
 // The walk is (step, layer) pairs, and a link names both (`step=probs&layer=1`): ← / → cross layer
 // boundaries, one layer's output leading into the next layer's input_norm. The rail lists the
 // per-layer steps once, under the layer being walked, so it stays short for any number of layers.
+// A mixture-of-experts model walks its router, its experts and their weighted sum instead of the dense
+// FFN's three steps (app.js mounts the view again when the model changes between the two kinds).
 
 import { el } from '../parts/dom.js';
 import { tensorFigure } from '../parts/tensor_figure.js';
@@ -20,7 +22,7 @@ import { t } from '../strings.js';
 // Tensor names without a layer prefix; every other name is under layers.{l}.
 const GLOBAL = new Set(['embed', 'rope.cos', 'rope.sin', 'final_norm', 'logits']);
 
-const STEPS = [
+const ALL_STEPS = [
   { id: 'embed', label: 'embed', section: 'embed', tensors: ['embed'] },
   { id: 'input_norm', label: 'input_norm', section: 'attn', tensors: ['input_norm'] },
   { id: 'qkv', label: 'q / k / v', section: 'attn', tensors: ['attn.q', 'attn.k', 'attn.v'] },
@@ -34,9 +36,12 @@ const STEPS = [
   { id: 'attn_out', label: 'attn.out', section: 'attn', tensors: ['attn.out'] },
   { id: 'attn_residual', label: 'attn.residual', section: 'attn', tensors: ['attn.residual'] },
   { id: 'post_norm', label: 'post_norm', section: 'ffn', tensors: ['post_norm'] },
-  { id: 'ffn_gate_up', label: 'ffn.gate / up', section: 'ffn', tensors: ['ffn.gate', 'ffn.up'] },
-  { id: 'ffn_act', label: 'ffn.act', section: 'ffn', tensors: ['ffn.act'] },
-  { id: 'ffn_out', label: 'ffn.out', section: 'ffn', tensors: ['ffn.out'] },
+  { id: 'ffn_gate_up', label: 'ffn.gate / up', section: 'ffn', tensors: ['ffn.gate', 'ffn.up'], ffn: 'dense' },
+  { id: 'ffn_act', label: 'ffn.act', section: 'ffn', tensors: ['ffn.act'], ffn: 'dense' },
+  { id: 'ffn_out', label: 'ffn.out', section: 'ffn', tensors: ['ffn.out'], ffn: 'dense' },
+  { id: 'ffn_router', label: 'ffn.router_probs', section: 'ffn', tensors: ['ffn.router_logits', 'ffn.router_probs'], ffn: 'moe' },
+  { id: 'ffn_experts', label: 'ffn.expert_index / weight', section: 'ffn', tensors: ['ffn.expert_index', 'ffn.expert_weight', 'ffn.expert_out'], ffn: 'moe' },
+  { id: 'ffn_moe_out', label: 'ffn.out', section: 'ffn', tensors: ['ffn.out'], ffn: 'moe' },
   { id: 'layer_out', label: 'out', section: 'ffn', tensors: ['out'] },
   { id: 'final_norm', label: 'final_norm', section: 'output', tensors: ['final_norm'] },
   { id: 'logits', label: 'logits', section: 'output', tensors: ['logits'] },
@@ -52,9 +57,14 @@ function perLayer(step) {
   return step.tensors.some((n) => !GLOBAL.has(n));
 }
 
-const BEFORE = STEPS.findIndex(perLayer); // global steps before the layers (the embedding)
-const LAYER_STEPS = STEPS.filter(perLayer);
-const AFTER = STEPS.filter((s, i) => i > BEFORE && !perLayer(s)); // global steps after them
+// The walk of a model: its steps, the global ones before the layers (the embedding), each layer's, and
+// the global ones after them.
+function walk(model) {
+  const kind = model.use_moe ? 'moe' : 'dense';
+  const steps = ALL_STEPS.filter((s) => !s.ffn || s.ffn === kind);
+  const before = steps.findIndex(perLayer);
+  return { STEPS: steps, BEFORE: before, LAYER_STEPS: steps.filter(perLayer), AFTER: steps.filter((s, i) => i > before && !perLayer(s)) };
+}
 
 // The text the prediction follows, cut to its end when long.
 const BEFORE_CHARS = 40;
@@ -62,6 +72,7 @@ const SLOT = '\u0000';
 
 export function mount(root, app) {
   const { state } = app;
+  const { STEPS, BEFORE, LAYER_STEPS, AFTER } = walk(app.model);
   const layers = () => app.model.num_hidden_layers;
   const total = () => BEFORE + layers() * LAYER_STEPS.length + AFTER.length;
   const layerNow = () => Math.max(0, Math.min(layers() - 1, state.layer));
