@@ -23,6 +23,7 @@ import * as flash from './views/flash.js';
 import * as ffn from './views/ffn.js';
 import * as output from './views/output.js';
 import * as lessons from './views/lessons.js';
+import * as compare from './views/compare.js';
 import { themeToggle } from './panels/theme.js';
 import { STAGES } from './parts/controls.js';
 import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS, readerLanguage, textOf } from './state.js';
@@ -39,7 +40,7 @@ import { modelPanel, sourceOf } from './panels/model_panel.js';
 import { sampleButtons } from './panels/samples.js';
 import * as source from './model_source.js';
 
-const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons };
+const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons, compare };
 
 const TYPING_PAUSE_MS = 200;
 

@@ -681,6 +681,35 @@ const en = {
   // Readable tokens and the page's own title (glossary.js).
   'app.pageTitle': 'attnscope — MiniMind attention, tensor by tensor',
   'input.chipPart': ', part of “{chars}”',
+  // Interventions (issue #13): compare two inputs (views/compare.js), knock out heads
+  // (views/ablate.js, parts/ablation.js), logit lens (views/lens.js), head attribution
+  // (views/attribution.js), and two predictions side by side (parts/prediction_diff.js).
+  'nav.group.interp': 'Experiments',
+  'view.compare': 'Compare inputs',
+  'compare.second': 'Second sentence',
+  'compare.explain': 'Change one word and watch what moves. The sentence in the text box (A) and the second one (B) go through the same model; below are the attention weights of one head for both, their difference, and what the model predicts after each. A minimal pair (她 / 他, “cat” / “cats”) shows what a single token changes.',
+  'compare.a': 'A',
+  'compare.b': 'B',
+  'compare.attention': 'Attention weights of one head',
+  'compare.mapTitle': '{which}: layer {l}, head {h}',
+  'compare.diffTitle': 'B − A, cell by cell',
+  'compare.diffExplain': 'Red: B’s query gives this key more weight than A’s; blue: less. Rows before the changed token stay white: the causal mask keeps them from seeing it.',
+  'compare.noDiff': 'A has {a} tokens and B has {b}: their cells do not line up, so there is no cell-by-cell difference. Compare the two maps and the predictions.',
+  'compare.lengths': 'A has {a} tokens, B has {b}.',
+  'compare.same': 'The two sentences have the same tokens: change a word in the second one.',
+  'compare.differAt': 'They differ at token {where} (counting from 0).',
+  'compare.emptyB': 'The second sentence is empty: type a sentence that differs from the first in a word.',
+  'compare.prediction': 'Next-token prediction after each sentence',
+  'compare.predictionNote': 'After A’s last token “{a}” and after B’s last token “{b}”: softmax over all {v} logits, by the core.',
+  'diff.token': 'token',
+  'diff.change': 'change',
+  'diff.pp': 'pp',
+  'diff.moved': 'The tokens that moved most',
+  'diff.sameTop': 'Both predict “{token}” first.',
+  'diff.newTop': 'The top prediction changes from “{a}” to “{b}”.',
+  'diff.kl': 'KL({a} ‖ {b}) =',
+  'diff.nats': 'nats',
+  'diff.klExplain': 'The KL divergence adds up p ln(p / q) over the whole vocabulary: 0 when the two predictions are the same, larger the more probability moved.',
 };
 
 
@@ -1364,6 +1393,33 @@ const zh = {
   // Readable tokens and the page's own title (glossary.js).
   'app.pageTitle': 'attnscope — 逐个张量看 MiniMind 的注意力',
   'input.chipPart': '，是“{chars}”的一部分',
+  // 干预实验（issue #13）：比较两个输入、关闭注意力头、logit lens、逐头归因、两个预测并排。
+  'nav.group.interp': '实验',
+  'view.compare': '比较两个输入',
+  'compare.second': '第二个句子',
+  'compare.explain': '只改一个词，看看什么变了。文本框里的句子（A）和第二个句子（B）经过同一个模型；下面是同一个头对两者的注意力权重、它们的差，以及模型在两句之后各自预测的下一个 token。像“她 / 他”“小猫 / 小狗”这样只差一个词的一对句子，能看出单个 token 改变了什么。',
+  'compare.a': 'A',
+  'compare.b': 'B',
+  'compare.attention': '一个头的注意力权重',
+  'compare.mapTitle': '{which}：第 {l} 层，头 {h}',
+  'compare.diffTitle': 'B − A，逐格相减',
+  'compare.diffExplain': '红色：B 的 Q（查询）给这个 K（键）的权重比 A 多；蓝色：比 A 少。改动的 token 之前的行保持白色：因果掩码（Causal Mask）让它们看不到那个 token。',
+  'compare.noDiff': 'A 有 {a} 个 token，B 有 {b} 个：格子对不齐，没法逐格相减。请比较两张图和两个预测。',
+  'compare.lengths': 'A 有 {a} 个 token，B 有 {b} 个。',
+  'compare.same': '两个句子的 token 完全相同：请在第二个句子里改一个词。',
+  'compare.differAt': '两句在这些位置（从 0 数）不同：{where}。',
+  'compare.emptyB': '第二个句子是空的：请输入一个和第一个句子只差一个词的句子。',
+  'compare.prediction': '两句之后的下一个 token 预测',
+  'compare.predictionNote': '在 A 的最后一个 token“{a}”之后，和 B 的最后一个 token“{b}”之后：计算核心在全部 {v} 个 logits 上做 softmax。',
+  'diff.token': 'token',
+  'diff.change': '变化',
+  'diff.pp': '个百分点',
+  'diff.moved': '变化最大的 token',
+  'diff.sameTop': '两者的第一预测都是“{token}”。',
+  'diff.newTop': '第一预测从“{a}”变成了“{b}”。',
+  'diff.kl': 'KL（{a} ‖ {b}）=',
+  'diff.nats': '奈特',
+  'diff.klExplain': 'KL 散度把整个词表上的 p ln(p / q) 加起来：两个预测相同时为 0，概率挪动得越多，它越大。',
 };
 
 const TABLES = { en, zh };
