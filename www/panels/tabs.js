@@ -10,7 +10,7 @@ import { t } from '../strings.js';
 export const TAB_GROUPS = [
   { id: 'basics', views: ['overview', 'stepper', 'attention', 'grid', 'masks', 'output'] },
   { id: 'deep', views: ['lines', 'qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn'], folds: true },
-  { id: 'interp', views: ['compare'], folds: true },
+  { id: 'interp', views: ['compare', 'ablate', 'lens', 'attribution'], folds: true },
   { id: 'lessons', views: ['lessons'] },
 ];
 
