@@ -5,7 +5,7 @@
 // Screenshots: artifacts/screenshots/interp-*.png.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { cleanScreenshot, launch, openPage, settled, softmax, startServer } from './helpers.mjs';
+import { cleanScreenshot, launch, openPage, readCell, settled, softmax, startServer } from './helpers.mjs';
 
 let server;
 let browser;
@@ -114,6 +114,172 @@ test('compare: a link round trip keeps the second sentence, layer and head; Chin
   assert.deepEqual(other.consoleErrors, []);
   await other.close();
   await cleanScreenshot(page, 'interp-compare-zh');
+});
+
+// A run's tensors asked of the worker by the test: `args` merged into the page's own arguments.
+function tensorsOf(args, names) {
+  return page.evaluate(
+    async ({ extra, list }) => {
+      const { tensors } = await window.attnscope.call('tensors', { args: { ...window.attnscope.app.args(), ...extra }, names: list });
+      return tensors.map((x) => ({ data: Array.from(x.data), shape: x.shape }));
+    },
+    { extra: args, list: names },
+  );
+}
+
+const maxAbs = (a) => a.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+const maxDiff = (a, b) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
+
+test('knock out: a head clicked off in the head grid reruns the model without it, checked against the test’s own runs', async () => {
+  await open({ view: 'grid', text: 'The king said to his son: you must be brave.', lang: 'en', ablate: '' });
+  const plain = await logitsOf({});
+  await page.click('.view-grid .thumb[data-layer="3"][data-head="2"] .ablate-toggle');
+  await page.waitForFunction(() => JSON.stringify(window.attnscope.getState().ablate) === '[[3,2]]');
+  await settled(page);
+  assert.equal(await page.locator('.view-grid .thumb[data-layer="3"][data-head="2"] .ablate-toggle').getAttribute('aria-pressed'), 'true');
+  assert.ok(await page.locator('.view-grid .thumb[data-layer="3"][data-head="2"]').evaluate((n) => n.classList.contains('ablated')));
+  assert.match(await page.locator('.ablation-bar').innerText(), /L3 H2/);
+  assert.match(await page.locator('#status').innerText(), /knocked out: 1/);
+  // The page's logits are those of the run the test asks for with ablate, and not the whole model's.
+  const shown = await page.evaluate(async () => Array.from(await window.attnscope.tensor('logits')));
+  const ablated = await logitsOf({ ablate: [[3, 2]] });
+  assert.deepEqual(shown, ablated.data, 'the page shows the ablated run');
+  assert.ok(maxDiff(shown, plain.data) > 1e-3, 'knocking the head out changed the logits');
+  // Independently of the core's ablation code: the head's context is zero in the ablated run, what
+  // comes before it is untouched, and o_proj is linear, so the change two heads of a layer make
+  // together is the sum of the changes each makes alone.
+  const [context] = await tensorsOf({ ablate: [[3, 2]] }, ['layers.3.attn.context']);
+  const [, nH, d] = context.shape;
+  const T = context.shape[0];
+  for (let i = 0; i < T; i++) assert.equal(maxAbs(context.data.slice((i * nH + 2) * d, (i * nH + 3) * d)), 0, `context of head 2 at position ${i}`);
+  const [before2] = await tensorsOf({ ablate: [] }, ['layers.2.out']);
+  const [after2] = await tensorsOf({ ablate: [[3, 2]] }, ['layers.2.out']);
+  assert.deepEqual(after2.data, before2.data, 'layer 2 is before the knocked-out head');
+  const outs = [];
+  for (const ablate of [[], [[3, 2]], [[3, 5]], [[3, 2], [3, 5]]]) outs.push((await tensorsOf({ ablate }, ['layers.3.attn.out']))[0].data);
+  const [none, a, b, both] = outs;
+  const sum = none.map((v, i) => v - a[i] + (v - b[i]));
+  const together = none.map((v, i) => v - both[i]);
+  assert.ok(maxDiff(sum, together) <= 1e-4 * maxAbs(together), `linear in the heads: ${maxDiff(sum, together)}`);
+  assert.ok(maxAbs(together) > 1e-3, 'the two heads did something');
+  await cleanScreenshot(page, 'interp-grid-ablated-en');
+});
+
+test('knock out: the before / after view shows the two predictions, their change and KL from the two runs', async () => {
+  await open({ view: 'ablate' });
+  const plain = await logitsOf({ ablate: [] });
+  const ablated = await logitsOf({ ablate: [[3, 2]] });
+  const [T, V] = plain.shape;
+  const row = ({ data }) => data.slice((T - 1) * V, T * V);
+  const pBefore = softmax(row(plain));
+  const pAfter = softmax(row(ablated));
+  for (const [id, before, after] of await shownTable('.view-ablate')) {
+    close(before, pBefore[id], 2e-5, `p before of ${id}`);
+    close(after, pAfter[id], 2e-5, `p after of ${id}`);
+  }
+  const expected = kl(row(plain), row(ablated));
+  close(Number(await page.locator('.view-ablate .prediction-diff').getAttribute('data-kl')), expected, 1e-4 * Math.max(1, expected), 'KL(before ‖ after)');
+  assert.ok(expected > 0);
+  const changes = await page.$$eval('.view-ablate .ablate-changes tbody tr', (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => Number(td.dataset.value))));
+  assert.deepEqual(changes.slice(0, 3).flat(), [0, 0, 0, 0, 0, 0], 'layers 0–2 unchanged');
+  assert.equal(changes[3][0], 0, 'layer 3’s attention weights unchanged: the head still looks');
+  assert.ok(changes[3][1] > 0, 'layer 3’s output changed');
+  // A second head from the board, then "Clear all": the whole model again.
+  await page.click('.view-ablate .ablate-board .ablate-toggle[data-layer="0"][data-head="1"]');
+  await page.waitForFunction(() => JSON.stringify(window.attnscope.getState().ablate) === '[[0,1],[3,2]]');
+  await settled(page);
+  assert.equal(await page.locator('.view-ablate .ablate-board .ablate-toggle.on').count(), 2);
+  await cleanScreenshot(page, 'interp-ablate-en');
+  const link = await page.evaluate(() => window.attnscope.link());
+  await page.click('.view-ablate .toolbar .ablation-clear');
+  await page.waitForFunction(() => window.attnscope.getState().ablate.length === 0);
+  await settled(page);
+  assert.ok(await page.locator('.ablation-bar').isHidden());
+  assert.deepEqual(await page.evaluate(async () => Array.from(await window.attnscope.tensor('logits'))), plain.data, 'cleared: the whole model');
+  // The link kept the two heads; it opens with them knocked out, in Chinese too.
+  const other = await openPage(browser, `${link}&lang=zh`);
+  await settled(other);
+  assert.deepEqual(await other.evaluate(() => window.attnscope.getState().ablate), [[0, 1], [3, 2]]);
+  assert.match(await other.locator('.ablation-bar').innerText(), /第 0 层头 1/);
+  await other.setViewportSize({ width: 1400, height: 1000 });
+  await cleanScreenshot(other, 'interp-ablate-zh');
+  assert.deepEqual(other.consoleErrors, []);
+  await other.close();
+});
+
+test('knock out: the attention map toggles the head it shows', async () => {
+  await open({ view: 'attention', layer: '1', head: '4' });
+  await page.click('.view-attention .ablate-toggle');
+  await page.waitForFunction(() => JSON.stringify(window.attnscope.getState().ablate) === '[[1,4]]');
+  await settled(page);
+  assert.equal(await page.locator('.view-attention .ablate-toggle').getAttribute('aria-pressed'), 'true');
+  await page.click('.view-attention .ablate-toggle');
+  await page.waitForFunction(() => window.attnscope.getState().ablate.length === 0);
+  await settled(page);
+});
+
+test('logit lens: every cell is the core’s top token of that layer’s read-out; the last layer is the model’s own logits', async () => {
+  await open({ view: 'lens', layer: '1', query: '4' });
+  const L = await page.evaluate(() => window.attnscope.app.model.num_hidden_layers);
+  const names = Array.from({ length: L }, (_, l) => `layers.${l}.logit_lens`);
+  const lens = await tensorsOf({ logitLens: true }, [...names, 'logits']);
+  const [T, V] = lens[0].shape;
+  assert.ok(maxDiff(lens[L - 1].data, lens[L].data) <= 2e-4 * maxAbs(lens[L].data), 'the last layer’s read-out is the logits');
+  const cells = await page.$$eval('.view-lens .lens-cell', (list) => list.map((b) => ({ l: Number(b.dataset.layer), i: Number(b.dataset.position), id: Number(b.dataset.id), p: Number(b.dataset.value) })));
+  assert.equal(cells.length, L * T);
+  for (const { l, i, id, p } of cells) {
+    const probs = softmax(lens[l].data.slice(i * V, (i + 1) * V));
+    const best = probs.indexOf(Math.max(...probs));
+    assert.equal(id, best, `top token of layer ${l}, position ${i}`);
+    close(p, probs[best], 2e-5, `its probability (layer ${l}, position ${i})`);
+  }
+  // A cell opens its top ten.
+  await page.click('.view-lens .lens-cell[data-layer="2"][data-position="6"]');
+  await settled(page);
+  assert.deepEqual(await page.evaluate(() => [window.attnscope.getState().layer, window.attnscope.getState().query]), [2, 6]);
+  const probs = softmax(lens[2].data.slice(6 * V, 7 * V));
+  const bars = await page.$$eval('.view-lens .bar-row', (items) => items.map((li) => Number(li.dataset.value)));
+  assert.equal(bars.length, 10);
+  close(bars[0], Math.max(...probs), 2e-5, 'the top of the top ten');
+  await cleanScreenshot(page, 'interp-lens-en');
+});
+
+test('head attribution: the heatmap is the core’s head_logit at the position, for the top-1 token by default', async () => {
+  await open({ view: 'attribution', query: '7' });
+  const [logits] = await tensorsOf({}, ['logits']);
+  const V = logits.shape[1];
+  const probs = softmax(logits.data.slice(7 * V, 8 * V));
+  const top = probs.indexOf(Math.max(...probs));
+  assert.match(await page.locator('.view-attribution h3').innerText(), new RegExp(`id ${top}\\)`));
+  const { L, nH } = await page.evaluate(() => ({ L: window.attnscope.app.model.num_hidden_layers, nH: window.attnscope.app.model.num_attention_heads }));
+  const names = Array.from({ length: L }, (_, l) => `layers.${l}.attn.head_logit`);
+  const found = await tensorsOf({ headLogit: true, targetToken: top }, names);
+  const canvas = page.locator('.view-attribution canvas.heatmap-canvas');
+  for (const [l, h] of [[0, 0], [L - 1, nH - 1], [1, 3]]) {
+    const { value } = await readCell(page, canvas, l, h);
+    close(Number(value), found[l].data[7 * nH + h], 1e-6 * Math.max(1, Math.abs(found[l].data[7 * nH + h])), `head_logit of L${l} H${h}`);
+  }
+  // Another target, through the picker: the link keeps it.
+  const second = probs.map((p, id) => [p, id]).sort((a, b) => b[0] - a[0])[1][1];
+  await page.selectOption('.view-attribution select[name="target"]', String(second));
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.attnscope.getState().target), second);
+  const link = await page.evaluate(() => window.attnscope.link());
+  await cleanScreenshot(page, 'interp-attribution-en');
+  const other = await openPage(browser, `${link}&lang=zh`);
+  await other.setViewportSize({ width: 1400, height: 1000 });
+  await settled(other);
+  const state = await other.evaluate(() => window.attnscope.getState());
+  assert.deepEqual([state.view, state.target, state.query], ['attribution', second, 7]);
+  assert.match(await other.locator('.view-attribution h3').innerText(), new RegExp(`id ${second}`));
+  await cleanScreenshot(other, 'interp-attribution-zh');
+  await other.evaluate(() => {
+    location.hash = 'view=lens';
+  });
+  await settled(other);
+  await cleanScreenshot(other, 'interp-lens-zh');
+  assert.deepEqual(other.consoleErrors, []);
+  await other.close();
 });
 
 test('no console errors', () => {
