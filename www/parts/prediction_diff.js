@@ -8,6 +8,7 @@
 import { el } from './dom.js';
 import { candidateBars, TOP } from './prediction.js';
 import { exact, percent, tokenText } from './format.js';
+import { klDivergence } from './entropy.js';
 import { t } from '../strings.js';
 
 // How many of the most moved tokens the change table lists.
@@ -20,19 +21,6 @@ export async function distribution(app, row) {
   const p = new Float64Array(row.length);
   for (const c of top) p[c.id] = c.p;
   return { top, p };
-}
-
-/**
- * KL(P ‖ Q) = Σ p ln(p / q) in nats, over two full distributions (arrays indexed by token id): how
- * many nats the prediction Q loses against P. 0 when they are equal; Infinity when Q gives zero to a
- * token P does not (an f32 softmax underflows only for enormous logit gaps).
- */
-export function klDivergence(p, q) {
-  let sum = 0;
-  for (let i = 0; i < p.length; i++) {
-    if (p[i] > 0) sum += p[i] * (Math.log(p[i]) - Math.log(q[i]));
-  }
-  return Math.max(0, sum);
 }
 
 // A signed change of probability in percentage points: +3.1 pp, −0.42 pp.

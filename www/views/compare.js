@@ -3,7 +3,7 @@
 // attention weights of the chosen head for both, their difference cell by cell when the two have as
 // many tokens, and the prediction after each sentence's last token with how it changed
 // (parts/prediction_diff.js). B lives in the link (`compare`); null means A with its first word of a
-// known pair swapped, so a newcomer sees a real minimal pair at once.
+// known pair swapped (parts/word_pairs.js), so a newcomer sees a real minimal pair at once.
 
 import { el } from '../parts/dom.js';
 import { headCells, headTip, heatmap, paintAll } from '../parts/heatmap.js';
@@ -11,28 +11,10 @@ import { layerSelect, headSelect } from '../parts/controls.js';
 import { diverging, sequential } from '../parts/color_scale.js';
 import { tokenText } from '../parts/format.js';
 import { distribution, predictionDiff } from '../parts/prediction_diff.js';
+import { swapWord } from '../parts/word_pairs.js';
 import { t } from '../strings.js';
 
 const TYPING_PAUSE_MS = 300;
-
-// Words that make a minimal pair: the default second sentence swaps the first one A holds.
-const PAIRS = [
-  ['她', '他'], ['小猫', '小狗'], ['好', '坏'], ['猫', '狗'],
-  ['she', 'he'], ['her', 'his'], ['cat', 'cats'], ['king', 'queen'], ['father', 'mother'], ['son', 'daughter'], ['brave', 'afraid'], ['morning', 'evening'], ['be', 'go'],
-];
-
-/** A's first word of a known pair swapped for its partner (whole words in Latin script); A itself when none is found. */
-export function swapWord(text) {
-  let best = null;
-  for (const [x, y] of PAIRS) {
-    for (const [from, to] of [[x, y], [y, x]]) {
-      const pattern = /^[a-z]/i.test(from) ? new RegExp(`\\b${from}\\b`, 'i') : new RegExp(from);
-      const found = pattern.exec(text);
-      if (found && (!best || found.index < best.index)) best = { index: found.index, from: found[0], to: found[0][0] === found[0][0].toUpperCase() && /[a-z]/i.test(to) ? to[0].toUpperCase() + to.slice(1) : to };
-    }
-  }
-  return best ? text.slice(0, best.index) + best.to + text.slice(best.index + best.from.length) : text;
-}
 
 export function mount(root, app) {
   const { state } = app;
