@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::model::generate::{Generator, Sampling};
-use crate::model::{AttentionPath, Model, RunOptions};
+use crate::model::{AttentionPath, Interventions, Model, RunOptions};
 use crate::tokenizer::Tokenizer;
 use crate::trace::Selection;
 use crate::weights::load_dir;
@@ -15,6 +15,7 @@ use crate::Error;
 const USAGE: &str = "usage:
   attnscope trace --model DIR --input INPUT.json --out TRACE.safetensors
                   [--layers 0,1] [--heads 0,3] [--attention auto|naive|flash] [--tile N] [--no-causal]
+                  [--ablate L:H[,L:H...]] [--logit-lens] [--head-logit [--target-token ID]]
   attnscope generate --model DIR --text TEXT [--tokenizer tokenizer.json] [--max-new N]
                   [--temperature T] [--top-k K] [--top-p P] [--seed S]";
 
@@ -95,6 +96,20 @@ impl Flags {
             .transpose()
     }
 
+    /// `--ablate 0:1,2:3`: (layer, head) pairs; whether they exist in the model is the model's to say.
+    fn heads(&self, name: &str) -> Result<Vec<(usize, usize)>, Error> {
+        let Some(v) = self.get(name) else { return Ok(Vec::new()) };
+        v.split(',')
+            .map(|pair| {
+                let (l, h) = pair.trim().split_once(':').ok_or_else(|| usage(&format!("--{name} takes layer:head pairs like 0:1,2:3, not '{pair}'")))?;
+                match (l.trim().parse(), h.trim().parse()) {
+                    (Ok(l), Ok(h)) => Ok((l, h)),
+                    _ => Err(usage(&format!("--{name} takes layer:head pairs of numbers like 0:1,2:3, not '{pair}'"))),
+                }
+            })
+            .collect()
+    }
+
     fn check_known(&self, known: &[&str]) -> Result<(), Error> {
         match self.0.iter().find(|(n, _)| !known.contains(&n.as_str())) {
             Some((n, _)) => Err(usage(&format!("unknown option --{n}"))),
@@ -134,8 +149,8 @@ fn load_model(dir: &Path) -> Result<Model, Error> {
 }
 
 fn trace(args: &[String]) -> Result<(), Error> {
-    let f = Flags::parse(args, &["no-causal"])?;
-    f.check_known(&["model", "input", "out", "layers", "heads", "attention", "tile", "no-causal"])?;
+    let f = Flags::parse(args, &["no-causal", "logit-lens", "head-logit"])?;
+    f.check_known(&["model", "input", "out", "layers", "heads", "attention", "tile", "no-causal", "ablate", "logit-lens", "head-logit", "target-token"])?;
     let (dir, input_path, out) = (PathBuf::from(f.need("model")?), PathBuf::from(f.need("input")?), PathBuf::from(f.need("out")?));
     let input: TraceInput = serde_json::from_str(&read_text(&input_path, "input")?)
         .map_err(|e| Error::Input(format!("{}: {e}", input_path.display())))?;
@@ -149,9 +164,21 @@ fn trace(args: &[String]) -> Result<(), Error> {
         "flash" => AttentionPath::Flash { tile },
         other => return Err(usage(&format!("--attention is auto, naive or flash, not '{other}'"))),
     };
+    let interventions = Interventions { ablate: f.heads("ablate")? };
+    let target_token = f.get("target-token").map(|v| v.parse().map_err(|_| usage(&format!("--target-token must be a token id, got '{v}'")))).transpose()?;
+    if target_token.is_some() && !f.has("head-logit") {
+        return Err(usage("--target-token is the target of --head-logit; give --head-logit too"));
+    }
     let model = load_model(&dir)?;
-    let opts = RunOptions { causal: !f.has("no-causal"), path, probe: None };
-    let selection = Selection { off: false, layers: f.list("layers")?, heads: f.list("heads")? };
+    let opts = RunOptions { causal: !f.has("no-causal"), path, probe: None, interventions };
+    let selection = Selection {
+        layers: f.list("layers")?,
+        heads: f.list("heads")?,
+        logit_lens: f.has("logit-lens"),
+        head_logit: f.has("head-logit"),
+        target_token,
+        ..Selection::default()
+    };
     let traced = model.trace(&input.ids, input.attention_mask.as_deref(), input.prefix_len, &opts, selection)?;
     write_whole(&out, &traced.trace.to_safetensors())?;
     eprintln!("attnscope: wrote {} tensors to {}", traced.trace.entries.len(), out.display());

@@ -59,11 +59,17 @@ fn bytemuck_f32(data: &[f32]) -> &[u8] {
 }
 
 /// What to record. `layers: None` = every layer; `heads: None` = every head of the attention tensors.
+/// `logit_lens` and `head_logit` add `layers.{l}.logit_lens` and `layers.{l}.attn.head_logit` for the
+/// recorded layers; `target_token` is head_logit's target at every position (None: each position's top-1).
 #[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(default)]
 pub struct Selection {
     pub off: bool,
     pub layers: Option<Vec<usize>>,
     pub heads: Option<Vec<usize>>,
+    pub logit_lens: bool,
+    pub head_logit: bool,
+    pub target_token: Option<u32>,
 }
 
 impl Selection {
@@ -115,6 +121,16 @@ impl Recorder {
         }
     }
 
+    /// Whether `layers.{layer}.logit_lens` is wanted.
+    pub fn wants_logit_lens(&self, layer: usize) -> bool {
+        self.selection.logit_lens && self.wants(Some(layer))
+    }
+
+    /// Whether `layers.{layer}.attn.head_logit` is wanted.
+    pub fn wants_head_logit(&self, layer: usize) -> bool {
+        self.selection.head_logit && self.wants(Some(layer))
+    }
+
     /// Heads of the attention tensors to record, given nH.
     pub fn heads(&self, n_heads: usize) -> Vec<usize> {
         match &self.selection.heads {
@@ -157,7 +173,7 @@ pub fn describe(name: &str) -> &'static str {
         "attn.scores" => "q · k / sqrt(d) for every query head, before any mask",
         "attn.masked_scores" => "scores after the causal (-inf) and padding (-1e9) masks",
         "attn.probs" => "softmax of the masked scores over the keys",
-        "attn.context" => "probs @ V: each query head's weighted sum of values",
+        "attn.context" => "probs @ V: each query head's weighted sum of values (zero for a knocked-out head)",
         "attn.out" => "o_proj output: heads mixed back to the hidden size",
         "attn.residual" => "x + attention output",
         "post_norm" => "RMSNorm before the FFN (post_attention_layernorm)",
@@ -168,6 +184,8 @@ pub fn describe(name: &str) -> &'static str {
         "out" => "block output: residual + FFN output",
         "final_norm" => "final RMSNorm (model.norm)",
         "logits" => "lm_head output: a score for every vocabulary entry",
+        "logit_lens" => "logit lens: lm_head(final norm(this layer's output)), the prediction if the model stopped here",
+        "attn.head_logit" => "each head's direct push on the target token's logit, through the final norm of the real run",
         _ => "",
     }
 }

@@ -300,7 +300,7 @@ fn forward_on_every_fixture_matches_pytorch_and_the_cpu() {
         let model = Model::new(config, weights);
         let Some(gm) = skip_without_adapter(pollster::block_on(GpuModel::new(&model))) else { return };
         for path in [AttentionPath::Naive, AttentionPath::Flash { tile: 3 }] {
-            let opts = RunOptions { causal: true, path, probe: None };
+            let opts = RunOptions { causal: true, path, ..RunOptions::default() };
             let mask = input.attention_mask.as_deref();
             let ours = pollster::block_on(gm.trace(&input.ids, mask, input.prefix_len, &opts, Selection::all())).unwrap();
             assert_matches_fixture(&case, &ours.trace.to_safetensors());
@@ -346,11 +346,11 @@ fn selection_of_layers_and_heads_gives_the_cpu_names_shapes_and_head_tags() {
     let ids = ids(12, 300);
     for path in [AttentionPath::Naive, AttentionPath::Flash { tile: 5 }] {
         for selection in [
-            Selection { off: false, layers: Some(vec![2, 0]), heads: Some(vec![3, 1, 9]) },
-            Selection { off: false, layers: Some(vec![1]), heads: None },
+            Selection { layers: Some(vec![2, 0]), heads: Some(vec![3, 1, 9]), ..Selection::default() },
+            Selection { layers: Some(vec![1]), heads: None, ..Selection::default() },
             Selection::none(),
         ] {
-            let opts = RunOptions { causal: true, path, probe: None };
+            let opts = RunOptions { causal: true, path, ..RunOptions::default() };
             let ours = pollster::block_on(gm.trace(&ids, None, 4, &opts, selection.clone())).unwrap();
             let cpu = model.trace(&ids, None, 4, &opts, selection.clone()).unwrap();
             against_cpu(&format!("{path:?} {selection:?}"), &ours.trace, &cpu.trace);
@@ -368,7 +368,7 @@ fn long_sequence_takes_the_flash_path_and_matches_the_cpu() {
     let ids = ids(1100, 300);
     let mut mask = vec![1u8; 1100];
     mask[..5].fill(0);
-    let selection = Selection { off: false, layers: None, heads: Some(vec![2]) };
+    let selection = Selection { layers: None, heads: Some(vec![2]), ..Selection::default() };
     let opts = RunOptions::default();
     let ours = pollster::block_on(gm.trace(&ids, Some(&mask), 1000, &opts, selection.clone())).unwrap();
     let cpu = model.trace(&ids, Some(&mask), 1000, &opts, selection).unwrap();

@@ -24,7 +24,7 @@ fn run_case(case: &str, path: AttentionPath) -> Trace {
     let (config, weights) = load_dir(&dir).unwrap_or_else(|e| panic!("{case}: {e}"));
     let input: Input = serde_json::from_str(&std::fs::read_to_string(dir.join("input.json")).unwrap()).unwrap();
     let model = Model::new(config, weights);
-    let opts = RunOptions { causal: true, path, probe: None };
+    let opts = RunOptions { causal: true, path, ..RunOptions::default() };
     model.trace(&input.ids, input.attention_mask.as_deref(), input.prefix_len, &opts, Selection::all()).unwrap().trace
 }
 

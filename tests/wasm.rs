@@ -40,7 +40,7 @@ fn check((case, config, model, input, reference): (&str, &str, &[u8], &str, &[u8
     let w = weights::load_safetensors(&config, model).unwrap();
     let input: Input = serde_json::from_str(input).unwrap();
     let model = Model::new(config, w);
-    let opts = RunOptions { causal: true, path, probe: None };
+    let opts = RunOptions { causal: true, path, ..RunOptions::default() };
     let out = model.trace(&input.ids, input.attention_mask.as_deref(), input.prefix_len, &opts, Selection::all()).unwrap();
     let reference = SafeTensors::deserialize(reference).unwrap();
     let mut checked = 0;

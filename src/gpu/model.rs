@@ -141,9 +141,24 @@ impl GpuModel {
         &self.gpu.adapter
     }
 
+    /// Why a run must go to the CPU instead, or None: interventions and the readouts (logit lens,
+    /// head attribution) have no kernels; callers fall back to `Model::trace` and say so.
+    pub fn cpu_only(opts: &RunOptions, selection: &Selection) -> Option<&'static str> {
+        let asked = [
+            (!opts.interventions.is_empty(), "knocking out heads"),
+            (selection.logit_lens, "the logit lens"),
+            (selection.head_logit, "head attribution"),
+        ];
+        asked.iter().find(|(on, _)| *on).map(|(_, what)| *what)
+    }
+
     /// `Model::trace` on the GPU: ids[..prefix_len] fill the KV cache unrecorded, then ids[prefix_len..]
-    /// are traced. Input errors are `Error::Input` exactly as on the CPU; GPU failures are `Error::Gpu`.
+    /// are traced. Input errors are `Error::Input` exactly as on the CPU; GPU failures are `Error::Gpu`;
+    /// a run `cpu_only` names is refused as `Error::Gpu`, never traced without what it asked for.
     pub async fn trace(&self, ids: &[u32], mask: Option<&[u8]>, prefix_len: usize, opts: &RunOptions, selection: Selection) -> Result<GpuTraceOut, Error> {
+        if let Some(what) = Self::cpu_only(opts, &selection) {
+            return Err(Error::Gpu(format!("{what} runs on the CPU only")));
+        }
         check_trace_args(ids, mask, prefix_len)?;
         let rec = Recorder::new(selection);
         if prefix_len > 0 {

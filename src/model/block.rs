@@ -1,12 +1,14 @@
 //! One MiniMind decoder layer (MiniMindBlock): input_layernorm -> attention (q/k/v proj, Q/K norm,
 //! RoPE, KV cache, repeat_kv, scores, masks, softmax, probs @ V, o_proj) -> residual ->
 //! post_attention_layernorm -> SwiGLU FFN -> residual. Records each intermediate by contract name.
+//! Interventions enter in one place: on the context, after attention and before o_proj.
 
 use ndarray::{Array2, Array3, Axis};
 
 use super::attention::{self, MaskSpec};
 use super::config::Config;
 use super::flash::{flash_attention, FlashRecord};
+use super::interventions::Interventions;
 use super::kv_cache::LayerCache;
 use super::linear::linear;
 use super::rms_norm::rms_norm;
@@ -24,11 +26,16 @@ pub struct LayerRun<'a> {
     pub flash_tile: Option<usize>,
     /// (head, row, tile): record the flash walk of this row (for the flash view).
     pub probe: Option<(usize, usize, usize)>,
+    pub interventions: &'a Interventions,
+    /// Hand back the context o_proj read (for direct logit attribution).
+    pub keep_context: bool,
 }
 
 pub struct LayerOut {
     pub x: Array2<f32>,
     pub flash: Option<(FlashRecord, f32)>,
+    /// [T, nH*d], after the interventions; when `keep_context` asked for it.
+    pub context: Option<Array2<f32>>,
 }
 
 /// x: [T, H] -> [T, H]. The cache grows by T positions.
@@ -84,27 +91,18 @@ pub fn decoder_layer(cfg: &Config, w: &LayerWeights, x: Array2<f32>, cache: &mut
 
     let scale = 1.0 / (d as f32).sqrt();
     let n_rep = cfg.n_rep();
-    let context = match run.flash_tile {
+    // The [nH, T, S] tables exist only for the heads the caller asked for: the explicit path picks
+    // them from its full tables, the flash path (which never builds them) computes them head by head.
+    let heads = rec.heads(n_h);
+    let (mut context, tables) = match run.flash_tile {
         None => {
             let all = attention::naive_attention(q.view(), k_all, v_all, &run.mask, scale);
-            if on {
-                let heads = rec.heads(n_h);
-                let pick = |a: &Array3<f32>| a.select(Axis(0), &heads).into_raw_vec_and_offset().0;
-                let tag = (heads.len() != n_h).then(|| heads.clone());
-                let shape = [heads.len(), t, s_len];
-                rec.put_heads(format!("layers.{l}.attn.scores"), &shape, pick(&all.scores), tag.clone());
-                rec.put_heads(format!("layers.{l}.attn.masked_scores"), &shape, pick(&all.masked), tag.clone());
-                rec.put_heads(format!("layers.{l}.attn.probs"), &shape, pick(&all.probs), tag);
-            }
-            all.context
+            let tables = on.then(|| [&all.scores, &all.masked, &all.probs].map(|a| a.select(Axis(0), &heads).into_raw_vec_and_offset().0));
+            (all.context, tables)
         }
         Some(tile) => {
             let (ctx, _) = flash_attention(q.view(), k_all, v_all, &run.mask, scale, tile, None);
-            if on {
-                // The [nH, T, S] tensors exist only for the heads the caller asked for, one head at a time.
-                let heads = rec.heads(n_h);
-                let tag = (heads.len() != n_h).then(|| heads.clone());
-                let shape = [heads.len(), t, s_len];
+            let tables = on.then(|| {
                 let mut parts = [Vec::new(), Vec::new(), Vec::new()];
                 for &hh in &heads {
                     let one = attention::head(q.view(), k_all, v_all, hh, n_rep, &run.mask, scale);
@@ -112,14 +110,21 @@ pub fn decoder_layer(cfg: &Config, w: &LayerWeights, x: Array2<f32>, cache: &mut
                     parts[1].extend(one.masked.iter());
                     parts[2].extend(one.probs.iter());
                 }
-                let [sc, ms, pr] = parts;
-                rec.put_heads(format!("layers.{l}.attn.scores"), &shape, sc, tag.clone());
-                rec.put_heads(format!("layers.{l}.attn.masked_scores"), &shape, ms, tag.clone());
-                rec.put_heads(format!("layers.{l}.attn.probs"), &shape, pr, tag);
-            }
-            ctx
+                parts
+            });
+            (ctx, tables)
         }
     };
+    if let Some(parts) = tables {
+        let tag = (heads.len() != n_h).then(|| heads.clone());
+        let shape = [heads.len(), t, s_len];
+        for (name, data) in ["attn.scores", "attn.masked_scores", "attn.probs"].into_iter().zip(parts) {
+            rec.put_heads(format!("layers.{l}.{name}"), &shape, data, tag.clone());
+        }
+    }
+    // The one place interventions enter the forward pass: everything from attn.context on is the
+    // intervened run's.
+    run.interventions.apply(l, &mut context);
     put(rec, "attn.context", &[t, n_h, d], context.as_slice().unwrap());
 
     let flash = run.probe.filter(|&(hh, row, _)| hh < n_h && row < t).map(|(hh, row, tile)| {
@@ -132,6 +137,7 @@ pub fn decoder_layer(cfg: &Config, w: &LayerWeights, x: Array2<f32>, cache: &mut
 
     let ctx_flat = context.into_shape_with_order((t, n_h * d)).unwrap(); // (T, nH*d)
     let attn_out = linear(ctx_flat.view(), &w.o_proj);
+    let kept = run.keep_context.then(|| ctx_flat.clone());
     put(rec, "attn.out", &[t, cfg.hidden_size], attn_out.as_slice().unwrap());
     let x = x + &attn_out;
     put(rec, "attn.residual", &[t, cfg.hidden_size], x.as_slice().unwrap());
@@ -146,5 +152,5 @@ pub fn decoder_layer(cfg: &Config, w: &LayerWeights, x: Array2<f32>, cache: &mut
     put(rec, "ffn.out", &[t, cfg.hidden_size], ffn.out.as_slice().unwrap());
     let x = x + &ffn.out;
     put(rec, "out", &[t, cfg.hidden_size], x.as_slice().unwrap());
-    LayerOut { x, flash }
+    LayerOut { x, flash, context: kept }
 }

@@ -8,7 +8,9 @@ use super::attention::MaskSpec;
 use super::block::{decoder_layer, LayerRun};
 use super::config::{Config, MAX_TOKENS};
 use super::flash::FlashRecord;
+use super::interventions::Interventions;
 use super::kv_cache::KvCache;
+use super::lens::{self, FrozenNorm};
 use super::linear::linear;
 use super::rms_norm::rms_norm;
 use super::rope::RopeTable;
@@ -62,11 +64,12 @@ pub struct RunOptions {
     pub causal: bool,
     pub path: AttentionPath,
     pub probe: Option<FlashProbe>,
+    pub interventions: Interventions,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { causal: true, path: AttentionPath::Auto, probe: None }
+        RunOptions { causal: true, path: AttentionPath::Auto, probe: None, interventions: Interventions::default() }
     }
 }
 
@@ -105,6 +108,7 @@ impl Model {
         let cfg = &self.config;
         let p = cache.len();
         check_input(cfg, p, ids, mask, rec)?;
+        opts.interventions.check(cfg)?;
         let (t, s_len) = (ids.len(), p + ids.len());
         let flash_tile = opts.path.flash_tile(s_len);
         check_memory(cfg, t, s_len, rec, flash_tile)?;
@@ -118,6 +122,7 @@ impl Model {
             rec.put("rope.sin".into(), &[t, cfg.head_dim()], rope.sin.as_slice().unwrap().to_vec());
         }
         let mut report = None;
+        let mut contexts = Vec::new(); // (layer, [T, nH*d]) for head_logit, which needs the final residual
         for (l, w) in self.weights.layers.iter().enumerate() {
             let run = LayerRun {
                 layer: l,
@@ -125,19 +130,37 @@ impl Model {
                 mask: MaskSpec { causal: opts.causal, prefix_len: p, padding: mask },
                 flash_tile,
                 probe: opts.probe.filter(|pr| pr.layer == l).map(|pr| (pr.head, pr.row, pr.tile.max(1))),
+                interventions: &opts.interventions,
+                keep_context: rec.wants_head_logit(l),
             };
             let out = decoder_layer(cfg, w, x, &mut cache.layers[l], &run, rec);
-            rec.layer_done(l + 1, cfg.num_hidden_layers);
             x = out.x;
+            if rec.wants_logit_lens(l) {
+                let lens = lens::logit_lens(x.view(), &self.weights.norm, cfg.rms_norm_eps, self.weights.lm_head()); // (T, V)
+                rec.put(format!("layers.{l}.logit_lens"), &[t, cfg.vocab_size], lens.into_raw_vec_and_offset().0);
+            }
+            rec.layer_done(l + 1, cfg.num_hidden_layers);
+            if let Some(ctx) = out.context {
+                contexts.push((l, ctx));
+            }
             if let Some((record, max_abs_diff)) = out.flash {
                 report = Some(FlashReport { layer: l, record, max_abs_diff });
             }
         }
-        let x = rms_norm(x.view(), &self.weights.norm, cfg.rms_norm_eps);
+        let resid = x; // (T, H): the residual stream the final norm reads
+        let x = rms_norm(resid.view(), &self.weights.norm, cfg.rms_norm_eps);
         let logits = linear(x.view(), self.weights.lm_head()); // (T, V)
         if rec.wants(None) {
             rec.put("final_norm".into(), &[t, hsz], x.as_slice().unwrap().to_vec());
             rec.put("logits".into(), &[t, cfg.vocab_size], logits.as_slice().unwrap().to_vec());
+        }
+        if !contexts.is_empty() {
+            let targets = rec.selection.target_token.map_or_else(|| lens::top1(logits.view()), |id| vec![id; t]);
+            let norm = FrozenNorm { resid: resid.view(), weight: &self.weights.norm, eps: cfg.rms_norm_eps };
+            for (l, ctx) in contexts {
+                let hl = lens::head_logit(ctx.view(), &self.weights.layers[l].o_proj, cfg.num_attention_heads, &norm, self.weights.lm_head(), &targets); // (T, nH)
+                rec.put(format!("layers.{l}.attn.head_logit"), &[t, cfg.num_attention_heads], hl.into_raw_vec_and_offset().0);
+            }
         }
         Ok((logits, report))
     }
@@ -204,6 +227,9 @@ pub(crate) fn check_input(cfg: &Config, p: usize, ids: &[u32], mask: Option<&[u8
             return Err(Error::Input(format!("attention_mask must hold only 0 and 1; position {pos} holds {}", m[pos])));
         }
     }
+    if let Some(id) = rec.selection.target_token.filter(|&id| id as usize >= cfg.vocab_size) {
+        return Err(Error::Input(format!("target token {id} is out of the vocabulary (size {})", cfg.vocab_size)));
+    }
     let bytes = trace_bytes(cfg, ids.len(), s_len, rec);
     if bytes > MAX_TRACE_BYTES {
         return Err(Error::Input(format!(
@@ -220,7 +246,7 @@ pub(crate) fn check_input(cfg: &Config, p: usize, ids: &[u32], mask: Option<&[u8
 fn check_memory(cfg: &Config, t: usize, s_len: usize, rec: &Recorder, flash_tile: Option<usize>) -> Result<(), Error> {
     let model = cfg.weight_count() * 4;
     let trace = trace_bytes(cfg, t, s_len, rec);
-    let working = working_bytes(cfg, t, s_len, flash_tile);
+    let working = working_bytes(cfg, t, s_len, flash_tile) + readout_bytes(cfg, t, rec);
     let total = model + trace + working;
     if total > MAX_MEMORY_BYTES {
         let gb = |b: u64| b as f64 / 1e9;
@@ -254,6 +280,17 @@ fn working_bytes(cfg: &Config, t: usize, s_len: usize, flash_tile: Option<usize>
     4 * (cache + activations + attention + t * cfg.vocab_size as u64)
 }
 
+/// Working memory of the readouts besides what they record: head_logit keeps each recorded layer's
+/// context until the final residual is known, plus its [T, H] and [T, nH*d] products; the logit lens
+/// builds one normed [T, H] copy.
+fn readout_bytes(cfg: &Config, t: usize, rec: &Recorder) -> u64 {
+    let (t, h, width) = (t as u64, cfg.hidden_size as u64, (cfg.num_attention_heads * cfg.head_dim()) as u64);
+    let layers = (0..cfg.num_hidden_layers).filter(|&l| rec.wants_head_logit(l)).count() as u64;
+    let head_logit = if layers > 0 { layers * t * width + t * h + t * width } else { 0 };
+    let lens = if rec.selection.logit_lens { t * h } else { 0 };
+    4 * (head_logit + lens)
+}
+
 /// Estimated bytes of the trace the recorder will keep.
 fn trace_bytes(cfg: &Config, t: usize, s_len: usize, rec: &Recorder) -> u64 {
     let (t, s) = (t as u64, s_len as u64);
@@ -261,7 +298,8 @@ fn trace_bytes(cfg: &Config, t: usize, s_len: usize, rec: &Recorder) -> u64 {
     let (nh, nkv) = (cfg.num_attention_heads as u64, cfg.num_key_value_heads as u64);
     let layers = (0..cfg.num_hidden_layers).filter(|&l| rec.wants(Some(l))).count() as u64;
     let heads = rec.heads(cfg.num_attention_heads).len() as u64;
-    let per_layer = 6 * t * h + 3 * t * nh * d + 4 * t * nkv * d + 2 * s * nkv * d + 3 * heads * t * s + 3 * t * i;
+    let readouts = if rec.selection.logit_lens { t * cfg.vocab_size as u64 } else { 0 } + if rec.selection.head_logit { t * nh } else { 0 };
+    let per_layer = 6 * t * h + 3 * t * nh * d + 4 * t * nkv * d + 2 * s * nkv * d + 3 * heads * t * s + 3 * t * i + readouts;
     let global = if rec.wants(None) { 2 * t * h + 2 * t * d + t * cfg.vocab_size as u64 } else { 0 };
     4 * (layers * per_layer + global)
 }
@@ -276,7 +314,7 @@ mod tests {
     }
 
     fn layers(ls: &[usize], heads: Option<Vec<usize>>) -> Recorder {
-        Recorder::new(Selection { off: false, layers: Some(ls.to_vec()), heads })
+        Recorder::new(Selection { layers: Some(ls.to_vec()), heads, ..Selection::default() })
     }
 
     #[test]

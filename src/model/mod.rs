@@ -7,10 +7,13 @@ pub mod config;
 pub mod flash;
 pub mod forward;
 pub mod generate;
+pub mod interventions;
 pub mod kv_cache;
+pub mod lens;
 pub mod linear;
 pub mod rms_norm;
 pub mod rope;
 pub mod swiglu;
 
 pub use forward::{AttentionPath, FlashProbe, Model, RunOptions};
+pub use interventions::Interventions;

@@ -13,12 +13,20 @@ contract (shared/docs/trace-contract.md) can be recorded under its contract name
 Each case writes tests/fixtures/<case>/{config.json, model.safetensors, input.json, trace.safetensors}
 and is then self-checked (finite values, softmax rows, causal pattern, cache == no cache).
 
-Run: python3 tools/reference/make_fixtures.py   (CPU, one thread, deterministic seeds)
+The interpretability cases (INTERP_CASES) also write run.json, what the run asks for beyond the input:
+heads knocked out (`ablate`, their attn.context zeroed before o_proj), the logit lens
+(`layers.{l}.logit_lens` = lm_head(norm(layers.{l}.out))) and direct logit attribution per head
+(`layers.{l}.attn.head_logit`, each head's output pushed through o_proj, the final norm at its value in
+the real run and lm_head's row of the target token), computed here head by head, as the definition reads.
+
+Run: python3 tools/reference/make_fixtures.py [CASE ...]   (CPU, one thread, deterministic seeds; every
+case when none is named)
 """
 
 import json
 import math
 import shutil
+import sys
 from pathlib import Path
 
 import torch
@@ -66,6 +74,15 @@ CASES = {
     "odd_length": (dict(BASE, vocab_size=300), 13, None, 0, torch.float32, 12),
     "bf16": (GQA, 9, None, 0, torch.bfloat16, 1),
     "f16": (GQA, 9, None, 0, torch.float16, 1),
+}
+
+# name: (config overrides, S, prefix_len P, seed, run options); the options are written to run.json.
+INTERP_CASES = {
+    # Two heads in different layers knocked out; lens and attribution toward each position's top-1.
+    "ablate_lens": (dict(BASE, num_hidden_layers=3), 10, 0, 13,
+                    dict(ablate=[[0, 1], [2, 3]], logit_lens=True, head_logit=True, target_token=None)),
+    # One fixed target token at every position, after a cached prefix, nothing knocked out.
+    "head_logit_target": (GQA, 9, 4, 14, dict(ablate=[], logit_lens=True, head_logit=True, target_token=17)),
 }
 
 DTYPE_NAMES = {torch.float32: "float32", torch.bfloat16: "bfloat16", torch.float16: "float16"}
@@ -145,11 +162,13 @@ def rotate_half(u):
     return torch.cat((-u[..., half:], u[..., :half]), dim=-1)
 
 
-def forward(w, cfg, ids, mask, past):
+def forward(w, cfg, ids, mask, past, run=None):
     """One MiniMind call over `ids` after the cached `past` (list of (K, V) per layer, or None).
 
     Returns (trace dict, new cache). `mask` is the 0/1 attention mask over all S = P + T positions.
+    `run` (an INTERP_CASES options dict) knocks out heads and adds the logit lens and head attribution.
     """
+    run = run or dict(ablate=[], logit_lens=False, head_logit=False, target_token=None)
     eps = cfg["rms_norm_eps"]
     nH, nKV, d = cfg["num_attention_heads"], cfg["num_key_value_heads"], head_dim(cfg)
     n_rep = nH // nKV
@@ -195,6 +214,10 @@ def forward(w, cfg, ids, mask, past):
         probs = F.softmax(masked.float(), dim=-1)  # (nH, T, S)
         tr[n + "attn.probs"] = probs
         ctx = (probs @ Vr.transpose(0, 1)).transpose(0, 1)  # (nH, T, d) -> (T, nH, d)
+        for al, ah in run["ablate"]:
+            if al == l:
+                ctx = ctx.clone()
+                ctx[:, ah, :] = 0.0
         tr[n + "attn.context"] = ctx
         out = ctx.reshape(T, nH * d) @ w[p + "self_attn.o_proj.weight"].T  # (T, H)
         tr[n + "attn.out"] = out
@@ -209,20 +232,38 @@ def forward(w, cfg, ids, mask, past):
         tr[n + "ffn.gate"], tr[n + "ffn.up"], tr[n + "ffn.act"], tr[n + "ffn.out"] = gate, up, act, ffn
         x = x + ffn
         tr[n + "out"] = x
+        if run["logit_lens"]:
+            tr[n + "logit_lens"] = rms_norm(x, w["model.norm.weight"], eps) @ lm_head(w).T  # (T, V)
+    resid = x
     x = rms_norm(x, w["model.norm.weight"], eps)
     tr["final_norm"] = x
-    lm = w.get("lm_head.weight", w["model.embed_tokens.weight"])
-    tr["logits"] = x @ lm.T  # (T, V)
+    tr["logits"] = x @ lm_head(w).T  # (T, V)
+    if run["head_logit"]:
+        target = tr["logits"].argmax(-1) if run["target_token"] is None else torch.full((T,), run["target_token"])
+        inv_rms = torch.rsqrt(resid.pow(2).mean(-1, keepdim=True) + eps)  # (T, 1): the real run's final norm
+        direction = lm_head(w)[target] * w["model.norm.weight"] * inv_rms  # (T, H)
+        for l in range(cfg["num_hidden_layers"]):
+            n, o_proj = f"layers.{l}.", w[f"model.layers.{l}.self_attn.o_proj.weight"]  # (H, nH*d)
+            ctx = tr[n + "attn.context"]  # (T, nH, d)
+            # Each head's own output in the hidden size: its context slice through its o_proj columns.
+            head_out = torch.stack([ctx[:, h, :] @ o_proj[:, h * d:(h + 1) * d].T for h in range(nH)], 1)  # (T, nH, H)
+            tr[n + "attn.head_logit"] = (head_out * direction[:, None, :]).sum(-1)  # (T, nH)
     return tr, cache
 
 
-def run_case(w, cfg, ids, mask, P):
+def lm_head(w):
+    return w.get("lm_head.weight", w["model.embed_tokens.weight"])
+
+
+def run_case(w, cfg, ids, mask, P, run=None):
     """The contract's call: with P > 0, ids[:P] fill the cache first (mask[:P], as MiniMind's
-    generate passes the mask of the tokens it has so far); the traced call gets the full mask."""
+    generate passes the mask of the tokens it has so far); the traced call gets the full mask.
+    Knocked-out heads are knocked out in the prefix call too: the whole run is the ablated model's."""
     past = None
     if P > 0:
-        _, past = forward(w, cfg, ids[:P], None if mask is None else mask[:P], None)
-    trace, _ = forward(w, cfg, ids[P:], mask, past)
+        prefix_run = None if run is None else dict(run, logit_lens=False, head_logit=False)
+        _, past = forward(w, cfg, ids[:P], None if mask is None else mask[:P], None, prefix_run)
+    trace, _ = forward(w, cfg, ids[P:], mask, past, run)
     return trace
 
 
@@ -246,7 +287,7 @@ def max_diff(a, b):
     return (a[fin] - b[fin]).abs().max().item() if fin.any() else 0.0
 
 
-def check(name, cfg, trace, ids, mask, P, w):
+def check(name, cfg, trace, ids, mask, P, w, run=None):
     S, T = ids.shape[0], ids.shape[0] - P
     notes = []
     for tname, t in trace.items():
@@ -268,7 +309,7 @@ def check(name, cfg, trace, ids, mask, P, w):
             if mask is not None:
                 assert (t[:, real][..., mask == 0] == 0).all(), f"{name}/{tname}: weight on padding"
     if P > 0:
-        full, _ = forward(w, cfg, ids, mask, None)
+        full, _ = forward(w, cfg, ids, mask, None, run)
         ref = row_slices(full, P)
         diff = max(max_diff(trace[k], ref[k]) for k in trace)
         assert diff < 1e-5, f"{name}: cached call differs from the full run by {diff}"
@@ -278,10 +319,52 @@ def check(name, cfg, trace, ids, mask, P, w):
         moved = max((trace["rope.cos"] - plain_cos).abs().max().item(), (trace["rope.sin"] - plain_sin).abs().max().item())
         assert moved > 0.05, f"{name}: YaRN barely changes the RoPE tables ({moved})"
         notes.append(f"yarn moves cos/sin {moved:.2f}")
+    if run is not None:
+        notes += check_interp(name, cfg, trace, run, w, ids, mask, P)
     return notes
 
 
-def write_case(name, overrides, S, mask_list, P, dtype, seed):
+def check_interp(name, cfg, trace, run, w, ids, mask, P):
+    """The interpretability tensors against what they must be, computed another way."""
+    L, notes = cfg["num_hidden_layers"], []
+    logits = trace["logits"]
+    for l, h in run["ablate"]:
+        assert (trace[f"layers.{l}.attn.context"][:, h, :] == 0).all(), f"{name}: head {l}:{h} not knocked out"
+        assert (trace[f"layers.{l}.attn.head_logit"][:, h] == 0).all(), f"{name}: knocked-out head {l}:{h} pushes"
+    if run["ablate"]:
+        # Knocking the heads out must change the prediction measurably, or the case tests nothing.
+        unablated = run_case(w, cfg, ids, mask, P)["logits"]
+        change = (unablated - logits).abs().max().item()
+        assert change > 1e-3, f"{name}: knocking out {run['ablate']} moves the logits by only {change}"
+        notes.append(f"ablation moves logits {change:.1e}")
+    if run["logit_lens"]:
+        last = (trace[f"layers.{L - 1}.logit_lens"] - logits).abs().max().item()
+        assert last < 1e-6, f"{name}: the last layer's logit lens is not the logits ({last})"
+    if run["head_logit"]:
+        # Top-1 targets must not be near-ties, or a rounding difference could pick another token.
+        top2 = logits.topk(2, -1).values
+        gap = (top2[:, 0] - top2[:, 1]).min().item()
+        if run["target_token"] is None:
+            assert gap > 1e-4 * logits.abs().max().item(), f"{name}: top-1 near a tie ({gap})"
+            notes.append(f"top-1 gap {gap:.1e}")
+        # The decomposition: with the final norm frozen at the real run's scale the logit is linear in
+        # the residual stream = embed + every layer's heads (attn.out = sum of heads) + every FFN output.
+        T = logits.shape[0]
+        target = logits.argmax(-1) if run["target_token"] is None else torch.full((T,), run["target_token"])
+        heads = sum(trace[f"layers.{l}.attn.head_logit"].sum(-1) for l in range(L))  # (T,)
+        resid = trace[f"layers.{L - 1}.out"]
+        inv_rms = torch.rsqrt(resid.pow(2).mean(-1, keepdim=True) + cfg["rms_norm_eps"])
+        direction = lm_head(w)[target] * w["model.norm.weight"] * inv_rms  # (T, H)
+        rest = trace["embed"] + sum(trace[f"layers.{l}.ffn.out"] for l in range(L))  # (T, H)
+        total = heads + (rest * direction).sum(-1)
+        want = logits.gather(1, target[:, None])[:, 0]
+        err = (total - want).abs().max().item()
+        assert err < 1e-4 * want.abs().max().item() + 1e-6, f"{name}: heads + embed + FFNs = {total} but logits {want}"
+        notes.append(f"heads+rest=logit {err:.1e}")
+    return notes
+
+
+def write_case(name, overrides, S, mask_list, P, dtype, seed, run=None):
     cfg = dict(overrides)
     d = head_dim(cfg)
     w = make_weights(cfg, seed)
@@ -291,8 +374,8 @@ def write_case(name, overrides, S, mask_list, P, dtype, seed):
     ids = torch.randint(0, cfg["vocab_size"], (S,), generator=torch.Generator().manual_seed(1000 + seed))
     mask = None if mask_list is None else torch.tensor(mask_list, dtype=torch.int64)
     assert mask is None or mask.shape[0] == S
-    trace = run_case(w, cfg, ids, mask, P)
-    notes = check(name, cfg, trace, ids, mask, P, w)
+    trace = run_case(w, cfg, ids, mask, P, run)
+    notes = check(name, cfg, trace, ids, mask, P, w, run)
     if dtype != torch.float32:
         gqa_trace = run_case({k: v.float() for k, v in make_weights(cfg, seed).items()}, cfg, ids, mask, P)
         notes.append(f"logits vs f32 weights {max_diff(trace['logits'], gqa_trace['logits']):.1e}")
@@ -308,6 +391,8 @@ def write_case(name, overrides, S, mask_list, P, dtype, seed):
     save_file(stored, str(out / "model.safetensors"), metadata={"format": "pt"})
     inp = {"ids": ids.tolist(), "attention_mask": mask_list, "prefix_len": P}
     (out / "input.json").write_text(json.dumps(inp) + "\n")
+    if run is not None:
+        (out / "run.json").write_text(json.dumps(run) + "\n")
     save_file({k: v.float().contiguous().clone() for k, v in trace.items()}, str(out / "trace.safetensors"),
               metadata={"format": "pt"})
 
@@ -319,13 +404,19 @@ def write_case(name, overrides, S, mask_list, P, dtype, seed):
     return row, size
 
 
-def main():
+def main(names):
+    """Writes the cases named (every case when none is)."""
     torch.set_num_threads(1)
     FIXTURES.mkdir(parents=True, exist_ok=True)
     header = ("case", "H", "L", "nH", "nKV", "d", "I", "V", "theta", "S", "P", "T", "mask", "weights", "tensors",
               "size", "checks")
     rows, total = [], 0
-    for name, spec in CASES.items():
+    specs = {**CASES, **{n: (cfg, S, None, P, torch.float32, seed, run) for n, (cfg, S, P, seed, run) in INTERP_CASES.items()}}
+    unknown = [n for n in names if n not in specs]
+    assert not unknown, f"no case named {unknown}; the cases: {', '.join(specs)}"
+    for name, spec in specs.items():
+        if names and name not in names:
+            continue
         row, size = write_case(name, *spec)
         rows.append(row)
         total += size
@@ -336,4 +427,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

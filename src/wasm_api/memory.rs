@@ -1,0 +1,63 @@
+//! Memory policy at the door: what a config or a checkpoint costs, answered from config.json and the
+//! safetensors header before any weight is allocated, so a tab refuses what it could not hold.
+
+use js_sys::Reflect;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+use super::{js, to_js};
+use crate::weights;
+use crate::Config;
+
+/// A config with the sizes the views show: `n_rep`, `kv_cache_bytes_per_token` (f32), `weight_count`.
+pub(super) fn config_view(c: &Config) -> Result<JsValue, JsError> {
+    #[derive(Serialize)]
+    struct View<'a> {
+        #[serde(flatten)]
+        config: &'a Config,
+        n_rep: usize,
+        kv_cache_bytes_per_token: u64,
+        weight_count: u64,
+    }
+    to_js(&View { config: c, n_rep: c.n_rep(), kv_cache_bytes_per_token: c.kv_cache_bytes_per_token(), weight_count: c.weight_count() })
+}
+
+/// A config.json resolved and checked as the core does, with its derived sizes, without building a
+/// model: MiniMind-3's KV cache can be priced without allocating its weights.
+#[wasm_bindgen(js_name = describeConfig)]
+pub fn describe_config(config_json: &str) -> Result<JsValue, JsError> {
+    config_view(&Config::from_json(config_json).map_err(js)?)
+}
+
+/// What a tab's WebAssembly memory (4 GiB in wasm32) may spend on loading a checkpoint: its file,
+/// copied in, and its weights in f32, side by side. The rest is for the traces (at most 1 GiB).
+const MAX_LOAD_BYTES: u64 = 3 << 30;
+
+/// Asked before a checkpoint's tensor data is read: can this model.safetensors load in this tab?
+/// `head` is the file's first 8 + N bytes (N: its header length, the little-endian u64 in its first
+/// 8 bytes), `file_bytes` its size. Returns the config as `describeConfig` gives it (with `qk_norm`
+/// decided by the checkpoint when config.json does not say) plus `dtype` ("BF16", or "F32, BF16"
+/// when mixed), or an Error with the reason: a config the core refuses, a file too small or too
+/// large for it, a header that does not describe the file or names a missing, misshaped or integer
+/// tensor, or a file and its f32 weights that together would not fit in the tab's memory.
+#[wasm_bindgen(js_name = checkCheckpoint)]
+pub fn check_checkpoint(config_json: &str, file_bytes: f64, head: &[u8]) -> Result<JsValue, JsError> {
+    // `as` saturates: a negative or NaN size reads as 0, a huge one as u64::MAX, both refused by size.
+    let size = file_bytes as u64;
+    let header = weights::check_checkpoint(config_json, head, size).map_err(js)?;
+    let f32_bytes = header.config.weight_count() * 4;
+    if size.saturating_add(f32_bytes) > MAX_LOAD_BYTES {
+        return Err(JsError::new(&format!(
+            "this checkpoint needs {:.2} GB to load ({:.2} GB of file and {:.2} GB of f32 weights), more than \
+             the {:.2} GB a browser tab's WebAssembly memory has for it",
+            (size + f32_bytes) as f64 / 1e9,
+            size as f64 / 1e9,
+            f32_bytes as f64 / 1e9,
+            MAX_LOAD_BYTES as f64 / 1e9
+        )));
+    }
+    let view = config_view(&header.config)?;
+    let dtype = header.dtypes.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
+    Reflect::set(&view, &JsValue::from_str("dtype"), &JsValue::from_str(&dtype)).map_err(|_| JsError::new("cannot pass result to JS"))?;
+    Ok(view)
+}

@@ -1,0 +1,81 @@
+//! The browser API: the only code that knows wasm-bindgen. One module per job: `session` (a model and
+//! tokenizer, traced runs and decoding steps, tensors handed to JS as Float32Array by contract name),
+//! `rope` (the Session's RoPE teaching helpers on the loaded model's head size), `lesson` (the core's
+//! attention pieces on hand-set numbers, for the lessons and the views that vary one knob of a real
+//! head), `memory` (what a config or checkpoint costs, asked before anything is allocated) and `gpu`
+//! (the WebGPU promises). This file holds what they share: error and value conversion, the panic hook.
+//! Errors reach JS as Error with the core's message.
+
+use js_sys::{Float32Array, Object, Reflect};
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::*;
+
+use crate::Error;
+
+mod lesson;
+mod memory;
+mod rope;
+mod session;
+#[cfg(feature = "gpu")]
+mod gpu;
+
+pub use lesson::{attend, dot_terms, masked_softmax, silu};
+pub use memory::{check_checkpoint, describe_config};
+pub use session::Session;
+
+fn js(e: Error) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsError> {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| JsError::new(&format!("cannot pass result to JS: {e}")))
+}
+
+fn from_js<T: for<'de> Deserialize<'de>>(v: JsValue, what: &str) -> Result<T, JsError> {
+    serde_wasm_bindgen::from_value(v).map_err(|e| JsError::new(&format!("bad {what}: {e}")))
+}
+
+fn now_ms() -> f64 {
+    js_sys::Date::now()
+}
+
+/// `{name: Float32Array, …}`: tensors cross into JS as typed arrays, not as JSON numbers.
+fn typed_fields(fields: &[(&str, &[f32])]) -> Result<Object, JsError> {
+    let obj = Object::new();
+    for (name, data) in fields {
+        Reflect::set(&obj, &JsValue::from_str(name), &Float32Array::from(*data)).map_err(|_| JsError::new("cannot pass result to JS"))?;
+    }
+    Ok(obj)
+}
+
+/// The number of entries of a shape given from JS, or an Error when it does not fit in a usize:
+/// on wasm32 a usize is 32 bits, and a product that wraps could pass any size check.
+fn entries(dims: &[usize], shape: &str) -> Result<usize, JsError> {
+    dims.iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| JsError::new(&format!("{shape} ({}) has more entries than this computer can count", dims.iter().map(usize::to_string).collect::<Vec<_>>().join(" x "))))
+}
+
+/// Makes a panic in the core say what it was: the page calls this once after loading the module. A
+/// panic in wasm32 ends in a trap that reaches JS as a bare `RuntimeError: unreachable`; the hook runs
+/// first and leaves the panic's own message (and where, in our code) in `globalThis.attnscopePanic`,
+/// where the worker reads it without calling into the trapped instance again.
+#[wasm_bindgen(js_name = installPanicHook)]
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let message = payload.downcast_ref::<&str>().copied().or_else(|| payload.downcast_ref::<String>().map(String::as_str)).unwrap_or("a panic with no message");
+        // Where, when it is our own code; a dependency's path says nothing to a reader.
+        let place = info.location().filter(|l| l.file().starts_with("src/")).map(|l| format!(" (at {}:{})", l.file(), l.line())).unwrap_or_default();
+        let _ = Reflect::set(&js_sys::global(), &JsValue::from_str("attnscopePanic"), &JsValue::from_str(&format!("{message}{place}")));
+    }));
+}
+
+fn expect_len(name: &str, got: usize, want: usize, shape: &str) -> Result<(), JsError> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(JsError::new(&format!("{name} has {got} numbers but {shape} needs {want}")))
+    }
+}
