@@ -4,6 +4,8 @@
 // KL in float64; then the link round trip, both languages and no console errors.
 // Screenshots: artifacts/screenshots/interp-*.png.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { cleanScreenshot, launch, openPage, readCell, settled, softmax, startServer } from './helpers.mjs';
 
@@ -191,7 +193,7 @@ test('knock out: the before / after view shows the two predictions, their change
   assert.equal(await page.locator('.view-ablate .ablate-board .ablate-toggle.on').count(), 2);
   await cleanScreenshot(page, 'interp-ablate-en');
   const link = await page.evaluate(() => window.attnscope.link());
-  await page.click('.view-ablate .toolbar .ablation-clear');
+  await page.click('.ablation-bar .ablation-clear');
   await page.waitForFunction(() => window.attnscope.getState().ablate.length === 0);
   await settled(page);
   assert.ok(await page.locator('.ablation-bar').isHidden());
@@ -280,6 +282,81 @@ test('head attribution: the heatmap is the core’s head_logit at the position, 
   await cleanScreenshot(other, 'interp-lens-zh');
   assert.deepEqual(other.consoleErrors, []);
   await other.close();
+});
+
+// --- against PyTorch: the core engineer's reference fixture (tools/reference/make_fixtures.py) ---
+
+const FIXTURE = fileURLToPath(new URL('../fixtures/ablate_lens/', import.meta.url));
+// A byte-level tokenizer with the fixture model's 256 ids (the MiniMind-3 bf16 test checkpoint's).
+const TOKENIZER = fileURLToPath(new URL('../fixtures/checkpoints/minimind3_bf16/tokenizer.json', import.meta.url));
+const TOLERANCE = 2e-4; // the trace contract's
+
+// The f32 tensors of a safetensors file by name.
+function readTrace(path) {
+  const bytes = readFileSync(path);
+  const n = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + n).toString('utf8'));
+  const tensors = {};
+  for (const [name, entry] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    const { dtype, data_offsets: [from, to] } = entry;
+    assert.equal(dtype, 'F32');
+    const data = bytes.subarray(8 + n + from, 8 + n + to);
+    tensors[name] = Array.from(new Float32Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.length)));
+  }
+  return tensors;
+}
+
+function relDiff(ours, reference) {
+  assert.equal(ours.length, reference.length);
+  return maxDiff(ours, reference) / maxAbs(reference);
+}
+
+test('knock out against PyTorch: the reference model loaded in the page, its two heads clicked off in the head grid, gives the fixture’s logits, logit lens and head attribution', async () => {
+  const run = JSON.parse(readFileSync(`${FIXTURE}run.json`, 'utf8'));
+  const { ids } = JSON.parse(readFileSync(`${FIXTURE}input.json`, 'utf8'));
+  const reference = readTrace(`${FIXTURE}trace.safetensors`);
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const own = await context.newPage();
+  own.consoleErrors = [];
+  own.on('console', (m) => m.type() === 'error' && own.consoleErrors.push(m.text()));
+  own.on('pageerror', (e) => own.consoleErrors.push(String(e)));
+  await own.goto(`${server.url}#lang=en&view=grid`);
+  await settled(own);
+  await own.click('.segment[data-source="own"]');
+  await own.setInputFiles('#model-files', ['config.json', 'model.safetensors'].map((f) => `${FIXTURE}${f}`).concat(TOKENIZER));
+  await own.waitForFunction(() => !window.attnscope.app.loading && window.attnscope.app.model?.vocab_size === 256, null, { timeout: 60_000 });
+  await settled(own);
+  // The fixture's ids are bytes that make no text, so they go in as the page's run with its own
+  // arguments (its knocked-out heads among them) and only the ids replaced.
+  const logitsOfFixture = () =>
+    own.evaluate(async (list) => {
+      const { tensors } = await window.attnscope.call('tensors', { args: { ...window.attnscope.app.args(), ids: list, attention_mask: null }, names: ['logits'] });
+      return Array.from(tensors[0].data);
+    }, ids);
+  const whole = await logitsOfFixture();
+  for (const [l, h] of run.ablate) {
+    await own.click(`.view-grid .thumb[data-layer="${l}"][data-head="${h}"] .ablate-toggle`);
+    await own.waitForFunction((pair) => window.attnscope.getState().ablate.some(([a, b]) => a === pair[0] && b === pair[1]), [l, h]);
+    await settled(own);
+  }
+  assert.deepEqual(await own.evaluate(() => window.attnscope.getState().ablate), run.ablate);
+  const logits = await logitsOfFixture();
+  assert.ok(relDiff(logits, reference.logits) <= TOLERANCE, `ablated logits differ from PyTorch by ${relDiff(logits, reference.logits)}`);
+  assert.ok(relDiff(whole, reference.logits) > 1e-2, 'and the whole model’s do not match them');
+  // The logit lens and head attribution views' own requests, as they make them.
+  const L = 3;
+  const names = Array.from({ length: L }, (_, l) => [`layers.${l}.logit_lens`, `layers.${l}.attn.head_logit`]).flat();
+  const found = await own.evaluate(
+    async ({ list, target, fixtureIds }) => {
+      const { tensors } = await window.attnscope.call('tensors', { args: { ...window.attnscope.app.args(), ids: fixtureIds, attention_mask: null, logitLens: true, headLogit: true, targetToken: target }, names: list });
+      return tensors.map((x) => Array.from(x.data));
+    },
+    { list: names, target: run.target_token, fixtureIds: ids },
+  );
+  names.forEach((name, k) => assert.ok(relDiff(found[k], reference[name]) <= TOLERANCE, `${name} differs from PyTorch by ${relDiff(found[k], reference[name])}`));
+  assert.deepEqual(own.consoleErrors, []);
+  await context.close();
 });
 
 test('no console errors', () => {

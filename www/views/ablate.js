@@ -7,7 +7,7 @@
 
 import { el } from '../parts/dom.js';
 import { range, tokenSelect, tokenAt } from '../parts/controls.js';
-import { ablateToggle, headList, setAblated } from '../parts/ablation.js';
+import { ablateToggle, headList } from '../parts/ablation.js';
 import { distribution, predictionDiff } from '../parts/prediction_diff.js';
 import { short, tokenText } from '../parts/format.js';
 import { pageHref } from '../link.js';
@@ -32,12 +32,11 @@ export function mount(root, app) {
   const { state } = app;
   const position = tokenSelect(app, 'query', 'control.position');
   const board = el('div', { className: 'ablate-board' });
-  const clear = el('button', { type: 'button', className: 'ablation-clear', on: { click: () => setAblated(app, []) } }, t('ablate.clearAll'));
   const chosen = el('p', { className: 'ablate-chosen' });
   const prediction = el('div', { attrs: { 'aria-live': 'polite' } });
   const changed = el('div', {});
   root.append(
-    el('div', { className: 'toolbar' }, position.node, clear),
+    el('div', { className: 'toolbar' }, position.node),
     el('p', { className: 'explain' }, t('ablate.explain')),
     el('section', { className: 'card' }, el('h3', {}, t('ablate.boardTitle')), el('p', { className: 'hint' }, t('ablate.boardHint')), board, chosen),
     el('section', { className: 'card' }, el('h3', {}, t('ablate.predictionTitle')), prediction),
@@ -53,7 +52,6 @@ export function mount(root, app) {
       ...range(nH).map((h) => el('span', { className: 'ablate-board-head' }, t('ablate.headColumn', { h }))),
       ...range(L).flatMap((l) => [el('span', { className: 'ablate-board-layer' }, t('grid.layer', { l })), ...range(nH).map((h) => ablateToggle(app, l, h, { short: true }))]),
     );
-    clear.disabled = state.ablate.length === 0;
     chosen.textContent = state.ablate.length ? t('ablate.chosen', { heads: headList(state.ablate) }) : t('ablate.noneChosen');
   }
 

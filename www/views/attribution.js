@@ -9,7 +9,7 @@ import { el } from '../parts/dom.js';
 import { heatmap } from '../parts/heatmap.js';
 import { range, tokenSelect, tokenAt } from '../parts/controls.js';
 import { diverging, extent } from '../parts/color_scale.js';
-import { exact, percent, tokenText } from '../parts/format.js';
+import { exact, fixed, percent, tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 
 // The candidates the target picker offers: the model's most likely next tokens at the position.
@@ -72,7 +72,7 @@ export function mount(root, app) {
       },
     });
     const order = range(L * nH).sort((a, b) => data[b] - data[a]);
-    const name = (k) => `${t('ablate.headName', { l: Math.floor(k / nH), h: k % nH })} (${exact(data[k])})`;
+    const name = (k) => `${t('ablate.headName', { l: Math.floor(k / nH), h: k % nH })} (${fixed(data[k], 3)})`;
     strongest.textContent = t('attribution.strongest', { up: name(order[0]), down: name(order[order.length - 1]), token });
   }
 

@@ -52,7 +52,7 @@ export function mount(root, app) {
           {
             type: 'button',
             className: `lens-cell${l === state.layer && i === at ? ' selected' : ''}${hit ? ' hit' : ''}`,
-            style: { '--p': String(top.p) },
+            style: { backgroundColor: `color-mix(in srgb, var(--accent) ${(top.p * 55).toFixed(1)}%, var(--surface))` },
             dataset: { layer: l, position: i, id: top.id, value: String(top.p) },
             title: t('lens.cellTip', { l, i, token: tokenText(top.piece), p: percent(top.p) }),
             on: { click: () => app.set({ layer: l, query: i }) },
