@@ -141,8 +141,8 @@ test('an old format-1 link opens exactly the state it did: the random model, its
   ]) {
     const link = await format1.encode({ ...format1.DEFAULTS, ...fields });
     assert.match(link, /^s1\./);
-    // Format 1 had no lesson edits: the page reads them as none.
-    const before = { ...(await format1.decode(link)).state, edits: null };
+    // Format 1 had no lesson edits nor interventions: the page reads them as none.
+    const before = { ...(await format1.decode(link)).state, edits: null, ablate: [], compare: null, target: null };
     const page = await freshPage(`#${link}`, locale);
     const s = await shown(page);
     assert.equal(s.kind, 'random');
