@@ -92,7 +92,7 @@ export function mount(root, app) {
     if (differ !== null) {
       const delta = probsB.map((v, i) => v - probsA[i]);
       const maxAbs = delta.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
-      const { cells, labels } = headCells({ data: delta, T: TA, S: TA, pieces: A.pieces.map((p, i) => (differ.includes(i) ? `${tokenText(p)}→${tokenText(B.pieces[i])}` : p)), mask: state.mask, maxCell: 36, labelChars: 12 });
+      const { cells, labels } = headCells({ data: delta, T: TA, S: TA, pieces: A.pieces.map((p, i) => (differ.includes(i) ? `${tokenText(p)}→${tokenText(B.pieces[i])}` : p)), mask: state.mask, maxCell: 24, labelChars: 12 });
       maps.diff.update({ cells, scale: diverging(maxAbs), labels, interaction: { name: t('compare.diffTitle'), describe: (i, j) => [[t('compare.diffTitle'), `[${h}, ${i}, ${j}]`], [t('tip.query'), String(i)], [t('tip.key'), String(j)]] } });
     }
     paintAll([maps.a, maps.b, maps.diff]);
