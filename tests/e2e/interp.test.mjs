@@ -31,7 +31,14 @@ async function open(fields) {
   await page.evaluate((hash) => {
     location.hash = hash;
   }, new URLSearchParams(fields).toString());
-  await page.waitForFunction((f) => Object.entries(f).every(([k, v]) => k === 'text' || String(window.attnscope.getState()[k]) === v), fields);
+  // The state as plain fields write it: knocked-out heads as "1.4,2.3".
+  await page.waitForFunction(
+    (f) => Object.entries(f).every(([k, v]) => {
+      const value = window.attnscope.getState()[k];
+      return k === 'text' || (k === 'ablate' ? value.map((pair) => pair.join('.')).join(',') : String(value)) === v;
+    }),
+    fields,
+  );
   await settled(page);
 }
 
@@ -282,6 +289,19 @@ test('head attribution: the heatmap is the core’s head_logit at the position, 
   await cleanScreenshot(other, 'interp-lens-zh');
   assert.deepEqual(other.consoleErrors, []);
   await other.close();
+});
+
+test('knock out on the WebGPU backend: the run goes to the CPU, whole, and the bar says so', async (t) => {
+  const adapter = await page.evaluate(async () => Boolean(await navigator.gpu?.requestAdapter()));
+  if (!adapter) return t.skip('this browser has no WebGPU adapter');
+  await open({ view: 'ablate', backend: 'gpu', ablate: '1.4', lang: 'en' });
+  const run = await page.evaluate(() => window.attnscope.app.run);
+  assert.equal(run.backend, 'cpu');
+  assert.match(run.cpuFallback, /CPU/);
+  assert.match(await page.locator('.ablation-bar .ablation-fallback').innerText(), /went to the CPU/);
+  const shown = await page.evaluate(async () => Array.from(await window.attnscope.tensor('logits')));
+  assert.deepEqual(shown, (await logitsOf({ backend: 'cpu' })).data, 'the CPU’s ablated run');
+  await open({ backend: 'auto', ablate: '' });
 });
 
 // --- against PyTorch: the core engineer's reference fixture (tools/reference/make_fixtures.py) ---

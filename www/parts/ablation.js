@@ -64,7 +64,8 @@ export function ablationBar(app) {
         el('span', { className: 'ablation-heads' }, headList(ablate)),
         ' ',
         el('span', {}, t('ablate.barNote')),
-        ...(app.run?.cpuFallback ? [el('span', { className: 'hint' }, t('ablate.cpuFallback', { why: app.run.cpuFallback }))] : []),
+        // The core's own reason, in English, stays in the tooltip.
+        ...(app.run?.cpuFallback ? [el('span', { className: 'hint ablation-fallback', title: app.run.cpuFallback }, t('ablate.cpuFallback'))] : []),
         ' ',
         el('a', { href: pageHref({ view: 'ablate' }), on: { click: (e) => { e.preventDefault(); app.go('ablate'); } } }, t('ablate.barOpen')),
         ' ',
