@@ -109,6 +109,9 @@ test('compare: the same sentence twice differs by nothing; a second sentence of 
   assert.equal(await page.locator('.view-compare .compare-diff canvas:visible').count(), 0, 'no cell-by-cell difference');
   assert.match(await page.locator('.view-compare .compare-diff').innerText(), /do not line up/);
   assert.ok(Number(await page.locator('.view-compare .prediction-diff').getAttribute('data-kl')) > 0);
+  await open({ compare: '' });
+  assert.match(await page.locator('.view-compare .compare-sentences').innerText(), /second sentence is empty/);
+  assert.equal(await page.locator('.view-compare .card:visible').count(), 0, 'no maps or predictions of the sentence before');
 });
 
 test('compare: a link round trip keeps the second sentence, layer and head; Chinese reads as Chinese', async () => {

@@ -31,12 +31,15 @@ export function mount(root, app) {
   const titles = { a: el('h4', {}), b: el('h4', {}), diff: el('h4', {}) };
   const diffNote = el('p', { className: 'hint' });
   const prediction = el('div', { attrs: { 'aria-live': 'polite' } });
+  const cards = [
+    el('section', { className: 'card' }, el('h3', {}, t('compare.attention')), el('div', { className: 'split compare-maps' }, el('div', {}, titles.a, maps.a.node), el('div', {}, titles.b, maps.b.node)), el('div', { className: 'compare-diff' }, titles.diff, diffNote, maps.diff.node)),
+    el('section', { className: 'card' }, el('h3', {}, t('compare.prediction')), prediction),
+  ];
   root.append(
     el('div', { className: 'toolbar' }, el('div', { className: 'picker compare-picker' }, el('label', { htmlFor: inputId }, t('compare.second')), input), controls.map((c) => c.node)),
     el('p', { className: 'explain' }, t('compare.explain')),
     sentences,
-    el('section', { className: 'card' }, el('h3', {}, t('compare.attention')), el('div', { className: 'split compare-maps' }, el('div', {}, titles.a, maps.a.node), el('div', {}, titles.b, maps.b.node)), el('div', { className: 'compare-diff' }, titles.diff, diffNote, maps.diff.node)),
-    el('section', { className: 'card' }, el('h3', {}, t('compare.prediction')), prediction),
+    ...cards,
   );
   let seq = 0;
   const tokenized = new Map(); // text → tokens of B, asked of the worker once
@@ -60,9 +63,10 @@ export function mount(root, app) {
     const A = state.tokens;
     const B = await tokensOf(textB);
     if (my !== seq) return;
+    // Nothing to compare with: no maps or predictions of an earlier second sentence stay on screen.
+    cards.forEach((card) => (card.hidden = B.ids.length === 0));
     if (B.ids.length === 0) {
       sentences.replaceChildren(el('p', { className: 'message message-empty' }, t('compare.emptyB')));
-      prediction.replaceChildren();
       return;
     }
     const name = `layers.${state.layer}.attn.probs`;
