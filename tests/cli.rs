@@ -167,6 +167,46 @@ fn trace_of_the_gqa_fixture_matches_pytorch() {
     assert_matches_fixture("gqa", &std::fs::read(tmp.join("out/trace.safetensors")).unwrap());
 }
 
+/// `ablate_lens` as a user asks for it (the flags its run.json names), on both attention paths.
+#[test]
+fn trace_with_heads_knocked_out_logit_lens_and_head_logit_matches_pytorch() {
+    let case = fixtures().join("ablate_lens");
+    for path in ["naive", "flash"] {
+        let tmp = TempDir::new(&format!("ablate_{path}"));
+        let out = trace(&tmp, &case, &case.join("input.json"), &["--ablate", "0:1, 2:3", "--logit-lens", "--head-logit", "--attention", path, "--tile", "3"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_matches_fixture("ablate_lens", &std::fs::read(tmp.join("out/trace.safetensors")).unwrap());
+    }
+}
+
+#[test]
+fn trace_with_a_target_token_matches_pytorch() {
+    let tmp = TempDir::new("target");
+    let case = fixtures().join("head_logit_target");
+    let out = trace(&tmp, &case, &case.join("input.json"), &["--logit-lens", "--head-logit", "--target-token", "17"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_matches_fixture("head_logit_target", &std::fs::read(tmp.join("out/trace.safetensors")).unwrap());
+}
+
+/// Bad --ablate / --target-token values: refused in one line naming the value, before any file is written.
+#[test]
+fn bad_heads_and_targets() {
+    for (test, extra, words) in [
+        ("ablate_no_colon", &["--ablate", "0-1"][..], &["--ablate", "0-1", "layer:head"][..]),
+        ("ablate_not_numbers", &["--ablate", "0:1,a:2"], &["--ablate", "a:2"]),
+        ("ablate_layer_out_of_range", &["--ablate", "0:1,2:0"], &["2:0", "layers 0..1"]),
+        ("ablate_head_out_of_range", &["--ablate", "1:4"], &["1:4", "heads 0..3"]),
+        ("target_not_a_number", &["--head-logit", "--target-token", "x"], &["--target-token", "'x'"]),
+        ("target_out_of_vocab", &["--head-logit", "--target-token", "6400"], &["target token 6400", "vocabulary"]),
+        ("target_without_head_logit", &["--target-token", "3"], &["--head-logit"]),
+    ] {
+        let tmp = TempDir::new(test);
+        let model = valid_model(&tmp);
+        let out = trace(&tmp, &model, &input(&tmp, GOOD_INPUT), extra);
+        assert_refused(&tmp, &out, words);
+    }
+}
+
 #[test]
 fn missing_model_dir() {
     refused_model("no_dir", |tmp| tmp.join("nowhere"), &["nowhere", "does not exist"]);

@@ -22,7 +22,7 @@ use attnscope::model::linear::linear;
 use attnscope::model::rms_norm::rms_norm;
 use attnscope::model::rope::RopeTable;
 use attnscope::model::swiglu::silu;
-use attnscope::model::{AttentionPath, Model, RunOptions};
+use attnscope::model::{AttentionPath, Interventions, Model, RunOptions};
 use attnscope::trace::{Selection, Trace};
 use attnscope::weights::{load_dir, random};
 use attnscope::{Config, Error};
@@ -257,12 +257,14 @@ struct Input {
 
 /// Every PyTorch reference in tests/fixtures, with the directory of its model: the case's own for the
 /// semantic corners, www/models/<case> for a shipped model (the built-in one).
+/// Every plain fixture; the interpretability ones (with a run.json) ask for what `GpuModel::cpu_only`
+/// sends to the CPU, checked below.
 fn cases() -> Vec<(String, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut cases: Vec<(String, PathBuf)> = std::fs::read_dir(fixtures())
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.path().join("trace.safetensors").exists())
+        .filter(|e| e.path().join("trace.safetensors").exists() && !e.path().join("run.json").exists())
         .map(|e| {
             let case = e.file_name().to_string_lossy().into_owned();
             let model = if e.path().join("config.json").exists() { e.path() } else { root.join("www/models").join(&case) };
@@ -317,6 +319,24 @@ fn forward_on_every_fixture_matches_pytorch_and_the_cpu() {
     eprintln!("GPU against CPU, worst over every fixture and both paths:");
     for (kind, rel) in all {
         eprintln!("  {kind:<20} {rel:.2e}");
+    }
+}
+
+/// Knocked-out heads, the logit lens and head attribution have no kernels: `cpu_only` names each, and
+/// `GpuModel::trace` refuses such a run rather than trace it without what it asked for.
+#[test]
+fn interventions_and_readouts_are_refused_on_the_gpu_by_name() {
+    let ablate = RunOptions { interventions: Interventions { ablate: vec![(0, 1)] }, ..RunOptions::default() };
+    let plain = RunOptions::default();
+    assert_eq!(GpuModel::cpu_only(&ablate, &Selection::all()), Some("knocking out heads"));
+    assert_eq!(GpuModel::cpu_only(&plain, &Selection { logit_lens: true, ..Selection::all() }), Some("the logit lens"));
+    assert_eq!(GpuModel::cpu_only(&plain, &Selection { head_logit: true, ..Selection::all() }), Some("head attribution"));
+    assert_eq!(GpuModel::cpu_only(&plain, &Selection { target_token: Some(3), ..Selection::all() }), None);
+    let model = small_model(1, 3);
+    let Some(gm) = skip_without_adapter(pollster::block_on(GpuModel::new(&model))) else { return };
+    match pollster::block_on(gm.trace(&[1, 2, 3], None, 0, &ablate, Selection::all())) {
+        Err(Error::Gpu(m)) => assert!(m.contains("knocking out heads") && m.contains("CPU"), "{m}"),
+        other => panic!("a run with a knocked-out head was not refused: {:?}", other.map(|o| o.trace.names().len())),
     }
 }
 

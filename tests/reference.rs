@@ -3,10 +3,11 @@
 //! the same -inf pattern in masked_scores, and padding entries (-1e9) where PyTorch has them.
 //! Both attention paths are checked: the explicit one and the flash one with a tile that divides nothing.
 //! The comparison itself is in tests/common, shared with the command-line test (tests/cli.rs).
+//! A case with a run.json also knocks out heads and records the logit lens and head attribution, as asked.
 
 mod common;
 
-use attnscope::model::{AttentionPath, Model, RunOptions};
+use attnscope::model::{AttentionPath, Interventions, Model, RunOptions};
 use attnscope::trace::{Selection, Trace};
 use attnscope::weights::load_dir;
 use common::{assert_matches_fixture, fixtures};
@@ -19,13 +20,24 @@ struct Input {
     prefix_len: usize,
 }
 
+/// tools/reference/make_fixtures.py's run.json: what an interpretability case asks beyond its input.
+#[derive(Deserialize, Default)]
+struct Run {
+    ablate: Vec<(usize, usize)>,
+    logit_lens: bool,
+    head_logit: bool,
+    target_token: Option<u32>,
+}
+
 fn run_case(case: &str, path: AttentionPath) -> Trace {
     let dir = fixtures().join(case);
     let (config, weights) = load_dir(&dir).unwrap_or_else(|e| panic!("{case}: {e}"));
     let input: Input = serde_json::from_str(&std::fs::read_to_string(dir.join("input.json")).unwrap()).unwrap();
+    let run: Run = std::fs::read_to_string(dir.join("run.json")).map_or_else(|_| Run::default(), |s| serde_json::from_str(&s).unwrap());
     let model = Model::new(config, weights);
-    let opts = RunOptions { causal: true, path, ..RunOptions::default() };
-    model.trace(&input.ids, input.attention_mask.as_deref(), input.prefix_len, &opts, Selection::all()).unwrap().trace
+    let opts = RunOptions { causal: true, path, interventions: Interventions { ablate: run.ablate }, ..RunOptions::default() };
+    let selection = Selection { logit_lens: run.logit_lens, head_logit: run.head_logit, target_token: run.target_token, ..Selection::all() };
+    model.trace(&input.ids, input.attention_mask.as_deref(), input.prefix_len, &opts, selection).unwrap().trace
 }
 
 fn check(case: &str) {
@@ -104,6 +116,16 @@ fn f16_checkpoint() {
 }
 
 #[test]
+fn two_heads_knocked_out_with_logit_lens_and_head_attribution() {
+    check("ablate_lens");
+}
+
+#[test]
+fn head_attribution_toward_a_given_token_after_a_cached_prefix() {
+    check("head_logit_target");
+}
+
+#[test]
 fn trace_is_in_computation_order() {
     let t = run_case("gqa", AttentionPath::Naive);
     let names = t.names();
@@ -155,5 +177,138 @@ mod checkpoints {
     #[test]
     fn llama_layout_in_f16_without_qk_norm() {
         check("llama_f16", false);
+    }
+}
+
+/// What knocking out heads, the logit lens and head attribution must satisfy whatever the reference
+/// says, on the `ablate_lens` fixture's model, on both paths.
+mod interp {
+    use super::*;
+    use attnscope::Config;
+
+    fn model() -> Model {
+        let (config, weights) = load_dir(&fixtures().join("ablate_lens")).unwrap();
+        Model::new(config, weights)
+    }
+
+    const IDS: [u32; 7] = [5, 77, 3, 200, 41, 9, 130];
+    const PATHS: [AttentionPath; 2] = [AttentionPath::Naive, AttentionPath::Flash { tile: 3 }];
+
+    fn run(model: &Model, path: AttentionPath, ablate: Vec<(usize, usize)>, selection: Selection) -> Trace {
+        let opts = RunOptions { path, interventions: Interventions { ablate }, ..RunOptions::default() };
+        model.trace(&IDS, None, 0, &opts, selection).unwrap().trace
+    }
+
+    fn data<'a>(t: &'a Trace, name: &str) -> &'a [f32] {
+        &t.get(name).unwrap_or_else(|| panic!("{name} not recorded")).data
+    }
+
+    fn readouts() -> Selection {
+        Selection { logit_lens: true, head_logit: true, ..Selection::all() }
+    }
+
+    #[test]
+    fn knocking_out_nothing_is_the_plain_run_bit_for_bit() {
+        let m = model();
+        for path in PATHS {
+            let plain = run(&m, path, vec![], Selection::all());
+            let asked = run(&m, path, vec![], readouts());
+            for e in &plain.entries {
+                assert_eq!(e.data, data(&asked, &e.name), "{path:?}: {}", e.name);
+            }
+        }
+    }
+
+    #[test]
+    fn a_knocked_out_head_is_zero_from_its_context_on_and_the_prediction_moves() {
+        let m = model();
+        let (nh, d, t) = (m.config.num_attention_heads, m.config.head_dim(), IDS.len());
+        for path in PATHS {
+            let plain = run(&m, path, vec![], readouts());
+            let ablated = run(&m, path, vec![(1, 2)], readouts());
+            // Before the intervention nothing differs: layer 0 whole, layer 1 up to its probs.
+            for name in ["layers.0.out", "layers.1.attn.probs"] {
+                assert_eq!(data(&plain, name), data(&ablated, name), "{path:?}: {name}");
+            }
+            let ctx = data(&ablated, "layers.1.attn.context");
+            for (i, (a, b)) in ctx.iter().zip(data(&plain, "layers.1.attn.context")).enumerate() {
+                let head = (i / d) % nh;
+                assert_eq!(*a, if head == 2 { 0.0 } else { *b }, "{path:?}: context entry {i} (head {head})");
+            }
+            assert!(data(&ablated, "layers.1.attn.head_logit").iter().skip(2).step_by(nh).all(|&v| v == 0.0));
+            let moved = data(&plain, "logits").iter().zip(data(&ablated, "logits")).fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+            assert!(moved > 1e-3, "{path:?}: knocking out 1:2 moves the logits by only {moved}");
+            assert_eq!(data(&ablated, "logits").len(), t * m.config.vocab_size);
+        }
+    }
+
+    #[test]
+    fn the_last_layers_logit_lens_is_the_logits() {
+        let m = model();
+        let last = m.config.num_hidden_layers - 1;
+        for path in PATHS {
+            let tr = run(&m, path, vec![(0, 1)], readouts());
+            assert_eq!(data(&tr, &format!("layers.{last}.logit_lens")), data(&tr, "logits"), "{path:?}");
+            assert_ne!(data(&tr, "layers.0.logit_lens"), data(&tr, "logits"), "{path:?}: layer 0 reads earlier");
+        }
+    }
+
+    /// With the final norm frozen at the real run's scale the target's logit is linear in the residual
+    /// stream, which is the embedding plus every head's output (attn.out = their sum) plus every FFN's:
+    /// so the heads' attributions plus the embedding's and the FFNs' (computed here from the recorded
+    /// tensors and the weights) give back the logit itself.
+    #[test]
+    fn head_attributions_plus_embedding_and_ffns_add_up_to_the_targets_logit() {
+        let m = model();
+        let c: &Config = &m.config;
+        let (h, v, layers, t) = (c.hidden_size, c.vocab_size, c.num_hidden_layers, IDS.len());
+        for (path, target) in [(AttentionPath::Naive, None), (AttentionPath::Flash { tile: 3 }, Some(17u32))] {
+            let tr = run(&m, path, vec![(2, 3)], Selection { target_token: target, ..readouts() });
+            let logits = data(&tr, "logits");
+            let resid = data(&tr, &format!("layers.{}.out", layers - 1));
+            let lm = m.weights.lm_head();
+            for row in 0..t {
+                let lrow = &logits[row * v..(row + 1) * v];
+                let top = (0..v).fold(0, |b, i| if lrow[i] > lrow[b] { i } else { b });
+                let target = target.map_or(top, |id| id as usize);
+                let x = &resid[row * h..(row + 1) * h];
+                let inv_rms = 1.0 / (x.iter().map(|a| a * a).sum::<f32>() / h as f32 + c.rms_norm_eps as f32).sqrt();
+                let dir: Vec<f32> = (0..h).map(|j| lm[[target, j]] * m.weights.norm[j] * inv_rms).collect();
+                let along = |name: &str| data(&tr, name)[row * h..(row + 1) * h].iter().zip(&dir).map(|(a, b)| a * b).sum::<f32>();
+                let mut total = along("embed");
+                for l in 0..layers {
+                    total += along(&format!("layers.{l}.ffn.out"));
+                    let nh = c.num_attention_heads;
+                    total += data(&tr, &format!("layers.{l}.attn.head_logit"))[row * nh..(row + 1) * nh].iter().sum::<f32>();
+                }
+                let want = lrow[target];
+                assert!((total - want).abs() <= 1e-4 * want.abs().max(1.0), "{path:?} row {row}: {total} vs logit {want}");
+            }
+        }
+    }
+
+    #[test]
+    fn readouts_follow_the_layer_selection() {
+        let m = model();
+        let tr = run(&m, AttentionPath::Naive, vec![], Selection { layers: Some(vec![1]), ..readouts() });
+        assert!(tr.get("layers.1.logit_lens").is_some() && tr.get("layers.1.attn.head_logit").is_some());
+        assert!(tr.get("layers.0.logit_lens").is_none() && tr.get("layers.2.attn.head_logit").is_none());
+        let plain = run(&m, AttentionPath::Naive, vec![], Selection::all());
+        assert!(plain.names().iter().all(|n| !n.ends_with("logit_lens") && !n.ends_with("head_logit")), "not recorded unless asked");
+    }
+
+    #[test]
+    fn bad_heads_and_targets_are_refused_by_name() {
+        let m = model();
+        let trace = |ablate: Vec<(usize, usize)>, selection: Selection| {
+            let opts = RunOptions { interventions: Interventions { ablate }, ..RunOptions::default() };
+            m.trace(&IDS, None, 0, &opts, selection).map(|_| ()).unwrap_err().to_string()
+        };
+        let e = trace(vec![(3, 0)], Selection::all());
+        assert!(e.contains("3:0") && e.contains("layers 0..2"), "{e}");
+        let e = trace(vec![(0, 4)], Selection::all());
+        assert!(e.contains("0:4") && e.contains("heads 0..3"), "{e}");
+        let e = trace(vec![], Selection { head_logit: true, target_token: Some(256), ..Selection::all() });
+        assert!(e.contains("target token 256") && e.contains("256"), "{e}");
     }
 }

@@ -81,6 +81,65 @@ fn bf16_checkpoint_matches_pytorch() {
     check(fixture!("bf16"), AttentionPath::Naive);
 }
 
+/// An interpretability fixture through the page's own door: `Session.run` with the request keys the page
+/// sends (`ablate`, `logitLens`, `headLogit`, `targetToken`, made from the case's run.json), every
+/// reference tensor read back with `session.tensor(name)`, on the given attention path.
+fn check_session((case, config, model, input, reference): (&str, &str, &[u8], &str, &[u8]), run_json: &str, attention: &str) {
+    let mut s = Session::from_checkpoint(config, model).map_err(JsValue::from).unwrap();
+    let run: serde_json::Value = serde_json::from_str(run_json).unwrap();
+    let mut req: serde_json::Value = serde_json::from_str(input).unwrap();
+    for (from, to) in [("ablate", "ablate"), ("logit_lens", "logitLens"), ("head_logit", "headLogit"), ("target_token", "targetToken")] {
+        req[to] = run[from].clone();
+    }
+    req["attention"] = attention.into();
+    req["tile"] = 3.into();
+    s.run(js_sys::JSON::parse(&req.to_string()).unwrap(), None).map_err(JsValue::from).unwrap();
+    let reference = SafeTensors::deserialize(reference).unwrap();
+    let mut checked = 0;
+    for (name, r) in reference.tensors() {
+        let ours = s.tensor(&name).map_err(JsValue::from).unwrap_or_else(|_| panic!("{case}: no {name}")).to_vec();
+        let rv: Vec<f32> = r.data().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+        let rel = common::rel_diff(&format!("{case} ({attention}): {name}"), &ours, &rv);
+        assert!(rel <= common::TOLERANCE, "{case} ({attention}): {name} differs by {rel:.2e}");
+        checked += 1;
+    }
+    assert!(checked >= 50, "{case}: only {checked} tensors compared");
+}
+
+#[wasm_bindgen_test]
+fn heads_knocked_out_logit_lens_and_head_logit_match_pytorch_through_the_session() {
+    let run = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ablate_lens/run.json"));
+    check_session(fixture!("ablate_lens"), run, "naive");
+    check_session(fixture!("ablate_lens"), run, "flash");
+}
+
+#[wasm_bindgen_test]
+fn head_logit_toward_a_given_token_matches_pytorch_through_the_session() {
+    let run = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/head_logit_target/run.json"));
+    check_session(fixture!("head_logit_target"), run, "naive");
+    check_session(fixture!("head_logit_target"), run, "flash");
+}
+
+#[wasm_bindgen_test]
+fn bad_heads_and_targets_are_errors_that_name_them() {
+    let mut s = Session::random(r#"{"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 64}"#, 7.0)
+        .map_err(JsValue::from)
+        .unwrap();
+    for (req, words) in [
+        (r#"{"ids": [1, 2], "ablate": [[2, 0]]}"#, &["2:0", "layers 0..1"][..]),
+        (r#"{"ids": [1, 2], "ablate": [[0, 4]]}"#, &["0:4", "heads 0..3"]),
+        (r#"{"ids": [1, 2], "ablate": [[0]]}"#, &["bad run request"]),
+        (r#"{"ids": [1, 2], "headLogit": true, "targetToken": 64}"#, &["target token 64", "vocabulary"]),
+        (r#"{"ids": [1, 2], "headLogit": true, "targetToken": -1}"#, &["bad run request"]),
+    ] {
+        let e = s.run(js_sys::JSON::parse(req).unwrap(), None).map(|_| ()).map_err(JsValue::from).unwrap_err();
+        let msg = js_sys::Error::from(e).message().as_string().unwrap();
+        for w in words {
+            assert!(msg.contains(w), "{req}: {msg}");
+        }
+    }
+}
+
 /// The same bits as tests/weights.rs pins natively: a shared link shows the same model everywhere.
 #[wasm_bindgen_test]
 fn random_weights_are_bit_identical_to_native() {

@@ -232,9 +232,16 @@ pub(crate) fn check_input(cfg: &Config, p: usize, ids: &[u32], mask: Option<&[u8
     }
     let bytes = trace_bytes(cfg, ids.len(), s_len, rec);
     if bytes > MAX_TRACE_BYTES {
+        // The logit lens is [T, vocab] per layer: often most of the trace, so it is named when asked.
+        let lens = rec.selection.logit_lens.then(|| {
+            let layers = (0..cfg.num_hidden_layers).filter(|&l| rec.wants_logit_lens(l)).count();
+            let gb = (layers * ids.len()) as f64 * cfg.vocab_size as f64 * 4.0 / 1e9;
+            format!(" (the logit lens {gb:.2} GB of it); record fewer layers or heads, or leave out the logit lens")
+        });
         return Err(Error::Input(format!(
-            "recording this trace needs {:.2} GB; record fewer layers or heads (the limit is {:.2} GB)",
+            "recording this trace needs {:.2} GB{} (the limit is {:.2} GB)",
             bytes as f64 / 1e9,
+            lens.unwrap_or_else(|| "; record fewer layers or heads".into()),
             MAX_TRACE_BYTES as f64 / 1e9
         )));
     }
@@ -336,6 +343,21 @@ mod tests {
         assert!(e.contains("fewer tokens or record fewer layers or heads"), "{e}");
         // The same run recording one layer fits.
         check_memory(&cfg, t, t, &layers(&[0], None), None).unwrap();
+    }
+
+    #[test]
+    fn the_logit_lens_is_budgeted_and_named_when_it_is_too_big() {
+        let cfg = Config::from_json(r#"{"hidden_size": 64, "num_hidden_layers": 8, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 65536, "max_position_embeddings": 8192}"#).unwrap();
+        let ids = vec![0u32; 1024];
+        let lens = |layers: Option<Vec<usize>>| Recorder::new(Selection { layers, logit_lens: true, head_logit: true, ..Selection::default() });
+        check_input(&cfg, 0, &ids, None, &Recorder::new(Selection::all())).unwrap();
+        // 8 layers x 1024 positions x 65536 entries of f32: 2.15 GB for the lens alone.
+        let e = check_input(&cfg, 0, &ids, None, &lens(None)).unwrap_err().to_string();
+        assert!(e.contains("the logit lens 2.15 GB") && e.contains("leave out the logit lens"), "{e}");
+        check_input(&cfg, 0, &ids, None, &lens(Some(vec![0, 7]))).unwrap();
+        // Head attribution keeps each recorded layer's context, [T, nH*d], until the end.
+        let with = readout_bytes(&cfg, 1024, &lens(None));
+        assert_eq!(with, 4 * (8 * 1024 * 64 + 1024 * 64 + 1024 * 64 + 1024 * 64));
     }
 
     #[test]

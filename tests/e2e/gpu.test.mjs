@@ -56,3 +56,35 @@ test('without a WebGPU adapter, choosing WebGPU falls back to the CPU with a mes
   await screenshot(page, 'gpu-fallback');
   assert.deepEqual(page.consoleErrors, []);
 });
+
+test('on WebGPU, a run that knocks out heads or asks for the logit lens or head attribution goes to the CPU', async (t) => {
+  const server = await startServer();
+  t.after(server.close);
+  const browser = await launch();
+  t.after(() => browser.close());
+  const page = await openPage(browser, server.url);
+  await settled(page);
+  const names = ['logits', 'layers.0.attn.context', 'layers.1.logit_lens', 'layers.1.attn.head_logit'];
+  const out = await page.evaluate(async (names) => {
+    const { app, call } = window.attnscope;
+    const asked = { ...app.args(), ablate: [[0, 1]], logitLens: true, headLogit: true };
+    const onGpu = await call('run', { args: { ...asked, backend: 'gpu' } });
+    const read = async (args) => new Map((await call('tensors', { args, names })).tensors.map((x) => [x.name, x.data]));
+    const [gpu, cpu] = [await read({ ...asked, backend: 'gpu' }), await read({ ...asked, backend: 'cpu' })];
+    const plain = (await call('tensors', { args: { ...app.args(), backend: 'cpu' }, names: ['logits'] })).tensors[0].data;
+    const maxDiff = (a, b) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
+    return {
+      backend: onGpu.backend,
+      gpuError: onGpu.gpu_error,
+      lengths: names.map((n) => gpu.get(n).length),
+      diffs: names.map((n) => maxDiff(gpu.get(n), cpu.get(n))),
+      moved: maxDiff(gpu.get('logits'), plain),
+    };
+  }, names);
+  assert.equal(out.backend, 'cpu', 'the run went to the CPU');
+  assert.equal(out.gpuError, null, 'falling back is not a GPU failure');
+  assert.ok(out.lengths.every((n) => n > 0), `every tensor recorded: ${out.lengths}`);
+  assert.deepEqual(out.diffs, names.map(() => 0), 'the CPU\'s numbers exactly');
+  assert.ok(out.moved > 1e-4, `knocking out head 0:1 moves the logits (by ${out.moved})`);
+  assert.deepEqual(page.consoleErrors, []);
+});
