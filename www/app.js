@@ -23,6 +23,11 @@ import * as flash from './views/flash.js';
 import * as ffn from './views/ffn.js';
 import * as output from './views/output.js';
 import * as lessons from './views/lessons.js';
+import * as compare from './views/compare.js';
+import * as ablate from './views/ablate.js';
+import * as lens from './views/lens.js';
+import * as attribution from './views/attribution.js';
+import { ablationBar } from './parts/ablation.js';
 import { themeToggle } from './panels/theme.js';
 import { STAGES } from './parts/controls.js';
 import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS, readerLanguage, textOf } from './state.js';
@@ -39,7 +44,7 @@ import { modelPanel, sourceOf } from './panels/model_panel.js';
 import { sampleButtons } from './panels/samples.js';
 import * as source from './model_source.js';
 
-const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons };
+const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons, compare, ablate, lens, attribution };
 
 const TYPING_PAUSE_MS = 200;
 
@@ -107,9 +112,11 @@ const tokenizations = latest();
 const loads = latest();
 const cache = tensorCache(worker, onProgress);
 
+// Knocked-out heads go into every run (parts/ablation.js), so every view shows the ablated model.
 function runArgs(override = {}) {
   const mask = state.mask.every((m) => m === 1) ? null : state.mask;
-  return { ids: state.tokens.ids, attention_mask: mask, prefix_len: 0, causal: state.causal, layers: null, backend: state.backend, ...override };
+  const ablated = state.ablate.length ? { ablate: state.ablate } : {};
+  return { ids: state.tokens.ids, attention_mask: mask, prefix_len: 0, causal: state.causal, layers: null, backend: state.backend, ...ablated, ...override };
 }
 
 // Tensors of the current run (or of a variant of it: override merges into the run's arguments).
@@ -261,7 +268,7 @@ function renderStatus() {
     return;
   }
   dom.status.textContent = app.phase === 'ready' && app.run
-      ? t('app.status', { backend: t(app.run.backend === 'webgpu' ? 'backend.gpu' : 'backend.cpu'), ms: app.run.ms.toFixed(1), tokens: state.tokens.ids.length })
+      ? t('app.status', { backend: t(app.run.backend === 'webgpu' ? 'backend.gpu' : 'backend.cpu'), ms: app.run.ms.toFixed(1), tokens: state.tokens.ids.length }) + (state.ablate.length ? t('ablate.status', { n: state.ablate.length }) : '')
       : app.phase === 'building'
         ? t('app.building')
         : (models.loadingText() ?? '');
@@ -275,6 +282,7 @@ function message(kind, text, detail = null) {
 function refresh() {
   publish();
   tabs.render(state.view);
+  ablated.update();
   renderStatus();
   // A view that can draw from a config alone (the overview) is shown while the first model loads.
   const previewing = app.phase === 'loading' && Boolean(app.model ?? app.preview) && VIEWS[state.view].previews === true;
@@ -289,14 +297,14 @@ function refresh() {
           : app.phase === 'cancelled'
             ? message('empty', t('app.cancelled'))
           : message('loading', t(app.phase === 'building' ? 'app.building' : 'app.loading'));
-    dom.view.replaceChildren(box);
+    dom.view.replaceChildren(ablated.node, box);
     dom.view.setAttribute('aria-busy', String(app.phase === 'loading' || app.phase === 'building'));
     return;
   }
   dom.view.setAttribute('aria-busy', String(previewing));
   if (current?.id !== state.view) {
     if (current) current.instance.destroy();
-    dom.view.replaceChildren();
+    dom.view.replaceChildren(ablated.node);
     const root = el('div', { className: `view-root view-${state.view}` });
     dom.view.append(root);
     current = { id: state.view, instance: VIEWS[state.view].mount(root, app) };
@@ -531,6 +539,7 @@ let share = sharing();
 const writer = linkWriter({ embed });
 const theme = themeToggle(remount);
 const tabs = tabBar(dom.nav, go);
+const ablated = ablationBar(app); // the first thing in the view's column while heads are knocked out
 const backend = backendControls({ call: app.call, args: () => runArgs(), choose: (value) => navigate({ backend: value }) });
 
 // Static text in index.html is marked data-i18n (text) or data-i18n-label (aria-label).

@@ -86,7 +86,17 @@ export const DEFAULTS = Object.freeze({
   view: 'overview', // the landing view
   edits: null, // the open lesson's edited cells (editCells); new in format 2, which had no field for them
   probe: false, // the head grid shows the induction probe (its scores are recomputed, never carried)
+  // The interventions (issue #13), new in format 2 with defaults that mean "none", so older links
+  // keep their meaning: the heads knocked out, as [layer, head] pairs (ablation); the second
+  // sentence of the compare view (null: the first with one word swapped, views/compare.js); the
+  // target token id of head attribution (null: the model's top-1 next token at the position).
+  ablate: Object.freeze([]),
+  compare: null,
+  target: null,
 });
+
+// Fields format 2 gained that format 1 never had: a format-1 link opens with their defaults.
+const FORMAT2_ONLY = ['edits', 'probe', 'ablate', 'compare', 'target'];
 
 // Fields every s2 link writes even at their default: the reader's language and the landing view
 // are defaults that differ between browsers and releases, and a link must not.
@@ -248,6 +258,20 @@ function editCells(v) {
   return clamped ? { value, clamped } : { value };
 }
 
+// ablate: heads as [layer, head] pairs, sorted and one of each; a pair outside the core's limits, or
+// not two integers, is dropped. A plain link writes them "0.1,2.3" (layer.head).
+const MAX_ABLATED = 1024;
+function headPairs(v) {
+  if (!Array.isArray(v) || v.length > MAX_ABLATED) return null;
+  const kept = new Map();
+  for (const pair of v) {
+    const ok = Array.isArray(pair) && pair.length === 2 && Number.isInteger(pair[0]) && Number.isInteger(pair[1]) && pair[0] >= 0 && pair[0] < MAX_LAYERS && pair[1] >= 0 && pair[1] < MAX_HEADS;
+    if (ok) kept.set(pair[0] * MAX_HEADS + pair[1], [pair[0], pair[1]]);
+  }
+  const value = [...kept.entries()].sort((a, b) => a[0] - b[0]).map(([, pair]) => pair);
+  return { value, clamped: value.length !== v.length };
+}
+
 const FIELDS = {
   lesson: nullable(id('lessons')),
   lang: oneOf(LANGUAGES),
@@ -273,15 +297,15 @@ const FIELDS = {
   hide: list(oneOf(HIDE_FLAGS), HIDE_FLAGS.length * 4),
   edits: nullable(editCells),
   probe: bool,
+  ablate: headPairs,
+  compare: nullable(text),
+  target: nullable(int(0, MAX_VOCAB - 1)),
 };
 
-// The fields format 2 gained after it was made, at their defaults in every format-1 link.
-const LATER = ['edits', 'probe'];
-
-// Format 1 had no sample text: its text null was refused, as it still is. Nor had it the LATER fields: a
+// Format 1 had no sample text: its text null was refused, as it still is. Nor had it the FORMAT2_ONLY fields: a
 // format-1 link holding one names a field it did not know, and opens with none.
 // Format 1 had no Hub repos either: its links open as they did (a "hub" model was invalid).
-const FORMAT1_FIELDS = Object.fromEntries(Object.entries({ ...FIELDS, text, model: (v) => (v?.kind === 'hub' ? null : model(v)) }).filter(([key]) => !LATER.includes(key)));
+const FORMAT1_FIELDS = Object.fromEntries(Object.entries({ ...FIELDS, text, model: (v) => (v?.kind === 'hub' ? null : model(v)) }).filter(([key]) => !FORMAT2_ONLY.includes(key)));
 
 function isObject(v) {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -330,7 +354,7 @@ export function validate(raw, base = DEFAULTS, known = {}, format = VERSION) {
     note(null, 'damaged');
     raw = {};
   }
-  const state = Object.fromEntries(LATER.map((key) => [key, DEFAULTS[key]])); // format 1's, which had none
+  const state = Object.fromEntries(FORMAT2_ONLY.map((key) => [key, copy(DEFAULTS[key])])); // format 1 had none
   for (const [key, check] of Object.entries(fields)) {
     if (!own(raw, key)) {
       state[key] = copy(base[key]);
@@ -348,17 +372,24 @@ export function validate(raw, base = DEFAULTS, known = {}, format = VERSION) {
   // are known only once it is loaded (fitToModel).
   if (state.model.kind === 'random') {
     const fit = fitToModel(state, state.config);
-    for (const key of ['layer', 'head']) {
-      if (fit[key] !== state[key]) note(key, 'clamped');
+    for (const key of ['layer', 'head', 'ablate']) {
+      if (JSON.stringify(fit[key]) !== JSON.stringify(state[key])) note(key, 'clamped');
       state[key] = fit[key];
     }
   }
   return { state, problems };
 }
 
-/** The layer and head clamped to a model's sizes (a config.json; absent sizes leave them alone). */
-export function fitToModel({ layer, head }, { num_hidden_layers: layers, num_attention_heads: heads }) {
-  return { layer: layers ? Math.min(layer, layers - 1) : layer, head: heads ? Math.min(head, heads - 1) : head };
+/**
+ * The layer and head clamped to a model's sizes (a config.json; absent sizes leave them alone), and
+ * the knocked-out heads the model does not have dropped.
+ */
+export function fitToModel({ layer, head, ablate = [] }, { num_hidden_layers: layers, num_attention_heads: heads }) {
+  return {
+    layer: layers ? Math.min(layer, layers - 1) : layer,
+    head: heads ? Math.min(head, heads - 1) : head,
+    ablate: ablate.filter(([l, h]) => (!layers || l < layers) && (!heads || h < heads)),
+  };
 }
 
 /** The padded positions and the selected tokens clamped to an input of `count` tokens. */
@@ -425,10 +456,10 @@ export async function fragment(state, { embed = false } = {}) {
 
 // Plain "key=value" fields: strings turned into what a JSON payload would hold.
 const PLAIN = {
-  number: ['seed', 'layer', 'head', 'query', 'key', 'divisor', 'tile', 'context'],
+  number: ['seed', 'layer', 'head', 'query', 'key', 'divisor', 'tile', 'context', 'target'],
   boolean: ['causal', 'allHeads', 'yarn', 'probe'],
-  list: ['hide', 'pad'],
-  string: ['lesson', 'lang', 'text', 'view', 'step', 'stage', 'backend'],
+  list: ['hide', 'pad', 'ablate'],
+  string: ['lesson', 'lang', 'text', 'view', 'step', 'stage', 'backend', 'compare'],
   model: ['model'], // "model=random", "model=builtin": a link names its model plainly
 };
 
@@ -438,6 +469,7 @@ function plainValue(key, value) {
   if (PLAIN.boolean.includes(key)) return { true: true, 1: true, false: false, 0: false }[value] ?? value;
   if (key === 'hide') return value === '' ? [] : value.split(',');
   if (key === 'pad') return value === '' ? [] : value.split(',').map((v) => (v.trim() === '' ? v : Number(v)));
+  if (key === 'ablate') return value === '' ? [] : value.split(',').map((v) => (/^\d+\.\d+$/.test(v.trim()) ? v.trim().split('.').map(Number) : v));
   return value;
 }
 
@@ -458,6 +490,7 @@ export async function decode(fragmentText, { base = null, known = {}, lang = DEF
   const plain = {};
   let format = null; // of the whole state the link holds; null: plain fields alone
   let embed = false;
+  const unknownToFormat1 = []; // plain fields format 2 gained, and where a format-1 decoder noted them
   const input = String(fragmentText ?? '').replace(/^#/, '');
   if (input.length > MAX_FRAGMENT) {
     note(null, 'too-long');
@@ -499,8 +532,17 @@ export async function decode(fragmentText, { base = null, known = {}, lang = DEF
       continue;
     }
     if (key === 'embed') embed = value !== '0' && value !== 'false';
-    else if (PLAIN_KEYS.includes(key)) plain[key] = plainValue(key, value);
-    else note(key.slice(0, MAX_ID), 'unknown');
+    else if (PLAIN_KEYS.includes(key)) {
+      plain[key] = plainValue(key, value);
+      // Format 1 did not know this field: a format-1 link notes it where its decoder did.
+      if (FORMAT2_ONLY.includes(key)) unknownToFormat1.push({ field: key, reason: 'unknown', at: problems.length });
+    } else note(key.slice(0, MAX_ID), 'unknown');
+  }
+  if (format === 1) {
+    for (const { field, at } of unknownToFormat1.reverse()) {
+      problems.splice(at, 0, { field, reason: 'unknown' });
+      delete plain[field];
+    }
   }
   // A link that should have held a whole state but did not is opened with its format's defaults.
   const start = format === 1 ? FORMAT1_DEFAULTS : format !== null || !base ? defaults : base;

@@ -192,7 +192,7 @@ const handlers = {
   },
   async run({ args }) {
     const { result } = await run(args);
-    return { result: { entries: result.entries, backend: result.backend, ms: result.ms, gpu_error: result.gpu_error } };
+    return { result: { entries: result.entries, backend: result.backend, ms: result.ms, gpu_error: result.gpu_error, cpuFallback: result.cpuFallback ?? null } };
   },
   async tensors({ args, names }) {
     return collect(session, (await run(args)).shapes, names);

@@ -141,8 +141,8 @@ test('an old format-1 link opens exactly the state it did: the random model, its
   ]) {
     const link = await format1.encode({ ...format1.DEFAULTS, ...fields });
     assert.match(link, /^s1\./);
-    // Format 1 had no lesson edits and no induction probe: the page reads them as none.
-    const before = { ...(await format1.decode(link)).state, edits: null, probe: false };
+    // Format 1 had no lesson edits, induction probe nor interventions: the page reads them as none.
+    const before = { ...(await format1.decode(link)).state, edits: null, probe: false, ablate: [], compare: null, target: null };
     const page = await freshPage(`#${link}`, locale);
     const s = await shown(page);
     assert.equal(s.kind, 'random');

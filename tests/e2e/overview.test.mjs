@@ -179,12 +179,13 @@ test('a random model draws its own sizes: MiniMind-3’s (768, 8 layers, 8 heads
   await page.context().close();
 });
 
-test('the tabs come in groups: basics, deep dives behind a fold that opens on its views, lessons', async () => {
+test('the tabs come in groups: basics, deep dives and experiments behind folds that open on their views, lessons', async () => {
   const page = await freshPage('#view=overview');
   const groups = await page.$$eval('#nav .tab-group', (list) => list.map((g) => [g.dataset.group, [...g.querySelectorAll('a.tab')].map((a) => a.dataset.view)]));
   assert.deepEqual(groups, [
     ['basics', ['overview', 'stepper', 'attention', 'grid', 'masks', 'output']],
     ['deep', ['lines', 'qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn']],
+    ['interp', ['compare', 'ablate', 'lens', 'attribution']],
     ['lessons', ['lessons']],
   ]);
   const visible = () => page.$$eval('#nav a.tab', (list) => list.filter((a) => a.checkVisibility()).map((a) => a.dataset.view));
@@ -193,7 +194,7 @@ test('the tabs come in groups: basics, deep dives behind a fold that opens on it
   for (const a of await page.$$('#nav a.tab')) assert.match(await a.getAttribute('href'), new RegExp(`^#view=${await a.getAttribute('data-view')}$`));
 
   // The fold opens by keyboard; a deep dive is then one more key away.
-  const fold = page.locator('.tab-fold');
+  const fold = page.locator('[data-group="deep"] .tab-fold');
   assert.equal(await fold.getAttribute('aria-expanded'), 'false');
   await fold.focus();
   await page.keyboard.press('Enter');

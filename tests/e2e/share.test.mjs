@@ -189,9 +189,9 @@ test('the scripting API: getState, setState (validated, config merged), link and
   await page.context().close();
 });
 
-// What a format-1 link opens as: its defaults, no lesson edits and no induction probe (format 1 had
+// What a format-1 link opens as: its defaults, and no lesson edits, induction probe nor interventions (format 1 had
 // no field for them).
-const FORMAT1_STATE = { ...FORMAT1_DEFAULTS, edits: null, probe: false };
+const FORMAT1_STATE = { ...FORMAT1_DEFAULTS, edits: null, probe: false, ablate: [], compare: null, target: null };
 
 // defaults: the state the page must fall back to, its link's format's defaults (a damaged format-1
 // link opens format 1's: the random model), or null where the link's own fields stay.

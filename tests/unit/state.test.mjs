@@ -37,17 +37,24 @@ const EVERYTHING1 = {
 };
 
 // A state that differs from DEFAULTS in every field: format 2 added a lesson's edited cells and the
-// head grid's induction probe.
-const EVERYTHING = { ...EVERYTHING1, edits: { 'causal-mask.scores': [[0, 3, 5], [2, 0, 0.9]], 'qk.q': [[1, 1, -0.25]] }, probe: true };
+// induction probe, the interventions (knocked-out heads, the compare view's second sentence, head attribution's target).
+const EVERYTHING = {
+  ...EVERYTHING1,
+  edits: { 'causal-mask.scores': [[0, 3, 5], [2, 0, 0.9]], 'qk.q': [[1, 1, -0.25]] },
+  probe: true,
+  ablate: [[0, 1], [2, 3], [2, 5]],
+  compare: 'The cats sat on the mat.',
+  target: 1234,
+};
 
-// The fields format 2 gained later, at their "nothing": what a format-1 link opens with.
-const LATER = { edits: null, probe: false };
+// Format 2's later fields at their "nothing": what a format-1 link opens them as.
+const FORMAT2_NOTHING = { edits: null, probe: false, ablate: [], compare: null, target: null };
 
 // What a format-1 link opens as the format-1 decoder opened it: the same, with format 2's later
 // fields at their "nothing" (format 1 had none of them).
 async function asFormat1(input, options) {
   const old = await format1.decode(input, options);
-  return { ...old, state: { ...old.state, ...LATER } };
+  return { ...old, state: { ...old.state, ...FORMAT2_NOTHING } };
 }
 
 // EVERYTHING1 as format 1 wrote it when the format was made; it must always open the same way.
@@ -113,7 +120,7 @@ function isInt(v, lo, hi) {
 function assertValid(state, known = {}) {
   assert.deepEqual(Object.keys(state).sort(), Object.keys(DEFAULTS).sort());
   assert.deepEqual(JSON.parse(JSON.stringify(state)), state, 'plain JSON data');
-  const { lesson, lang, text, model, config, seed, causal, view, step, layer, head, query, key, pad, stage, allHeads, divisor, yarn, tile, context, backend, hide, edits, probe } = state;
+  const { lesson, lang, text, model, config, seed, causal, view, step, layer, head, query, key, pad, stage, allHeads, divisor, yarn, tile, context, backend, hide, edits, probe, ablate, compare, target } = state;
   assert.ok(lesson === null || (ID.test(lesson) && (!known.lessons || known.lessons.includes(lesson))), `lesson ${lesson}`);
   assert.ok(['en', 'zh'].includes(lang));
   assert.ok(text === null || (typeof text === 'string' && text.isWellFormed() && Array.from(text).length <= MAX_TEXT), 'text: null (the sample) or text');
@@ -149,6 +156,11 @@ function assertValid(state, known = {}) {
   assert.ok(['auto', 'cpu', 'gpu'].includes(backend));
   assert.ok(hide.every((h, i) => HIDE_FLAGS.includes(h) && (i === 0 || h > hide[i - 1])), 'hide sorted, unique');
   assertEdits(edits);
+  assert.ok(ablate.every(([l, h], i) => isInt(l, 0, 63) && isInt(h, 0, 255) && (i === 0 || l * 256 + h > ablate[i - 1][0] * 256 + ablate[i - 1][1])), 'ablate: [layer, head] pairs, sorted, unique');
+  assert.ok(ablate.every((pair) => pair.length === 2));
+  if (model.kind === 'random') assert.ok(ablate.every(([l, h]) => (!config.num_hidden_layers || l < config.num_hidden_layers) && (!config.num_attention_heads || h < config.num_attention_heads)), 'ablate: heads the model has');
+  assert.ok(compare === null || (typeof compare === 'string' && compare.isWellFormed() && Array.from(compare).length <= MAX_TEXT), 'compare: null or text');
+  assert.ok(target === null || isInt(target, 0, 262143), `target ${target}`);
 }
 
 // edits: null, or 1–16 tables named by ids, each 1–4096 cells [row, column, value], rows and columns
@@ -182,7 +194,7 @@ test('a state round-trips through its link, every field', async () => {
 test('the pinned format-1 link still opens as it did', async () => {
   const { state, problems } = await decode(PINNED, { known: KNOWN, lang: 'en' });
   assert.deepEqual(problems, []);
-  assert.deepEqual(state, { ...EVERYTHING1, ...LATER });
+  assert.deepEqual(state, { ...EVERYTHING1, ...FORMAT2_NOTHING });
   assert.deepEqual(await decode(PINNED, { known: KNOWN }), await asFormat1(PINNED, { known: KNOWN }));
 });
 
@@ -192,8 +204,8 @@ test('format 2 changed the defaults: the built-in model, the sample text; format
   assert.deepEqual(FORMAT1_DEFAULTS, format1.DEFAULTS, 'format 1 defaults are frozen as they were');
   // The landing view may change freely: every s2 link writes its view.
   const changed = Object.keys(DEFAULTS).filter((key) => key !== 'view' && JSON.stringify(DEFAULTS[key]) !== JSON.stringify(FORMAT1_DEFAULTS[key]));
-  assert.deepEqual(changed.sort(), ['edits', 'model', 'probe', 'text']);
-  for (const [key, nothing] of Object.entries(LATER)) assert.equal(DEFAULTS[key], nothing, `${key}: a field format 2 gained later defaults to nothing, so older s2 links keep their meaning`);
+  assert.deepEqual(changed.sort(), ['ablate', 'compare', 'edits', 'model', 'probe', 'target', 'text']);
+  for (const [key, nothing] of Object.entries(FORMAT2_NOTHING)) assert.deepEqual(DEFAULTS[key], nothing, `${key}: a field format 2 gained later defaults to nothing, so older s2 links keep their meaning`);
 });
 
 test('format-1 links the old page wrote open exactly as they did: random model, their text', async () => {
@@ -313,7 +325,7 @@ test('a truncated link opens with its format\'s defaults and says it is damaged'
     for (const cut of [4, 20, link.length - 3, link.length - 1]) {
       const { state, problems } = await decode(link.slice(0, cut));
       assert.deepEqual(reasons(problems), ['damaged'], `cut at ${cut}`);
-      assert.deepEqual(state, { ...defaults, ...LATER });
+      assert.deepEqual(state, { ...defaults, ...FORMAT2_NOTHING });
     }
   }
 });
@@ -332,7 +344,7 @@ test('a link that is not base64url, not deflate or not a JSON object is damaged'
     for (const bad of [s, `${s}!!!!`, `${s}a`, `${s}AAAA`, await payload('[1, 2]', version), await payload('"text"', version), await payload('{"view": ', version), `${s}x&${s}y`]) {
       const { state, problems } = await decode(bad);
       assert.ok(reasons(problems).includes('damaged'), `${bad}: ${reasons(problems)}`);
-      assert.deepEqual(state, { ...defaults, ...LATER }, bad);
+      assert.deepEqual(state, { ...defaults, ...FORMAT2_NOTHING }, bad);
     }
   }
   assert.deepEqual(await decode('s0.abc'), { state: DEFAULTS, problems: [{ field: null, reason: 'damaged' }], embed: false });
@@ -345,7 +357,7 @@ test('an oversized fragment and a decompression bomb are refused without reading
     assert.ok(bomb.length < 1000, 'a bomb is a short link');
     const { state, problems } = await decode(bomb);
     assert.deepEqual(reasons(problems), ['damaged']);
-    assert.deepEqual(state, { ...(version === 1 ? FORMAT1_DEFAULTS : DEFAULTS), ...LATER });
+    assert.deepEqual(state, { ...(version === 1 ? FORMAT1_DEFAULTS : DEFAULTS), ...FORMAT2_NOTHING });
   }
 });
 
@@ -378,7 +390,7 @@ test('hostile values are refused: script URLs, prototype keys, markup in ids', a
   );
   const { state, problems } = await decode(hostile);
   assertValid(state);
-  assert.deepEqual(state, { ...FORMAT1_DEFAULTS, config: {}, ...LATER }, 'a config names its keys; none of these is one');
+  assert.deepEqual(state, { ...FORMAT1_DEFAULTS, config: {}, ...FORMAT2_NOTHING }, 'a config names its keys; none of these is one');
   assert.equal({}.polluted, undefined);
   assert.equal(Object.prototype.x, undefined);
   assert.ok(reasons(problems).includes('model:invalid'));
@@ -398,6 +410,24 @@ test('a lesson\'s edited cells round-trip; an older s2 link without them opens w
   const old = await decode(await payload('{"edits": {"qk.q": [[0, 0, 1]]}}', 1));
   assert.deepEqual(reasons(old.problems), ['edits:unknown'], 'format 1 had no edits');
   assert.equal(old.state.edits, null);
+});
+
+test('the interventions round-trip: knocked-out heads, the second sentence, the target token', async () => {
+  const plain = await decode('#view=ablate&ablate=2.3,0.1&compare=She%20sat.&target=77');
+  assert.deepEqual(plain.problems, []);
+  assert.deepEqual([plain.state.ablate, plain.state.compare, plain.state.target], [[[0, 1], [2, 3]], 'She sat.', 77], 'sorted');
+  const { state, problems } = await decode(await encode(plain.state));
+  assert.deepEqual(problems, []);
+  assert.deepEqual(state, plain.state);
+  assert.deepEqual(await contents(await encode({ ...DEFAULTS, ablate: [[1, 0]] })), { lang: 'en', view: DEFAULTS.view, ablate: [[1, 0]] });
+  const bad = await decode('#ablate=0.1,x,3,1.2.3,64.0,0.256');
+  assert.deepEqual(bad.state.ablate, [[0, 1]], 'what is not layer.head within the limits is dropped');
+  assert.deepEqual(reasons(bad.problems), ['ablate:clamped']);
+  const random = await decode('#model=random&ablate=0.1,1.3,2.0,0.4');
+  assert.deepEqual(random.state.ablate, [[0, 1], [1, 3]], "a random model's own sizes (2 layers, 4 heads) bound the heads");
+  const old = await decode('#s1.q64FAA&ablate=0.1&target=3');
+  assert.deepEqual([old.state.ablate, old.state.target], [[], null], 'format 1 had no interventions');
+  assert.deepEqual(reasons(old.problems), ['ablate:unknown', 'target:unknown']);
 });
 
 test('hostile edits are cut to size or refused: huge lists, NaN, wrong shapes, bad ids', async () => {
@@ -435,7 +465,8 @@ test('text stays text: markup, unpaired surrogates and astral characters survive
 });
 
 test('the page clamps to the loaded model and to the tokens it has', () => {
-  assert.deepEqual(fitToModel({ layer: 5, head: 7 }, { num_hidden_layers: 2, num_attention_heads: 4 }), { layer: 1, head: 3 });
+  assert.deepEqual(fitToModel({ layer: 5, head: 7, ablate: [] }, { num_hidden_layers: 2, num_attention_heads: 4 }), { layer: 1, head: 3, ablate: [] });
+  assert.deepEqual(fitToModel({ layer: 0, head: 0, ablate: [[0, 3], [0, 4], [1, 2], [2, 0]] }, { num_hidden_layers: 2, num_attention_heads: 4 }).ablate, [[0, 3], [1, 2]], 'heads the model lacks are no longer knocked out');
   assert.deepEqual(fitToTokens({ pad: [0, 3, 9], query: 9, key: 3 }, 4), { pad: [0, 3], query: null, key: 3 });
   assert.deepEqual(fitToTokens({ pad: [1], query: 2, key: null }, 4), { pad: [1], query: 2, key: null });
 });

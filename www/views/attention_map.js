@@ -11,6 +11,7 @@ import { layerSelect, headSelect, stageSelect, STAGES } from '../parts/controls.
 import { scaleFor } from '../parts/color_scale.js';
 import { shapeLabel } from '../parts/format.js';
 import { headRoles, lookFor, roleBadge, roleDetail } from '../parts/head_roles.js';
+import { ablateToggle } from '../parts/ablation.js';
 import { t } from '../strings.js';
 
 export function mount(root, app) {
@@ -19,13 +20,15 @@ export function mount(root, app) {
   const caption = el('figcaption', {});
   const explain = el('p', { className: 'explain' });
   const role = el('div', { className: 'head-role' });
+  const knock = el('div', { className: 'picker' }); // this head's knock-out toggle (parts/ablation.js)
   const map = heatmap();
-  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node)), el('figure', { className: 'tensor-figure attention-figure' }, caption, role, explain, el('p', { className: 'hint axes-note' }, t('attention.axes')), map.node));
+  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node), knock), el('figure', { className: 'tensor-figure attention-figure' }, caption, role, explain, el('p', { className: 'hint axes-note' }, t('attention.axes')), map.node));
   let seq = 0;
 
   async function update() {
     const my = ++seq;
     controls.forEach((c) => c.update());
+    knock.replaceChildren(ablateToggle(app, state.layer, state.head));
     const name = `layers.${state.layer}.${STAGES[state.stage]}`;
     const [found, roles] = await Promise.all([app.tensors([name]), headRoles(app)]);
     if (my !== seq) return;

@@ -6,7 +6,8 @@
 // adds induction and duplicate-token roles, and its own map of one head, when the link says probe.
 // The grid is an overview at any length: thumbnails keep one size, a long input is max-pooled into
 // it (parts/pool.js) instead of growing the page, and many heads scroll inside the grid's own box.
-// Clicking a thumbnail (or Enter on it) opens that head, at full resolution, in the attention map.
+// Clicking a thumbnail (or Enter on it) opens that head, at full resolution, in the attention map;
+// its ⊘ button knocks the head out (parts/ablation.js), and a knocked-out head is struck through.
 
 import { el } from '../parts/dom.js';
 import { heatmap, paintAll } from '../parts/heatmap.js';
@@ -17,6 +18,7 @@ import { tokenText } from '../parts/format.js';
 import { maxPool } from '../parts/pool.js';
 import { headRoles, roleBadge, ROLES } from '../parts/head_roles.js';
 import { probeHeads, probeSection, withProbe } from '../parts/induction_probe.js';
+import { ablateToggle, isAblated } from '../parts/ablation.js';
 import { t } from '../strings.js';
 
 // A thumbnail's side in CSS px: as large as lets a layer's heads fit the page, within these bounds.
@@ -122,13 +124,14 @@ export function mount(root, app) {
           el(
             'div',
             {
-              className: `thumb${selected ? ' selected' : ''}`,
+              className: `thumb${selected ? ' selected' : ''}${isAblated(state, l, h) ? ' ablated' : ''}`,
               title: t('grid.open', { l, h }),
               dataset: { layer: l, head: h, role: role?.role ?? '' },
               style: { gridRow: String(3 + l), gridColumn: String(2 + h), width: `${side + 4}px` },
             },
             map.node,
             roleBadge(role, state.tokens.pieces),
+            ablateToggle(app, l, h, { short: true }),
           ),
         );
       }

@@ -1,0 +1,387 @@
+// The experiments in real Chromium on the built-in model: compare two inputs, knock out heads,
+// logit lens, head attribution. Every number checked here is recomputed by the test from the
+// worker's own tensors of a run it asks for itself (window.attnscope.call), with its own softmax and
+// KL in float64; then the link round trip, both languages and no console errors.
+// Screenshots: artifacts/screenshots/interp-*.png.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { after, before, test } from 'node:test';
+import { cleanScreenshot, launch, openPage, readCell, settled, softmax, startServer } from './helpers.mjs';
+
+let server;
+let browser;
+let page;
+
+before(async () => {
+  server = await startServer();
+  browser = await launch();
+  page = await openPage(browser, `${server.url}#${new URLSearchParams({ lang: 'en', view: 'compare', text: 'The king said to his son: you must be brave.', compare: 'The king said to her son: you must be brave.' })}`);
+  await page.setViewportSize({ width: 1400, height: 1000 });
+  await settled(page);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+// Opens plain fields on the page (they change only what they name) and waits for it to draw.
+async function open(fields) {
+  await page.evaluate((hash) => {
+    location.hash = hash;
+  }, new URLSearchParams(fields).toString());
+  // The state as plain fields write it: knocked-out heads as "1.4,2.3".
+  await page.waitForFunction(
+    (f) => Object.entries(f).every(([k, v]) => {
+      const value = window.attnscope.getState()[k];
+      return k === 'text' || (k === 'ablate' ? value.map((pair) => pair.join('.')).join(',') : String(value)) === v;
+    }),
+    fields,
+  );
+  await settled(page);
+}
+
+// The logits of a run the test asks the worker for itself: `args` merged into the page's own.
+function logitsOf(args) {
+  return page.evaluate(async (extra) => {
+    const run = { ...window.attnscope.app.args(), ...extra };
+    const { tensors } = await window.attnscope.call('tensors', { args: run, names: ['logits'] });
+    return { data: Array.from(tensors[0].data), shape: tensors[0].shape };
+  }, args);
+}
+
+function lastRow({ data, shape: [T, V] }) {
+  return data.slice((T - 1) * V, T * V);
+}
+
+// KL(P ‖ Q) in float64 from two logits rows, by log-softmax: independent of the page's code.
+function kl(logitsP, logitsQ) {
+  const logSoftmax = (row) => {
+    const m = Math.max(...row);
+    const z = Math.log(row.reduce((s, v) => s + Math.exp(v - m), 0));
+    return row.map((v) => v - m - z);
+  };
+  const lp = logSoftmax(logitsP);
+  const lq = logSoftmax(logitsQ);
+  return lp.reduce((s, v, i) => s + Math.exp(v) * (v - lq[i]), 0);
+}
+
+// The change table of a prediction diff: id → [p A, p B] as the page shows them.
+function shownTable(root) {
+  return page.$$eval(`${root} .diff-table tbody tr`, (rows) => rows.map((r) => [Number(r.dataset.id), ...[...r.querySelectorAll('td[data-value]')].map((td) => Number(td.dataset.value))]));
+}
+
+function close(actual, expected, tol, what) {
+  assert.ok(Math.abs(actual - expected) <= tol, `${what}: shown ${actual}, expected ${expected}`);
+}
+
+test('compare: both sentences, their attention maps and difference, predictions checked against the worker', async () => {
+  const tokensB = await page.evaluate(() => window.attnscope.call('tokenize', { text: 'The king said to her son: you must be brave.' }));
+  const a = await logitsOf({});
+  const b = await logitsOf({ ids: tokensB.ids, attention_mask: null });
+  assert.equal(a.shape[0], tokensB.ids.length, 'a minimal pair: as many tokens');
+  assert.equal(await page.locator('.view-compare .compare-token.changed').count(), 1, 'one token differs, and it is marked');
+  assert.equal(await page.locator('.view-compare canvas.heatmap-canvas').count(), 3, 'A, B and B − A');
+  const pA = softmax(lastRow(a));
+  const pB = softmax(lastRow(b));
+  const rows = await shownTable('.view-compare');
+  assert.ok(rows.length >= 5);
+  for (const [id, shownA, shownB] of rows) {
+    close(shownA, pA[id], 2e-5, `p_A of token ${id}`);
+    close(shownB, pB[id], 2e-5, `p_B of token ${id}`);
+  }
+  const topB = pB.indexOf(Math.max(...pB));
+  const barsB = await page.$$eval('.view-compare .diff-side:nth-child(2) .bar-row', (items) => items.map((li) => Number(li.dataset.value)));
+  close(barsB[0], pB[topB], 2e-5, 'B’s top probability');
+  const shownKl = Number(await page.locator('.view-compare .prediction-diff').getAttribute('data-kl'));
+  const expected = kl(lastRow(a), lastRow(b));
+  assert.ok(expected > 1e-4, 'the word changed the prediction');
+  close(shownKl, expected, 1e-4 * Math.max(1, expected), 'KL(A ‖ B)');
+  await cleanScreenshot(page, 'interp-compare-en');
+});
+
+test('compare: the same sentence twice differs by nothing; a second sentence of another length says so', async () => {
+  await open({ compare: 'The king said to his son: you must be brave.' });
+  assert.equal(Number(await page.locator('.view-compare .prediction-diff').getAttribute('data-kl')), 0);
+  assert.match(await page.locator('.view-compare .compare-sentences').innerText(), /same tokens/);
+  await open({ compare: 'The old king said to her son: you must be brave.' });
+  assert.equal(await page.locator('.view-compare .compare-diff canvas:visible').count(), 0, 'no cell-by-cell difference');
+  assert.match(await page.locator('.view-compare .compare-diff').innerText(), /do not line up/);
+  assert.ok(Number(await page.locator('.view-compare .prediction-diff').getAttribute('data-kl')) > 0);
+  await open({ compare: '' });
+  assert.match(await page.locator('.view-compare .compare-sentences').innerText(), /second sentence is empty/);
+  assert.equal(await page.locator('.view-compare .card:visible').count(), 0, 'no maps or predictions of the sentence before');
+});
+
+test('compare: a link round trip keeps the second sentence, layer and head; Chinese reads as Chinese', async () => {
+  await open({ text: '她今天很开心。', compare: '他今天很开心。', layer: '2', head: '5', lang: 'zh' });
+  const link = await page.evaluate(() => window.attnscope.link());
+  const other = await openPage(browser, link);
+  await settled(other);
+  const state = await other.evaluate(() => window.attnscope.getState());
+  assert.deepEqual([state.view, state.compare, state.layer, state.head, state.lang], ['compare', '他今天很开心。', 2, 5, 'zh']);
+  assert.match(await other.locator('.view-compare h3').first().innerText(), /注意力权重/);
+  assert.equal(await other.locator('.view-compare .compare-token.changed').innerText(), '他');
+  assert.deepEqual(other.consoleErrors, []);
+  await other.close();
+  await cleanScreenshot(page, 'interp-compare-zh');
+});
+
+// A run's tensors asked of the worker by the test: `args` merged into the page's own arguments.
+function tensorsOf(args, names) {
+  return page.evaluate(
+    async ({ extra, list }) => {
+      const { tensors } = await window.attnscope.call('tensors', { args: { ...window.attnscope.app.args(), ...extra }, names: list });
+      return tensors.map((x) => ({ data: Array.from(x.data), shape: x.shape }));
+    },
+    { extra: args, list: names },
+  );
+}
+
+const maxAbs = (a) => a.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+const maxDiff = (a, b) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
+
+test('knock out: a head clicked off in the head grid reruns the model without it, checked against the test’s own runs', async () => {
+  await open({ view: 'grid', text: 'The king said to his son: you must be brave.', lang: 'en', ablate: '' });
+  const plain = await logitsOf({});
+  await page.click('.view-grid .thumb[data-layer="3"][data-head="2"] .ablate-toggle');
+  await page.waitForFunction(() => JSON.stringify(window.attnscope.getState().ablate) === '[[3,2]]');
+  await settled(page);
+  assert.equal(await page.locator('.view-grid .thumb[data-layer="3"][data-head="2"] .ablate-toggle').getAttribute('aria-pressed'), 'true');
+  assert.ok(await page.locator('.view-grid .thumb[data-layer="3"][data-head="2"]').evaluate((n) => n.classList.contains('ablated')));
+  assert.match(await page.locator('.ablation-bar').innerText(), /L3 H2/);
+  assert.match(await page.locator('#status').innerText(), /knocked out: 1/);
+  // The page's logits are those of the run the test asks for with ablate, and not the whole model's.
+  const shown = await page.evaluate(async () => Array.from(await window.attnscope.tensor('logits')));
+  const ablated = await logitsOf({ ablate: [[3, 2]] });
+  assert.deepEqual(shown, ablated.data, 'the page shows the ablated run');
+  assert.ok(maxDiff(shown, plain.data) > 1e-3, 'knocking the head out changed the logits');
+  // Independently of the core's ablation code: the head's context is zero in the ablated run, what
+  // comes before it is untouched, and o_proj is linear, so the change two heads of a layer make
+  // together is the sum of the changes each makes alone.
+  const [context] = await tensorsOf({ ablate: [[3, 2]] }, ['layers.3.attn.context']);
+  const [, nH, d] = context.shape;
+  const T = context.shape[0];
+  for (let i = 0; i < T; i++) assert.equal(maxAbs(context.data.slice((i * nH + 2) * d, (i * nH + 3) * d)), 0, `context of head 2 at position ${i}`);
+  const [before2] = await tensorsOf({ ablate: [] }, ['layers.2.out']);
+  const [after2] = await tensorsOf({ ablate: [[3, 2]] }, ['layers.2.out']);
+  assert.deepEqual(after2.data, before2.data, 'layer 2 is before the knocked-out head');
+  const outs = [];
+  for (const ablate of [[], [[3, 2]], [[3, 5]], [[3, 2], [3, 5]]]) outs.push((await tensorsOf({ ablate }, ['layers.3.attn.out']))[0].data);
+  const [none, a, b, both] = outs;
+  const sum = none.map((v, i) => v - a[i] + (v - b[i]));
+  const together = none.map((v, i) => v - both[i]);
+  assert.ok(maxDiff(sum, together) <= 1e-4 * maxAbs(together), `linear in the heads: ${maxDiff(sum, together)}`);
+  assert.ok(maxAbs(together) > 1e-3, 'the two heads did something');
+  await cleanScreenshot(page, 'interp-grid-ablated-en');
+});
+
+test('knock out: the before / after view shows the two predictions, their change and KL from the two runs', async () => {
+  await open({ view: 'ablate' });
+  const plain = await logitsOf({ ablate: [] });
+  const ablated = await logitsOf({ ablate: [[3, 2]] });
+  const [T, V] = plain.shape;
+  const row = ({ data }) => data.slice((T - 1) * V, T * V);
+  const pBefore = softmax(row(plain));
+  const pAfter = softmax(row(ablated));
+  for (const [id, before, after] of await shownTable('.view-ablate')) {
+    close(before, pBefore[id], 2e-5, `p before of ${id}`);
+    close(after, pAfter[id], 2e-5, `p after of ${id}`);
+  }
+  const expected = kl(row(plain), row(ablated));
+  close(Number(await page.locator('.view-ablate .prediction-diff').getAttribute('data-kl')), expected, 1e-4 * Math.max(1, expected), 'KL(before ‖ after)');
+  assert.ok(expected > 0);
+  const changes = await page.$$eval('.view-ablate .ablate-changes tbody tr', (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => Number(td.dataset.value))));
+  assert.deepEqual(changes.slice(0, 3).flat(), [0, 0, 0, 0, 0, 0], 'layers 0–2 unchanged');
+  assert.equal(changes[3][0], 0, 'layer 3’s attention weights unchanged: the head still looks');
+  assert.ok(changes[3][1] > 0, 'layer 3’s output changed');
+  // A second head from the board, then "Clear all": the whole model again.
+  await page.click('.view-ablate .ablate-board .ablate-toggle[data-layer="0"][data-head="1"]');
+  await page.waitForFunction(() => JSON.stringify(window.attnscope.getState().ablate) === '[[0,1],[3,2]]');
+  await settled(page);
+  assert.equal(await page.locator('.view-ablate .ablate-board .ablate-toggle.on').count(), 2);
+  await cleanScreenshot(page, 'interp-ablate-en');
+  const link = await page.evaluate(() => window.attnscope.link());
+  await page.click('.ablation-bar .ablation-clear');
+  await page.waitForFunction(() => window.attnscope.getState().ablate.length === 0);
+  await settled(page);
+  assert.ok(await page.locator('.ablation-bar').isHidden());
+  assert.deepEqual(await page.evaluate(async () => Array.from(await window.attnscope.tensor('logits'))), plain.data, 'cleared: the whole model');
+  // The link kept the two heads; it opens with them knocked out, in Chinese too.
+  const other = await openPage(browser, `${link}&lang=zh`);
+  await settled(other);
+  assert.deepEqual(await other.evaluate(() => window.attnscope.getState().ablate), [[0, 1], [3, 2]]);
+  assert.match(await other.locator('.ablation-bar').innerText(), /第 0 层头 1/);
+  await other.setViewportSize({ width: 1400, height: 1000 });
+  await cleanScreenshot(other, 'interp-ablate-zh');
+  assert.deepEqual(other.consoleErrors, []);
+  await other.close();
+});
+
+test('knock out: the attention map toggles the head it shows', async () => {
+  await open({ view: 'attention', layer: '1', head: '4' });
+  await page.click('.view-attention .ablate-toggle');
+  await page.waitForFunction(() => JSON.stringify(window.attnscope.getState().ablate) === '[[1,4]]');
+  await settled(page);
+  assert.equal(await page.locator('.view-attention .ablate-toggle').getAttribute('aria-pressed'), 'true');
+  await page.click('.view-attention .ablate-toggle');
+  await page.waitForFunction(() => window.attnscope.getState().ablate.length === 0);
+  await settled(page);
+});
+
+test('logit lens: every cell is the core’s top token of that layer’s read-out; the last layer is the model’s own logits', async () => {
+  await open({ view: 'lens', layer: '1', query: '4' });
+  const L = await page.evaluate(() => window.attnscope.app.model.num_hidden_layers);
+  const names = Array.from({ length: L }, (_, l) => `layers.${l}.logit_lens`);
+  const lens = await tensorsOf({ logitLens: true }, [...names, 'logits']);
+  const [T, V] = lens[0].shape;
+  assert.ok(maxDiff(lens[L - 1].data, lens[L].data) <= 2e-4 * maxAbs(lens[L].data), 'the last layer’s read-out is the logits');
+  const cells = await page.$$eval('.view-lens .lens-cell', (list) => list.map((b) => ({ l: Number(b.dataset.layer), i: Number(b.dataset.position), id: Number(b.dataset.id), p: Number(b.dataset.value) })));
+  assert.equal(cells.length, L * T);
+  for (const { l, i, id, p } of cells) {
+    const probs = softmax(lens[l].data.slice(i * V, (i + 1) * V));
+    const best = probs.indexOf(Math.max(...probs));
+    assert.equal(id, best, `top token of layer ${l}, position ${i}`);
+    close(p, probs[best], 2e-5, `its probability (layer ${l}, position ${i})`);
+  }
+  // A cell opens its top ten.
+  await page.click('.view-lens .lens-cell[data-layer="2"][data-position="6"]');
+  await settled(page);
+  assert.deepEqual(await page.evaluate(() => [window.attnscope.getState().layer, window.attnscope.getState().query]), [2, 6]);
+  const probs = softmax(lens[2].data.slice(6 * V, 7 * V));
+  const bars = await page.$$eval('.view-lens .bar-row', (items) => items.map((li) => Number(li.dataset.value)));
+  assert.equal(bars.length, 10);
+  close(bars[0], Math.max(...probs), 2e-5, 'the top of the top ten');
+  await cleanScreenshot(page, 'interp-lens-en');
+});
+
+test('head attribution: the heatmap is the core’s head_logit at the position, for the top-1 token by default', async () => {
+  await open({ view: 'attribution', query: '7' });
+  const [logits] = await tensorsOf({}, ['logits']);
+  const V = logits.shape[1];
+  const probs = softmax(logits.data.slice(7 * V, 8 * V));
+  const top = probs.indexOf(Math.max(...probs));
+  assert.match(await page.locator('.view-attribution h3').innerText(), new RegExp(`id ${top}\\)`));
+  const { L, nH } = await page.evaluate(() => ({ L: window.attnscope.app.model.num_hidden_layers, nH: window.attnscope.app.model.num_attention_heads }));
+  const names = Array.from({ length: L }, (_, l) => `layers.${l}.attn.head_logit`);
+  const found = await tensorsOf({ headLogit: true, targetToken: top }, names);
+  const canvas = page.locator('.view-attribution canvas.heatmap-canvas');
+  for (const [l, h] of [[0, 0], [L - 1, nH - 1], [1, 3]]) {
+    const { value } = await readCell(page, canvas, l, h);
+    close(Number(value), found[l].data[7 * nH + h], 1e-6 * Math.max(1, Math.abs(found[l].data[7 * nH + h])), `head_logit of L${l} H${h}`);
+  }
+  // Another target, through the picker: the link keeps it.
+  const second = probs.map((p, id) => [p, id]).sort((a, b) => b[0] - a[0])[1][1];
+  await page.selectOption('.view-attribution select[name="target"]', String(second));
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.attnscope.getState().target), second);
+  const link = await page.evaluate(() => window.attnscope.link());
+  await cleanScreenshot(page, 'interp-attribution-en');
+  const other = await openPage(browser, `${link}&lang=zh`);
+  await other.setViewportSize({ width: 1400, height: 1000 });
+  await settled(other);
+  const state = await other.evaluate(() => window.attnscope.getState());
+  assert.deepEqual([state.view, state.target, state.query], ['attribution', second, 7]);
+  assert.match(await other.locator('.view-attribution h3').innerText(), new RegExp(`id ${second}`));
+  await cleanScreenshot(other, 'interp-attribution-zh');
+  await other.evaluate(() => {
+    location.hash = 'view=lens';
+  });
+  await settled(other);
+  await cleanScreenshot(other, 'interp-lens-zh');
+  assert.deepEqual(other.consoleErrors, []);
+  await other.close();
+});
+
+test('knock out on the WebGPU backend: the run goes to the CPU, whole, and the bar says so', async (t) => {
+  const adapter = await page.evaluate(async () => Boolean(await navigator.gpu?.requestAdapter()));
+  if (!adapter) return t.skip('this browser has no WebGPU adapter');
+  await open({ view: 'ablate', backend: 'gpu', ablate: '1.4', lang: 'en' });
+  const run = await page.evaluate(() => window.attnscope.app.run);
+  assert.equal(run.backend, 'cpu');
+  assert.match(run.cpuFallback, /CPU/);
+  assert.match(await page.locator('.ablation-bar .ablation-fallback').innerText(), /went to the CPU/);
+  const shown = await page.evaluate(async () => Array.from(await window.attnscope.tensor('logits')));
+  assert.deepEqual(shown, (await logitsOf({ backend: 'cpu' })).data, 'the CPU’s ablated run');
+  await open({ backend: 'auto', ablate: '' });
+});
+
+// --- against PyTorch: the core engineer's reference fixture (tools/reference/make_fixtures.py) ---
+
+const FIXTURE = fileURLToPath(new URL('../fixtures/ablate_lens/', import.meta.url));
+// A byte-level tokenizer with the fixture model's 256 ids (the MiniMind-3 bf16 test checkpoint's).
+const TOKENIZER = fileURLToPath(new URL('../fixtures/checkpoints/minimind3_bf16/tokenizer.json', import.meta.url));
+const TOLERANCE = 2e-4; // the trace contract's
+
+// The f32 tensors of a safetensors file by name.
+function readTrace(path) {
+  const bytes = readFileSync(path);
+  const n = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + n).toString('utf8'));
+  const tensors = {};
+  for (const [name, entry] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    const { dtype, data_offsets: [from, to] } = entry;
+    assert.equal(dtype, 'F32');
+    const data = bytes.subarray(8 + n + from, 8 + n + to);
+    tensors[name] = Array.from(new Float32Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.length)));
+  }
+  return tensors;
+}
+
+function relDiff(ours, reference) {
+  assert.equal(ours.length, reference.length);
+  return maxDiff(ours, reference) / maxAbs(reference);
+}
+
+test('knock out against PyTorch: the reference model loaded in the page, its two heads clicked off in the head grid, gives the fixture’s logits, logit lens and head attribution', async () => {
+  const run = JSON.parse(readFileSync(`${FIXTURE}run.json`, 'utf8'));
+  const { ids } = JSON.parse(readFileSync(`${FIXTURE}input.json`, 'utf8'));
+  const reference = readTrace(`${FIXTURE}trace.safetensors`);
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const own = await context.newPage();
+  own.consoleErrors = [];
+  own.on('console', (m) => m.type() === 'error' && own.consoleErrors.push(m.text()));
+  own.on('pageerror', (e) => own.consoleErrors.push(String(e)));
+  await own.goto(`${server.url}#lang=en&view=grid`);
+  await settled(own);
+  await own.click('.segment[data-source="own"]');
+  await own.setInputFiles('#model-files', ['config.json', 'model.safetensors'].map((f) => `${FIXTURE}${f}`).concat(TOKENIZER));
+  await own.waitForFunction(() => !window.attnscope.app.loading && window.attnscope.app.model?.vocab_size === 256, null, { timeout: 60_000 });
+  await settled(own);
+  // The fixture's ids are bytes that make no text, so they go in as the page's run with its own
+  // arguments (its knocked-out heads among them) and only the ids replaced.
+  const logitsOfFixture = () =>
+    own.evaluate(async (list) => {
+      const { tensors } = await window.attnscope.call('tensors', { args: { ...window.attnscope.app.args(), ids: list, attention_mask: null }, names: ['logits'] });
+      return Array.from(tensors[0].data);
+    }, ids);
+  const whole = await logitsOfFixture();
+  for (const [l, h] of run.ablate) {
+    await own.click(`.view-grid .thumb[data-layer="${l}"][data-head="${h}"] .ablate-toggle`);
+    await own.waitForFunction((pair) => window.attnscope.getState().ablate.some(([a, b]) => a === pair[0] && b === pair[1]), [l, h]);
+    await settled(own);
+  }
+  assert.deepEqual(await own.evaluate(() => window.attnscope.getState().ablate), run.ablate);
+  const logits = await logitsOfFixture();
+  assert.ok(relDiff(logits, reference.logits) <= TOLERANCE, `ablated logits differ from PyTorch by ${relDiff(logits, reference.logits)}`);
+  assert.ok(relDiff(whole, reference.logits) > 1e-2, 'and the whole model’s do not match them');
+  // The logit lens and head attribution views' own requests, as they make them.
+  const L = 3;
+  const names = Array.from({ length: L }, (_, l) => [`layers.${l}.logit_lens`, `layers.${l}.attn.head_logit`]).flat();
+  const found = await own.evaluate(
+    async ({ list, target, fixtureIds }) => {
+      const { tensors } = await window.attnscope.call('tensors', { args: { ...window.attnscope.app.args(), ids: fixtureIds, attention_mask: null, logitLens: true, headLogit: true, targetToken: target }, names: list });
+      return tensors.map((x) => Array.from(x.data));
+    },
+    { list: names, target: run.target_token, fixtureIds: ids },
+  );
+  names.forEach((name, k) => assert.ok(relDiff(found[k], reference[name]) <= TOLERANCE, `${name} differs from PyTorch by ${relDiff(found[k], reference[name])}`));
+  assert.deepEqual(own.consoleErrors, []);
+  await context.close();
+});
+
+test('no console errors', () => {
+  assert.deepEqual(page.consoleErrors, []);
+});

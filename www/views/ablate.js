@@ -1,0 +1,101 @@
+// Knock out heads: pick any set of (layer, head) and the model runs again with those heads' outputs
+// set to zero (their slice of attn.context before o_proj, at every position; the core does it, asked
+// by the run's `ablate`). Shown: a layers × heads board of toggles, the prediction at a position
+// before and after side by side (parts/prediction_diff.js: top tokens, probabilities, the change, KL
+// of the two full distributions), and which layers changed, measured on the two runs' tensors, so
+// the reader knows which other views now look different.
+
+import { el } from '../parts/dom.js';
+import { range, tokenSelect, tokenAt } from '../parts/controls.js';
+import { ablateToggle, headList } from '../parts/ablation.js';
+import { distribution, predictionDiff } from '../parts/prediction_diff.js';
+import { short, tokenText } from '../parts/format.js';
+import { pageHref } from '../link.js';
+import { t } from '../strings.js';
+
+// Differences below this (relative to the tensor's largest magnitude) are float noise, not a change.
+const UNCHANGED = 1e-6;
+
+// The largest |a − b| over two tensors, relative to the largest |a|.
+function change(a, b) {
+  let diff = 0;
+  let size = 0;
+  for (let i = 0; i < a.length; i++) {
+    if (!Number.isFinite(a[i]) || !Number.isFinite(b[i])) continue;
+    diff = Math.max(diff, Math.abs(a[i] - b[i]));
+    size = Math.max(size, Math.abs(a[i]));
+  }
+  return size > 0 ? diff / size : diff;
+}
+
+export function mount(root, app) {
+  const { state } = app;
+  const position = tokenSelect(app, 'query', 'control.position');
+  const board = el('div', { className: 'ablate-board' });
+  const chosen = el('p', { className: 'ablate-chosen' });
+  const prediction = el('div', { attrs: { 'aria-live': 'polite' } });
+  const changed = el('div', {});
+  root.append(
+    el('div', { className: 'toolbar' }, position.node),
+    el('p', { className: 'explain' }, t('ablate.explain')),
+    el('section', { className: 'card' }, el('h3', {}, t('ablate.boardTitle')), el('p', { className: 'hint' }, t('ablate.boardHint')), board, chosen),
+    el('section', { className: 'card' }, el('h3', {}, t('ablate.predictionTitle')), prediction),
+    el('section', { className: 'card' }, el('h3', {}, t('ablate.changedTitle')), changed),
+  );
+  let seq = 0;
+
+  function drawBoard() {
+    const { num_hidden_layers: L, num_attention_heads: nH } = app.model;
+    board.style.gridTemplateColumns = `auto repeat(${nH}, minmax(2.6em, max-content))`;
+    board.replaceChildren(
+      el('span', {}),
+      ...range(nH).map((h) => el('span', { className: 'ablate-board-head' }, t('ablate.headColumn', { h }))),
+      ...range(L).flatMap((l) => [el('span', { className: 'ablate-board-layer' }, t('grid.layer', { l })), ...range(nH).map((h) => ablateToggle(app, l, h, { short: true }))]),
+    );
+    chosen.textContent = state.ablate.length ? t('ablate.chosen', { heads: headList(state.ablate) }) : t('ablate.noneChosen');
+  }
+
+  async function update() {
+    const my = ++seq;
+    position.update();
+    drawBoard();
+    if (state.ablate.length === 0) {
+      prediction.replaceChildren(el('p', { className: 'hint' }, t('ablate.pickFirst')));
+      changed.replaceChildren();
+      return;
+    }
+    const L = app.model.num_hidden_layers;
+    const names = ['logits', ...range(L).flatMap((l) => [`layers.${l}.attn.probs`, `layers.${l}.out`])];
+    const [before, after] = await Promise.all([app.tensors(names, { ablate: [] }), app.tensors(names)]);
+    if (my !== seq) return;
+    const i = tokenAt(app, 'query');
+    const V = after.get('logits').shape[1];
+    const row = (run) => run.get('logits').data.slice(i * V, (i + 1) * V);
+    const [dBefore, dAfter] = await Promise.all([distribution(app, row(before)), distribution(app, row(after))]);
+    if (my !== seq) return;
+    prediction.replaceChildren(
+      el('p', { className: 'hint' }, t('ablate.predictionNote', { i, token: tokenText(state.tokens.pieces[i]), v: V })),
+      predictionDiff(dBefore, dAfter, { a: t('ablate.before'), b: t('ablate.after') }),
+    );
+    const first = Math.min(...state.ablate.map(([l]) => l));
+    const rows = range(L).map((l) => {
+      const probs = change(before.get(`layers.${l}.attn.probs`).data, after.get(`layers.${l}.attn.probs`).data);
+      const out = change(before.get(`layers.${l}.out`).data, after.get(`layers.${l}.out`).data);
+      const cell = (v) => el('td', { className: 'num', dataset: { value: String(v) } }, v <= UNCHANGED ? t('ablate.unchanged') : short(v));
+      return el('tr', { dataset: { layer: l } }, el('th', { scope: 'row' }, t('grid.layer', { l })), cell(probs), cell(out));
+    });
+    const view = (id) => el('a', { href: pageHref({ view: id }), on: { click: (e) => { e.preventDefault(); app.go(id); } } }, t(`view.${id}`));
+    changed.replaceChildren(
+      el('p', {}, t('ablate.changedLead', { l: first })),
+      el('div', { className: 'table-scroll' }, el('table', { className: 'data-table ablate-changes' }, el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, t('control.layer')), el('th', { scope: 'col' }, t('ablate.probsChange')), el('th', { scope: 'col' }, t('ablate.outChange')))), el('tbody', {}, rows))),
+      el('p', { className: 'hint' }, t('ablate.changedViews'), ' ', ...['attention', 'grid', 'stepper', 'output', 'lens', 'attribution'].flatMap((id, n) => (n ? [', ', view(id)] : [view(id)]))),
+    );
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+    },
+  };
+}

@@ -1,0 +1,86 @@
+// Head attribution (direct logit attribution): for a chosen position and target token, how much
+// each head's own output pushes that token's logit straight through the final RMSNorm (taken at its
+// value in this run) and lm_head. The core computes it (`layers.{l}.attn.head_logit`, [T, nH], asked
+// for with the run's `headLogit` and `targetToken`); this view draws the chosen position's row of
+// every layer as one layers × heads heatmap (parts/heatmap.js) on a diverging scale, so the heads
+// that matter stand out. The target defaults to the model's top-1 next token there (`target` null).
+
+import { el } from '../parts/dom.js';
+import { heatmap } from '../parts/heatmap.js';
+import { range, tokenSelect, tokenAt } from '../parts/controls.js';
+import { diverging, extent } from '../parts/color_scale.js';
+import { exact, fixed, percent, tokenText } from '../parts/format.js';
+import { t } from '../strings.js';
+
+// The candidates the target picker offers: the model's most likely next tokens at the position.
+const OFFERED = 10;
+
+export function mount(root, app) {
+  const { state } = app;
+  const position = tokenSelect(app, 'query', 'control.position');
+  const targetId = `target-${Math.random().toString(36).slice(2, 7)}`;
+  const target = el('select', { id: targetId, name: 'target', on: { change: () => app.set({ target: target.value === '' ? null : Number(target.value) }) } });
+  const caption = el('h3', {});
+  const sign = el('p', { className: 'explain' }, t('attribution.sign'));
+  const strongest = el('p', { className: 'hint' });
+  const map = heatmap();
+  root.append(
+    el('div', { className: 'toolbar' }, position.node, el('div', { className: 'picker' }, el('label', { htmlFor: targetId }, t('attribution.target')), target)),
+    el('p', { className: 'explain' }, t('attribution.explain')),
+    el('section', { className: 'card' }, caption, sign, map.node, strongest),
+  );
+  let seq = 0;
+
+  async function update() {
+    const my = ++seq;
+    position.update();
+    const i = tokenAt(app, 'query');
+    const logits = (await app.tensors(['logits'])).get('logits');
+    if (my !== seq) return;
+    const V = logits.shape[1];
+    const offered = await app.call('top', { logits: logits.data.slice(i * V, (i + 1) * V), k: OFFERED });
+    if (my !== seq) return;
+    const chosen = state.target ?? offered[0].id;
+    const [piece] = state.target === null || offered.some((c) => c.id === chosen) ? [offered.find((c) => c.id === chosen).piece] : await app.call('pieces', { ids: [chosen] });
+    if (my !== seq) return;
+    target.replaceChildren(
+      el('option', { value: '' }, t('attribution.topOne', { token: tokenText(offered[0].piece) })),
+      ...offered.map((c) => el('option', { value: String(c.id) }, `${tokenText(c.piece)} · ${c.id} (${percent(c.p)})`)),
+      ...(offered.some((c) => c.id === chosen) ? [] : [el('option', { value: String(chosen) }, `${tokenText(piece)} · ${chosen}`)]),
+    );
+    target.value = state.target === null ? '' : String(chosen);
+
+    const { num_hidden_layers: L, num_attention_heads: nH } = app.model;
+    const names = range(L).map((l) => `layers.${l}.attn.head_logit`);
+    const found = await app.tensors(names, { headLogit: true, targetToken: chosen });
+    if (my !== seq) return;
+    const data = new Float32Array(L * nH);
+    for (let l = 0; l < L; l++) data.set(found.get(names[l]).data.subarray(i * nH, (i + 1) * nH), l * nH);
+    const token = tokenText(piece);
+    caption.textContent = t('attribution.title', { i, at: tokenText(state.tokens.pieces[i]), token, id: chosen });
+    map.update({
+      cells: { data, rows: L, cols: nH, rowMask: null, maxCell: 48 },
+      scale: diverging(extent([data]).maxAbs),
+      labels: { rows: range(L).map((l) => t('grid.layer', { l })), cols: range(nH).map((h) => t('ablate.headColumn', { h })) },
+      interaction: {
+        name: caption.textContent,
+        describe: (l, h) => [[`layers.${l}.attn.head_logit`, `[${i}, ${h}]`], [t('attribution.push'), exact(data[l * nH + h])]],
+        onCellClick: (l, h) => {
+          app.set({ layer: l, head: h });
+          app.go('attention');
+        },
+      },
+    });
+    const order = range(L * nH).sort((a, b) => data[b] - data[a]);
+    const name = (k) => `${t('ablate.headName', { l: Math.floor(k / nH), h: k % nH })} (${fixed(data[k], 3)})`;
+    strongest.textContent = t('attribution.strongest', { up: name(order[0]), down: name(order[order.length - 1]), token });
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+      map.destroy();
+    },
+  };
+}

@@ -1,0 +1,121 @@
+// Compare two inputs: the sentence in the text box (A) and a second one that differs in a word (B:
+// 她 / 他, "cat" / "cats"), run through the same model in the same worker Session. Side by side: the
+// attention weights of the chosen head for both, their difference cell by cell when the two have as
+// many tokens, and the prediction after each sentence's last token with how it changed
+// (parts/prediction_diff.js). B lives in the link (`compare`); null means A with its first word of a
+// known pair swapped (parts/word_pairs.js), so a newcomer sees a real minimal pair at once.
+
+import { el } from '../parts/dom.js';
+import { headCells, headTip, heatmap, paintAll } from '../parts/heatmap.js';
+import { layerSelect, headSelect } from '../parts/controls.js';
+import { diverging, sequential } from '../parts/color_scale.js';
+import { tokenText } from '../parts/format.js';
+import { distribution, predictionDiff } from '../parts/prediction_diff.js';
+import { swapWord } from '../parts/word_pairs.js';
+import { t } from '../strings.js';
+
+const TYPING_PAUSE_MS = 300;
+
+export function mount(root, app) {
+  const { state } = app;
+  const controls = [layerSelect(app), headSelect(app)];
+  const inputId = `compare-${Math.random().toString(36).slice(2, 7)}`;
+  const input = el('input', { id: inputId, type: 'text', className: 'compare-input', attrs: { spellcheck: 'false', autocomplete: 'off' } });
+  let timer = 0;
+  input.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => app.set({ compare: input.value === swapWord(state.text) ? null : input.value }), TYPING_PAUSE_MS);
+  });
+  const sentences = el('div', { className: 'compare-sentences' });
+  const maps = { a: heatmap(), b: heatmap(), diff: heatmap() };
+  const titles = { a: el('h4', {}), b: el('h4', {}), diff: el('h4', {}) };
+  const diffNote = el('p', { className: 'hint' });
+  const prediction = el('div', { attrs: { 'aria-live': 'polite' } });
+  const cards = [
+    el('section', { className: 'card' }, el('h3', {}, t('compare.attention')), el('div', { className: 'split compare-maps' }, el('div', {}, titles.a, maps.a.node), el('div', {}, titles.b, maps.b.node)), el('div', { className: 'compare-diff' }, titles.diff, diffNote, maps.diff.node)),
+    el('section', { className: 'card' }, el('h3', {}, t('compare.prediction')), prediction),
+  ];
+  root.append(
+    el('div', { className: 'toolbar' }, el('div', { className: 'picker compare-picker' }, el('label', { htmlFor: inputId }, t('compare.second')), input), controls.map((c) => c.node)),
+    el('p', { className: 'explain' }, t('compare.explain')),
+    sentences,
+    ...cards,
+  );
+  let seq = 0;
+  const tokenized = new Map(); // text → tokens of B, asked of the worker once
+
+  function tokensOf(text) {
+    if (!tokenized.has(text)) {
+      const request = app.call('tokenize', { text });
+      request.catch(() => tokenized.delete(text));
+      tokenized.set(text, request);
+    }
+    return tokenized.get(text);
+  }
+
+  const line = (key, tokens) => el('p', { className: 'compare-sentence' }, el('strong', {}, t(key)), ' ', tokens.pieces.map((p, i) => el('span', { className: 'compare-token', dataset: { i } }, tokenText(p))));
+
+  async function update() {
+    const my = ++seq;
+    controls.forEach((c) => c.update());
+    const textB = state.compare ?? swapWord(state.text);
+    if (document.activeElement !== input) input.value = textB;
+    const A = state.tokens;
+    const B = await tokensOf(textB);
+    if (my !== seq) return;
+    // Nothing to compare with: no maps or predictions of an earlier second sentence stay on screen.
+    cards.forEach((card) => (card.hidden = B.ids.length === 0));
+    if (B.ids.length === 0) {
+      sentences.replaceChildren(el('p', { className: 'message message-empty' }, t('compare.emptyB')));
+      return;
+    }
+    const name = `layers.${state.layer}.attn.probs`;
+    const [runA, runB] = await Promise.all([app.tensors([name, 'logits']), app.tensors([name, 'logits'], { ids: B.ids, attention_mask: null })]);
+    if (my !== seq) return;
+    const h = state.head;
+    const slice = (run, T) => run.get(name).data.subarray(h * T * T, (h + 1) * T * T);
+    const TA = A.ids.length;
+    const TB = B.ids.length;
+    const probsA = slice(runA, TA);
+    const probsB = slice(runB, TB);
+    const differ = TA === TB ? A.ids.flatMap((id, i) => (id === B.ids[i] ? [] : [i])) : null;
+    sentences.replaceChildren(line('compare.a', A), line('compare.b', B), el('p', { className: 'hint' }, differ === null ? t('compare.lengths', { a: TA, b: TB }) : differ.length === 0 ? t('compare.same') : t('compare.differAt', { where: differ.map((i) => `${i} “${tokenText(A.pieces[i])}” → “${tokenText(B.pieces[i])}”`).join(', ') })));
+    for (const [i, chip] of sentences.querySelectorAll('.compare-sentence:nth-child(2) .compare-token').entries()) chip.classList.toggle('changed', differ?.includes(i) ?? false);
+    const scale = sequential(0, 1);
+    const draw = (map, data, T, tokens, label, mask) => {
+      const { cells, labels } = headCells({ data, T, S: T, pieces: tokens.pieces, mask, maxCell: 36, labelChars: 10 });
+      map.update({ cells, scale, labels: { ...labels, sums: true }, interaction: { name: `${label}: ${name}[${h}]`, describe: headTip(name, h, tokens.pieces) } });
+    };
+    titles.a.textContent = t('compare.mapTitle', { which: t('compare.a'), l: state.layer, h });
+    titles.b.textContent = t('compare.mapTitle', { which: t('compare.b'), l: state.layer, h });
+    draw(maps.a, probsA, TA, A, t('compare.a'), state.mask);
+    draw(maps.b, probsB, TB, B, t('compare.b'), null);
+    maps.diff.node.hidden = differ === null;
+    titles.diff.textContent = t('compare.diffTitle');
+    diffNote.textContent = differ === null ? t('compare.noDiff', { a: TA, b: TB }) : t('compare.diffExplain');
+    if (differ !== null) {
+      const delta = probsB.map((v, i) => v - probsA[i]);
+      const maxAbs = delta.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+      const { cells, labels } = headCells({ data: delta, T: TA, S: TA, pieces: A.pieces.map((p, i) => (differ.includes(i) ? `${tokenText(p)}→${tokenText(B.pieces[i])}` : p)), mask: state.mask, maxCell: 24, labelChars: 12 });
+      maps.diff.update({ cells, scale: diverging(maxAbs), labels, interaction: { name: t('compare.diffTitle'), describe: (i, j) => [[t('compare.diffTitle'), `[${h}, ${i}, ${j}]`], [t('tip.query'), String(i)], [t('tip.key'), String(j)]] } });
+    }
+    paintAll([maps.a, maps.b, maps.diff]);
+    const V = runA.get('logits').shape[1];
+    const lastRow = (run, T) => run.get('logits').data.slice((T - 1) * V, T * V);
+    const [dA, dB] = await Promise.all([distribution(app, lastRow(runA, TA)), distribution(app, lastRow(runB, TB))]);
+    if (my !== seq) return;
+    prediction.replaceChildren(
+      el('p', { className: 'hint' }, t('compare.predictionNote', { a: tokenText(A.pieces[TA - 1]), b: tokenText(B.pieces[TB - 1]), v: V })),
+      predictionDiff(dA, dB, { a: t('compare.a'), b: t('compare.b') }),
+    );
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+      clearTimeout(timer);
+      Object.values(maps).forEach((m) => m.destroy());
+    },
+  };
+}

@@ -1,0 +1,89 @@
+// Logit lens: what the model would predict if it stopped after each layer. The core reads every
+// layer's output through the final RMSNorm and lm_head (`layers.{l}.logit_lens`, [T, V], asked for
+// with the run's `logitLens`); this view lays the result out as layers × positions, each cell the
+// top token with its probability (the core's softmax over the whole vocabulary, the worker's `top`),
+// so the reader sees the prediction form layer by layer. A cell opens its top-k below.
+
+import { el } from '../parts/dom.js';
+import { range, tokenAt } from '../parts/controls.js';
+import { candidateBars } from '../parts/prediction.js';
+import { percent, tokenText } from '../parts/format.js';
+import { t } from '../strings.js';
+
+// Positions drawn at once: each cell is one softmax over the vocabulary in the worker, so a long
+// input shows its last ones.
+const MAX_POSITIONS = 48;
+
+export function mount(root, app) {
+  const { state } = app;
+  const table = el('div', { className: 'table-scroll' });
+  const note = el('p', { className: 'hint' });
+  const detail = el('div', { attrs: { 'aria-live': 'polite' } });
+  root.append(
+    el('p', { className: 'explain' }, t('lens.explain')),
+    el('section', { className: 'card' }, el('h3', {}, t('lens.title')), note, table),
+    el('section', { className: 'card' }, detail),
+  );
+  let seq = 0;
+
+  async function update() {
+    const my = ++seq;
+    const L = app.model.num_hidden_layers;
+    const names = range(L).map((l) => `layers.${l}.logit_lens`);
+    const found = await app.tensors(names, { logitLens: true });
+    if (my !== seq) return;
+    const [T, V] = found.get(names[0]).shape;
+    const from = Math.max(0, T - MAX_POSITIONS);
+    const positions = range(T - from).map((k) => from + k);
+    const row = (l, i) => found.get(names[l]).data.slice(i * V, (i + 1) * V);
+    const tops = await Promise.all(range(L).map((l) => Promise.all(positions.map((i) => app.call('top', { logits: row(l, i), k: 1 })))));
+    if (my !== seq) return;
+    const { pieces, ids } = state.tokens;
+    const at = tokenAt(app, 'query');
+    const cell = (l, k) => {
+      const i = positions[k];
+      const [top] = tops[l][k];
+      const hit = i + 1 < ids.length && top.id === ids[i + 1];
+      return el(
+        'td',
+        {},
+        el(
+          'button',
+          {
+            type: 'button',
+            className: `lens-cell${l === state.layer && i === at ? ' selected' : ''}${hit ? ' hit' : ''}`,
+            style: { backgroundColor: `color-mix(in srgb, var(--accent) ${(top.p * 55).toFixed(1)}%, var(--surface))` },
+            dataset: { layer: l, position: i, id: top.id, value: String(top.p) },
+            title: t('lens.cellTip', { l, i, token: tokenText(top.piece), p: percent(top.p) }),
+            on: { click: () => app.set({ layer: l, query: i }) },
+          },
+          el('span', { className: 'lens-token' }, tokenText(top.piece)),
+          el('span', { className: 'lens-p' }, percent(top.p)),
+        ),
+      );
+    };
+    table.replaceChildren(
+      el(
+        'table',
+        { className: 'data-table lens-table' },
+        el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, t('lens.corner')), positions.map((i) => el('th', { scope: 'col', className: 'lens-input' }, el('span', { className: 'lens-index' }, String(i)), ' ', tokenText(pieces[i]))))),
+        el('tbody', {}, range(L).map((l) => el('tr', {}, el('th', { scope: 'row' }, t('grid.layer', { l })), positions.map((_, k) => cell(l, k))))),
+      ),
+    );
+    note.textContent = from > 0 ? t('lens.lastPositions', { n: positions.length, T }) : t('lens.note', { v: V });
+    const l = Math.min(state.layer, L - 1);
+    const i = Math.max(at, from);
+    const topK = await app.call('top', { logits: row(l, i), k: 10 });
+    if (my !== seq) return;
+    const heading = t('lens.detail', { l, i, token: tokenText(pieces[i]) });
+    const actual = i + 1 < ids.length ? ids[i + 1] : null;
+    detail.replaceChildren(el('h3', {}, heading), el('p', { className: 'hint' }, t('lens.detailNote', { l, v: V })), candidateBars(topK, { label: heading, mark: actual, markNote: t('output.actual') }));
+  }
+
+  return {
+    update,
+    destroy() {
+      seq++;
+    },
+  };
+}
