@@ -103,7 +103,7 @@ fn a_minimind2_small_checkpoint_loads_as_llama_layout_and_computes_pytorchs_numb
     assert_eq!(tokenizer.encode(&expected.text).unwrap().ids, expected.ids, "MiniMind's tokenizer gives Hugging Face's ids");
     let model = Model::new(config, w);
     for path in [AttentionPath::Naive, AttentionPath::Flash { tile: 5 }] {
-        let opts = RunOptions { causal: true, path, probe: None };
+        let opts = RunOptions { causal: true, path, ..RunOptions::default() };
         let trace = model.trace(&expected.ids, None, 0, &opts, Selection::all()).unwrap().trace;
         let probs = &trace.get("layers.0.attn.probs").unwrap().data;
         assert!(rel_diff(probs, &expected.probs) <= TOLERANCE, "{path:?}: probs differ from PyTorch by {}", rel_diff(probs, &expected.probs));
