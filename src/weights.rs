@@ -4,39 +4,40 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use half::{bf16, f16};
-use ndarray::{Array, Array1, Array2, ArrayD, Dimension, Ix1, Ix2, IxDyn};
+use ndarray::{Array, Array1, ArrayD, Dimension, Ix1, Ix2, IxDyn};
 use safetensors::tensor::{Metadata, TensorView};
 use safetensors::{Dtype, SafeTensors};
 
+use crate::model::linear::Weight;
 use crate::{Config, Error};
 
 /// One decoder layer. Linear weights keep nn.Linear's `[out, in]` layout: y = x W^T.
 #[derive(Clone, Debug)]
 pub struct LayerWeights {
     pub input_layernorm: Array1<f32>,          // [H]
-    pub q_proj: Array2<f32>,                   // [nH*d, H]
-    pub k_proj: Array2<f32>,                   // [nKV*d, H]
-    pub v_proj: Array2<f32>,                   // [nKV*d, H]
-    pub o_proj: Array2<f32>,                   // [H, nH*d]
+    pub q_proj: Weight,                        // [nH*d, H]
+    pub k_proj: Weight,                        // [nKV*d, H]
+    pub v_proj: Weight,                        // [nKV*d, H]
+    pub o_proj: Weight,                        // [H, nH*d]
     pub q_norm: Option<Array1<f32>>,           // [d]; None for Llama-style models
     pub k_norm: Option<Array1<f32>>,           // [d]
     pub post_attention_layernorm: Array1<f32>, // [H]
-    pub gate_proj: Array2<f32>,                // [I, H]
-    pub up_proj: Array2<f32>,                  // [I, H]
-    pub down_proj: Array2<f32>,                // [H, I]
+    pub gate_proj: Weight,                     // [I, H]
+    pub up_proj: Weight,                       // [I, H]
+    pub down_proj: Weight,                     // [H, I]
 }
 
 #[derive(Clone, Debug)]
 pub struct Weights {
-    pub embed_tokens: Array2<f32>,    // [V, H]
+    pub embed_tokens: Weight,         // [V, H]; packed for linear only when it is lm_head too
     pub layers: Vec<LayerWeights>,
     pub norm: Array1<f32>,            // [H]
     /// `None` when tied: lm_head is embed_tokens.
-    pub lm_head: Option<Array2<f32>>, // [V, H]
+    pub lm_head: Option<Weight>,      // [V, H]
 }
 
 impl Weights {
-    pub fn lm_head(&self) -> &Array2<f32> {
+    pub fn lm_head(&self) -> &Weight {
         self.lm_head.as_ref().unwrap_or(&self.embed_tokens)
     }
 }
@@ -105,25 +106,26 @@ where
     let vector = |a: ArrayD<f32>| a.into_dimensionality::<Ix1>().expect("a vector slot");
     let matrix = |a: ArrayD<f32>| a.into_dimensionality::<Ix2>().expect("a matrix slot");
 
-    let embed_tokens = matrix(next("embed_tokens.weight")?);
+    let embed = matrix(next("embed_tokens.weight")?);
+    let embed_tokens = if config.tie_word_embeddings { Weight::new(embed) } else { Weight::unpacked(embed) };
     let mut layers = Vec::with_capacity(config.num_hidden_layers);
     for _ in 0..config.num_hidden_layers {
         layers.push(LayerWeights {
             input_layernorm: vector(next("input_layernorm.weight")?),
-            q_proj: matrix(next("q_proj.weight")?),
-            k_proj: matrix(next("k_proj.weight")?),
-            v_proj: matrix(next("v_proj.weight")?),
-            o_proj: matrix(next("o_proj.weight")?),
+            q_proj: Weight::new(matrix(next("q_proj.weight")?)),
+            k_proj: Weight::new(matrix(next("k_proj.weight")?)),
+            v_proj: Weight::new(matrix(next("v_proj.weight")?)),
+            o_proj: Weight::new(matrix(next("o_proj.weight")?)),
             q_norm: if config.qk_norm { Some(vector(next("q_norm.weight")?)) } else { None },
             k_norm: if config.qk_norm { Some(vector(next("k_norm.weight")?)) } else { None },
             post_attention_layernorm: vector(next("post_attention_layernorm.weight")?),
-            gate_proj: matrix(next("gate_proj.weight")?),
-            up_proj: matrix(next("up_proj.weight")?),
-            down_proj: matrix(next("down_proj.weight")?),
+            gate_proj: Weight::new(matrix(next("gate_proj.weight")?)),
+            up_proj: Weight::new(matrix(next("up_proj.weight")?)),
+            down_proj: Weight::new(matrix(next("down_proj.weight")?)),
         });
     }
     let norm = vector(next("model.norm.weight")?);
-    let lm_head = if config.tie_word_embeddings { None } else { Some(matrix(next("lm_head.weight")?)) };
+    let lm_head = if config.tie_word_embeddings { None } else { Some(Weight::new(matrix(next("lm_head.weight")?))) };
     Ok(Weights { embed_tokens, layers, norm, lm_head })
 }
 

@@ -157,3 +157,8 @@ mod checkpoints {
         check("llama_f16", false);
     }
 }
+
+#[test]
+fn linear_matches_triple_loop() {
+    common::linear_matches_triple_loop();
+}

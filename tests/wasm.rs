@@ -55,6 +55,12 @@ fn check((case, config, model, input, reference): (&str, &str, &[u8], &str, &[u8
     assert!(checked >= 40, "{case}: only {checked} tensors compared");
 }
 
+/// The packed simd128 kernel (relaxed-simd too, in that build) at awkward sizes.
+#[wasm_bindgen_test]
+fn linear_matches_triple_loop() {
+    common::linear_matches_triple_loop();
+}
+
 #[wasm_bindgen_test]
 fn gqa_matches_pytorch_on_both_paths() {
     check(fixture!("gqa"), AttentionPath::Naive);
