@@ -237,7 +237,7 @@ pub fn describe_config(config_json: &str) -> Result<JsValue, JsError> {
 }
 
 /// What a tab's WebAssembly memory (4 GiB in wasm32) may spend on loading a checkpoint: its file,
-/// copied in, and its weights in f32, side by side. The rest is for the traces (at most 1 GiB).
+/// copied in, and its weights in f32 (the matrices twice: as read and packed), side by side. The rest is for the traces (at most 1 GiB).
 const MAX_LOAD_BYTES: u64 = 3 << 30;
 
 /// Asked before a checkpoint's tensor data is read: can this model.safetensors load in this tab?
@@ -253,13 +253,16 @@ pub fn check_checkpoint(config_json: &str, file_bytes: f64, head: &[u8]) -> Resu
     let size = file_bytes as u64;
     let header = weights::check_checkpoint(config_json, head, size).map_err(js)?;
     let f32_bytes = header.config.weight_count() * 4;
-    if size.saturating_add(f32_bytes) > MAX_LOAD_BYTES {
+    let packed_bytes = header.config.weight_bytes_held() - f32_bytes;
+    let total = size.saturating_add(f32_bytes).saturating_add(packed_bytes);
+    if total > MAX_LOAD_BYTES {
         return Err(JsError::new(&format!(
-            "this checkpoint needs {:.2} GB to load ({:.2} GB of file and {:.2} GB of f32 weights), more than \
-             the {:.2} GB a browser tab's WebAssembly memory has for it",
-            (size + f32_bytes) as f64 / 1e9,
+            "this checkpoint needs {:.2} GB to load ({:.2} GB of file, {:.2} GB of f32 weights and {:.2} GB of \
+             them packed for the matmul kernel), more than the {:.2} GB a browser tab's WebAssembly memory has for it",
+            total as f64 / 1e9,
             size as f64 / 1e9,
             f32_bytes as f64 / 1e9,
+            packed_bytes as f64 / 1e9,
             MAX_LOAD_BYTES as f64 / 1e9
         )));
     }

@@ -5,7 +5,7 @@
 //! benches/layer.rs (native) and examples/matmul_wasm.rs (wasm32), so both targets time the same code.
 //! Each takes the weight as `Weight`, packed once before timing, as the model holds it.
 
-use attnscope::model::linear::{matmul, Weight};
+use attnscope::model::linear::{gemm_matmul, Weight};
 use ndarray::{Array2, ArrayView2};
 
 type Kernel = fn(ArrayView2<f32>, &Weight) -> Array2<f32>;
@@ -26,9 +26,9 @@ pub fn matrixmultiply(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
     x.dot(&w.t())
 }
 
-/// x: [N, in], w: [out, in] -> [N, out] through linear.rs's `matmul` (gemm), as `linear` calls it natively.
+/// x: [N, in], w: [out, in] -> [N, out] through the `gemm` crate, as `linear` runs natively.
 pub fn gemm(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
-    matmul(x, w.t())
+    gemm_matmul(x, w.t())
 }
 
 /// Deterministic values in [-1, 1), so no bench needs a rand crate.

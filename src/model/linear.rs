@@ -7,8 +7,8 @@
 //! -- matmul`): about 2x with its AVX-512 kernels (the `x86-v4` feature; chosen at run time, AVX2
 //! machines get its AVX2 kernels).
 //!
-//! In wasm32 `linear` runs this file's own simd128 kernel instead (module `wasm`): a weight never
-//! changes, so `Weight` packs it once, at load, into the column panels the micro-kernel reads, and
+//! In wasm32 every product runs this file's own simd128 kernel instead (module `wasm`): a weight
+//! never changes, so `Weight` packs it once, at load, into the column panels the micro-kernel reads, and
 //! the kernel is register-blocked for V8's 16 xmm registers. Built with the `relaxed-simd` feature
 //! (build.sh's second wasm, www/pkg-relaxed) its multiply-add is `f32x4.relaxed_madd`, one fused instruction where the CPU has FMA;
 //! the plain simd128 build multiplies and adds. BENCHMARKS.md has the measurements.
@@ -40,8 +40,8 @@ impl Weight {
         }
     }
 
-    /// A matrix that is only read by rows (an untied embedding table): nothing packed, and `linear`
-    /// by it takes the `gemm` path.
+    /// A matrix that is only read by rows (an untied embedding table): nothing packed (`linear` by
+    /// it would pack it per call).
     pub fn unpacked(w: Array2<f32>) -> Self {
         Weight {
             w,
@@ -73,8 +73,19 @@ impl PartialEq for Weight {
     }
 }
 
-/// a: [M, K], b: [K, N] -> [M, N]. Any strides: transposed and sliced views are read in place.
+/// a: [M, K], b: [K, N] -> [M, N]. Any strides. In wasm32 b is packed for the kernel on each call
+/// (K x N copies against M x K x N multiply-adds: attention's products have M = T rows).
 pub fn matmul(a: ArrayView2<f32>, b: ArrayView2<f32>) -> Array2<f32> {
+    assert_eq!(a.ncols(), b.nrows(), "matmul of {:?} by {:?}", a.dim(), b.dim());
+    #[cfg(target_arch = "wasm32")]
+    let c = wasm::linear(a, &wasm::Packed::new(b.t()));
+    #[cfg(not(target_arch = "wasm32"))]
+    let c = gemm_matmul(a, b);
+    c
+}
+
+/// `matmul` through the `gemm` crate; transposed and sliced views are read in place.
+pub fn gemm_matmul(a: ArrayView2<f32>, b: ArrayView2<f32>) -> Array2<f32> {
     let ((m, k), (k_b, n)) = (a.dim(), b.dim());
     assert_eq!(k, k_b, "matmul of [{m}, {k}] by [{k_b}, {n}]");
     let mut c = Array2::<f32>::zeros((m, n));
