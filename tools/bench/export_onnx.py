@@ -118,7 +118,8 @@ def graph(w):
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["T", CFG["vocab_size"]])],
         inits,
     )
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    # IR version 8 (the one opset 17 came with): onnxruntime-web 1.23 refuses newer IR versions.
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     onnx.checker.check_model(model, full_check=True)
     return model
 

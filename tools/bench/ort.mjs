@@ -8,6 +8,7 @@
 //
 //   /work/pyenv/bin/python tools/bench/export_onnx.py   (once: artifacts/bench-ort/)
 //   ./build.sh build && node tools/bench/ort.mjs [rounds]   (prints a Markdown table for BENCHMARKS.md)
+//   BASELINE=../other/www/pkg node tools/bench/ort.mjs       (adds another build of the core as 'baseline')
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -37,6 +38,8 @@ function gflop(t) {
 rmSync(SITE, { recursive: true, force: true });
 mkdirSync(SITE, { recursive: true });
 for (const pkg of ['pkg', 'pkg-relaxed']) symlinkSync(join(ROOT, 'www', pkg), join(SITE, pkg));
+// BASELINE=<a www/pkg folder of another build> adds that build (say, main's before this change).
+if (process.env.BASELINE) symlinkSync(resolve(process.env.BASELINE), join(SITE, 'pkg-baseline'));
 symlinkSync(join(ROOT, 'node_modules/onnxruntime-web/dist'), join(SITE, 'ort'));
 for (const f of ['config.json', 'model.safetensors', 'model.onnx', 'reference.json']) copyFileSync(join(MODEL, f), join(SITE, f));
 writeFileSync(join(SITE, 'index.html'), '<!doctype html><meta charset="utf-8"><title>bench</title>');
@@ -50,7 +53,7 @@ try {
   page.on('pageerror', (e) => errors.push(String(e)));
   await page.goto(new URL('index.html', url).href);
   const result = await page.evaluate(
-    async ({ TS, ROUNDS }) => {
+    async ({ TS, ROUNDS, BASELINE }) => {
       const ids = (t) => Array.from({ length: t }, (_, i) => (i * 37 + 11) % 6400); // export_onnx.bench_ids
       const bytes = async (f) => new Uint8Array(await (await fetch(f)).arrayBuffer());
       const config = await (await fetch('config.json')).text();
@@ -61,7 +64,9 @@ try {
       const onnx = await ort.InferenceSession.create(await bytes('model.onnx'), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
       const engines = { onnxruntime: async (t) => (await onnx.run({ ids: new ort.Tensor('int64', BigInt64Array.from(ids(t), BigInt), [t]) })).logits.data };
       const model = await bytes('model.safetensors');
-      for (const [name, pkg] of [['attnscope relaxed-simd', './pkg-relaxed/attnscope.js'], ['attnscope simd128', './pkg/attnscope.js']]) {
+      const builds = [['attnscope relaxed-simd', './pkg-relaxed/attnscope.js'], ['attnscope simd128', './pkg/attnscope.js']];
+      if (BASELINE) builds.push(['baseline', './pkg-baseline/attnscope.js']);
+      for (const [name, pkg] of builds) {
         const core = await import(pkg);
         await core.default();
         const s = core.Session.fromCheckpoint(config, model);
@@ -94,7 +99,7 @@ try {
       }
       return out;
     },
-    { TS, ROUNDS },
+    { TS, ROUNDS, BASELINE: Boolean(process.env.BASELINE) },
   );
   const median = (xs) => {
     const s = [...xs].sort((a, b) => a - b);
