@@ -8,10 +8,11 @@
 //! machines get its AVX2 kernels).
 //!
 //! In wasm32 every product runs this file's own simd128 kernel instead (module `wasm`): a weight
-//! never changes, so `Weight` packs it once, at load, into the column panels the micro-kernel reads, and
-//! the kernel is register-blocked for V8's 16 xmm registers. Built with the `relaxed-simd` feature
-//! (build.sh's second wasm, www/pkg-relaxed) its multiply-add is `f32x4.relaxed_madd`, one fused instruction where the CPU has FMA;
-//! the plain simd128 build multiplies and adds. BENCHMARKS.md has the measurements.
+//! never changes, so `Weight` packs it once, at load, into the column panels the micro-kernel reads,
+//! and the kernel is register-blocked for V8's 16 xmm registers. Built with the `relaxed-simd`
+//! feature (build.sh's second wasm, www/pkg-relaxed) its multiply-add is `f32x4.relaxed_madd`, one
+//! fused instruction where the CPU has FMA; the plain simd128 build multiplies and adds.
+//! BENCHMARKS.md (sections 2 and 4) has the measurements.
 
 use std::ops::Deref;
 
@@ -48,14 +49,6 @@ impl Weight {
             #[cfg(target_arch = "wasm32")]
             packed: None,
         }
-    }
-
-    /// The bytes held beside the raw matrix (the packed copy), for memory budgets.
-    pub fn extra_bytes(&self) -> usize {
-        #[cfg(target_arch = "wasm32")]
-        return self.packed.as_ref().map_or(0, |p| p.bytes());
-        #[cfg(not(target_arch = "wasm32"))]
-        0
     }
 }
 
@@ -159,10 +152,6 @@ mod wasm {
                 }
             }
             Packed { n, k, data }
-        }
-
-        pub fn bytes(&self) -> usize {
-            self.data.len() * 4
         }
     }
 
