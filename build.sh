@@ -2,7 +2,7 @@
 # attnscope's one entry point for building, serving and testing. CI runs `./build.sh test` (.ci/run).
 #
 #   ./build.sh setup   toolchain: wasm32 target, wasm-bindgen-cli, npm packages, Chromium (idempotent)
-#   ./build.sh build   Rust core -> www/pkg (wasm-bindgen --target web, wasm-opt -O3), prints the size
+#   ./build.sh build   Rust core -> www/pkg and www/pkg-relaxed (wasm-bindgen --target web, wasm-opt -O3)
 #   ./build.sh serve   setup + build, then serve www/ on http://localhost:8080 (PORT=... to change)
 #   ./build.sh test    setup + build, then native, GPU (lavapipe), wasm-in-Chromium, JS unit, end-to-end tests
 #
@@ -14,6 +14,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 readonly CRATE=attnscope
 readonly WASM_TARGET=wasm32-unknown-unknown
 readonly PKG_DIR=www/pkg
+readonly PKG_RELAXED_DIR=www/pkg-relaxed
 readonly TOOLS_CACHE="$HOME/.cache/attnscope"
 readonly APT_PACKAGES=(chromium chromium-driver mesa-vulkan-drivers fonts-noto-cjk)
 # The features the wasm uses, as `wasm-opt --print-features` reports them for wasm-bindgen's output:
@@ -145,26 +146,41 @@ print_wasm_size() {
     "$(numfmt --to=iec-i --suffix=B "$gz")"
 }
 
-build_wasm() {
+# One wasm package: cargo build with $2's extra features, wasm-bindgen into $1, wasm-opt with $3's
+# extra feature flags.
+build_wasm_package() {
+  local pkg=$1 features=$2 opt_features=$3
   # With the WebGPU path (src/gpu): the page picks CPU or WebGPU at run time.
-  cargo build --release --lib --target "$WASM_TARGET" --features gpu
+  cargo build --release --lib --target "$WASM_TARGET" --features "gpu$features"
   local wasm="${CARGO_TARGET_DIR:-target}/$WASM_TARGET/release/$CRATE.wasm"
-  local out="$PKG_DIR/${CRATE}_bg.wasm" stamp="$PKG_DIR/.built-from" source
+  local out="$pkg/${CRATE}_bg.wasm" stamp="$pkg/.built-from" source
   # wasm-opt takes most of a minute; skip both post-link steps when their input has not changed.
-  source=$(printf '%s\n' "$(sha256sum <"$wasm")" "$WASM_BINDGEN_DIR" "${WASM_FEATURES[*]}")
+  source=$(printf '%s\n' "$(sha256sum <"$wasm")" "$WASM_BINDGEN_DIR" "${WASM_FEATURES[*]}$opt_features")
   if [ -f "$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$source" ]; then
-    echo "$PKG_DIR is up to date with $wasm"
+    echo "$pkg is up to date with $wasm"
     print_wasm_size "$out"
     return
   fi
-  rm -rf "$PKG_DIR"
-  wasm-bindgen --target web --out-dir "$PKG_DIR" "$wasm"
+  rm -rf "$pkg"
+  wasm-bindgen --target web --out-dir "$pkg" "$wasm"
   print_wasm_size "$out"
   # npm's binaryen: Debian's older wasm-opt silently breaks wasm-bindgen output.
-  node_modules/.bin/wasm-opt -O3 "${WASM_FEATURES[@]}" "$out" -o "$out"
+  # shellcheck disable=SC2086 # $opt_features is a list of flags
+  node_modules/.bin/wasm-opt -O3 "${WASM_FEATURES[@]}" $opt_features "$out" -o "$out"
   echo "after wasm-opt -O3:"
   print_wasm_size "$out"
   printf '%s\n' "$source" >"$stamp"
+}
+
+# Two builds of the core: www/pkg with plain simd128 (every browser with wasm SIMD), and
+# www/pkg-relaxed whose matmul kernel uses relaxed-simd's fused multiply-add (Chromium >= 114); the
+# worker loads the second where the browser validates it (www/worker.js). Cargo compiles the
+# dependencies once for both: only the crate's own `relaxed-simd` feature differs.
+build_wasm() {
+  build_wasm_package "$PKG_DIR" "" ""
+}
+build_wasm_relaxed() {
+  build_wasm_package "$PKG_RELAXED_DIR" ",relaxed-simd" " --enable-relaxed-simd"
 }
 
 # The page fetches MiniMind's tokenizer from www/minimind/; the one committed copy lives in assets/.
@@ -179,6 +195,7 @@ cmd_build() {
     die "tools missing: run ./build.sh setup"
   fi
   step "build: wasm -> $PKG_DIR" build_wasm
+  step "build: wasm -> $PKG_RELAXED_DIR" build_wasm_relaxed
   step "build: assets -> www/minimind" copy_assets
 }
 
@@ -196,10 +213,12 @@ gpu_tests() {
   ATTNSCOPE_REQUIRE_GPU=1 cargo test --features gpu --lib gpu::
 }
 
+# With the relaxed-simd build's kernel, the one Chromium loads in the page; the plain simd128 build is
+# checked against it in the page (tests/e2e/wasm_builds.test.mjs).
 wasm_tests() {
   CHROMEDRIVER=$(command -v chromedriver) \
     WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-300} \
-    cargo test --target "$WASM_TARGET" --test wasm
+    cargo test --target "$WASM_TARGET" --test wasm --features relaxed-simd
 }
 
 # The page's modules that need no browser (the link format, www/state.js), tested in node.

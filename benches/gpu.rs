@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use attnscope::gpu::{Gpu, GpuModel, Matmul};
-use attnscope::model::linear::linear;
+use attnscope::model::linear::{linear, Weight};
 use attnscope::model::{Model, RunOptions};
 use attnscope::trace::Selection;
 use attnscope::weights::random;
@@ -57,7 +57,7 @@ fn main() {
     println!("| T | CPU layer | GPU layer | GPU / CPU | matmul GFLOP/s: CPU | GPU blocked | GPU tiled |");
     println!("|---|---|---|---|---|---|---|");
     let (h, i) = (config.hidden_size, config.intermediate_size());
-    let w_up = Array2::from_shape_fn((i, h), |(r, c)| ((r * 31 + c * 17) % 97) as f32 * 1e-3);
+    let w_up = Weight::new(Array2::from_shape_fn((i, h), |(r, c)| ((r * 31 + c * 17) % 97) as f32 * 1e-3));
     for t in sizes {
         let ids: Vec<u32> = (0..t).map(|k| (k % 64) as u32).collect();
         let opts = RunOptions::default();

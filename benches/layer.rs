@@ -24,6 +24,7 @@ use attnscope::model::block::{decoder_layer, LayerRun};
 use attnscope::model::flash::flash_attention;
 use attnscope::model::forward::DEFAULT_TILE;
 use attnscope::model::kv_cache::KvCache;
+use attnscope::model::linear::Weight;
 use attnscope::model::rope::RopeTable;
 use attnscope::trace::Recorder;
 use attnscope::{weights, Config};
@@ -128,11 +129,11 @@ fn matmul() {
     for t in [128, 1024] {
         for (k, out) in kernels::SHAPES {
             let x = kernels::filled(t, k, 1);
-            let w = kernels::filled(out, k, 2);
+            let w = Weight::new(kernels::filled(out, k, 2));
             let mut runs: Vec<Box<dyn FnMut() + '_>> = kernels::KERNELS
                 .iter()
                 .map(|&(_, kernel)| {
-                    let (x, w) = (x.view(), w.view());
+                    let (x, w) = (x.view(), &w);
                     Box::new(move || {
                         black_box(kernel(x, w));
                     }) as Box<dyn FnMut() + '_>

@@ -8,10 +8,11 @@ mod kernels;
 
 use std::sync::Mutex;
 
+use attnscope::model::linear::Weight;
 use ndarray::Array2;
 
-/// x [T, in] and W [out, in] of the prepared case.
-static INPUTS: Mutex<Option<(Array2<f32>, Array2<f32>)>> = Mutex::new(None);
+/// x [T, in] and W [out, in] (packed) of the prepared case.
+static INPUTS: Mutex<Option<(Array2<f32>, Weight)>> = Mutex::new(None);
 
 #[no_mangle]
 pub extern "C" fn shape_count() -> u32 {
@@ -27,7 +28,7 @@ pub extern "C" fn kernel_count() -> u32 {
 #[no_mangle]
 pub extern "C" fn prepare(shape: u32, t: u32) -> f64 {
     let (k, out) = kernels::SHAPES[shape as usize];
-    *INPUTS.lock().unwrap() = Some((kernels::filled(t as usize, k, 1), kernels::filled(out, k, 2)));
+    *INPUTS.lock().unwrap() = Some((kernels::filled(t as usize, k, 1), Weight::new(kernels::filled(out, k, 2))));
     2.0 * (t as usize * k * out) as f64
 }
 
@@ -38,5 +39,5 @@ pub extern "C" fn run(kernel: u32, reps: u32) -> f32 {
     let inputs = INPUTS.lock().unwrap();
     let (x, w) = inputs.as_ref().expect("prepare first");
     let (_, multiply) = kernels::KERNELS[kernel as usize];
-    (0..reps).fold(0.0, |_, _| multiply(x.view(), w.view())[[0, 0]])
+    (0..reps).fold(0.0, |_, _| multiply(x.view(), w)[[0, 0]])
 }

@@ -4,20 +4,21 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use half::{bf16, f16};
-use ndarray::{Array, Array1, Array2, ArrayD, Dimension, Ix1, Ix2, IxDyn};
+use ndarray::{Array, Array1, ArrayD, Dimension, Ix1, Ix2, IxDyn};
 use safetensors::tensor::{Metadata, TensorView};
 use safetensors::{Dtype, SafeTensors};
 
+use crate::model::linear::Weight;
 use crate::{Config, Error};
 
 /// One decoder layer. Linear weights keep nn.Linear's `[out, in]` layout: y = x W^T.
 #[derive(Clone, Debug)]
 pub struct LayerWeights {
     pub input_layernorm: Array1<f32>,          // [H]
-    pub q_proj: Array2<f32>,                   // [nH*d, H]
-    pub k_proj: Array2<f32>,                   // [nKV*d, H]
-    pub v_proj: Array2<f32>,                   // [nKV*d, H]
-    pub o_proj: Array2<f32>,                   // [H, nH*d]
+    pub q_proj: Weight,                        // [nH*d, H]
+    pub k_proj: Weight,                        // [nKV*d, H]
+    pub v_proj: Weight,                        // [nKV*d, H]
+    pub o_proj: Weight,                        // [H, nH*d]
     pub q_norm: Option<Array1<f32>>,           // [d]; None for Llama-style models
     pub k_norm: Option<Array1<f32>>,           // [d]
     pub post_attention_layernorm: Array1<f32>, // [H]
@@ -44,29 +45,29 @@ impl Mlp {
 /// MiniMind's FeedForward (SwiGLU); also each expert of a MOEFeedForward.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FeedForward {
-    pub gate_proj: Array2<f32>, // [I, H]
-    pub up_proj: Array2<f32>,   // [I, H]
-    pub down_proj: Array2<f32>, // [H, I]
+    pub gate_proj: Weight, // [I, H]
+    pub up_proj: Weight,   // [I, H]
+    pub down_proj: Weight, // [H, I]
 }
 
 /// MiniMind's MOEFeedForward: the router and the experts (no shared expert).
 #[derive(Clone, Debug, PartialEq)]
 pub struct MoeFeedForward {
-    pub gate: Array2<f32>,          // [E, H], the router `mlp.gate`
+    pub gate: Weight,               // [E, H], the router `mlp.gate`
     pub experts: Vec<FeedForward>, // E experts, intermediate size moe_intermediate_size
 }
 
 #[derive(Clone, Debug)]
 pub struct Weights {
-    pub embed_tokens: Array2<f32>,    // [V, H]
+    pub embed_tokens: Weight,         // [V, H]; packed for linear only when it is lm_head too
     pub layers: Vec<LayerWeights>,
     pub norm: Array1<f32>,            // [H]
     /// `None` when tied: lm_head is embed_tokens.
-    pub lm_head: Option<Array2<f32>>, // [V, H]
+    pub lm_head: Option<Weight>,      // [V, H]
 }
 
 impl Weights {
-    pub fn lm_head(&self) -> &Array2<f32> {
+    pub fn lm_head(&self) -> &Weight {
         self.lm_head.as_ref().unwrap_or(&self.embed_tokens)
     }
 }
@@ -145,27 +146,28 @@ where
     let vector = |a: ArrayD<f32>| a.into_dimensionality::<Ix1>().expect("a vector slot");
     let matrix = |a: ArrayD<f32>| a.into_dimensionality::<Ix2>().expect("a matrix slot");
 
-    let embed_tokens = matrix(next("embed_tokens.weight")?);
+    let embed = matrix(next("embed_tokens.weight")?);
+    let embed_tokens = if config.tie_word_embeddings { Weight::new(embed) } else { Weight::unpacked(embed) };
     let mut layers = Vec::with_capacity(config.num_hidden_layers);
     for _ in 0..config.num_hidden_layers {
         let feed_forward = |next: &mut dyn FnMut(&str) -> Result<ArrayD<f32>, Error>| -> Result<FeedForward, Error> {
             Ok(FeedForward {
-                gate_proj: matrix(next("gate_proj.weight")?),
-                up_proj: matrix(next("up_proj.weight")?),
-                down_proj: matrix(next("down_proj.weight")?),
+                gate_proj: Weight::new(matrix(next("gate_proj.weight")?)),
+                up_proj: Weight::new(matrix(next("up_proj.weight")?)),
+                down_proj: Weight::new(matrix(next("down_proj.weight")?)),
             })
         };
         layers.push(LayerWeights {
             input_layernorm: vector(next("input_layernorm.weight")?),
-            q_proj: matrix(next("q_proj.weight")?),
-            k_proj: matrix(next("k_proj.weight")?),
-            v_proj: matrix(next("v_proj.weight")?),
-            o_proj: matrix(next("o_proj.weight")?),
+            q_proj: Weight::new(matrix(next("q_proj.weight")?)),
+            k_proj: Weight::new(matrix(next("k_proj.weight")?)),
+            v_proj: Weight::new(matrix(next("v_proj.weight")?)),
+            o_proj: Weight::new(matrix(next("o_proj.weight")?)),
             q_norm: if config.qk_norm { Some(vector(next("q_norm.weight")?)) } else { None },
             k_norm: if config.qk_norm { Some(vector(next("k_norm.weight")?)) } else { None },
             post_attention_layernorm: vector(next("post_attention_layernorm.weight")?),
             mlp: if config.use_moe {
-                let gate = matrix(next("mlp.gate.weight")?);
+                let gate = Weight::new(matrix(next("mlp.gate.weight")?));
                 let experts = (0..config.num_experts).map(|_| feed_forward(&mut next)).collect::<Result<_, _>>()?;
                 Mlp::Moe(MoeFeedForward { gate, experts })
             } else {
@@ -174,7 +176,7 @@ where
         });
     }
     let norm = vector(next("model.norm.weight")?);
-    let lm_head = if config.tie_word_embeddings { None } else { Some(matrix(next("lm_head.weight")?)) };
+    let lm_head = if config.tie_word_embeddings { None } else { Some(Weight::new(matrix(next("lm_head.weight")?))) };
     Ok(Weights { embed_tokens, layers, norm, lm_head })
 }
 
@@ -443,16 +445,18 @@ pub const MAX_LOAD_BYTES: u64 = 3 << 30;
 
 /// Refuses, before a byte of its tensor data is read, a checkpoint the tab could not hold while it
 /// loads: its file twice (the page's copy, kept for the next visit and for rebuilding after Cancel or
-/// a trap, and the core's, copied into WebAssembly memory to be read), its f32 weights, and `held`,
-/// what the tab holds already until the new model replaces it (the model loaded now, its trace, its
-/// kept copy). The refusal is a plain sentence: nothing is wrong with the file, only with its size here.
-pub fn check_load_budget(file: u64, f32_bytes: u64, held: u64) -> Result<(), String> {
-    let need = file.saturating_mul(2).saturating_add(f32_bytes).saturating_add(held);
+/// a trap, and the core's, copied into WebAssembly memory to be read), its f32 weights, `packed`, the
+/// copy of its matrices the wasm matmul kernel reads (`linear::Weight`; 0 natively), and `held`, what
+/// the tab holds already until the new model replaces it (the model loaded now, its trace, its kept
+/// copy). The refusal is a plain sentence: nothing is wrong with the file, only with its size here.
+pub fn check_load_budget(file: u64, f32_bytes: u64, packed: u64, held: u64) -> Result<(), String> {
+    let need = file.saturating_mul(2).saturating_add(f32_bytes).saturating_add(packed).saturating_add(held);
     if need > MAX_LOAD_BYTES {
         let gb = |b: u64| b as f64 / 1e9;
+        let packed = if packed > 0 { format!(" ({:.2} GB of them twice, packed for the matmul kernel)", gb(packed)) } else { String::new() };
         return Err(format!(
             "this checkpoint needs {:.2} GB to load (its {:.2} GB file twice, the page's copy and the core's, \
-             {:.2} GB of f32 weights, and {:.2} GB held for the model loaded now), more than the {:.2} GB \
+             {:.2} GB of f32 weights{packed}, and {:.2} GB held for the model loaded now), more than the {:.2} GB \
              a browser tab has for its models",
             gb(need),
             gb(file),

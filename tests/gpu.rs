@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 use attnscope::gpu::{Gpu, GpuModel, Matmul};
 use attnscope::model::attention::{naive_attention, MaskSpec};
 use attnscope::model::flash::flash_attention;
-use attnscope::model::linear::linear;
+use attnscope::model::linear::{linear, Weight};
 use attnscope::model::rms_norm::rms_norm;
 use attnscope::model::rope::RopeTable;
 use attnscope::model::swiglu::silu;
@@ -83,7 +83,7 @@ fn matmul_both_kernels_match_linear_on_sizes_that_divide_no_tile() {
             let x: Array2<f32> = fill((n, k), 1 + i as u64);
             let w: Array2<f32> = fill((m, k), 100 + i as u64);
             let ours = pollster::block_on(gpu.linear(x.view(), w.view())).unwrap();
-            check(&format!("matmul ({kernel:?}) {n}x{k} . ({m}x{k})^T"), &ours, &linear(x.view(), &w), TOLERANCE);
+            check(&format!("matmul ({kernel:?}) {n}x{k} . ({m}x{k})^T"), &ours, &linear(x.view(), &Weight::new(w.clone())), TOLERANCE);
         }
     }
 }

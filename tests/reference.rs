@@ -350,3 +350,33 @@ mod interp {
         assert!(e.contains("target token 256") && e.contains("256"), "{e}");
     }
 }
+
+#[test]
+fn linear_matches_triple_loop() {
+    common::linear_matches_triple_loop();
+}
+
+/// Attention tensors recorded for chosen heads, out of order, on both paths: exactly those heads'
+/// slices of the full trace, in the order asked for, tagged with it.
+#[test]
+fn chosen_heads_are_the_full_traces_slices() {
+    let dir = fixtures().join("gqa");
+    let (config, weights) = load_dir(&dir).unwrap();
+    let input: Input = serde_json::from_str(&std::fs::read_to_string(dir.join("input.json")).unwrap()).unwrap();
+    let model = Model::new(config, weights);
+    for path in [AttentionPath::Naive, AttentionPath::Flash { tile: 3 }] {
+        let opts = RunOptions { causal: true, path, ..RunOptions::default() };
+        let run = |selection| model.trace(&input.ids, None, 0, &opts, selection).unwrap().trace;
+        let full = run(Selection::all());
+        let chosen = run(Selection { heads: Some(vec![5, 0, 2]), ..Selection::all() });
+        for name in ["layers.1.attn.scores", "layers.1.attn.masked_scores", "layers.0.attn.probs"] {
+            let (f, c) = (full.get(name).unwrap(), chosen.get(name).unwrap());
+            let per_head = f.shape[1] * f.shape[2];
+            assert_eq!(c.shape, [3, f.shape[1], f.shape[2]], "{name}");
+            assert_eq!(c.heads.as_deref(), Some(&[5, 0, 2][..]), "{name}");
+            for (i, h) in [5, 0, 2].into_iter().enumerate() {
+                assert_eq!(c.data[i * per_head..][..per_head], f.data[h * per_head..][..per_head], "{name} head {h} on {path:?}");
+            }
+        }
+    }
+}

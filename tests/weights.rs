@@ -527,15 +527,15 @@ fn a_load_counts_the_file_twice_its_f32_weights_and_what_the_tab_holds_already()
     // file counted as well (2.7 GB) it still fits; with 0.6 GB held for the model loaded now it does not.
     let file = 900_000_000;
     assert!(file + file <= budget);
-    weights::check_load_budget(file, file, 0).unwrap();
-    let e = weights::check_load_budget(file, file, 600_000_000).unwrap_err();
+    weights::check_load_budget(file, file, 0, 0).unwrap();
+    let e = weights::check_load_budget(file, file, 0, 600_000_000).unwrap_err();
     assert!(e.starts_with("this checkpoint needs 3.30 GB to load (its 0.90 GB file twice, the page's copy and the core's, 0.90 GB of f32 weights, and 0.60 GB held for the model loaded now), more than the 3.22 GB"), "{e}");
     // A file of 1.2 GB: file + weights (2.4 GB) is within the budget, but the file twice is not.
     let file = 1_200_000_000;
     assert!(file + file <= budget && 3 * file > budget);
-    let e = weights::check_load_budget(file, file, 0).unwrap_err();
+    let e = weights::check_load_budget(file, file, 0, 0).unwrap_err();
     assert!(e.contains("needs 3.60 GB"), "{e}");
     // Sizes near u64::MAX saturate instead of wrapping into a small number that would pass.
-    assert!(weights::check_load_budget(u64::MAX / 2 + 1, 0, 0).is_err());
-    assert!(weights::check_load_budget(0, u64::MAX, 1).is_err());
+    assert!(weights::check_load_budget(u64::MAX / 2 + 1, 0, 0, 0).is_err());
+    assert!(weights::check_load_budget(0, u64::MAX, 0, 1).is_err());
 }

@@ -49,7 +49,12 @@ const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, mask
 const TYPING_PAUSE_MS = 200;
 
 // A trap in the core is told in the reader's language; the panic's own message stays the core's.
-const worker = workerClient(new URL('./worker.js', import.meta.url), {
+// `?wasm=simd128` in the page's address (a debug switch, outside the link format) makes the worker
+// load the plain simd128 core even where relaxed-simd runs (worker.js).
+const workerUrl = new URL('./worker.js', import.meta.url);
+const wasmBuild = new URLSearchParams(location.search).get('wasm');
+if (wasmBuild) workerUrl.searchParams.set('wasm', wasmBuild);
+const worker = workerClient(workerUrl, {
   trapped: ({ panic, error }) => (panic ? t('app.trappedPanic', { why: panic }) : t('app.trappedTrap', { why: error })),
 });
 

@@ -21,13 +21,30 @@ let lastRun = null; // {key, shapes: Map<name, shape>}
 const VARIANTS_KEPT = 4;
 const variants = new Map(); // JSON of {config, seed} -> Session, oldest first
 
+// The core comes in two builds (build.sh): pkg-relaxed, whose matmul kernel fuses multiply and add
+// with relaxed-simd (about 1.3-1.6x the matmul speed where the CPU has FMA; BENCHMARKS.md), and pkg,
+// plain simd128, for browsers without relaxed-simd. This one-function module, which uses
+// f32x4.relaxed_madd as the kernel does, validates exactly where the first can load. `wasm=simd128`
+// in the worker's query (the page passes its own, app.js) forces the plain build: the test that both
+// builds give the same logits uses it.
+const RELAXED_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, // magic, version
+  1, 5, 1, 96, 0, 1, 123, // types: () -> v128
+  3, 2, 1, 0, // one function of that type
+  10, 19, 1, 17, 0, // code: one body of 17 bytes, no locals
+  65, 0, 253, 15, 65, 0, 253, 15, 65, 0, 253, 15, // three i8x16.splat(0)
+  253, 133, 2, 11, // f32x4.relaxed_madd, end
+]);
+const BUILD = new URL(self.location.href).searchParams.get('wasm') !== 'simd128' && WebAssembly.validate(RELAXED_PROBE) ? 'relaxed-simd' : 'simd128';
+const PKG = BUILD === 'relaxed-simd' ? './pkg-relaxed/attnscope.js' : './pkg/attnscope.js';
+
 const ready = (async () => {
   try {
-    core = await import('./pkg/attnscope.js');
+    core = await import(PKG);
     await core.default();
     core.installPanicHook();
   } catch (err) {
-    throw new Error(`Could not load the WebAssembly core (www/pkg/attnscope.js): ${err.message}. Build it with ./build.sh build.`);
+    throw new Error(`Could not load the WebAssembly core (www/${PKG.slice(2)}): ${err.message}. Build it with ./build.sh build.`);
   }
 })();
 // A failed start is reported to the page with each request's answer, not as an unhandled rejection.
@@ -271,6 +288,10 @@ const handlers = {
   },
   decodeCheck() {
     return { result: needSession().decodeCheck() };
+  },
+  // Which build of the core runs here: 'relaxed-simd' or 'simd128'.
+  coreBuild() {
+    return { result: BUILD };
   },
   // What this worker loaded (the core, its wasm, a tokenizer) and MiniMind's tokenizer, which a
   // switch to a random model needs even when this visit never fetched it: the offline cache (offline.js).

@@ -1,28 +1,34 @@
-//! The two matmul kernels weighed for `src/model/linear.rs` (y = x W^T, W stored [out, in] as
-//! nn.Linear does), one thread each: ndarray's `.dot`, which calls matrixmultiply's sgemm (linear.rs
-//! ran it until the measurements in BENCHMARKS.md), and linear.rs itself, the `gemm` crate with
-//! `Parallelism::None`. Shared by benches/layer.rs (native) and examples/matmul_wasm.rs (wasm32 +
-//! simd128), so both targets time the same code.
+//! The matmul kernels weighed for `src/model/linear.rs` (y = x W^T, W stored [out, in] as nn.Linear
+//! does), one thread each: ndarray's `.dot`, which calls matrixmultiply's sgemm (linear.rs ran it
+//! until the measurements in BENCHMARKS.md), the `gemm` crate with `Parallelism::None` (what
+//! `linear` runs natively), and in wasm32 `linear` itself, the packed simd128 kernel. Shared by
+//! benches/layer.rs (native) and examples/matmul_wasm.rs (wasm32), so both targets time the same code.
+//! Each takes the weight as `Weight`, packed once before timing, as the model holds it.
 
-use attnscope::model::linear::matmul;
+use attnscope::model::linear::{gemm_matmul, Weight};
 use ndarray::{Array2, ArrayView2};
 
+type Kernel = fn(ArrayView2<f32>, &Weight) -> Array2<f32>;
+
 /// Kernels in the order benches report them; the first is the baseline of the ratios.
-pub const KERNELS: [(&str, fn(ArrayView2<f32>, ArrayView2<f32>) -> Array2<f32>); 2] =
-    [("matrixmultiply", matrixmultiply), ("gemm", gemm)];
+#[cfg(not(target_arch = "wasm32"))]
+pub const KERNELS: [(&str, Kernel); 2] = [("matrixmultiply", matrixmultiply), ("gemm", gemm)];
+#[cfg(target_arch = "wasm32")]
+pub const KERNELS: [(&str, Kernel); 3] =
+    [("matrixmultiply", matrixmultiply), ("gemm", gemm), ("packed", attnscope::model::linear::linear)];
 
 /// The shapes of one MiniMind-3 layer's matmuls, as (in, out) of y[T, out] = x[T, in] W^T:
 /// q_proj (768 -> 768), gate_proj / up_proj (768 -> 2432), down_proj (2432 -> 768).
 pub const SHAPES: [(usize, usize); 3] = [(768, 768), (768, 2432), (2432, 768)];
 
 /// x: [N, in], w: [out, in] -> [N, out] with ndarray's `.dot`.
-pub fn matrixmultiply(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
+pub fn matrixmultiply(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
     x.dot(&w.t())
 }
 
-/// x: [N, in], w: [out, in] -> [N, out] through linear.rs's `matmul` (gemm), as `linear` calls it.
-pub fn gemm(x: ArrayView2<f32>, w: ArrayView2<f32>) -> Array2<f32> {
-    matmul(x, w.t())
+/// x: [N, in], w: [out, in] -> [N, out] through the `gemm` crate, as `linear` runs natively.
+pub fn gemm(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
+    gemm_matmul(x, w.t())
 }
 
 /// Deterministic values in [-1, 1), so no bench needs a rand crate.

@@ -65,7 +65,8 @@ pub fn softmax_rows(x: &Array2<f32>) -> Array2<f32> {
             row.fill(0.0);
             continue;
         }
-        row.mapv_inplace(|v| (v - m).exp());
+        // A masked (-inf) entry is exactly 0 either way; skipping exp there spares the causal half.
+        row.mapv_inplace(|v| if v == f32::NEG_INFINITY { 0.0 } else { (v - m).exp() });
         let sum = row.sum();
         row.mapv_inplace(|v| v / sum);
     }

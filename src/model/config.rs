@@ -266,6 +266,18 @@ impl Config {
         v * h + self.num_hidden_layers as u64 * per_layer + h + head
     }
 
+    /// Bytes the weights take in memory in this build: f32, and in wasm32 the matrices `linear`
+    /// multiplies by once more, packed for its kernel (model/linear.rs; an untied embedding table is
+    /// only read by rows, so only its f32 copy counts).
+    pub fn weight_bytes_held(&self) -> u64 {
+        let f32_bytes = self.weight_count().saturating_mul(4);
+        if !cfg!(target_arch = "wasm32") {
+            return f32_bytes;
+        }
+        let untied_embed = if self.tie_word_embeddings { 0 } else { self.vocab_size as u64 * self.hidden_size as u64 };
+        f32_bytes.saturating_add(self.weight_count().saturating_sub(untied_embed).saturating_mul(4))
+    }
+
     /// KV-cache bytes per token in f32: keys and values, nKV heads, every layer.
     pub fn kv_cache_bytes_per_token(&self) -> u64 {
         2 * self.num_hidden_layers as u64 * self.num_key_value_heads as u64 * self.head_dim() as u64 * 4

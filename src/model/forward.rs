@@ -251,7 +251,7 @@ pub(crate) fn check_input(cfg: &Config, p: usize, ids: &[u32], mask: Option<&[u8
 /// Checks that the model, this call's trace and its working set fit MAX_MEMORY_BYTES together, before
 /// anything is allocated: each may be within its own limit and the three still not fit in wasm32.
 fn check_memory(cfg: &Config, t: usize, s_len: usize, rec: &Recorder, flash_tile: Option<usize>) -> Result<(), Error> {
-    let model = cfg.weight_count() * 4;
+    let model = cfg.weight_bytes_held();
     let trace = trace_bytes(cfg, t, s_len, rec);
     let working = working_bytes(cfg, t, s_len, flash_tile) + readout_bytes(cfg, t, rec);
     let total = model + trace + working;

@@ -4,12 +4,12 @@
 
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 
-use super::linear::{linear, matmul};
+use super::linear::{linear, matmul, Weight};
 use super::rms_norm::rms_norm;
 
 /// What the model would predict if it stopped after a layer: lm_head(norm(x)), x: [T, H] -> [T, V].
 /// The same two calls as the model's last step, so after the last layer it is `logits` exactly.
-pub fn logit_lens(x: ArrayView2<f32>, norm: &Array1<f32>, eps: f64, lm_head: &Array2<f32>) -> Array2<f32> {
+pub fn logit_lens(x: ArrayView2<f32>, norm: &Array1<f32>, eps: f64, lm_head: &Weight) -> Array2<f32> {
     linear(rms_norm(x, norm, eps).view(), lm_head)
 }
 

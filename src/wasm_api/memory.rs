@@ -42,7 +42,8 @@ pub fn check_checkpoint(config_json: &str, file_bytes: f64, head: &[u8], held_by
     // `as` saturates: a negative or NaN size reads as 0, a huge one as u64::MAX, both refused by size.
     let size = file_bytes as u64;
     let header = weights::check_checkpoint(config_json, head, size).map_err(js)?;
-    weights::check_load_budget(size, header.config.weight_count() * 4, held_bytes as u64).map_err(|m| JsError::new(&m))?;
+    let f32_bytes = header.config.weight_count() * 4;
+    weights::check_load_budget(size, f32_bytes, header.config.weight_bytes_held() - f32_bytes, held_bytes as u64).map_err(|m| JsError::new(&m))?;
     let view = config_view(&header.config)?;
     let dtype = header.dtypes.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
     Reflect::set(&view, &JsValue::from_str("dtype"), &JsValue::from_str(&dtype)).map_err(|_| JsError::new("cannot pass result to JS"))?;

@@ -59,3 +59,35 @@ pub fn rel_diff(what: &str, ours: &[f32], reference: &[f32]) -> f32 {
     }
     worst / scale.max(1e-30)
 }
+
+/// `linear` (in wasm32 the packed simd128 kernel, natively gemm) against a plain triple loop in f64,
+/// at sizes that fill no micro-kernel tile (4 rows x 8 columns), panel or 256-long inner block
+/// evenly, and at empty ones. Each entry must be within 1e-5 of the sum of |x||w| over its products,
+/// the rounding a float32 sum of them can reach.
+pub fn linear_matches_triple_loop() {
+    use attnscope::model::linear::{linear, Weight};
+    use ndarray::Array2;
+    let mut s = 0x9E37_79B9_7F4A_7C15u64;
+    let mut filled = |rows: usize, cols: usize| {
+        Array2::from_shape_fn((rows, cols), |_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        })
+    };
+    // (rows of x, in, out)
+    for (m, k, n) in [(1, 1, 1), (7, 5, 13), (7, 13, 5), (3, 300, 9), (5, 257, 17), (4, 256, 8), (9, 513, 23), (13, 1, 33), (0, 5, 3), (2, 0, 3), (2, 3, 0)] {
+        let (x, w) = (filled(m, k), filled(n, k));
+        let got = linear(x.view(), &Weight::new(w.clone()));
+        assert_eq!(got.dim(), (m, n), "{m}x{k} by {n}x{k}");
+        for i in 0..m {
+            for j in 0..n {
+                let want: f64 = (0..k).map(|p| x[[i, p]] as f64 * w[[j, p]] as f64).sum();
+                let scale: f64 = (0..k).map(|p| (x[[i, p]] as f64 * w[[j, p]] as f64).abs()).sum();
+                let err = (got[[i, j]] as f64 - want).abs();
+                assert!(err <= 1e-5 * scale + 1e-30, "{m}x{k} by {n}x{k} at [{i}, {j}]: {} vs {want}", got[[i, j]]);
+            }
+        }
+    }
+}

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 
 // Same order as kernels::KERNELS; the first is the baseline of the ratio.
-const KERNELS = ["matrixmultiply", "gemm"];
+const KERNELS = ["matrixmultiply", "gemm", "packed"];
 const SHAPES = [[768, 768], [768, 2432], [2432, 768]]; // kernels::SHAPES, checked below
 const ROUNDS = 11;
 
