@@ -24,6 +24,7 @@ use attnscope::model::block::{decoder_layer, LayerRun};
 use attnscope::model::flash::flash_attention;
 use attnscope::model::forward::DEFAULT_TILE;
 use attnscope::model::kv_cache::KvCache;
+use attnscope::model::Interventions;
 use attnscope::model::linear::Weight;
 use attnscope::model::rope::RopeTable;
 use attnscope::trace::Recorder;
@@ -175,6 +176,8 @@ fn layer() {
                         mask: MaskSpec { causal: true, prefix_len: 0, padding: None },
                         flash_tile,
                         probe: None,
+                        interventions: &Interventions::default(),
+                        keep_context: false,
                     };
                     let mut cache = KvCache::new(cfg);
                     let out = decoder_layer(cfg, &w.layers[0], x.clone(), &mut cache.layers[0], &run, &mut Recorder::off());
