@@ -138,10 +138,10 @@ function variant(config, seed) {
   return found;
 }
 
-// What this worker's core holds now, in bytes: the model's f32 weights, its last run's trace and the
+// What this worker's core holds now, in bytes: the model's weights (f32, and packed for the kernel), its last run's trace and the
 // variants kept. A checkpoint loads beside all of it (the previous model goes only once it has loaded).
 function heldBytes() {
-  const weights = (owner) => owner.config().weight_count * 4;
+  const weights = (owner) => owner.config().weight_bytes_held;
   const trace = (lastRun?.result.entries ?? []).reduce((sum, e) => sum + 4 * Array.from(e.shape).reduce((a, b) => a * b, 1), 0);
   return (session ? weights(session) : 0) + trace + [...variants.values()].reduce((sum, v) => sum + weights(v), 0);
 }

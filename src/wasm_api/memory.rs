@@ -9,7 +9,8 @@ use super::{js, to_js};
 use crate::weights;
 use crate::Config;
 
-/// A config with the sizes the views show: `n_rep`, `kv_cache_bytes_per_token` (f32), `weight_count`.
+/// A config with the sizes the views show: `n_rep`, `kv_cache_bytes_per_token` (f32), `weight_count`, and
+/// `weight_bytes_held`, what its weights take in this core (the matrices twice: as read and packed).
 pub(super) fn config_view(c: &Config) -> Result<JsValue, JsError> {
     #[derive(Serialize)]
     struct View<'a> {
@@ -18,8 +19,9 @@ pub(super) fn config_view(c: &Config) -> Result<JsValue, JsError> {
         n_rep: usize,
         kv_cache_bytes_per_token: u64,
         weight_count: u64,
+        weight_bytes_held: u64,
     }
-    to_js(&View { config: c, n_rep: c.n_rep(), kv_cache_bytes_per_token: c.kv_cache_bytes_per_token(), weight_count: c.weight_count() })
+    to_js(&View { config: c, n_rep: c.n_rep(), kv_cache_bytes_per_token: c.kv_cache_bytes_per_token(), weight_count: c.weight_count(), weight_bytes_held: c.weight_bytes_held() })
 }
 
 /// A config.json resolved and checked as the core does, with its derived sizes, without building a
