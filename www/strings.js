@@ -1648,7 +1648,7 @@ const zh = {
   'ablate.barNote': '——每个视图显示的都是没有它们的模型。',
   'ablate.barOpen': '看关闭前后',
   'ablate.cpuFallback': '（这次运行在 CPU 上完成：WebGPU 路径不支持关闭注意力头）',
-  'lens.explain': '逐层预测（logit lens）逐层发问：如果模型在这一层就停下，它会预测什么？把每一层的输出像最后一层那样送进最终的 RMSNorm 和 lm_head，再用 softmax 变成概率。沿着一列往下读，就能看到预测是怎样一层层形成的；最后一层那一行就是模型自己的预测。',
+  'lens.explain': '逐层预测（logit lens）问的是每一层：如果模型在这一层就停下，它会预测什么？把每一层的输出像最后一层那样送进最终的 RMSNorm 和 lm_head，再用 softmax 变成概率。沿着一列往下读，就能看到预测是怎样一层层形成的；最后一层那一行就是模型自己的预测。',
   'lens.title': '每一层之后、每个位置上概率最高的 token',
   'lens.corner': '层 \\ 位置',
   'lens.note': '每一格：最可能的下一个 token 和它的概率（计算核心在全部 {v} 个 logits 上做 softmax）；颜色越深概率越高，真实的下一个 token 加了边框。点击一格，查看它的前十名。',
