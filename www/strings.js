@@ -788,7 +788,7 @@ const en = {
   'view.attribution': 'Head attribution',
   'ablate.explain': 'What is a head for? Switch it off and see. A knocked-out head still computes its attention weights, but its output (its slice of attn.context, before o_proj) is set to zero at every position, so nothing it found reaches the rest of the model. Pick heads on the board, in the head grid (⊘ under a thumbnail) or in the attention map; every view then shows the model with those heads off, until you clear them.',
   'ablate.boardTitle': 'Heads to knock out',
-  'ablate.boardHint': 'Click a head to switch it off (⊘, filled) or back on; L1 H2 means layer 1, head 2 (counting from 0). The set is kept in the link.',
+  'ablate.boardHint': 'Click a head to switch it off (⊘, filled) or back on; L1\u00a0H2 means layer 1, head 2 (counting from 0). The set is kept in the link.',
   'ablate.headColumn': 'H{h}',
   'ablate.headName': 'L{l} H{h}',
   'ablate.chosen': 'Knocked out: {heads}.',
