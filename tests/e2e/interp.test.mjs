@@ -254,6 +254,11 @@ test('logit lens: every cell is the core’s top token of that layer’s read-ou
   assert.equal(bars.length, 10);
   close(bars[0], Math.max(...probs), 2e-5, 'the top of the top ten');
   await cleanScreenshot(page, 'interp-lens-en');
+  // From the lens to which heads push the prediction there: head attribution at the same position.
+  await page.click('.view-lens .lens-to-attribution');
+  await page.waitForSelector('.view-attribution');
+  await settled(page);
+  assert.deepEqual(await page.evaluate(() => [window.attnscope.getState().view, window.attnscope.getState().query]), ['attribution', 6]);
 });
 
 test('head attribution: the heatmap is the core’s head_logit at the position, for the top-1 token by default', async () => {
