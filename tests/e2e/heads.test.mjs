@@ -257,3 +257,69 @@ test('at 400+ tokens the grid keeps its thumbnail size, stays within the viewpor
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
 });
+
+test('on a phone, in Chinese, every head’s label in the grid keeps to two lines; a weak role is marked, not spelled out', async () => {
+  const page = await openPage(browser, new URL('index.html#view=grid&lang=zh', server.url).href);
+  await page.setViewportSize({ width: 390, height: 900 });
+  await page.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000 });
+  await settled(page);
+  // The lines a badge's text is laid out on: the distinct tops of its text's boxes (at 64 px
+  // thumbnails "盯住同一个 token（弱）0.32" took three or four).
+  const badges = await page.$$eval('.thumb .role-badge', (nodes) =>
+    nodes.map((n) => {
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      return { text: n.textContent, weak: n.classList.contains('weak'), lines: new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size };
+    }),
+  );
+  const model = await page.evaluate(() => window.attnscope.app.model);
+  assert.equal(badges.length, model.num_hidden_layers * model.num_attention_heads);
+  assert.ok(badges.every((b) => b.lines <= 2), JSON.stringify(badges.filter((b) => b.lines > 2)));
+  // Weak: a role by a mean weight from 0.3 to under 0.5, as the core's thresholds (tests/builtin.rs).
+  const shown = await thumbs(page);
+  const expected = await expectedRoles(page);
+  shown.forEach((s, k) => {
+    const want = roleOf(expected[s.layer][s.head]);
+    const weak = !['broad', 'mixed'].includes(want.role) && want.score < 0.5;
+    assert.equal(badges[k].weak, weak, `L${s.layer}H${s.head} ${badges[k].text}`);
+    assert.ok(!badges[k].text.includes('弱'), badges[k].text);
+  });
+  assert.ok(badges.some((b) => b.weak), 'the built-in model has weak heads on this sentence');
+  await cleanScreenshot(page, 'heads-grid-zh-phone');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
+
+test('a heatmap’s index ticks stay inside its canvas: a tick on the last column is not cut off', async () => {
+  const page = await builtinPage();
+  // Column counts around the built-in model's hidden size (192, whose "190" was cut), each drawn
+  // 640 px wide; the ones whose last tick falls on one of the last two columns are the ones that
+  // can be cut.
+  const drawn = await page.evaluate(async () => {
+    const { heatmap, paintAll } = await import('./parts/heatmap.js');
+    const { sequential } = await import('./parts/color_scale.js');
+    const box = document.createElement('div');
+    box.style.width = '640px';
+    document.body.append(box);
+    const out = [];
+    for (let cols = 150; cols <= 200; cols++) {
+      const map = heatmap();
+      box.append(map.node);
+      map.update({ cells: { data: new Float32Array(4 * cols).fill(0.5), rows: 4, cols, rowMask: null, maxCell: 3 }, scale: sequential(0, 1), labels: { rows: ['a', 'b', 'c', 'd'] }, interaction: { name: 'ticks', describe: () => [] } });
+      paintAll([map]);
+      const canvas = map.node.querySelector('canvas');
+      out.push({ cols, width: canvas.getBoundingClientRect().width, ticks: canvas.dataset.ticks.split('\n').map((line) => line.split(' ')) });
+      map.destroy();
+      map.node.remove();
+    }
+    box.remove();
+    return out;
+  });
+  const atEdge = drawn.filter(({ cols, ticks }) => Number(ticks.at(-1)[0]) >= cols - 2);
+  assert.ok(atEdge.length >= 3, `${atEdge.length} column counts put a tick on the last columns`);
+  for (const { cols, width, ticks } of drawn) {
+    for (const [text, left, right] of ticks) assert.ok(Number(left) >= 0 && Number(right) <= width, `${cols} columns: tick ${text} spans ${left}–${right} in a ${width} px canvas`);
+  }
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});

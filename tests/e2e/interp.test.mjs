@@ -254,6 +254,11 @@ test('logit lens: every cell is the core’s top token of that layer’s read-ou
   assert.equal(bars.length, 10);
   close(bars[0], Math.max(...probs), 2e-5, 'the top of the top ten');
   await cleanScreenshot(page, 'interp-lens-en');
+  // From the lens to which heads push the prediction there: head attribution at the same position.
+  await page.click('.view-lens .lens-to-attribution');
+  await page.waitForSelector('.view-attribution');
+  await settled(page);
+  assert.deepEqual(await page.evaluate(() => [window.attnscope.getState().view, window.attnscope.getState().query]), ['attribution', 6]);
 });
 
 test('head attribution: the heatmap is the core’s head_logit at the position, for the top-1 token by default', async () => {
@@ -271,6 +276,33 @@ test('head attribution: the heatmap is the core’s head_logit at the position, 
     const { value } = await readCell(page, canvas, l, h);
     close(Number(value), found[l].data[7 * nH + h], 1e-6 * Math.max(1, Math.abs(found[l].data[7 * nH + h])), `head_logit of L${l} H${h}`);
   }
+  // The strongest head each way, named only on the side it is on: the largest push if positive, the
+  // smallest if negative, from the core's head_logit; each with its knock-out toggle.
+  const pushes = found.flatMap((t, l) => Array.from({ length: nH }, (_, h) => ({ l, h, v: t.data[7 * nH + h] })));
+  const up = pushes.reduce((a, b) => (b.v > a.v ? b : a));
+  const down = pushes.reduce((a, b) => (b.v < a.v ? b : a));
+  const named = (side) => page.$eval(`.view-attribution .attribution-${side}`, (n) => ({ text: n.textContent, head: n.querySelector('.attribution-head')?.dataset ?? null }));
+  for (const [side, best, on] of [['up', up, up.v > 0], ['down', down, down.v < 0]]) {
+    const shown = await named(side);
+    if (!on) {
+      assert.equal(shown.head, null, `${side}: no head named`);
+      assert.match(shown.text, side === 'up' ? /^No head pushes “.+” up directly\.$/ : /^No head pushes it down directly\.$/);
+      continue;
+    }
+    assert.deepEqual([Number(shown.head.layer), Number(shown.head.head)], [best.l, best.h], `${side}: ${shown.text}`);
+    assert.ok(shown.text.includes(`L${best.l} H${best.h} (${best.v.toFixed(3).replace('-', '−')})`), `${side}: ${shown.text} vs ${best.v}`);
+  }
+  await page.click(`.view-attribution .attribution-up .ablate-toggle[data-layer="${up.l}"][data-head="${up.h}"]`);
+  await page.waitForFunction((pair) => JSON.stringify(window.attnscope.getState().ablate) === JSON.stringify([pair]), [up.l, up.h]);
+  await settled(page);
+  // Knocked out, the head's own output is zero, so its direct push is too.
+  const zeroed = await tensorsOf({ headLogit: true, targetToken: top }, [names[up.l]]);
+  assert.equal(Math.abs(zeroed[0].data[7 * nH + up.h]), 0);
+  assert.equal(Math.abs(Number((await readCell(page, canvas, up.l, up.h)).value)), 0);
+  await page.click('.ablation-bar .ablation-clear');
+  await page.waitForFunction(() => window.attnscope.getState().ablate.length === 0);
+  await settled(page);
+
   // Another target, through the picker: the link keeps it.
   const second = probs.map((p, id) => [p, id]).sort((a, b) => b[0] - a[0])[1][1];
   await page.selectOption('.view-attribution select[name="target"]', String(second));
@@ -380,6 +412,33 @@ test('knock out against PyTorch: the reference model loaded in the page, its two
   names.forEach((name, k) => assert.ok(relDiff(found[k], reference[name]) <= TOLERANCE, `${name} differs from PyTorch by ${relDiff(found[k], reference[name])}`));
   assert.deepEqual(own.consoleErrors, []);
   await context.close();
+});
+
+test('on a phone, in Chinese: the board’s layer names and the change table’s numbers keep to one line each', async () => {
+  const phone = await openPage(browser, `${server.url}#${new URLSearchParams({ lang: 'zh', view: 'ablate', ablate: '1.2,2.5' })}`);
+  await phone.setViewportSize({ width: 390, height: 900 });
+  await settled(phone);
+  // The lines a node's text is laid out on: the distinct tops of its text's boxes (they wrapped to 2–3
+  // lines at 390 px).
+  const lines = (selector) =>
+    phone.$$eval(selector, (nodes) =>
+      nodes.map((n) => {
+        const range = document.createRange();
+        range.selectNodeContents(n);
+        return { text: n.textContent, lines: new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size };
+      }),
+    );
+  const labels = await lines('.ablate-board-layer');
+  assert.equal(labels.length, 4);
+  assert.ok(labels.every((x) => x.lines === 1), JSON.stringify(labels));
+  const cells = await lines('.diff-table td.num');
+  assert.ok(cells.length >= 8 * 3);
+  assert.ok(cells.every((c) => c.lines === 1), JSON.stringify(cells.filter((c) => c.lines !== 1)));
+  assert.ok(cells.some((c) => c.text.endsWith('个百分点')));
+  await phone.evaluate(() => document.querySelector('.diff-table').scrollIntoView());
+  await cleanScreenshot(phone, 'interp-ablate-zh-phone');
+  assert.deepEqual(phone.consoleErrors, []);
+  await phone.close();
 });
 
 test('no console errors', () => {

@@ -120,6 +120,32 @@ test('a random MoE model from a link: routing on screen is softmax → top-k →
   await page.close();
 });
 
+test('on a phone, in Chinese: the router’s formulas keep their four lines and the token column keeps each token on one line', async () => {
+  const page = await openPage(browser, `${server.url}#${await link({ lang: 'zh', text: '小明把苹果给了小红，她很开心' })}`);
+  await page.setViewportSize({ width: 390, height: 900 });
+  await settled(page);
+  await page.waitForSelector('.moe-routing');
+  await settled(page);
+  // The lines a node's text is laid out on: the distinct tops of its text's boxes.
+  const lines = (selector) =>
+    page.$$eval(selector, (nodes) =>
+      nodes.map((n) => {
+        const range = document.createRange();
+        range.selectNodeContents(n);
+        return { text: n.textContent, lines: new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size };
+      }),
+    );
+  const [formula] = await lines('.view-ffn .formula-aligned');
+  assert.equal(formula.lines, formula.text.split('\n').length, 'one screen line per formula line (they wrapped at 390 px)');
+  assert.ok(await page.$eval('.view-ffn .formula-aligned', (n) => n.scrollWidth > n.clientWidth), 'the formulas scroll in their box instead');
+  const tokens = await lines('.moe-routing tbody th .link');
+  assert.equal(tokens.length, await page.evaluate(() => window.attnscope.app.state.tokens.ids.length));
+  assert.ok(tokens.every((x) => x.lines === 1), JSON.stringify(tokens.filter((x) => x.lines !== 1)));
+  await cleanScreenshot(page, 'moe-routing-zh-phone');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
+
 test('top-1 without renormalisation: the weight is the router probability itself', async () => {
   const page = await open(await link({ config: { ...FORMAT1_DEFAULTS.config, use_moe: true, num_experts: 3, num_experts_per_tok: 1, norm_topk_prob: false } }));
   await page.waitForSelector('.moe-routing');

@@ -2,7 +2,8 @@
 // the scores on screen equal the core's and this file's own computation from the probe run's
 // layers.L.attn.probs, read through window.attnscope.tensor with the probe's ids; the probe's map
 // has the repeated sequence on its axes; "probe on" survives a link round trip and the scores are
-// recomputed. Screenshots: artifacts/screenshots/probe-grid-{en,zh}.png.
+// recomputed; the box says how many heads it finds (none, on the built-in model) before it lists the
+// highest scores, and a listed head opens on the probe's map and knocks out from there. Screenshots: artifacts/screenshots/probe-grid-{en,zh}.png.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { cleanScreenshot, launch, openPage, randomModel, readCell, settled, startServer } from './helpers.mjs';
@@ -212,6 +213,54 @@ test('"probe on" is in the link, the scores are recomputed from it, and it turns
   await page.close();
 });
 
+// The verdict the box leads with: how many heads reach 0.3 by each score, counted here from the probs.
+async function assertVerdict(page, expected) {
+  const named = (key) => expected.flat().filter((x) => Math.max(x.induction, x.duplicate) >= 0.3 && (key === 'induction' ? x.induction >= x.duplicate : x.duplicate > x.induction)).length;
+  const counts = { induction: named('induction'), duplicate: named('duplicate') };
+  const verdict = await page.locator('.probe-verdict').evaluate((n) => ({ induction: Number(n.dataset.induction), duplicate: Number(n.dataset.duplicate), text: n.textContent }));
+  assert.deepEqual({ induction: verdict.induction, duplicate: verdict.duplicate }, counts);
+  if (counts.induction + counts.duplicate === 0) assert.match(verdict.text, /finds no induction or duplicate-token head in this model/);
+  else assert.match(verdict.text, new RegExp(`finds ${counts.induction} induction and ${counts.duplicate} duplicate-token heads`));
+  return counts;
+}
+
+test('the probe says what it found before listing scores; a listed head opens on the probe map and can be knocked out from there', async () => {
+  const page = await openPage(browser, new URL('index.html#view=grid&lang=en&probe=1', server.url).href);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000 });
+  await settled(page);
+  const expected = await expectedScores(page, await coreProbe(page));
+  const counts = await assertVerdict(page, expected);
+  // The built-in model has none (tests/builtin.rs): its highest scores are listed, not named as finds.
+  assert.deepEqual(counts, { induction: 0, duplicate: 0 });
+  assert.match(await page.locator('.probe-summary').innerText(), /^No head scores 0\.3 or more[^]*Highest induction scores:/);
+
+  // The third head listed by duplicate-token score: a click puts it on the probe's map.
+  const item = page.locator('.probe-summary .probe-head-item').nth(5);
+  const [l, h] = await item.locator('.probe-head-score').evaluate((n) => [Number(n.dataset.layer), Number(n.dataset.head)]);
+  await item.locator('.probe-head-score').click();
+  await page.waitForFunction(([a, b]) => window.attnscope.getState().layer === a && window.attnscope.getState().head === b, [l, h]);
+  await settled(page);
+  const caption = await page.locator('.probe-caption').innerText();
+  assert.ok(caption.startsWith(`Layer ${l}, head ${h} `), caption);
+  const [induction, duplicate] = numbers(caption);
+  assert.ok(close(induction, expected[l][h].induction, 3) && close(duplicate, expected[l][h].duplicate, 3), caption);
+  // Its ⊘ knocks it out: the state, the bar over the view, the toggle pressed.
+  await item.locator('.ablate-toggle').click();
+  await page.waitForFunction(([a, b]) => JSON.stringify(window.attnscope.getState().ablate) === JSON.stringify([[a, b]]), [l, h]);
+  await settled(page);
+  assert.match(await page.locator('.ablation-bar').innerText(), new RegExp(`L${l} H${h}`));
+  assert.equal(await page.locator(`.probe-summary .ablate-toggle[data-layer="${l}"][data-head="${h}"]`).first().getAttribute('aria-pressed'), 'true');
+
+  // Chinese: the verdict in the tutorials' words.
+  await page.click('#lang-switch');
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+  await settled(page);
+  assert.match(await page.locator('.probe-verdict').innerText(), /^没有哪个头在任一项上达到 0\.3，所以探针在这个模型里没有找到归纳头或重复 token 头/);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
+
 test('any loaded model: a random model is probed the same way', async () => {
   const page = await openPage(browser, new URL(`index.html${randomModel({ view: 'grid', probe: '1' })}`, server.url).href);
   await page.setViewportSize({ width: 1280, height: 900 });
@@ -222,6 +271,7 @@ test('any loaded model: a random model is probed the same way', async () => {
   const expected = await expectedScores(page, probe);
   assertCoreAgrees(probe, expected);
   await assertShown(page, expected);
+  await assertVerdict(page, expected);
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
 });

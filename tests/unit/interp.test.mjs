@@ -1,9 +1,11 @@
 // The experiments' DOM-free pieces in node: the KL divergence of two predictions
-// (www/parts/entropy.js) and the compare view's default second sentence (www/parts/word_pairs.js).
+// (www/parts/entropy.js), the compare view's default second sentence (www/parts/word_pairs.js) and
+// the change column of two predictions (www/parts/prediction_diff.js).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { klDivergence } from '../../www/parts/entropy.js';
 import { swapWord } from '../../www/parts/word_pairs.js';
+import { points } from '../../www/parts/prediction_diff.js';
 
 test('KL(P ‖ Q) is Σ p ln(p / q): zero for equal distributions, not symmetric, infinite where Q misses P', () => {
   assert.equal(klDivergence([0.25, 0.75], [0.25, 0.75]), 0);
@@ -23,4 +25,19 @@ test('the default second sentence swaps the first word of a known pair, whole wo
   assert.equal(swapWord('他今天很开心。'), '她今天很开心。');
   assert.equal(swapWord('这本书写得非常好，我一口气就看完了。'), '这本书写得非常坏，我一口气就看完了。');
   assert.equal(swapWord('A cathedral at dawn.'), 'A cathedral at dawn.', 'no pair: the sentence itself');
+});
+
+test('a change of probability is signed and never rounds to a signed zero: tiny changes keep two significant digits', () => {
+  assert.equal(points(0.123), '+12.3 pp');
+  assert.equal(points(-0.0042), '−0.42 pp');
+  assert.equal(points(-0.0000412), '−0.0041 pp', 'was −0.00 pp');
+  assert.equal(points(0.0000009), '+0.000090 pp');
+  assert.equal(points(0), '±0.00 pp');
+  for (let k = 0; k < 200; k++) {
+    const d = (k % 2 ? -1 : 1) * 10 ** (-8 + k / 25);
+    const [, sign, digits] = points(d).match(/^([+−])([\d.]+) pp$/);
+    assert.equal(sign, d > 0 ? '+' : '−');
+    assert.ok(Number(digits) > 0, `${d}: ${points(d)}`);
+    assert.ok(Math.abs(Number(digits) - Math.abs(d) * 100) <= Math.abs(d) * 100 * 0.05 + 0.005, `${d}: ${points(d)}`);
+  }
 });

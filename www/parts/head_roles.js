@@ -38,12 +38,13 @@ function byLayer(layers) {
 }
 
 // "previous-token 0.93", "previous-token (weak) 0.41" (a mean weight), "broad, spread 0.88" (a
-// spread, named so, since it is not a weight); too short: says so.
-export function roleText(r) {
+// spread, named so, since it is not a weight); too short: says so. `compact` leaves "(weak)" out of
+// the words (the badge marks it instead), so a grid thumbnail's label keeps to two lines.
+export function roleText(r, compact = false) {
   if (!r?.role) return t('role.unmeasured');
   const numbers = { role: t(`role.${r.role}`), score: fixed(r.score, 2) };
   if (r.role === 'broad' || r.role === 'mixed') return t('role.spreadLabel', numbers);
-  return t(r.strong ? 'role.label' : 'role.weak', numbers);
+  return t(r.strong || compact ? 'role.label' : 'role.weak', numbers);
 }
 
 // The token a fixed-token head keeps to (its position in the input, as the core found it).
@@ -62,8 +63,9 @@ export function roleDetail(r, pieces) {
 }
 
 // A small label coloured by role (style.css: .role-<name>).
-export function roleBadge(r, pieces) {
-  return el('span', { className: `role-badge role-${r?.role ?? 'none'}`, title: roleDetail(r, pieces) }, roleText(r));
+export function roleBadge(r, pieces, { compact = false } = {}) {
+  const weak = compact && r?.role && r.role !== 'broad' && r.role !== 'mixed' && !r.strong;
+  return el('span', { className: `role-badge role-${r?.role ?? 'none'}${weak ? ' weak' : ''}`, title: roleDetail(r, pieces) }, roleText(r, compact));
 }
 
 // A sentence on what the heatmap shows for this role, or null where no single pattern exists.

@@ -33,6 +33,7 @@ export function paint(canvas, o, g) {
   const drawn = drawLabels(ctx, o.cells, labels, g, colours);
   canvas.dataset.rotatedLabels = drawn.rotated.join('\n');
   canvas.dataset.skippedLabels = drawn.skipped;
+  canvas.dataset.ticks = drawn.ticks.join('\n');
   drawMark(ctx, o.cells, o.mark, g, colours);
 }
 
@@ -175,8 +176,9 @@ function drawLabels(ctx, cells, labels, g, colours) {
   ctx.fillStyle = colours.text;
   const cw = g.w / cols;
   const ch = g.h / rows;
-  // What was drawn how, for the tests: labels laid on their side, and labels left out.
-  const drawn = { rotated: [], skipped: 0 };
+  // What was drawn how, for the tests: labels laid on their side, labels left out, index ticks
+  // ("text left right" in CSS px).
+  const drawn = { rotated: [], skipped: 0, ticks: [] };
   if (labels.rows) {
     ctx.textAlign = 'right';
     ctx.textBaseline = 'middle';
@@ -220,7 +222,13 @@ function drawLabels(ctx, cells, labels, g, colours) {
     ctx.fillStyle = colours.faint;
     for (let start = 0; start < cols; start += span) {
       for (let local = 0; local < span && start + local < cols; local += step) {
-        ctx.fillText(String(local), g.x0 + (start + local + 0.5) * cw, g.y0 - 2);
+        // Centred over its column, but kept inside the canvas: the last tick ("190" of 192 columns)
+        // is wider than the cells to its right.
+        const text = String(local);
+        const half = ctx.measureText(text).width / 2;
+        const x = Math.min(g.x0 + (start + local + 0.5) * cw, g.width - half - 1);
+        ctx.fillText(text, x, g.y0 - 2);
+        drawn.ticks.push(`${text} ${(x - half).toFixed(1)} ${(x + half).toFixed(1)}`);
       }
     }
   }

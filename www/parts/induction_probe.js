@@ -11,6 +11,7 @@ import { fixed } from './format.js';
 import { headCells, headTip, heatmap } from './heatmap.js';
 import { scaleFor } from './color_scale.js';
 import { layerSelect, headSelect } from './controls.js';
+import { ablateToggle } from './ablation.js';
 import { t } from '../strings.js';
 
 // 32 random tokens, twice: long enough that a head cannot score by chance, short enough that the
@@ -116,7 +117,25 @@ export function probeSection(app) {
     summary.replaceChildren(el('p', { className: 'message message-error', attrs: { role: 'alert' } }, t('probe.failed', { why })));
   }
 
-  const headList = (list) => list.map((b) => el('span', { className: 'probe-head-score', dataset: { layer: b.l, head: b.h } }, t('probe.headScore', { l: b.l, h: b.h, score: fixed(b.score, 3) })));
+  // Each head listed opens on the probe's map below (its layer and head picked) and has its knock-out
+  // toggle, so the reader can go from a score to what the model loses without that head.
+  const headList = (list) =>
+    list.map((b) =>
+      el(
+        'span',
+        { className: 'probe-head-item' },
+        el('button', { type: 'button', className: 'probe-head-score', title: t('probe.showHead', { l: b.l, h: b.h }), dataset: { layer: b.l, head: b.h }, on: { click: () => app.set({ layer: b.l, head: b.h }) } }, t('probe.headScore', { l: b.l, h: b.h, score: fixed(b.score, 3) })),
+        ablateToggle(app, b.l, b.h, { short: true }),
+      ),
+    );
+
+  // What the probe concluded, before the numbers: how many heads it names, or that it names none (the
+  // highest scores of a model without such heads are listed all the same, and must not read as finds).
+  function verdict(probe) {
+    const named = (role) => probe.heads.flat().filter((x) => x.role === role).length;
+    const [induction, duplicate] = [named('induction'), named('duplicate')];
+    return el('p', { className: 'probe-verdict', dataset: { induction, duplicate } }, induction + duplicate === 0 ? t('probe.noneFound') : t('probe.found', { induction, duplicate }));
+  }
 
   // probe: the probe's result, or null with the probe off or failed (error: why). Resolves once the
   // map is drawn.
@@ -133,6 +152,7 @@ export function probeSection(app) {
       return;
     }
     summary.replaceChildren(
+      verdict(probe),
       el('p', {}, t('probe.bestInduction'), ' ', ...headList(best(probe, 'induction'))),
       el('p', {}, t('probe.bestDuplicate'), ' ', ...headList(best(probe, 'duplicate'))),
       el('p', { className: 'explain' }, t('probe.gridNote', { uniform: fixed(uniformScore(probe), 3) })),

@@ -23,10 +23,13 @@ export async function distribution(app, row) {
   return { top, p };
 }
 
-// A signed change of probability in percentage points: +3.1 pp, −0.42 pp.
-function points(d) {
+// A signed change of probability in percentage points: +12.3 pp, −0.42 pp, and below 0.01 pp two
+// significant digits (−0.0041 pp), so a change never shows as a signed zero.
+export function points(d) {
   const v = d * 100;
-  return `${v > 0 ? '+' : v < 0 ? '−' : '±'}${Math.abs(v).toFixed(Math.abs(v) >= 10 ? 1 : 2)} ${t('diff.pp')}`;
+  const a = Math.abs(v);
+  const digits = a >= 10 ? a.toFixed(1) : a >= 0.01 || a === 0 ? a.toFixed(2) : a.toPrecision(2);
+  return `${v > 0 ? '+' : v < 0 ? '−' : '±'}${digits} ${t('diff.pp')}`;
 }
 
 /**

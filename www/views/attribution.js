@@ -4,12 +4,15 @@
 // for with the run's `headLogit` and `targetToken`); this view draws the chosen position's row of
 // every layer as one layers × heads heatmap (parts/heatmap.js) on a diverging scale, so the heads
 // that matter stand out. The target defaults to the model's top-1 next token there (`target` null).
+// The strongest heads either way carry a knock-out toggle (parts/ablation.js), so the reader can test
+// what the prediction loses without them.
 
 import { el } from '../parts/dom.js';
 import { heatmap } from '../parts/heatmap.js';
 import { range, tokenSelect, tokenAt } from '../parts/controls.js';
 import { diverging, extent } from '../parts/color_scale.js';
 import { exact, fixed, percent, tokenText } from '../parts/format.js';
+import { ablateToggle } from '../parts/ablation.js';
 import { t } from '../strings.js';
 
 // The candidates the target picker offers: the model's most likely next tokens at the position.
@@ -22,7 +25,7 @@ export function mount(root, app) {
   const target = el('select', { id: targetId, name: 'target', on: { change: () => app.set({ target: target.value === '' ? null : Number(target.value) }) } });
   const caption = el('h3', {});
   const sign = el('p', { className: 'explain' }, t('attribution.sign'));
-  const strongest = el('p', { className: 'hint' });
+  const strongest = el('div', { className: 'hint attribution-strongest' });
   const map = heatmap();
   root.append(
     el('div', { className: 'toolbar' }, position.node, el('div', { className: 'picker' }, el('label', { htmlFor: targetId }, t('attribution.target')), target)),
@@ -71,9 +74,19 @@ export function mount(root, app) {
         },
       },
     });
+    // The head that raises the target most and the one that lowers it most, each with its knock-out
+    // toggle; a side no head is on (every push positive, say) is said so, not filled with a weak one.
     const order = range(L * nH).sort((a, b) => data[b] - data[a]);
-    const name = (k) => `${t('ablate.headName', { l: Math.floor(k / nH), h: k % nH })} (${fixed(data[k], 3)})`;
-    strongest.textContent = t('attribution.strongest', { up: name(order[0]), down: name(order[order.length - 1]), token });
+    const [up, down] = [order[0], order[order.length - 1]];
+    const named = (k) => {
+      const [l, h] = [Math.floor(k / nH), k % nH];
+      return [el('span', { className: 'attribution-head', dataset: { layer: l, head: h, value: String(data[k]) } }, t('attribution.headPush', { head: t('ablate.headName', { l, h }), push: fixed(data[k], 3) })), ' ', ablateToggle(app, l, h, { short: true })];
+    };
+    strongest.replaceChildren(
+      el('span', { className: 'attribution-up' }, ...(data[up] > 0 ? [t('attribution.up', { token }), ' ', ...named(up)] : [t('attribution.noUp', { token })])),
+      el('span', { className: 'attribution-down' }, ...(data[down] < 0 ? [t('attribution.down'), ' ', ...named(down)] : [t('attribution.noDown')])),
+      el('span', {}, t('attribution.clickHint')),
+    );
   }
 
   return {

@@ -22,8 +22,10 @@ import { ablateToggle, isAblated } from '../parts/ablation.js';
 import { t } from '../strings.js';
 
 // A thumbnail's side in CSS px: as large as lets a layer's heads fit the page, within these bounds.
+// The lower one keeps a role label to two lines ("盯住同一个 / token 0.32", "one fixed / token 0.41");
+// at 64 px the Chinese ones took three or four. A narrow page scrolls the grid in its own box.
 const THUMB_MAX = 112;
-const THUMB_MIN = 64;
+const THUMB_MIN = 72;
 // Above this many cells per head, the grid pauses between layers while it pools.
 const YIELD_CELLS = 128 * 128;
 
@@ -130,7 +132,7 @@ export function mount(root, app) {
               style: { gridRow: String(3 + l), gridColumn: String(2 + h), width: `${side + 4}px` },
             },
             map.node,
-            roleBadge(role, state.tokens.pieces),
+            roleBadge(role, state.tokens.pieces, { compact: true }),
             ablateToggle(app, l, h, { short: true }),
           ),
         );

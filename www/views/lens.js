@@ -8,6 +8,7 @@ import { el } from '../parts/dom.js';
 import { range, tokenAt } from '../parts/controls.js';
 import { candidateBars } from '../parts/prediction.js';
 import { percent, tokenText } from '../parts/format.js';
+import { pageHref } from '../link.js';
 import { t } from '../strings.js';
 
 // Positions drawn at once: each cell is one softmax over the vocabulary in the worker, so a long
@@ -77,7 +78,9 @@ export function mount(root, app) {
     if (my !== seq) return;
     const heading = t('lens.detail', { l, i, token: tokenText(pieces[i]) });
     const actual = i + 1 < ids.length ? ids[i + 1] : null;
-    detail.replaceChildren(el('h3', {}, heading), el('p', { className: 'hint' }, t('lens.detailNote', { l, v: V })), candidateBars(topK, { label: heading, mark: actual, markNote: t('output.actual') }));
+    // From what the layers predict to which heads push it: head attribution at the same position.
+    const toAttribution = el('a', { className: 'lens-to-attribution', href: pageHref({ view: 'attribution' }), on: { click: (e) => { e.preventDefault(); app.set({ query: i }); app.go('attribution'); } } }, t('lens.toAttribution', { i }));
+    detail.replaceChildren(el('h3', {}, heading), el('p', { className: 'hint' }, t('lens.detailNote', { l, v: V })), candidateBars(topK, { label: heading, mark: actual, markNote: t('output.actual') }), el('p', {}, toAttribution));
   }
 
   return {

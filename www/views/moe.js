@@ -26,7 +26,7 @@ export function mount(root, app) {
   root.append(
     el('div', { className: 'toolbar' }, controls.map((c) => c.node)),
     el('p', { className: 'explain' }, t('moe.explain')),
-    el('pre', { className: 'formula' }, t('moe.formula')),
+    el('pre', { className: 'formula formula-aligned' }, t('moe.formula')),
     summary,
     el('section', { className: 'card' }, el('h3', {}, t('moe.routingHeading')), el('p', { className: 'hint' }, t('moe.routingNote')), routing),
     el('section', { className: 'card' }, el('h3', {}, t('moe.loadHeading')), el('p', { className: 'hint' }, t('moe.loadNote')), load),
