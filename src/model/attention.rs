@@ -3,8 +3,9 @@
 //! probs @ V. GQA is repeat_kv by index: query head h reads KV head h / n_rep (it copies nothing).
 //! It takes any q, K, V, so lessons can run it on hand-set numbers. `flash.rs` is the tiled twin.
 
-use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3, Axis};
+use ndarray::{s, Array2, Array3, ArrayView1, ArrayView2, ArrayView3};
 
+use super::exp::exp;
 use super::linear::matmul;
 
 /// Which keys each query may see. Query row i sits at position `prefix_len + i`; key j at position j.
@@ -20,6 +21,16 @@ pub struct MaskSpec<'a> {
 pub const PADDING_BIAS: f32 = -1e9;
 
 impl MaskSpec<'_> {
+    /// How many keys, from the first, query row i may see causally (all S without the causal mask).
+    #[inline]
+    pub fn visible(&self, i: usize, s_len: usize) -> usize {
+        if self.causal {
+            (self.prefix_len + i + 1).min(s_len)
+        } else {
+            s_len
+        }
+    }
+
     /// The additive mask for (query row i, key j): 0, -inf (future), or -1e9 (padding key).
     #[inline]
     pub fn bias(&self, i: usize, j: usize) -> f32 {
@@ -58,19 +69,26 @@ pub fn mask_in_place(scores: &mut Array2<f32>, mask: &MaskSpec) {
 
 /// Row softmax in f32. A row that is -inf everywhere gives zeros (never NaN).
 pub fn softmax_rows(x: &Array2<f32>) -> Array2<f32> {
-    let mut out = x.clone();
-    for mut row in out.axis_iter_mut(Axis(0)) {
-        let m = row.fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-        if m == f32::NEG_INFINITY {
-            row.fill(0.0);
-            continue;
+    let mut out = x.as_standard_layout().into_owned();
+    let s_len = out.ncols();
+    if s_len > 0 {
+        for row in out.as_slice_mut().expect("standard layout").chunks_exact_mut(s_len) {
+            softmax_in_place(row);
         }
-        // A masked (-inf) entry is exactly 0 either way; skipping exp there spares the causal half.
-        row.mapv_inplace(|v| if v == f32::NEG_INFINITY { 0.0 } else { (v - m).exp() });
-        let sum = row.sum();
-        row.mapv_inplace(|v| v / sum);
     }
     out
+}
+
+/// One row's softmax, in place. A masked (-inf) entry's weight is exactly 0 (`exp` returns 0 there).
+fn softmax_in_place(row: &mut [f32]) {
+    let m = row.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    if m == f32::NEG_INFINITY {
+        row.fill(0.0);
+        return;
+    }
+    row.iter_mut().for_each(|v| *v = exp(*v - m));
+    let sum = ArrayView1::from(&*row).sum();
+    row.iter_mut().for_each(|v| *v /= sum);
 }
 
 /// Everything the explicit path computes, each [nH, T, S] except `context` [T, nH, d].
@@ -90,12 +108,12 @@ pub fn naive_attention(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32
     let mut masked = Array3::zeros((n_h, t, s_len));
     let mut probs = Array3::zeros((n_h, t, s_len));
     let mut context = Array3::zeros((t, n_h, d));
-    for h in 0..n_h {
-        let one = head(q, k, v, h, n_rep, mask, scale);
-        scores.index_axis_mut(Axis(0), h).assign(&one.scores);
-        masked.index_axis_mut(Axis(0), h).assign(&one.masked);
-        probs.index_axis_mut(Axis(0), h).assign(&one.probs);
-        context.slice_mut(s![.., h, ..]).assign(&one.context);
+    // Each head writes its rows straight into the [nH, T, S] tables (no per-head copies).
+    let tables = scores.outer_iter_mut().zip(masked.outer_iter_mut()).zip(probs.outer_iter_mut());
+    for (h, ((sc, ma), pr)) in tables.enumerate() {
+        let rows = [sc, ma, pr].map(|a| a.into_slice().expect("standard layout"));
+        let ctx = head_into(q, k, v, h, n_rep, mask, scale, rows);
+        context.slice_mut(s![.., h, ..]).assign(&ctx);
     }
     NaiveOut { scores, masked, probs, context }
 }
@@ -109,13 +127,37 @@ pub struct HeadOut {
 }
 
 pub fn head(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32>, h: usize, n_rep: usize, mask: &MaskSpec, scale: f32) -> HeadOut {
-    let kvh = kv_head(h, n_rep);
-    let scores = head_scores(q.slice(s![.., h, ..]), k.slice(s![.., kvh, ..]), scale);
-    let mut masked = scores.clone();
-    mask_in_place(&mut masked, mask);
-    let probs = softmax_rows(&masked);
-    let context = matmul(probs.view(), v.slice(s![.., kvh, ..]));
+    let (t, s_len) = (q.dim().0, k.dim().0);
+    let [mut scores, mut masked, mut probs] = [(); 3].map(|_| Array2::zeros((t, s_len)));
+    let tables = [&mut scores, &mut masked, &mut probs].map(|a| a.as_slice_mut().expect("fresh array"));
+    let context = head_into(q, k, v, h, n_rep, mask, scale, tables);
     HeadOut { scores, masked, probs, context }
+}
+
+/// One head into the caller's [T, S] rows (scores, masked scores, probabilities); returns the context
+/// [T, d]. Scale, mask and softmax go row by row in one pass each over memory that is still in cache:
+/// the masked scores from the scaled ones, and the causal future (-inf) written without reading it.
+fn head_into(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32>, h: usize, n_rep: usize, mask: &MaskSpec, scale: f32, tables: [&mut [f32]; 3]) -> Array2<f32> {
+    let kvh = kv_head(h, n_rep);
+    let raw = matmul(q.slice(s![.., h, ..]), k.slice(s![.., kvh, ..]).t());
+    let (t, s_len) = raw.dim();
+    let [scores, masked, probs] = tables;
+    if s_len > 0 {
+        let rows = raw.as_slice().expect("fresh array").chunks_exact(s_len);
+        let out = scores.chunks_exact_mut(s_len).zip(masked.chunks_exact_mut(s_len)).zip(probs.chunks_exact_mut(s_len));
+        for (i, (raw, ((sc, ma), pr))) in rows.zip(out).enumerate() {
+            sc.iter_mut().zip(raw).for_each(|(s, r)| *s = r * scale);
+            let seen = mask.visible(i, s_len);
+            ma[..seen].copy_from_slice(&sc[..seen]);
+            ma[seen..].fill(f32::NEG_INFINITY);
+            if let Some(p) = mask.padding {
+                ma[..seen].iter_mut().zip(p).filter(|(_, &p)| p == 0).for_each(|(m, _)| *m += PADDING_BIAS);
+            }
+            pr.copy_from_slice(ma);
+            softmax_in_place(pr);
+        }
+    }
+    matmul(ArrayView2::from_shape((t, s_len), &*probs).expect("[T, S] rows"), v.slice(s![.., kvh, ..]))
 }
 
 #[cfg(test)]
