@@ -3,8 +3,9 @@
 //! probs @ V. GQA is repeat_kv by index: query head h reads KV head h / n_rep (it copies nothing).
 //! It takes any q, K, V, so lessons can run it on hand-set numbers. `flash.rs` is the tiled twin.
 
-use ndarray::{s, Array2, Array3, ArrayView2, ArrayView3, Axis};
+use ndarray::{s, Array2, Array3, ArrayView1, ArrayView2, ArrayView3};
 
+use super::exp::exp;
 use super::linear::matmul;
 
 /// Which keys each query may see. Query row i sits at position `prefix_len + i`; key j at position j.
@@ -20,6 +21,16 @@ pub struct MaskSpec<'a> {
 pub const PADDING_BIAS: f32 = -1e9;
 
 impl MaskSpec<'_> {
+    /// How many keys, from the first, query row i may see causally (all S without the causal mask).
+    #[inline]
+    pub fn visible(&self, i: usize, s_len: usize) -> usize {
+        if self.causal {
+            (self.prefix_len + i + 1).min(s_len)
+        } else {
+            s_len
+        }
+    }
+
     /// The additive mask for (query row i, key j): 0, -inf (future), or -1e9 (padding key).
     #[inline]
     pub fn bias(&self, i: usize, j: usize) -> f32 {
@@ -58,19 +69,45 @@ pub fn mask_in_place(scores: &mut Array2<f32>, mask: &MaskSpec) {
 
 /// Row softmax in f32. A row that is -inf everywhere gives zeros (never NaN).
 pub fn softmax_rows(x: &Array2<f32>) -> Array2<f32> {
-    let mut out = x.clone();
-    for mut row in out.axis_iter_mut(Axis(0)) {
-        let m = row.fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-        if m == f32::NEG_INFINITY {
-            row.fill(0.0);
-            continue;
+    let mut out = x.as_standard_layout().into_owned();
+    let s_len = out.ncols();
+    if s_len > 0 {
+        for row in out.as_slice_mut().expect("standard layout").chunks_exact_mut(s_len) {
+            softmax_in_place(row, s_len);
         }
-        // A masked (-inf) entry is exactly 0 either way; skipping exp there spares the causal half.
-        row.mapv_inplace(|v| if v == f32::NEG_INFINITY { 0.0 } else { (v - m).exp() });
-        let sum = row.sum();
-        row.mapv_inplace(|v| v / sum);
     }
     out
+}
+
+/// One row's softmax, in place, where only the first `seen` entries can be finite (the causal
+/// future is -inf): the rest get weight exactly 0 without an exp. A row with no finite entry gives
+/// zeros; a masked (-inf) entry among the first `seen` gets exactly 0 too (`exp` returns 0 there).
+fn softmax_in_place(row: &mut [f32], seen: usize) {
+    let (live, future) = row.split_at_mut(seen);
+    future.fill(0.0);
+    let m = max(live);
+    if m == f32::NEG_INFINITY {
+        live.fill(0.0);
+        return;
+    }
+    live.iter_mut().for_each(|v| *v = exp(*v - m));
+    let sum = ArrayView1::from(&*live).sum();
+    live.iter_mut().for_each(|v| *v /= sum);
+}
+
+/// The largest entry (-inf for none; NaN is passed over, as f32::max does), in eight lanes of
+/// comparisons that vectorise: f32::max compiles to a call per entry in wasm32.
+fn max(x: &[f32]) -> f32 {
+    let bigger = |a: f32, b: f32| if b > a { b } else { a };
+    let mut lanes = [f32::NEG_INFINITY; 8];
+    let chunks = x.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (l, &v) in lanes.iter_mut().zip(c) {
+            *l = bigger(*l, v);
+        }
+    }
+    lanes.into_iter().chain(rest.iter().copied()).fold(f32::NEG_INFINITY, bigger)
 }
 
 /// Everything the explicit path computes, each [nH, T, S] except `context` [T, nH, d].
@@ -86,17 +123,14 @@ pub fn naive_attention(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32
     let (t, n_h, d) = q.dim();
     let (s_len, n_kv, _) = k.dim();
     let n_rep = n_h / n_kv;
-    let mut scores = Array3::zeros((n_h, t, s_len));
-    let mut masked = Array3::zeros((n_h, t, s_len));
-    let mut probs = Array3::zeros((n_h, t, s_len));
+    // Each head appends its rows to the [nH, T, S] tables: no zeroing first, no per-head copies.
+    let mut tables = [(); 3].map(|_| Vec::with_capacity(n_h * t * s_len));
     let mut context = Array3::zeros((t, n_h, d));
     for h in 0..n_h {
-        let one = head(q, k, v, h, n_rep, mask, scale);
-        scores.index_axis_mut(Axis(0), h).assign(&one.scores);
-        masked.index_axis_mut(Axis(0), h).assign(&one.masked);
-        probs.index_axis_mut(Axis(0), h).assign(&one.probs);
-        context.slice_mut(s![.., h, ..]).assign(&one.context);
+        let ctx = head_into(q, k, v, h, n_rep, mask, scale, &mut tables);
+        context.slice_mut(s![.., h, ..]).assign(&ctx);
     }
+    let [scores, masked, probs] = tables.map(|a| Array3::from_shape_vec((n_h, t, s_len), a).expect("every head appended [T, S]"));
     NaiveOut { scores, masked, probs, context }
 }
 
@@ -109,19 +143,41 @@ pub struct HeadOut {
 }
 
 pub fn head(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32>, h: usize, n_rep: usize, mask: &MaskSpec, scale: f32) -> HeadOut {
-    let kvh = kv_head(h, n_rep);
-    let scores = head_scores(q.slice(s![.., h, ..]), k.slice(s![.., kvh, ..]), scale);
-    let mut masked = scores.clone();
-    mask_in_place(&mut masked, mask);
-    let probs = softmax_rows(&masked);
-    let context = matmul(probs.view(), v.slice(s![.., kvh, ..]));
+    let (t, s_len) = (q.dim().0, k.dim().0);
+    let mut tables = [(); 3].map(|_| Vec::with_capacity(t * s_len));
+    let context = head_into(q, k, v, h, n_rep, mask, scale, &mut tables);
+    let [scores, masked, probs] = tables.map(|a| Array2::from_shape_vec((t, s_len), a).expect("the head appended [T, S]"));
     HeadOut { scores, masked, probs, context }
+}
+
+/// Appends one head's [T, S] scores, masked scores and probabilities to `tables`; returns its context
+/// [T, d]. Scale, mask and softmax go row by row while the row is in cache: the masked scores are
+/// the scaled ones with the causal future set to -inf (never read), the softmax skips that future.
+fn head_into(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32>, h: usize, n_rep: usize, mask: &MaskSpec, scale: f32, tables: &mut [Vec<f32>; 3]) -> Array2<f32> {
+    let kvh = kv_head(h, n_rep);
+    let raw = matmul(q.slice(s![.., h, ..]), k.slice(s![.., kvh, ..]).t());
+    let (t, s_len) = raw.dim();
+    let [scores, masked, probs] = tables;
+    let start = probs.len();
+    for (i, raw) in raw.outer_iter().enumerate() {
+        let at = scores.len();
+        scores.extend(raw.iter().map(|r| r * scale));
+        let seen = mask.visible(i, s_len);
+        masked.extend_from_slice(&scores[at..at + seen]);
+        masked.resize(at + s_len, f32::NEG_INFINITY);
+        if let Some(p) = mask.padding {
+            masked[at..at + seen].iter_mut().zip(p).filter(|(_, &p)| p == 0).for_each(|(m, _)| *m += PADDING_BIAS);
+        }
+        probs.extend_from_slice(&masked[at..]);
+        softmax_in_place(&mut probs[at..], seen);
+    }
+    matmul(ArrayView2::from_shape((t, s_len), &probs[start..]).expect("[T, S] rows"), v.slice(s![.., kvh, ..]))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::array;
+    use ndarray::{array, Array3};
 
     fn close(a: &[f32], b: &[f32], tol: f32) -> bool {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= tol)
@@ -176,6 +232,37 @@ mod tests {
     fn fully_masked_row_is_zeros_not_nan() {
         let p = softmax_rows(&array![[f32::NEG_INFINITY, f32::NEG_INFINITY]]);
         assert_eq!(p.row(0).to_vec(), vec![0.0, 0.0]);
+    }
+
+    /// The fused row pass against the definition, in f64: scores, masked scores and probabilities of
+    /// every head with a cache prefix and a padding key, and the causal future's weights exactly 0.
+    #[test]
+    fn fused_rows_match_the_definition() {
+        let (t, p, n_h, n_kv, d) = (5, 2, 4, 2, 3);
+        let f = |i: usize| ((i * 7919 % 97) as f32 / 97.0 - 0.5) * 3.0;
+        let q = Array3::from_shape_fn((t, n_h, d), |(a, b, c)| f(a * 31 + b * 7 + c));
+        let k = Array3::from_shape_fn((p + t, n_kv, d), |(a, b, c)| f(a * 13 + b * 5 + c + 400));
+        let v = Array3::from_shape_fn((p + t, n_kv, d), |(a, b, c)| f(a * 11 + b * 3 + c + 900));
+        let pad = [1u8, 0, 1, 1, 1, 1, 1];
+        let mask = MaskSpec { causal: true, prefix_len: p, padding: Some(&pad) };
+        let out = naive_attention(q.view(), k.view(), v.view(), &mask, 0.5);
+        for h in 0..n_h {
+            for i in 0..t {
+                let raw: Vec<f64> = (0..p + t).map(|j| (0..d).map(|c| q[[i, h, c]] as f64 * k[[j, h / 2, c]] as f64).sum::<f64>() * 0.5).collect();
+                let masked: Vec<f64> = raw.iter().enumerate().map(|(j, &x)| if j > p + i { f64::NEG_INFINITY } else if pad[j] == 0 { x - 1e9 } else { x }).collect();
+                let top = masked.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let sum: f64 = masked.iter().map(|x| (x - top).exp()).sum();
+                for j in 0..p + t {
+                    assert!((out.scores[[h, i, j]] as f64 - raw[j]).abs() < 1e-5);
+                    assert!(out.masked[[h, i, j]] as f64 == masked[j] || (out.masked[[h, i, j]] as f64 - masked[j]).abs() < 1e-5 * masked[j].abs().max(1.0));
+                    let want = (masked[j] - top).exp() / sum;
+                    assert!((out.probs[[h, i, j]] as f64 - want).abs() < 1e-6, "head {h} row {i} key {j}");
+                    if j > p + i {
+                        assert_eq!(out.probs[[h, i, j]], 0.0);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -243,6 +243,21 @@ mod wasm {
             }
             for (r, acc) in acc.iter().enumerate() {
                 let row = &mut self.c[r * self.n..][..self.cols];
+                if self.cols == NR {
+                    // A whole panel's columns: the accumulators go to c as two vectors.
+                    // SAFETY: row holds NR = 8 f32, two v128; v128 loads and stores need no alignment.
+                    unsafe {
+                        let p = row.as_mut_ptr() as *mut v128;
+                        let (lo, hi) = if self.first {
+                            (acc[0], acc[1])
+                        } else {
+                            (f32x4_add(v128_load(p), acc[0]), f32x4_add(v128_load(p.add(1)), acc[1]))
+                        };
+                        v128_store(p, lo);
+                        v128_store(p.add(1), hi);
+                    }
+                    continue;
+                }
                 let mut sum = [0.0f32; NR];
                 // SAFETY: sum is NR = 8 f32, two v128 stores fill it.
                 unsafe {

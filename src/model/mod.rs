@@ -4,6 +4,7 @@
 pub mod attention;
 pub mod block;
 pub mod config;
+pub mod exp;
 pub mod flash;
 pub mod forward;
 pub mod generate;

@@ -3,6 +3,7 @@
 
 use ndarray::{Array2, ArrayView2, Zip};
 
+use super::exp::exp;
 use super::linear::linear;
 use crate::weights::FeedForward;
 
@@ -14,7 +15,7 @@ pub struct FfnOut {
 }
 
 pub fn silu(z: f32) -> f32 {
-    z / (1.0 + (-z).exp())
+    z / (1.0 + exp(-z))
 }
 
 /// g: [T, H], the post-attention-normed hidden state.

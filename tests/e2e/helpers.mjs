@@ -27,11 +27,12 @@ const CHROMIUM_ARGS = [
 
 /**
  * A headless Chromium. Each launch gets a fresh, temporary profile (Playwright's own --user-data-dir).
- * `webgpu: false` leaves out --enable-unsafe-webgpu: a browser without WebGPU's adapter.
+ * `webgpu: false` leaves out --enable-unsafe-webgpu: a browser without WebGPU's adapter; `extra`
+ * adds command-line switches (the benchmarks pass V8 flags this way).
  */
-export function launch({ webgpu = true } = {}) {
+export function launch({ webgpu = true, extra = [] } = {}) {
   const args = webgpu ? CHROMIUM_ARGS : CHROMIUM_ARGS.filter((a) => a !== '--enable-unsafe-webgpu');
-  return chromium.launch({ executablePath: CHROMIUM, args, headless: true });
+  return chromium.launch({ executablePath: CHROMIUM, args: [...args, ...extra], headless: true });
 }
 
 /**

@@ -1,10 +1,14 @@
 // Tier-up across page loads (issue #11: "about one page load in eight ran ~1.8x slower throughout"):
-// opens N fresh Chromium instances one after another, each loads attnscope's relaxed-simd build from
-// the site tools/bench/ort.mjs assembled (artifacts/bench-ort/site) and times 8 runs of Session.run
-// at T = 128 with the default trace. One line per load: the 8 times in ms. A load that stays slow
-// after its first runs is one whose hot code V8 did not tier up as usual.
+// opens N fresh Chromium instances one after another; each loads attnscope's relaxed-simd build and
+// onnxruntime-web from the site tools/bench/ort.mjs assembled (artifacts/bench-ort/site) and times
+// 8 rounds at T = 128, attnscope's Session.run (default trace) and onnxruntime-web's run taking
+// turns. One line per load: attnscope's 8 times, onnxruntime-web's 8 times (ms), and the ratio of
+// their medians over rounds 3 to 8. A load where attnscope stays slow while onnxruntime-web does not
+// is one whose hot code V8 did not tier up as usual; both slow together is the machine.
 //
 //   node tools/bench/ort.mjs 1 && node tools/bench/loads.mjs [loads]
+//   JS_FLAGS='--no-liftoff' node tools/bench/loads.mjs 20     (V8 flags for every load)
+//   PKG=pkg-baseline node tools/bench/loads.mjs              (another build in the site)
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -14,34 +18,52 @@ import { launch } from '../../tests/e2e/helpers.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const LOADS = Number(process.argv[2] ?? 10);
+const PKG = process.env.PKG ?? 'pkg-relaxed';
+const extra = process.env.JS_FLAGS ? [`--js-flags=${process.env.JS_FLAGS}`] : [];
 const server = spawn(process.execPath, ['tools/serve.mjs', join(ROOT, 'artifacts/bench-ort/site'), '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
 const url = await new Promise((ok) => createInterface({ input: server.stdout }).on('line', (l) => l.match(/http:\/\/\S+/) && ok(l.match(/http:\/\/\S+/)[0])));
-console.log(`load average before: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+console.log(`load average before: ${loadavg().map((x) => x.toFixed(2)).join(' ')}; V8 flags: ${process.env.JS_FLAGS ?? 'none'}; ${PKG}`);
+const ratios = [];
 try {
   for (let n = 0; n < LOADS; n++) {
-    const browser = await launch({ webgpu: false });
+    const browser = await launch({ webgpu: false, extra });
     try {
       const page = await browser.newPage();
       await page.goto(new URL('index.html', url).href);
-      const ms = await page.evaluate(async () => {
-        const core = await import('./pkg-relaxed/attnscope.js');
-        await core.default();
-        const config = await (await fetch('config.json')).text();
-        const s = core.Session.fromCheckpoint(config, new Uint8Array(await (await fetch('model.safetensors')).arrayBuffer()));
+      const { ours, theirs } = await page.evaluate(async (pkg) => {
         const ids = Array.from({ length: 128 }, (_, i) => (i * 37 + 11) % 6400);
-        const times = [];
+        const bytes = async (f) => new Uint8Array(await (await fetch(f)).arrayBuffer());
+        const core = await import(`./${pkg}/attnscope.js`);
+        await core.default();
+        const s = core.Session.fromCheckpoint(await (await fetch('config.json')).text(), await bytes('model.safetensors'));
+        const ort = await import('./ort/ort.wasm.min.mjs');
+        ort.env.wasm.numThreads = 1;
+        ort.env.wasm.wasmPaths = new URL('./ort/', location.href).href;
+        const onnx = await ort.InferenceSession.create(await bytes('model.onnx'), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+        const input = { ids: new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [ids.length]) };
+        const ours = [];
+        const theirs = [];
         for (let r = 0; r < 8; r++) {
-          const t0 = performance.now();
+          let t0 = performance.now();
           s.run({ ids });
-          times.push(Math.round(performance.now() - t0));
+          s.tensor('logits');
+          ours.push(Math.round(performance.now() - t0));
+          t0 = performance.now();
+          (await onnx.run(input)).logits.data;
+          theirs.push(Math.round(performance.now() - t0));
         }
-        return times;
-      });
-      console.log(`load ${n + 1}: ${ms.join(' ')}`);
+        return { ours, theirs };
+      }, PKG);
+      const ratio = median(ours.slice(2)) / median(theirs.slice(2));
+      ratios.push(ratio);
+      console.log(`load ${String(n + 1).padStart(2)}: attnscope ${ours.join(' ')} | onnxruntime-web ${theirs.join(' ')} | attnscope / ort ${ratio.toFixed(2)}`);
     } finally {
       await browser.close();
     }
   }
+  ratios.sort((a, b) => a - b);
+  console.log(`attnscope / onnxruntime-web time per load: min ${ratios[0].toFixed(2)}, median ${median(ratios).toFixed(2)}, max ${ratios.at(-1).toFixed(2)}`);
   console.log(`load average after: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 } finally {
   server.kill();
