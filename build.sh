@@ -16,7 +16,8 @@ readonly WASM_TARGET=wasm32-unknown-unknown
 readonly PKG_DIR=www/pkg
 readonly PKG_RELAXED_DIR=www/pkg-relaxed
 readonly TOOLS_CACHE="$HOME/.cache/attnscope"
-readonly APT_PACKAGES=(chromium chromium-driver mesa-vulkan-drivers fonts-noto-cjk)
+# openssl: tests/e2e/hub.test.mjs makes its local HTTPS certificate with it.
+readonly APT_PACKAGES=(chromium chromium-driver mesa-vulkan-drivers fonts-noto-cjk openssl)
 # The features the wasm uses, as `wasm-opt --print-features` reports them for wasm-bindgen's output:
 # Rust's wasm32 defaults plus simd128 (.cargo/config.toml). wasm-opt also reads them from the module's
 # target_features section; naming them keeps wasm-opt right should that section ever go missing.
