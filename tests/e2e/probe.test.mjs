@@ -93,6 +93,17 @@ function shown(page) {
   }));
 }
 
+// The page's probe checked whole: its sequence, the core's scores against the test's own from the
+// probe run's attention weights, and what the grid shows. Returns both for the test's own checks.
+async function assertProbe(page) {
+  const probe = await coreProbe(page);
+  assertSequence(probe);
+  const expected = await expectedScores(page, probe);
+  assertCoreAgrees(probe, expected);
+  await assertShown(page, expected);
+  return { probe, expected };
+}
+
 // The grid's labels and tooltips, the best heads and the caption against `expected`; live roles from
 // the core's headRoles of the reader's sentence where the probe names none.
 async function assertShown(page, expected) {
@@ -140,11 +151,7 @@ test('the built-in model: the probe button scores every head, equal to the core 
   await page.click('.probe-toggle');
   await page.waitForFunction(() => window.attnscope.app.state.probe === true);
   await settled(page);
-  const probe = await coreProbe(page);
-  assertSequence(probe);
-  const expected = await expectedScores(page, probe);
-  assertCoreAgrees(probe, expected);
-  await assertShown(page, expected);
+  const { probe, expected } = await assertProbe(page);
 
   // The button opened the head with the highest induction score.
   const { layer, head } = await page.evaluate(() => window.attnscope.getState());
@@ -266,11 +273,7 @@ test('any loaded model: a random model is probed the same way', async () => {
   await page.setViewportSize({ width: 1280, height: 900 });
   await page.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'random', null, { timeout: 120_000 });
   await settled(page);
-  const probe = await coreProbe(page);
-  assertSequence(probe);
-  const expected = await expectedScores(page, probe);
-  assertCoreAgrees(probe, expected);
-  await assertShown(page, expected);
+  const { expected } = await assertProbe(page);
   await assertVerdict(page, expected);
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
