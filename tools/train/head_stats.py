@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
 """Measures what each attention head of the built-in model learned, on held-out text, and picks the samples.
 
-For every layer and query head, over held-out windows (English and Chinese, text training never saw) and
-query positions i >= 2 (at i = 1 the previous token is also the first one):
+For every layer and query head, over held-out windows (English and Chinese, text training never saw; each
+window is BOS followed by 127 tokens, as the model was trained and as the page shows text) and query
+positions i >= 2 (at i = 1 the previous token is also the first one):
   prev  = mean attention probability on the previous token, probs[h, i, i-1]   ("previous-token score")
-  first = mean attention probability on the first token,    probs[h, i, 0]     ("sink score")
+  first = mean attention probability on the first token (BOS), probs[h, i, 0]  ("sink score")
   self  = mean attention probability on the token itself,   probs[h, i, i]
 A head is labelled "previous-token" when prev > 0.5, "sink" when first > 0.5, "self" when self > 0.5,
 "previous-token (weak)" / "sink (weak)" when that score is the head's largest and >= 0.3, otherwise "mixed";
 the same labels per language (label_en, label_zh). The forward is tools/reference/make_fixtures.py's, on the shipped f16 weights in f32.
+
+Induction, as attnscope's own probe measures it (src/analysis/induction.rs): BOS, then 32 random ordinary
+tokens, then the same 32 again, 16 such sequences; for each query of the second copy, the attention on the
+token that followed its token's earlier occurrence (induction) and on that occurrence itself (duplicate),
+averaged. The same scores on natural text: BOS + the first 63 tokens of a held-out window + those 63 again.
 Writes www/models/builtin/head_stats.json.
 
 It then scores candidate sample sentences (written for this project) by how clearly the labelled heads
@@ -39,6 +45,8 @@ MODEL = ROOT / "www" / "models" / "builtin"
 THRESHOLD = 0.5
 WEAK = 0.3  # "(weak)": the head's largest of the three scores, at least this, below THRESHOLD
 WINDOWS, CTX = 64, 128  # per language
+BOS = 1  # <|im_start|>: the first token of every training window and of every input on the page
+PROBE_LEN, PROBE_SEQS = 32, 16
 
 CANDIDATES = {
     "en": [
@@ -96,6 +104,45 @@ def label(prev, first, self_):
     return "mixed"
 
 
+def induction_scores(probs, ids):
+    """probs [nH, T, T], ids [T] -> (induction, duplicate) each [nH]: for each query whose token occurred
+    earlier with a token after it (before the query), the weight on those following tokens and on the
+    earlier occurrences, averaged over such queries (src/analysis/induction.rs's `measure`)."""
+    ids = ids.tolist()
+    ind, dup, n = torch.zeros(probs.shape[0]), torch.zeros(probs.shape[0]), 0
+    for q in range(len(ids)):
+        earlier = [j for j in range(q) if ids[j] == ids[q]]
+        after = [j + 1 for j in earlier if j + 1 < q]
+        if after:
+            ind += probs[:, q, after].sum(-1)
+            dup += probs[:, q, earlier].sum(-1)
+            n += 1
+    return ind / max(n, 1), dup / max(n, 1)
+
+
+@torch.no_grad()
+def measure_induction(cfg, w, sequences):
+    """Mean (induction, duplicate) [2, L, nH] over sequences that repeat themselves."""
+    L, nH = cfg["num_hidden_layers"], cfg["num_attention_heads"]
+    sums = torch.zeros(2, L, nH)
+    for ids in sequences:
+        trace, _ = ref.forward(w, cfg, ids, None, None)
+        for l in range(L):
+            sums[:, l] += torch.stack(induction_scores(trace[f"layers.{l}.attn.probs"], ids))
+    return sums / len(sequences)
+
+
+def repeated_random(tok, n, count, seed):
+    """BOS + n random ordinary tokens (no added/special ones) + the same n again, `count` times."""
+    g = torch.Generator().manual_seed(seed)
+    first = len(tok.get_added_tokens_decoder())
+    out = []
+    for _ in range(count):
+        r = torch.randint(first, tok.get_vocab_size(), (n,), generator=g)
+        out.append(torch.cat([torch.tensor([BOS]), r, r]))
+    return out
+
+
 @torch.no_grad()
 def measure(cfg, w, windows):
     L, nH = cfg["num_hidden_layers"], cfg["num_attention_heads"]
@@ -130,15 +177,22 @@ def main():
     data = torch.load(DATA / "tokens.pt")
     g = torch.Generator().manual_seed(7)
     by_lang = {}
+    bos = torch.tensor([BOS])
+    natural = {}
     for lang in ("en", "zh"):
         s = data["heldout"][lang].long()
         starts = torch.randint(len(s) - args.ctx, (WINDOWS,), generator=g)
-        by_lang[lang] = measure(cfg, w, [s[i:i + args.ctx] for i in starts.tolist()])
+        by_lang[lang] = measure(cfg, w, [torch.cat([bos, s[i:i + args.ctx - 1]]) for i in starts.tolist()])
+        half = (args.ctx - 1) // 2
+        natural[lang] = measure_induction(cfg, w, [torch.cat([bos, s[i:i + half], s[i:i + half]])
+                                                   for i in starts[:PROBE_SEQS].tolist()])
     both = (by_lang["en"] + by_lang["zh"]) / 2
+    tok = tokenizers.Tokenizer.from_file(str(args.model / "tokenizer.json"))
+    probe = measure_induction(cfg, w, repeated_random(tok, PROBE_LEN, PROBE_SEQS, 7))
 
     L, nH = cfg["num_hidden_layers"], cfg["num_attention_heads"]
     layers, labelled = [], []
-    print("layer head   prev  first   self  label            (en prev/first | zh prev/first)")
+    print("layer head   prev  first   self  label                   (en prev/first | zh prev/first)  induction dup (text en/zh)")
     for l in range(L):
         row = []
         for h in range(nH):
@@ -149,18 +203,22 @@ def main():
                         "first": round(first, 4), "self": round(self_, 4), "label": lab,
                         "label_en": label(*per["en"]), "label_zh": label(*per["zh"]),
                         **{lang: {"prev": round(v[0], 4), "first": round(v[1], 4), "self": round(v[2], 4)}
-                           for lang, v in per.items()}})
+                           for lang, v in per.items()},
+                        "induction": round(probe[0, l, h].item(), 4), "duplicate": round(probe[1, l, h].item(), 4),
+                        "induction_text": {lang: round(natural[lang][0, l, h].item(), 4) for lang in natural}})
             if lab != "mixed":
                 labelled.append((l, h, lab))
             print(f"{l:5d} {h:4d}  {prev:.3f}  {first:.3f}  {self_:.3f}  {lab:22s}  "
                   f"({by_lang['en'][0, l, h]:.2f}/{by_lang['en'][1, l, h]:.2f} | "
-                  f"{by_lang['zh'][0, l, h]:.2f}/{by_lang['zh'][1, l, h]:.2f})")
+                  f"{by_lang['zh'][0, l, h]:.2f}/{by_lang['zh'][1, l, h]:.2f})  {probe[0, l, h]:.3f} "
+                  f"{probe[1, l, h]:.3f} ({natural['en'][0, l, h]:.2f}/{natural['zh'][0, l, h]:.2f})")
         layers.append(row)
     kinds = ("previous-token", "previous-token (weak)", "sink", "sink (weak)", "self")
     counts = {k: sum(1 for _, _, lab in labelled if lab == k) for k in kinds}
     print("labelled heads:", counts)
-
-    tok = tokenizers.Tokenizer.from_file(str(args.model / "tokenizer.json"))
+    best = {k: max(((probe[i, l, h].item(), f"L{l}H{h}") for l in range(L) for h in range(nH))) for i, k in
+            enumerate(("induction", "duplicate"))}
+    print("best on repeated random tokens:", best)
     samples, scored = {}, {}
     # Samples are scored on the previous-token and sink heads (the self heads are clear on any text).
     shown = [x for x in labelled if not x[2].startswith("self")] or labelled
@@ -181,8 +239,12 @@ def main():
         return
     stats = {
         "description": "Per layer and query head, mean attention probability over held-out text (64 English and "
-                       "64 Chinese windows of 128 tokens, query positions >= 2): prev = on the previous token, "
-                       "first = on the first token (attention sink), self = on the token itself. label: "
+                       "64 Chinese windows of 128 tokens, BOS first, query positions >= 2): prev = on the previous "
+                       "token, first = on the first token (BOS, the attention sink), self = on the token itself. "
+                       f"induction / duplicate: on {PROBE_SEQS} sequences of BOS + {PROBE_LEN} random tokens twice, "
+                       "the mean weight a second-copy query puts on the token after its earlier occurrence / on that "
+                       "occurrence (as attnscope's induction probe); induction_text: the induction score on BOS + "
+                       "63 held-out tokens twice, per language. label: "
                        f"previous-token if prev > {THRESHOLD}, sink if first > {THRESHOLD}, self if self > "
                        f"{THRESHOLD}; previous-token (weak) / sink (weak) if that score is the largest and >= {WEAK}; else mixed. "
                        "en/zh, label_en/label_zh: the same per language. Written by "
@@ -190,6 +252,9 @@ def main():
         "threshold": THRESHOLD,
         "layers": layers,
         "summary": {k: [f"L{l}H{h}" for l, h, lab in labelled if lab == k] for k in kinds},
+        "best_induction": best,
+        "induction_heads": [f"L{l}H{h}" for l in range(L) for h in range(nH) if probe[0, l, h] >= WEAK],
+        "duplicate_heads": [f"L{l}H{h}" for l in range(L) for h in range(nH) if probe[1, l, h] >= WEAK],
         "summary_en": {k: [f"L{l}H{r['head']}" for l, row in enumerate(layers) for r in row if r["label_en"] == k]
                        for k in kinds},
         "summary_zh": {k: [f"L{l}H{r['head']}" for l, row in enumerate(layers) for r in row if r["label_zh"] == k]

@@ -8,17 +8,19 @@ dict of trainable weights under MiniMind's Hugging Face names. What attnscope sh
 what was trained.
 
 Data: tools/train/prepare_data.py (run it first) writes tools/train/data/tokens.pt; see SOURCES.md.
-Training: random 128-token windows (half of them starting at a document start), 8 English + 8 Chinese
-per step, AdamW (the q_norm/k_norm gains at 5x the learning rate, see below), warmup then cosine decay. The schedule's progress is max(step / STEPS, elapsed / BUDGET),
-so the run ends within the wall-time budget however busy the machine is; one CPU thread.
+Training: 129-token windows, the first token always BOS (see Windows), 16 English + 16 Chinese per step,
+10 % of them a copy task, AdamW (the q_norm/k_norm gains at 5x the learning rate, see below), warmup then cosine decay. The schedule's progress is max(step / STEPS, elapsed / BUDGET),
+so the run ends within the wall-time budget however busy the machine is; two CPU threads. The loss is
+computed by `batch_logits`, a batched copy of the reference forward that the run checks against it first.
 Writes www/models/builtin/{config.json, model.safetensors (f16, no lm_head.weight), tokenizer.json} and
 the log tools/train/train_log.txt (step, train loss, held-out loss). Held-out loss at the end is measured
 with the shipped f16 weights (computed in f32, as attnscope does).
 
-Run from the repository root (about 35 minutes on one core):
+Run from the repository root (about 95 minutes on two cores):
 
     python3 tools/train/prepare_data.py
-    python3 tools/train/train_builtin.py            # --budget-min 35 --steps 5000 --batch 8 --seed 0
+    python3 tools/train/train_builtin.py            # --budget-min 95 --batch 32 --threads 2 --seed 0
+    python3 tools/train/train_builtin.py --resume   # continue an interrupted run from its last checkpoint
 """
 
 import argparse
@@ -41,7 +43,7 @@ DATA = ROOT / "tools" / "train" / "data"
 OUT = ROOT / "www" / "models" / "builtin"
 LOG = ROOT / "tools" / "train" / "train_log.txt"
 TOKENIZER = ROOT / "assets" / "minimind" / "tokenizer.json"
-EOS = 2
+BOS, EOS = 1, 2  # <|im_start|>, <|im_end|>
 
 CONFIG = dict(
     hidden_size=192,
@@ -75,23 +77,67 @@ def init_weights(cfg, seed):
 
 
 class Windows:
-    """Random (CTX + 1)-token windows of one token stream; with probability 1/2 a window starts a document."""
+    """Training windows of one token stream: CTX + 1 tokens, the first always BOS (<|im_start|>, id 1), as
+    MiniMind's pretraining samples begin; the text after it starts a document with probability 1/2, else
+    anywhere. With probability `repeat`, the window is BOS + a 64-token span + the same span again (a copy
+    task: the second half is predictable only by looking back, which is what induction heads do)."""
 
-    def __init__(self, stream, seed):
+    def __init__(self, stream, seed, repeat=0.0):
         self.s = stream.long()
         self.starts = torch.cat([torch.tensor([0]), (self.s == EOS).nonzero().flatten() + 1])
         self.starts = self.starts[self.starts < len(self.s) - CTX - 1]
         self.g = torch.Generator().manual_seed(seed)
+        self.repeat = repeat
 
     def sample(self, n):
         out = []
+        bos = torch.tensor([BOS])
         for _ in range(n):
             if torch.rand(1, generator=self.g).item() < 0.5:
                 i = self.starts[torch.randint(len(self.starts), (1,), generator=self.g)].item()
             else:
                 i = torch.randint(len(self.s) - CTX - 1, (1,), generator=self.g).item()
-            out.append(self.s[i:i + CTX + 1])
+            if torch.rand(1, generator=self.g).item() < self.repeat:
+                span = self.s[i:i + CTX // 2]
+                out.append(torch.cat([bos, span, span]))
+            else:
+                out.append(torch.cat([bos, self.s[i:i + CTX]]))
         return torch.stack(out)
+
+
+def batch_logits(w, cfg, ids):
+    """The reference forward for a batch [B, T] of windows starting at position 0, written with batched
+    matmuls and PyTorch's fused causal attention for speed; main() checks it equals ref.forward first."""
+    eps = cfg["rms_norm_eps"]
+    nH, nKV, d = cfg["num_attention_heads"], cfg["num_key_value_heads"], ref.head_dim(cfg)
+    B, T = ids.shape
+    x = w["model.embed_tokens.weight"][ids]  # (B, T, H)
+    cos, sin = ref.rope_tables(cfg, 0, T)  # (T, d)
+    cos, sin = cos[None, None], sin[None, None]
+    for l in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{l}."
+        h = ref.rms_norm(x, w[p + "input_layernorm.weight"], eps)
+        q = (h @ w[p + "self_attn.q_proj.weight"].T).view(B, T, nH, d).transpose(1, 2)  # (B, nH, T, d)
+        k = (h @ w[p + "self_attn.k_proj.weight"].T).view(B, T, nKV, d).transpose(1, 2)
+        v = (h @ w[p + "self_attn.v_proj.weight"].T).view(B, T, nKV, d).transpose(1, 2)
+        q = ref.rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
+        k = ref.rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
+        q = q * cos + ref.rotate_half(q) * sin
+        k = k * cos + ref.rotate_half(k) * sin
+        rep = nH // nKV  # repeat_kv: KV head j serves query heads j*rep .. j*rep + rep - 1
+        k = k.repeat_interleave(rep, dim=1)
+        v = v.repeat_interleave(rep, dim=1)
+        ctx = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # scale 1/sqrt(d)
+        x = x + ctx.transpose(1, 2).reshape(B, T, nH * d) @ w[p + "self_attn.o_proj.weight"].T
+        g = ref.rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        x = x + ref.feed_forward(g, w, p + "mlp.")[3]
+    x = ref.rms_norm(x, w["model.norm.weight"], eps)
+    return x @ ref.lm_head(w).T  # (B, T, V)
+
+
+def batch_loss(w, cfg, windows):
+    logits = batch_logits(w, cfg, windows[:, :-1])
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), windows[:, 1:].reshape(-1))
 
 
 def seq_loss(w, cfg, window):
@@ -101,7 +147,7 @@ def seq_loss(w, cfg, window):
 
 @torch.no_grad()
 def eval_loss(w, cfg, batches):
-    return {lang: sum(seq_loss(w, cfg, x).item() for x in b) / len(b) for lang, b in batches.items()}
+    return {lang: batch_loss(w, cfg, b).item() for lang, b in batches.items()}
 
 
 def fmt(losses):
@@ -110,25 +156,34 @@ def fmt(losses):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=5000)
-    ap.add_argument("--budget-min", type=float, default=35.0)
-    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=12000)
+    ap.add_argument("--budget-min", type=float, default=95.0)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=float, default=0.1, help="share of training windows that repeat a span")
+    ap.add_argument("--resume", action="store_true", help="continue from tools/train/data/checkpoint.pt")
     ap.add_argument("--lr", type=float, default=3e-3)
-    ap.add_argument("--warmup", type=int, default=200)
+    ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--qk-gain-lr-mult", type=float, default=5.0)
     ap.add_argument("--eval-every", type=int, default=200)
     args = ap.parse_args()
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
 
     data = torch.load(DATA / "tokens.pt")
-    train = {lang: Windows(data["train"][lang], args.seed + i) for i, lang in enumerate(("en", "zh"))}
+    train = {lang: Windows(data["train"][lang], args.seed + i, args.repeat) for i, lang in enumerate(("en", "zh"))}
     held = {lang: Windows(data["heldout"][lang], 100 + i) for i, lang in enumerate(("en", "zh"))}
     eval_small = {lang: held[lang].sample(24) for lang in held}  # fixed for the whole run
 
     cfg = dict(CONFIG)
-    w = {k: v.requires_grad_(True) for k, v in init_weights(cfg, args.seed).items()}
+    w = init_weights(cfg, args.seed)
+    # The fast batched forward must be the reference forward: check it on two held-out windows first.
+    probe = eval_small["zh"][:2, :-1]
+    fast = batch_logits(w, cfg, probe)
+    slow = torch.stack([ref.forward(w, cfg, x, None, None)[0]["logits"] for x in probe])
+    assert (fast - slow).abs().max().item() < 1e-4, "batch_logits differs from the reference forward"
+    w = {k: v.requires_grad_(True) for k, v in w.items()}
     n_params = sum(v.numel() for v in w.values())
     # Q/K norm caps each attention logit at about sqrt(d) * g_q * g_k (g: the q_norm / k_norm gains, 1 at
     # init), so those gains decide how sharp a head can get; they learn at qk_gain_lr_mult x the rate to get
@@ -140,7 +195,17 @@ def main():
               {"params": qk, "weight_decay": 0.0, "mult": args.qk_gain_lr_mult}]
     opt = torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.95))
 
-    log = open(LOG, "w")
+    step, done_s = 0, 0.0
+    if args.resume:
+        ck = torch.load(DATA / "checkpoint.pt")
+        with torch.no_grad():
+            for k, v in w.items():
+                v.copy_(ck["weights"][k])
+        opt.load_state_dict(ck["opt"])
+        step, done_s = ck["step"], ck["elapsed"]
+        for lang in train:
+            train[lang].g.set_state(ck["rng"][lang])
+    log = open(LOG, "a" if args.resume else "w")
 
     def say(line):
         print(line, flush=True)
@@ -149,10 +214,12 @@ def main():
 
     say(f"# attnscope built-in model; config {json.dumps(cfg)}; ctx {CTX}; params {n_params}; "
         f"batch {args.batch} (half en, half zh); lr {args.lr} (q/k norm gains x{args.qk_gain_lr_mult}) warmup {args.warmup} cosine to 10%; "
-        f"steps {args.steps} or {args.budget_min} min; seed {args.seed}; torch {torch.__version__}, 1 thread")
-    say("# step  elapsed_s  lr  train_loss(mean of the steps since the last line)  heldout_loss(mean en,zh)  heldout_en  heldout_zh")
-    start, budget = time.time(), args.budget_min * 60
-    step, run_loss, run_n = 0, 0.0, 0
+        f"steps {args.steps} or {args.budget_min} min; seed {args.seed}; torch {torch.__version__}, {args.threads} threads; "
+        f"windows BOS-first, {args.repeat:.0%} of them a 64-token span twice" + (f"; resumed at step {step}" if args.resume else ""))
+    if not args.resume:
+        say("# step  elapsed_s  lr  train_loss(mean of the steps since the last line)  heldout_loss(mean en,zh)  heldout_en  heldout_zh")
+    start, budget = time.time() - done_s, args.budget_min * 60
+    run_loss, run_n = 0.0, 0
     while True:
         progress = max(step / args.steps, (time.time() - start) / budget)
         if progress >= 1.0:
@@ -161,7 +228,7 @@ def main():
         for group in opt.param_groups:
             group["lr"] = lr * group["mult"]
         batch = torch.cat([train["en"].sample(args.batch // 2), train["zh"].sample(args.batch - args.batch // 2)])
-        loss = sum(seq_loss(w, cfg, x) for x in batch) / len(batch)
+        loss = batch_loss(w, cfg, batch)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(list(w.values()), 1.0)
@@ -173,7 +240,9 @@ def main():
             say(f"{step:5d}  {time.time() - start:7.0f}  {lr:.2e}  {run_loss / run_n:.4f}  {fmt(h):.4f}  "
                 f"{h['en']:.4f}  {h['zh']:.4f}")
             run_loss, run_n = 0.0, 0
-            torch.save({k: v.detach() for k, v in w.items()}, DATA / "checkpoint.pt")
+            torch.save(dict(weights={k: v.detach() for k, v in w.items()}, opt=opt.state_dict(), step=step,
+                            elapsed=time.time() - start, rng={lang: t.g.get_state() for lang, t in train.items()}),
+                       DATA / "checkpoint.pt")
     elapsed = time.time() - start
     why = "step limit" if step >= args.steps else "time budget"
     if run_n:
@@ -184,7 +253,7 @@ def main():
     # Ship f16 weights; everything after this point uses the rounded weights, computed in f32.
     shipped = {k: v.detach().to(torch.float16).contiguous() for k, v in w.items()}
     wf = {k: v.float() for k, v in shipped.items()}
-    torch.save({k: v.detach() for k, v in w.items()}, DATA / "checkpoint.pt")
+    torch.save({k: v.detach() for k, v in w.items()}, DATA / "final_weights.pt")
     final_eval = {lang: held[lang].sample(100) for lang in held}
     h32 = eval_loss({k: v.detach() for k, v in w.items()}, cfg, final_eval)
     h16 = eval_loss(wf, cfg, final_eval)
