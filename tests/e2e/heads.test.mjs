@@ -204,7 +204,7 @@ test('at 400+ tokens the grid keeps its thumbnail size, stays within the viewpor
   const short = await page.$$eval('.thumb', (nodes) => nodes.map((n) => n.getBoundingClientRect().width));
   const text = await page.evaluate(async () => {
     const samples = await (await fetch('./models/builtin/samples.json')).json();
-    return Array(7).fill(samples.en.join(' ')).join(' ');
+    return Array(7).fill(samples.en.map((s) => s.text).join(' ')).join(' ');
   });
   await page.fill('#text', text);
   await page.waitForFunction(() => window.attnscope.app.state.tokens.ids.length >= 400, null, { timeout: 60_000 });
