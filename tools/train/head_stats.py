@@ -19,7 +19,8 @@ on which that head shows the pattern most clearly. Each candidate is scored as t
 (<|im_start|>, id 1) first, then its tokens. Induction and duplicate-token are shown on a sentence written
 twice ("A B C. A B C."), measured over the rows whose token occurred exactly once before, at least two
 positions back (on a sentence written twice: the second copy's tokens): the weight on the token after that
-earlier occurrence (induction) or on it (duplicate-token). A pattern no head shows gets no sample.
+earlier occurrence (induction) or on it (duplicate-token). A pattern no head shows, or that no candidate
+shows at >= 0.3, gets no sample.
 Writes www/models/builtin/samples.json, per language a list in PATTERNS order:
 
     {"en": [{"text": "...", "pattern": "previous-token", "layer": 3, "head": 3}, ...], "zh": [...]}
@@ -185,9 +186,12 @@ def pick_samples(cfg, w, tok, layers):
             rows.sort(reverse=True)
             print(f"{lang} {pattern} L{l}H{h} (held out {held_out:.2f}): " +
                   "; ".join(f"{s:.3f} {t[:24]}" for s, t in rows[:3]))
-            samples[lang].append({"text": rows[0][1], "pattern": pattern, "layer": l, "head": h})
             scored[lang][pattern] = {"layer": l, "head": h, "held_out": round(held_out, 4),
                                      "candidates": [{"text": t, "score": round(s, 4)} for s, t in rows]}
+            # A sample must show its pattern as clearly as a head must to be labelled with it (the e2e test
+            # checks the same bound on the page's own run).
+            if rows and rows[0][0] >= WEAK:
+                samples[lang].append({"text": rows[0][1], "pattern": pattern, "layer": l, "head": h})
     return samples, scored
 
 
