@@ -41,7 +41,7 @@ import { tensorCache } from './page/tensor_cache.js';
 import { sharePanel } from './panels/share_panel.js';
 import { keepOffline } from './offline.js';
 import { modelPanel, sourceOf } from './panels/model_panel.js';
-import { sampleButtons } from './panels/samples.js';
+import { sampleButtons, sampleTexts } from './panels/samples.js';
 import * as source from './model_source.js';
 
 const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons, compare, ablate, lens, attribution };
@@ -487,11 +487,11 @@ const models = modelPanel({
     models.set({ kept: null, note: t('model.forgotten') });
   },
 });
-const samples = sampleButtons((text) => {
-  dom.text.value = text;
-  state.text = text;
-  tokenize();
-});
+// A sample runs on the built-in model (its head is that model's) and opens the attention map of the
+// head that shows its pattern, through the link's fields; the last sentence's padding and picked cell go.
+const samples = sampleButtons(({ text, layer, head }) =>
+  navigate({ model: 'builtin', text, view: 'attention', layer, head, stage: 'probs', pad: '', query: null, key: null }),
+);
 
 // Drops the mounted view so that refresh() builds it again: its strings or colours changed.
 function remount() {
@@ -616,7 +616,7 @@ explain(opened.problems);
 // one that names none (format 2's default) the built-in one, or on a site without it the random one.
 async function firstState() {
   const [builtin, found, keptMeta] = await Promise.all([source.hasBuiltin(), source.builtinSamples(), source.kept.meta()]);
-  app.samples = found;
+  app.samples = sampleTexts(found);
   models.set({ builtin, kept: keptMeta });
   samples.show(builtin ? found : null);
   if (location.hash.replace(/^#/, '') === '' && keptMeta) return { ...opened.state, model: source.keptModel(keptMeta) };

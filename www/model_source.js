@@ -367,14 +367,42 @@ export function keptModel(meta) {
   return { url: { kind: 'url', url: meta.url }, hub: { kind: 'hub', repo: meta.repo } }[meta.kind] ?? { kind: 'files' };
 }
 
-/** The built-in model's sample sentences, {en: [...], zh: [...]}, or null when it has none. */
+// The attention patterns a sample sentence can show (samples.json's "pattern", written by
+// tools/train/head_stats.py), each with the role the head grid names it by (parts/head_roles.js).
+export const SAMPLE_PATTERNS = {
+  'previous-token': 'previous',
+  'first-token': 'first',
+  'current-token': 'current',
+  induction: 'induction',
+  'duplicate-token': 'duplicate',
+};
+
+/**
+ * samples.json checked against the model's config: {en: [...], zh: [...]}, each sample {text,
+ * pattern, layer, head} naming a pattern of SAMPLE_PATTERNS and a head the model has; null for a file
+ * with anything else in it (an older list of plain strings too), so that no button opens a head that
+ * is not there.
+ */
+export function checkSamples(samples, config) {
+  const below = (n, max) => Number.isInteger(n) && n >= 0 && n < max;
+  const valid = (s) =>
+    typeof s?.text === 'string' &&
+    s.text.trim() !== '' &&
+    Object.hasOwn(SAMPLE_PATTERNS, s.pattern) &&
+    below(s.layer, config?.num_hidden_layers) &&
+    below(s.head, config?.num_attention_heads);
+  const lists = ['en', 'zh'].map((lang) => samples?.[lang] ?? []);
+  if (!lists.every((list) => Array.isArray(list) && list.every(valid)) || lists.every((list) => list.length === 0)) return null;
+  const [en, zh] = lists.map((list) => list.map(({ text, pattern, layer, head }) => ({ text, pattern, layer, head })));
+  return { en, zh };
+}
+
+/** The built-in model's sample sentences (checkSamples), or null when it has none or they do not fit it. */
 export async function builtinSamples() {
   try {
-    const response = await fetch(new URL('samples.json', BUILTIN_URL));
-    if (!response.ok) return null;
-    const samples = await response.json();
-    const list = (v) => (Array.isArray(v) ? v.filter((s) => typeof s === 'string' && s.trim() !== '') : []);
-    return { en: list(samples.en), zh: list(samples.zh) };
+    const json = (name) => fetch(new URL(name, BUILTIN_URL)).then((response) => (response.ok ? response.json() : null));
+    const [samples, config] = await Promise.all([json('samples.json'), json('config.json')]);
+    return checkSamples(samples, config);
   } catch {
     return null;
   }

@@ -697,6 +697,10 @@ const en = {
   'samples.label': 'Sample sentences',
   'samples.en': 'English',
   'samples.zh': '中文',
+  'samples.tag': '{pattern} · L{l}H{h}',
+  'samples.tip': 'Layer {l}, head {h} ({pattern}). In its attention map, {look} Click to run this sentence and open that map.',
+  'samples.look.induction': 'in the sentence’s second copy each row’s weight sits on the token that came after the same token in the first copy: the head looks up what followed last time (an induction head).',
+  'samples.look.duplicate': 'in the sentence’s second copy each row’s weight sits on the same token in the first copy: every token looks at where it occurred before.',
 
   // The overview (views/overview.js), the grouped tabs and the loading label (panels/model_panel.js).
   'view.overview': 'Overview',
@@ -1534,6 +1538,10 @@ const zh = {
   'samples.label': '示例句子',
   'samples.en': 'English',
   'samples.zh': '中文',
+  'samples.tag': '{pattern} · L{l}H{h}',
+  'samples.tip': '第 {l} 层、头 {h}（{pattern}）。在它的注意力图里，{look}点一下就用这句话运行，并打开这张图。',
+  'samples.look.induction': '在句子的第二遍里，每一行的权重都落在第一遍中同一个 token 后面的那个 token 上：这个头在找上次接在后面的是什么（归纳头）。',
+  'samples.look.duplicate': '在句子的第二遍里，每一行的权重都落在第一遍中同一个 token 上：每个 token 都在看它上一次出现的位置。',
 
   // 总览（views/overview.js）、分组的标签页和加载进度（panels/model_panel.js）。
   'view.overview': '总览',

@@ -14,6 +14,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { assertComputesLikePyTorch, go, launch, randomModel, screenshot, settled, startServer } from './helpers.mjs';
+import { FORMAT1_DEFAULTS } from '../../www/state.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FIXTURES = join(ROOT, 'tests', 'fixtures', 'checkpoints');
@@ -153,7 +154,32 @@ async function assertStillRuns(page, name) {
   assert.ok(probs.length > 0 && probs.every(Number.isFinite), 'the previous model computes');
 }
 
-test('a visit without a link opens the built-in model on a sample sentence; English and Chinese samples are one click away', async (t) => {
+// The pattern a sample names, measured here on the probs [nH, T, T] of head h for the token ids: over
+// the query rows with at least two tokens before them, the mean weight on the previous token, on the
+// first one (the sink) or on the row's own token; for induction and duplicate-token, over the rows
+// whose token occurred exactly once before, at j <= i - 2 (on a sentence written twice, its second
+// copy), the mean weight on the token after that occurrence (j + 1) or on it (j).
+function patternScore(pattern, probs, ids, h) {
+  const T = ids.length;
+  const p = (i, j) => probs[(h * T + i) * T + j];
+  const rows = [];
+  if (pattern === 'induction' || pattern === 'duplicate-token') {
+    for (let i = 0; i < T; i++) {
+      const earlier = ids.slice(0, i).flatMap((id, j) => (id === ids[i] ? [j] : []));
+      if (earlier.length === 1 && i - earlier[0] >= 2) rows.push(p(i, earlier[0] + (pattern === 'induction' ? 1 : 0)));
+    }
+  } else {
+    const key = { 'previous-token': (i) => i - 1, 'first-token': () => 0, 'current-token': (i) => i }[pattern];
+    for (let i = 2; i < T; i++) rows.push(p(i, key(i)));
+  }
+  assert.ok(rows.length > 0, `${pattern}: the sentence has rows to measure`);
+  return rows.reduce((a, b) => a + b, 0) / rows.length;
+}
+
+// The head selects of the attention map: what is picked in the layer and head <select>s.
+const pickedHead = (page) => page.$$eval('.toolbar select', (selects) => selects.slice(0, 2).map((s) => Number(s.value)));
+
+test('a visit without a link opens the built-in model on a sample sentence; each sample names a pattern and a head, and one click shows that head doing it', async (t) => {
   if (!existsSync(join(BUILTIN, 'config.json'))) return t.skip('www/models/builtin is not there yet');
   const samples = JSON.parse(read(join(BUILTIN, 'samples.json')));
   const page = await freshPage();
@@ -162,14 +188,35 @@ test('a visit without a link opens the built-in model on a sample sentence; Engl
   assert.equal(source.kind, 'builtin');
   assert.equal(source.dtype, 'F16');
   assert.equal(model.hidden_size, JSON.parse(read(join(BUILTIN, 'config.json'))).hidden_size);
-  assert.equal(state.text, samples.en[0]);
+  assert.equal(state.text, samples.en[0].text);
   assert.match(await page.locator('.model-info').innerText(), /Tiny MiniMind · .*F16/);
-  assert.equal(await page.locator('.sample[data-lang="zh"]').count(), samples.zh.length);
-  await page.locator('.sample[data-lang="zh"]').first().click();
-  await page.waitForFunction((text) => window.attnscope.app.state.text === text, samples.zh[0]);
-  await settled(page);
+  for (const lang of ['en', 'zh']) {
+    const tags = await page.locator(`.sample[data-lang="${lang}"] .sample-tag`).allInnerTexts();
+    assert.deepEqual(tags, samples[lang].map((s) => `${s.pattern} · L${s.layer}H${s.head}`), `the ${lang} buttons name their pattern and head`);
+  }
+
+  // Each sample: the text, the attention map of its head, and that head's weights show the pattern.
+  for (const lang of ['en', 'zh']) {
+    for (const [n, s] of samples[lang].entries()) {
+      await page.locator(`.sample[data-lang="${lang}"]`).nth(n).click();
+      await page.waitForFunction(({ text, layer, head }) => {
+        const now = window.attnscope.app.state;
+        return now.text === text && now.view === 'attention' && now.layer === layer && now.head === head && location.hash.startsWith('#s2.');
+      }, s);
+      await settled(page);
+      const shown = await app(page);
+      assert.equal(await page.inputValue('#text'), s.text);
+      assert.deepEqual([shown.state.view, shown.state.layer, shown.state.head], ['attention', s.layer, s.head], `${s.text}: the attention map of L${s.layer}H${s.head}`);
+      assert.deepEqual(await pickedHead(page), [s.layer, s.head], 'the map’s layer and head selects show that head');
+      const ids = shown.state.tokens.ids;
+      const probs = await tensor(page, `layers.${s.layer}.attn.probs`);
+      assert.equal(probs.length, model.num_attention_heads * ids.length * ids.length);
+      const score = patternScore(s.pattern, probs, ids, s.head);
+      assert.ok(score >= 0.3, `${lang} "${s.text}": L${s.layer}H${s.head} puts ${score.toFixed(3)} (< 0.3) where a ${s.pattern} head looks`);
+      if (lang === 'en' && n === 0) await screenshot(page, 'samples-en');
+    }
+  }
   assert.ok((await app(page)).state.tokens.ids.length > 3, 'the Chinese sample is tokenized');
-  assert.equal(await page.inputValue('#text'), samples.zh[0]);
   await screenshot(page, 'checkpoint-builtin');
   // The page opens on this model, so every view must draw it (the GQA view varies its own config).
   for (const view of ['attention', 'grid', 'masks', 'lines', 'qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn', 'output', 'stepper']) {
@@ -181,9 +228,39 @@ test('a visit without a link opens the built-in model on a sample sentence; Engl
   await settled(page);
   assert.match(await page.locator('.model-info').innerText(), /已加载：\s*内置 MiniMind · .*F16/);
   assert.equal(await page.locator('.segment[data-source="own"]').innerText(), '自定义模型');
+  const zhRoles = { 'previous-token': '看前一个 token', 'first-token': '看首个 token', 'current-token': '看当前 token', induction: '归纳', 'duplicate-token': '重复 token' };
+  const zhTags = await page.locator('.sample[data-lang="zh"] .sample-tag').allInnerTexts();
+  assert.deepEqual(zhTags, samples.zh.map((s) => `${zhRoles[s.pattern]} · L${s.layer}H${s.head}`), 'the tags in Chinese');
+  assert.match(await page.locator('.sample[data-lang="zh"]').first().getAttribute('title'), new RegExp(`^${samples.zh[0].text}\\n第 \\d+ 层、头 \\d+（.+）。在它的注意力图里，.+点一下就用这句话运行`));
   await screenshot(page, 'checkpoint-builtin-zh');
+  await page.locator('.sample[data-lang="zh"]').first().click();
+  await page.waitForFunction((text) => window.attnscope.app.state.text === text && window.attnscope.app.state.view === 'attention', samples.zh[0].text);
+  await settled(page);
+  await screenshot(page, 'samples-zh');
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
+});
+
+test('a samples.json that does not fit the model hides the samples, quietly', async () => {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const broken = [
+    ['plain strings (the old format)', { en: ['To be, or not to be.'], zh: [] }],
+    ['a head the model lacks', { en: [{ text: 'The cat.', pattern: 'previous-token', layer: 3, head: 99 }], zh: [] }],
+    ['an unknown pattern', { en: [{ text: 'The cat.', pattern: 'sink', layer: 0, head: 0 }], zh: [] }],
+    ['not JSON', '{"en": ['],
+  ];
+  for (const [what, body] of broken) {
+    await context.route('**/models/builtin/samples.json', (route) => route.fulfill({ contentType: 'application/json', body: typeof body === 'string' ? body : JSON.stringify(body) }));
+    const page = await freshPage('', context);
+    assert.equal(await page.locator('.samples').isHidden(), true, `${what}: no samples shown`);
+    const { state } = await app(page);
+    assert.equal(state.text, FORMAT1_DEFAULTS.text, `${what}: the page opens on its own sentence`);
+    assert.equal((await app(page)).source.kind, 'builtin');
+    assert.deepEqual(page.consoleErrors, [], what);
+    await page.close();
+    await context.unroute('**/models/builtin/samples.json');
+  }
+  await context.close();
 });
 
 test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama, f16) compute PyTorch’s numbers; broken ones are refused by name', async () => {

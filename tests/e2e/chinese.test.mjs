@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { cleanScreenshot, launch, openPage, settled as pageSettled, startServer } from './helpers.mjs';
 import { strayLatin } from '../../www/glossary.js';
 
-// The built-in model's first Chinese sample (www/models/builtin/samples.json) and the tutorials' sentence.
+// A Chinese sentence among the built-in model's sample candidates (tools/train/head_stats.py) and the tutorials' sentence.
 const SAMPLE = '这本书写得非常好，我一口气就看完了。';
 const SENTENCES = [SAMPLE, '昨天天气很好', 'Hello 昨天 🙂 world'];
 const VIEWS = ['stepper', 'attention', 'grid', 'masks', 'lines', 'qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn', 'output', 'compare', 'ablate', 'lens', 'attribution', 'lessons'];

@@ -16,7 +16,10 @@ import { cleanScreenshot, launch, settled, startServer } from './helpers.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // Read from the file, not from the page: the sentences the page must show.
-const SAMPLES = JSON.parse(readFileSync(join(ROOT, 'www', 'models', 'builtin', 'samples.json'), 'utf8'));
+// The sample sentences alone, {en: [text...], zh: [...]} (samples.json also names each one's pattern and head).
+const SAMPLES = Object.fromEntries(
+  Object.entries(JSON.parse(readFileSync(join(ROOT, 'www', 'models', 'builtin', 'samples.json'), 'utf8'))).map(([lang, list]) => [lang, list.map((s) => s.text)]),
+);
 
 let server;
 let browser;

@@ -17,9 +17,21 @@ token that followed its token's earlier occurrence (induction) and on that occur
 averaged. The same scores on natural text: BOS + the first 63 tokens of a held-out window + those 63 again.
 Writes www/models/builtin/head_stats.json.
 
-It then scores candidate sample sentences (written for this project) by how clearly the labelled heads
-show their pattern on them and by how well the model predicts them, and writes the best three per language
-to www/models/builtin/samples.json as {"en": [...], "zh": [...]}.
+It then picks the sample sentences (pick_samples). For each pattern a sample can show (PATTERNS:
+previous-token, first-token = the attention sink, current-token, induction, duplicate-token) and each
+language, the head with that pattern's highest score on the language's held-out text, among the heads
+labelled with it at a score >= 0.3; then, among the candidate sentences (written for this project), the one
+on which that head shows the pattern most clearly. Each candidate is scored as the page will run it: BOS
+(<|im_start|>, id 1) first, then its tokens. Induction and duplicate-token are shown on a sentence written
+twice ("A B C. A B C."), measured over the rows whose token occurred exactly once before, at least two
+positions back (on a sentence written twice: the second copy's tokens): the weight on the token after that
+earlier occurrence (induction) or on it (duplicate-token). A pattern no head shows, or that no candidate
+shows at >= 0.3, gets no sample.
+Writes www/models/builtin/samples.json, per language a list in PATTERNS order:
+
+    {"en": [{"text": "...", "pattern": "previous-token", "layer": 3, "head": 3}, ...], "zh": [...]}
+
+and every candidate's score under "samples_scored" in head_stats.json.
 
 Run from the repository root after train_builtin.py (a minute, one thread):
 
@@ -33,7 +45,6 @@ from pathlib import Path
 
 import tokenizers
 import torch
-import torch.nn.functional as F
 from safetensors.torch import load_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +58,18 @@ WEAK = 0.3  # "(weak)": the head's largest of the three scores, at least this, b
 WINDOWS, CTX = 64, 128  # per language
 BOS = 1  # <|im_start|>: the first token of every training window and of every input on the page
 PROBE_LEN, PROBE_SEQS = 32, 16
+
+# The patterns a sample can show (samples.json's "pattern", the page's names), each with its score's key
+# in head_stats.json's rows and the label a head showing it gets.
+PATTERNS = {
+    "previous-token": ("prev", "previous-token"),
+    "first-token": ("first", "sink"),
+    "current-token": ("self", "self"),
+    "induction": ("induction", "induction"),
+    "duplicate-token": ("duplicate", "duplicate-token"),
+}
+REPEATED = ("induction", "duplicate-token")  # shown on a candidate written twice
+JOIN = {"en": " ", "zh": ""}  # between the two copies
 
 CANDIDATES = {
     "en": [
@@ -154,16 +177,72 @@ def measure(cfg, w, windows):
     return sums / len(windows)
 
 
+def pattern_scores(probs, ids):
+    """probs [nH, T, T] of ids (BOS first) -> {pattern: [nH]}: prev, first and self as head_scores measures
+    them, and, over the rows whose token occurred exactly once before, at j <= i - 2, the mean weight on the
+    token after that occurrence (induction, probs[i, j + 1]) and on it (duplicate-token, probs[i, j])."""
+    prev, first, self_ = head_scores(probs)
+    scores = {"previous-token": prev, "first-token": first, "current-token": self_}
+    seen, rows = {}, []
+    for i, tok_id in enumerate(ids.tolist()):
+        earlier = seen.setdefault(tok_id, [])
+        if len(earlier) == 1 and i - earlier[0] >= 2:
+            rows.append((i, earlier[0]))
+        earlier.append(i)
+    if rows:
+        i, j = (torch.tensor(c) for c in zip(*rows))
+        scores["induction"] = probs[:, i, j + 1].mean(-1)
+        scores["duplicate-token"] = probs[:, i, j].mean(-1)
+    return scores
+
+
+def shown_by(layers, lang, pattern):
+    """(layer, head, score) of the head that shows `pattern` most (on `lang`'s held-out text, or on repeated
+    random tokens for REPEATED patterns), among those labelled with it (label_<lang>, weak or not; REPEATED
+    patterns need no label) at a score >= WEAK; None when there is none."""
+    key, name = PATTERNS[pattern]
+    # Induction and duplicate-token are scored on repeated random tokens, the same for both languages, and
+    # give no label: a head qualifies by its score alone.
+    found = [(row[lang].get(key, row.get(key)), l, row["head"]) for l, heads in enumerate(layers) for row in heads
+             if (pattern in REPEATED or row[f"label_{lang}"].split(" (")[0] == name)
+             and row[lang].get(key, row.get(key)) is not None]
+    best = max(found, default=None)
+    return None if best is None or best[0] < WEAK else (best[1], best[2], best[0])
+
+
 @torch.no_grad()
-def sample_score(cfg, w, ids, heads):
-    """How clearly the labelled heads show their pattern on this text, and the model's loss on it."""
-    trace, _ = ref.forward(w, cfg, ids, None, None)
-    vals = []
-    for l, h, lab in heads:
-        prev, first, self_ = (s[h].item() for s in head_scores(trace[f"layers.{l}.attn.probs"]))
-        vals.append({"previous-token": prev, "sink": first, "self": self_}[lab.split(" (")[0]])
-    loss = F.cross_entropy(trace["logits"][:-1], ids[1:]).item()
-    return sum(vals) / max(len(vals), 1), loss
+def pick_samples(cfg, w, tok, layers):
+    """samples.json ({lang: [{text, pattern, layer, head}]}) and every candidate's score, per language and
+    pattern: the head shown_by picks, and the candidate on which it shows the pattern most clearly."""
+    samples, scored = {}, {}
+    for lang, texts in CANDIDATES.items():
+        samples[lang], scored[lang] = [], {}
+        traces = {}
+        for pattern in PATTERNS:
+            head = shown_by(layers, lang, pattern)
+            if head is None:
+                continue
+            l, h, held_out = head
+            rows = []
+            for text in texts:
+                shown = JOIN[lang].join([text, text]) if pattern in REPEATED else text
+                if shown not in traces:
+                    ids = torch.tensor([BOS] + tok.encode(shown, add_special_tokens=False).ids)
+                    trace, _ = ref.forward(w, cfg, ids, None, None)
+                    traces[shown] = [pattern_scores(trace[f"layers.{k}.attn.probs"], ids) for k in range(len(layers))]
+                score = traces[shown][l].get(pattern)
+                if score is not None:
+                    rows.append((score[h].item(), shown))
+            rows.sort(reverse=True)
+            print(f"{lang} {pattern} L{l}H{h} (held out {held_out:.2f}): " +
+                  "; ".join(f"{s:.3f} {t[:24]}" for s, t in rows[:3]))
+            scored[lang][pattern] = {"layer": l, "head": h, "held_out": round(held_out, 4),
+                                     "candidates": [{"text": t, "score": round(s, 4)} for s, t in rows]}
+            # A sample must show its pattern as clearly as a head must to be labelled with it (the e2e test
+            # checks the same bound on the page's own run).
+            if rows and rows[0][0] >= WEAK:
+                samples[lang].append({"text": rows[0][1], "pattern": pattern, "layer": l, "head": h})
+    return samples, scored
 
 
 def main():
@@ -219,21 +298,7 @@ def main():
     best = {k: max(((probe[i, l, h].item(), f"L{l}H{h}") for l in range(L) for h in range(nH))) for i, k in
             enumerate(("induction", "duplicate"))}
     print("best on repeated random tokens:", best)
-    samples, scored = {}, {}
-    # Samples are scored on the previous-token and sink heads (the self heads are clear on any text).
-    shown = [x for x in labelled if not x[2].startswith("self")] or labelled
-    for lang, texts in CANDIDATES.items():
-        rows = []
-        for text in texts:
-            ids = torch.tensor(tok.encode(text, add_special_tokens=False).ids)
-            clarity, loss = sample_score(cfg, w, ids, shown)
-            rows.append((clarity - 0.05 * loss, clarity, loss, len(ids), text))
-        rows.sort(reverse=True)
-        for r in rows:
-            print(f"{lang} score {r[0]:.3f} clarity {r[1]:.3f} loss {r[2]:.2f} tokens {r[3]:3d}  {r[4]}")
-        samples[lang] = [r[4] for r in rows[:3]]
-        scored[lang] = [{"text": r[4], "tokens": r[3], "clarity": round(r[1], 4), "loss": round(r[2], 4)}
-                        for r in rows]
+    samples, scored = pick_samples(cfg, w, tok, layers)
 
     if args.no_write:
         return
