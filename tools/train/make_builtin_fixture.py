@@ -2,7 +2,7 @@
 """Reference trace of the built-in model for one short English + Chinese sample: tests/fixtures/builtin/.
 
 Runs tools/reference/make_fixtures.py's forward (PyTorch, f32 from the shipped f16 weights, no cache, no
-padding) on www/models/builtin and writes
+padding) on www/models/builtin, BOS first, and writes
   tests/fixtures/builtin/input.json         {"ids": [...], "attention_mask": null, "prefix_len": 0}
   tests/fixtures/builtin/trace.safetensors  the trace under its contract names, f32, batch dim dropped
 so a Rust test can run `attnscope trace --model www/models/builtin --input input.json` and compare.
@@ -30,6 +30,7 @@ MODEL = ROOT / "www" / "models" / "builtin"
 OUT = ROOT / "tests" / "fixtures" / "builtin"
 TEXT = "The cat sat on the mat. 小猫坐在垫子上。"
 DROPPED = ("ffn.gate", "ffn.up", "ffn.act")
+BOS = 1  # <|im_start|>: first, as the model was trained and as the page shows every input
 
 
 def main():
@@ -39,7 +40,7 @@ def main():
     assert all(v.dtype == torch.float16 for v in stored.values()) and "lm_head.weight" not in stored
     w = {k: v.float() for k, v in stored.items()}
     tok = tokenizers.Tokenizer.from_file(str(MODEL / "tokenizer.json"))
-    ids = tok.encode(TEXT, add_special_tokens=False).ids
+    ids = [BOS] + tok.encode(TEXT, add_special_tokens=False).ids
     trace = ref.run_case(w, cfg, torch.tensor(ids), None, 0)
     ref.check("builtin", cfg, trace, torch.tensor(ids), None, 0, w)
     kept = {k: v.float().contiguous().clone() for k, v in trace.items() if not k.endswith(DROPPED)}
@@ -58,7 +59,7 @@ on the built-in model `www/models/builtin` (its f16 weights, computed in f32, no
 
     {TEXT}
 
-tokenized with MiniMind's tokenizer into {len(ids)} ids (`input.json`, no special tokens added). The Rust side
+tokenized with MiniMind's tokenizer after its BOS token `<|im_start|>` (id 1): {len(ids)} ids (`input.json`). The Rust side
 checks `attnscope trace --model www/models/builtin --input tests/fixtures/builtin/input.json` against
 `trace.safetensors` ({size / 1024:.0f} KiB) with the contract's tolerance.
 
