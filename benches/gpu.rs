@@ -77,7 +77,7 @@ fn main() {
         let mut gpu_mm = |kernel: Matmul| {
             gpu.matmul = kernel;
             time(runs, || {
-                pollster::block_on(gpu.linear(x.view(), w_up.view())).expect("gpu matmul");
+                pollster::block_on(gpu.linear(x.view(), w_up.to_array().view())).expect("gpu matmul");
             })
         };
         let (blocked, tiled) = (gpu_mm(Matmul::Blocked), gpu_mm(Matmul::Tiled));

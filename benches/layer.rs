@@ -25,7 +25,6 @@ use attnscope::model::flash::flash_attention;
 use attnscope::model::forward::DEFAULT_TILE;
 use attnscope::model::kv_cache::KvCache;
 use attnscope::model::Interventions;
-use attnscope::model::linear::Weight;
 use attnscope::model::rope::RopeTable;
 use attnscope::trace::Recorder;
 use attnscope::{weights, Config};
@@ -130,7 +129,7 @@ fn matmul() {
     for t in [128, 1024] {
         for (k, out) in kernels::SHAPES {
             let x = kernels::filled(t, k, 1);
-            let w = Weight::new(kernels::filled(out, k, 2));
+            let w = kernels::Operand::new(kernels::filled(out, k, 2));
             let mut runs: Vec<Box<dyn FnMut() + '_>> = kernels::KERNELS
                 .iter()
                 .map(|&(_, kernel)| {

@@ -8,11 +8,10 @@ mod kernels;
 
 use std::sync::Mutex;
 
-use attnscope::model::linear::Weight;
 use ndarray::Array2;
 
-/// x [T, in] and W [out, in] (packed) of the prepared case.
-static INPUTS: Mutex<Option<(Array2<f32>, Weight)>> = Mutex::new(None);
+/// x [T, in] and W [out, in] of the prepared case.
+static INPUTS: Mutex<Option<(Array2<f32>, kernels::Operand)>> = Mutex::new(None);
 
 #[no_mangle]
 pub extern "C" fn shape_count() -> u32 {
@@ -28,7 +27,7 @@ pub extern "C" fn kernel_count() -> u32 {
 #[no_mangle]
 pub extern "C" fn prepare(shape: u32, t: u32) -> f64 {
     let (k, out) = kernels::SHAPES[shape as usize];
-    *INPUTS.lock().unwrap() = Some((kernels::filled(t as usize, k, 1), Weight::new(kernels::filled(out, k, 2))));
+    *INPUTS.lock().unwrap() = Some((kernels::filled(t as usize, k, 1), kernels::Operand::new(kernels::filled(out, k, 2))));
     2.0 * (t as usize * k * out) as f64
 }
 

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use half::{bf16, f16};
-use ndarray::{Array, Array1, ArrayD, Dimension, Ix1, Ix2, IxDyn};
+use ndarray::{Array1, ArrayBase, ArrayD, Data, Dimension, Ix1, Ix2, IxDyn};
 use safetensors::tensor::{Metadata, TensorView};
 use safetensors::{Dtype, SafeTensors};
 
@@ -59,7 +59,7 @@ pub struct MoeFeedForward {
 
 #[derive(Clone, Debug)]
 pub struct Weights {
-    pub embed_tokens: Weight,         // [V, H]; packed for linear only when it is lm_head too
+    pub embed_tokens: Weight,         // [V, H]; packed for linear (in wasm32) only when it is lm_head too
     pub layers: Vec<LayerWeights>,
     pub norm: Array1<f32>,            // [H]
     /// `None` when tied: lm_head is embed_tokens.
@@ -356,19 +356,19 @@ fn fnv1a(text: &str) -> u64 {
 /// `{"format": "pt"}` metadata as `transformers` writes it. `lm_head.weight` is written only when
 /// the config is untied; Q/K norm weights whenever the layers have them.
 pub fn to_safetensors(config: &Config, weights: &Weights) -> Vec<u8> {
-    fn add<D: Dimension>(out: &mut Vec<(String, Vec<usize>, Vec<u8>)>, name: String, a: &Array<f32, D>) {
+    fn add<S: Data<Elem = f32>, D: Dimension>(out: &mut Vec<(String, Vec<usize>, Vec<u8>)>, name: String, a: &ArrayBase<S, D>) {
         let bytes = a.iter().flat_map(|x| x.to_le_bytes()).collect();
         out.push((name, a.shape().to_vec(), bytes));
     }
     let mut tensors = Vec::new();
-    add(&mut tensors, "model.embed_tokens.weight".into(), &weights.embed_tokens);
+    add(&mut tensors, "model.embed_tokens.weight".into(), &weights.embed_tokens.to_array());
     for (l, layer) in weights.layers.iter().enumerate() {
         let p = format!("model.layers.{l}.");
         add(&mut tensors, format!("{p}input_layernorm.weight"), &layer.input_layernorm);
-        add(&mut tensors, format!("{p}self_attn.q_proj.weight"), &layer.q_proj);
-        add(&mut tensors, format!("{p}self_attn.k_proj.weight"), &layer.k_proj);
-        add(&mut tensors, format!("{p}self_attn.v_proj.weight"), &layer.v_proj);
-        add(&mut tensors, format!("{p}self_attn.o_proj.weight"), &layer.o_proj);
+        add(&mut tensors, format!("{p}self_attn.q_proj.weight"), &layer.q_proj.to_array());
+        add(&mut tensors, format!("{p}self_attn.k_proj.weight"), &layer.k_proj.to_array());
+        add(&mut tensors, format!("{p}self_attn.v_proj.weight"), &layer.v_proj.to_array());
+        add(&mut tensors, format!("{p}self_attn.o_proj.weight"), &layer.o_proj.to_array());
         if let Some(q_norm) = &layer.q_norm {
             add(&mut tensors, format!("{p}self_attn.q_norm.weight"), q_norm);
         }
@@ -377,14 +377,14 @@ pub fn to_safetensors(config: &Config, weights: &Weights) -> Vec<u8> {
         }
         add(&mut tensors, format!("{p}post_attention_layernorm.weight"), &layer.post_attention_layernorm);
         let feed_forward = |tensors: &mut Vec<_>, prefix: String, f: &FeedForward| {
-            add(tensors, format!("{prefix}gate_proj.weight"), &f.gate_proj);
-            add(tensors, format!("{prefix}up_proj.weight"), &f.up_proj);
-            add(tensors, format!("{prefix}down_proj.weight"), &f.down_proj);
+            add(tensors, format!("{prefix}gate_proj.weight"), &f.gate_proj.to_array());
+            add(tensors, format!("{prefix}up_proj.weight"), &f.up_proj.to_array());
+            add(tensors, format!("{prefix}down_proj.weight"), &f.down_proj.to_array());
         };
         match &layer.mlp {
             Mlp::Dense(f) => feed_forward(&mut tensors, format!("{p}mlp."), f),
             Mlp::Moe(moe) => {
-                add(&mut tensors, format!("{p}mlp.gate.weight"), &moe.gate);
+                add(&mut tensors, format!("{p}mlp.gate.weight"), &moe.gate.to_array());
                 for (e, f) in moe.experts.iter().enumerate() {
                     feed_forward(&mut tensors, format!("{p}mlp.experts.{e}."), f);
                 }
@@ -393,7 +393,7 @@ pub fn to_safetensors(config: &Config, weights: &Weights) -> Vec<u8> {
     }
     add(&mut tensors, "model.norm.weight".into(), &weights.norm);
     if !config.tie_word_embeddings {
-        add(&mut tensors, "lm_head.weight".into(), weights.lm_head());
+        add(&mut tensors, "lm_head.weight".into(), &weights.lm_head().to_array());
     }
     let views = tensors.iter().map(|(name, shape, bytes)| {
         (name.as_str(), TensorView::new(Dtype::F32, shape.clone(), bytes).expect("bytes match the shape"))
@@ -445,22 +445,21 @@ pub const MAX_LOAD_BYTES: u64 = 3 << 30;
 
 /// Refuses, before a byte of its tensor data is read, a checkpoint the tab could not hold while it
 /// loads: its file twice (the page's copy, kept for the next visit and for rebuilding after Cancel or
-/// a trap, and the core's, copied into WebAssembly memory to be read), its f32 weights, `packed`, the
-/// copy of its matrices the wasm matmul kernel reads (`linear::Weight`; 0 natively), and `held`, what
-/// the tab holds already until the new model replaces it (the model loaded now, its trace, its kept
-/// copy). The refusal is a plain sentence: nothing is wrong with the file, only with its size here.
-pub fn check_load_budget(file: u64, f32_bytes: u64, packed: u64, held: u64) -> Result<(), String> {
-    let need = file.saturating_mul(2).saturating_add(f32_bytes).saturating_add(packed).saturating_add(held);
+/// a trap, and the core's, copied into WebAssembly memory to be read), `weights`, what its weights take
+/// in the core (`Config::weight_bytes_held`), and `held`, what the tab holds already until the new
+/// model replaces it (the model loaded now, its trace, its kept copy). The refusal is a plain
+/// sentence: nothing is wrong with the file, only with its size here.
+pub fn check_load_budget(file: u64, weights: u64, held: u64) -> Result<(), String> {
+    let need = file.saturating_mul(2).saturating_add(weights).saturating_add(held);
     if need > MAX_LOAD_BYTES {
         let gb = |b: u64| b as f64 / 1e9;
-        let packed = if packed > 0 { format!(" ({:.2} GB of them twice, packed for the matmul kernel)", gb(packed)) } else { String::new() };
         return Err(format!(
             "this checkpoint needs {:.2} GB to load (its {:.2} GB file twice, the page's copy and the core's, \
-             {:.2} GB of f32 weights{packed}, and {:.2} GB held for the model loaded now), more than the {:.2} GB \
+             {:.2} GB of f32 weights, and {:.2} GB held for the model loaded now), more than the {:.2} GB \
              a browser tab has for its models",
             gb(need),
             gb(file),
-            gb(f32_bytes),
+            gb(weights),
             gb(held),
             gb(MAX_LOAD_BYTES)
         ));

@@ -304,7 +304,7 @@ mod interp {
             let tr = run(&m, path, vec![(2, 3)], Selection { target_token: target, ..readouts() });
             let logits = data(&tr, "logits");
             let resid = data(&tr, &format!("layers.{}.out", layers - 1));
-            let lm = m.weights.lm_head();
+            let lm = m.weights.lm_head().to_array();
             for row in 0..t {
                 let lrow = &logits[row * v..(row + 1) * v];
                 let top = (0..v).fold(0, |b, i| if lrow[i] > lrow[b] { i } else { b });

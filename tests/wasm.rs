@@ -61,6 +61,36 @@ fn linear_matches_triple_loop() {
     common::linear_matches_triple_loop();
 }
 
+/// In wasm32 a weight is held only as the kernel's panels: its readers get the checkpoint's numbers
+/// back exactly (a partial last panel included), and x · W (`linear_back`) meets a triple loop.
+#[wasm_bindgen_test]
+fn panel_only_weights_read_back_exactly() {
+    use attnscope::model::linear::{linear_back, Weight};
+    use ndarray::{Array2, Axis};
+    let w = Array2::from_shape_fn((13, 21), |(r, c)| (r * 21 + c) as f32 * 0.01 - 1.0);
+    let weight = Weight::new(w.clone());
+    assert_eq!(weight.dim(), (13, 21));
+    assert_eq!(weight.to_array(), w);
+    assert_eq!(weight.rows(&[12, 0, 8, 8]), w.select(Axis(0), &[12, 0, 8, 8]));
+    let x = Array2::from_shape_fn((5, 13), |(r, c)| ((r * 7 + c * 3) % 11) as f32 * 0.1 - 0.5);
+    let back = linear_back(x.view(), &weight);
+    assert_eq!(back.dim(), (5, 21));
+    for ((i, j), &got) in back.indexed_iter() {
+        let want: f64 = (0..13).map(|p| x[[i, p]] as f64 * w[[p, j]] as f64).sum();
+        assert!((got as f64 - want).abs() <= 1e-5 * (1.0 + want.abs()), "[{i}, {j}]: {got} vs {want}");
+    }
+}
+
+/// What a model's weights take in wasm32: each weight once, in f32; only a matrix whose rows do not
+/// fill whole 8-row panels costs more (MiniMind's router of 4 experts: [4, 768] held as [8, 768]).
+#[wasm_bindgen_test]
+fn weights_are_held_once_with_the_panels_padding() {
+    let dense = Config::from_json(r#"{"num_hidden_layers": 1}"#).unwrap();
+    assert_eq!(dense.weight_bytes_held(), dense.weight_count() * 4);
+    let moe = Config::from_json(r#"{"num_hidden_layers": 2, "use_moe": true, "num_experts": 4}"#).unwrap();
+    assert_eq!(moe.weight_bytes_held(), (moe.weight_count() + 2 * 4 * 768) * 4);
+}
+
 #[wasm_bindgen_test]
 fn gqa_matches_pytorch_on_both_paths() {
     check(fixture!("gqa"), AttentionPath::Naive);
@@ -162,7 +192,7 @@ fn random_weights_are_bit_identical_to_native() {
     )
     .unwrap();
     let w = weights::random(&config, 2024);
-    let bits: Vec<u32> = w.layers[1].o_proj.iter().take(3).map(|x| x.to_bits()).collect();
+    let bits: Vec<u32> = w.layers[1].o_proj.to_array().iter().take(3).map(|x| x.to_bits()).collect();
     assert_eq!(bits, [1050065390, 3181025891, 1044968879]);
 }
 
@@ -292,25 +322,26 @@ fn header_only(tensors: &[(&str, Vec<usize>)], dtype: &str, bytes_per_weight: us
 #[wasm_bindgen_test]
 fn a_checkpoint_too_big_for_the_tab_is_refused_from_its_header() {
     use attnscope::wasm_api::check_checkpoint;
-    // 264 M weights (1.05 GB in f32, and in wasm 0.66 GB more: every matrix but the untied embedding
-    // packed for the matmul kernel): in f16 the file twice (the page's copy and the core's), the f32
-    // weights and the packed copy fit the tab together (2.77 GB), in f32 they do not (3.83 GB), nor in
-    // f16 beside 1 GB the tab holds already for the model loaded now.
+    // 329 M weights (1.32 GB in f32, held once: the matrices only as the matmul kernel's panels, none
+    // of them padded at these shapes): in f16 the file twice (the page's copy and the core's) and the
+    // f32 weights fit the tab together (2.63 GB), in f32 they do not (3.95 GB), nor in f16 beside 1 GB
+    // the tab holds already for the model loaded now.
     let config = r#"{"hidden_size": 4096, "num_hidden_layers": 1, "num_attention_heads": 32, "num_key_value_heads": 8,
-        "intermediate_size": 2048, "vocab_size": 24000, "tie_word_embeddings": false, "model_type": "llama"}"#;
+        "intermediate_size": 2048, "vocab_size": 32000, "tie_word_embeddings": false, "model_type": "llama"}"#;
     let l = |s: &str| format!("model.layers.0.{s}");
     let names = [l("input_layernorm.weight"), l("self_attn.q_proj.weight"), l("self_attn.k_proj.weight"), l("self_attn.v_proj.weight"),
         l("self_attn.o_proj.weight"), l("post_attention_layernorm.weight"), l("mlp.gate_proj.weight"), l("mlp.up_proj.weight"), l("mlp.down_proj.weight")];
     let shapes = [vec![4096], vec![4096, 4096], vec![1024, 4096], vec![1024, 4096], vec![4096, 4096], vec![4096], vec![2048, 4096], vec![2048, 4096], vec![4096, 2048]];
-    let mut tensors: Vec<(&str, Vec<usize>)> = vec![("model.embed_tokens.weight", vec![24000, 4096])];
+    let mut tensors: Vec<(&str, Vec<usize>)> = vec![("model.embed_tokens.weight", vec![32000, 4096])];
     tensors.extend(names.iter().map(String::as_str).zip(shapes));
-    tensors.extend([("model.norm.weight", vec![4096]), ("lm_head.weight", vec![24000, 4096])]);
+    tensors.extend([("model.norm.weight", vec![4096]), ("lm_head.weight", vec![32000, 4096])]);
 
     let (head, size) = header_only(&tensors, "F16", 2);
     let view = check_checkpoint(config, size, &head, 0.0).map_err(JsValue::from).unwrap();
     let get = |name: &str| js_sys::Reflect::get(&view, &JsValue::from_str(name)).unwrap();
     assert_eq!(get("dtype").as_string().unwrap(), "F16");
-    assert_eq!(get("weight_count").as_f64().unwrap(), 263_729_152.0);
+    assert_eq!(get("weight_count").as_f64().unwrap(), 329_265_152.0);
+    assert_eq!(get("weight_bytes_held").as_f64().unwrap(), 329_265_152.0 * 4.0);
     assert_eq!(get("qk_norm").as_bool(), Some(false));
 
     let message = |head: &[u8], size: f64, held: f64| {
@@ -321,5 +352,5 @@ fn a_checkpoint_too_big_for_the_tab_is_refused_from_its_header() {
     assert!(refused.contains("and 1.00 GB held for the model loaded now"), "{refused}");
     let (head, size) = header_only(&tensors, "F32", 4);
     let refused = message(&head, size, 0.0);
-    assert!(refused.contains("needs 3.83 GB to load") && refused.contains("a browser tab has for its models"), "{refused}");
+    assert!(refused.contains("needs 3.95 GB to load") && refused.contains("1.32 GB of f32 weights, and") && refused.contains("a browser tab has for its models"), "{refused}");
 }

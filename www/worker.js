@@ -138,7 +138,7 @@ function variant(config, seed) {
   return found;
 }
 
-// What this worker's core holds now, in bytes: the model's weights (f32, and packed for the kernel), its last run's trace and the
+// What this worker's core holds now, in bytes: the model's weights (f32, once), its last run's trace and the
 // variants kept. A checkpoint loads beside all of it (the previous model goes only once it has loaded).
 function heldBytes() {
   const weights = (owner) => owner.config().weight_bytes_held;

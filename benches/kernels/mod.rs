@@ -3,32 +3,59 @@
 //! until the measurements in BENCHMARKS.md), the `gemm` crate with `Parallelism::None` (what
 //! `linear` runs natively), and in wasm32 `linear` itself, the packed simd128 kernel. Shared by
 //! benches/layer.rs (native) and examples/matmul_wasm.rs (wasm32), so both targets time the same code.
-//! Each takes the weight as `Weight`, packed once before timing, as the model holds it.
+//! Each reads the weight as it would hold it, prepared once before timing (`Operand`).
 
-use attnscope::model::linear::{gemm_matmul, Weight};
+#[cfg(target_arch = "wasm32")]
+use attnscope::model::linear::Weight;
+use attnscope::model::linear::gemm_matmul;
 use ndarray::{Array2, ArrayView2};
 
-type Kernel = fn(ArrayView2<f32>, &Weight) -> Array2<f32>;
+/// One weight `[out, in]` as each kernel reads it: row-major for ndarray and gemm, and in wasm32 also
+/// as the model holds it for `linear` (`Weight`: there only the kernel's panels, which cannot lend
+/// the rows to the others).
+pub struct Operand {
+    pub rows: Array2<f32>,
+    #[cfg(target_arch = "wasm32")]
+    pub weight: Weight,
+}
+
+impl Operand {
+    pub fn new(w: Array2<f32>) -> Self {
+        Operand {
+            #[cfg(target_arch = "wasm32")]
+            weight: Weight::new(w.clone()),
+            rows: w,
+        }
+    }
+}
+
+type Kernel = fn(ArrayView2<f32>, &Operand) -> Array2<f32>;
 
 /// Kernels in the order benches report them; the first is the baseline of the ratios.
 #[cfg(not(target_arch = "wasm32"))]
 pub const KERNELS: [(&str, Kernel); 2] = [("matrixmultiply", matrixmultiply), ("gemm", gemm)];
 #[cfg(target_arch = "wasm32")]
 pub const KERNELS: [(&str, Kernel); 3] =
-    [("matrixmultiply", matrixmultiply), ("gemm", gemm), ("packed", attnscope::model::linear::linear)];
+    [("matrixmultiply", matrixmultiply), ("gemm", gemm), ("packed", packed)];
 
 /// The shapes of one MiniMind-3 layer's matmuls, as (in, out) of y[T, out] = x[T, in] W^T:
 /// q_proj (768 -> 768), gate_proj / up_proj (768 -> 2432), down_proj (2432 -> 768).
 pub const SHAPES: [(usize, usize); 3] = [(768, 768), (768, 2432), (2432, 768)];
 
 /// x: [N, in], w: [out, in] -> [N, out] with ndarray's `.dot`.
-pub fn matrixmultiply(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
-    x.dot(&w.t())
+pub fn matrixmultiply(x: ArrayView2<f32>, w: &Operand) -> Array2<f32> {
+    x.dot(&w.rows.t())
 }
 
 /// x: [N, in], w: [out, in] -> [N, out] through the `gemm` crate, as `linear` runs natively.
-pub fn gemm(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
-    gemm_matmul(x, w.t())
+pub fn gemm(x: ArrayView2<f32>, w: &Operand) -> Array2<f32> {
+    gemm_matmul(x, w.rows.t())
+}
+
+/// x: [N, in], w: [out, in] -> [N, out] through `linear`: in wasm32 the packed simd128 kernel.
+#[cfg(target_arch = "wasm32")]
+pub fn packed(x: ArrayView2<f32>, w: &Operand) -> Array2<f32> {
+    attnscope::model::linear::linear(x, &w.weight)
 }
 
 /// Deterministic values in [-1, 1), so no bench needs a rand crate.

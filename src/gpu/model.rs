@@ -14,6 +14,7 @@ use super::kernels::{padding_flags, AttnDims, AttnRecord};
 use super::program::{Program, Tap};
 use crate::model::forward::{check_input, check_trace_args};
 use crate::model::rope::RopeTable;
+use crate::model::linear::Weight;
 use crate::model::{Model, RunOptions};
 use crate::trace::{Recorder, Selection, Trace};
 use crate::weights::FeedForward;
@@ -123,7 +124,8 @@ impl GpuModel {
         let w = &model.weights;
         let up = |name: &str, a: &[f32]| gpu.upload(name, a);
         let vec = |a: &ndarray::Array1<f32>| a.as_slice().expect("contiguous").to_vec();
-        let mat = |a: &Array2<f32>| a.as_standard_layout().into_owned().into_raw_vec_and_offset().0;
+        // One matrix at a time in row-major order (in wasm32 unpacked from the kernel's panels just for its upload).
+        let mat = |a: &Weight| a.to_array().as_standard_layout().into_owned().into_raw_vec_and_offset().0;
         let mut layers = Vec::with_capacity(w.layers.len());
         for (l, (lw, ffn)) in w.layers.iter().zip(dense).enumerate() {
             let name = |s: &str| format!("model.layers.{l}.{s}");

@@ -171,7 +171,26 @@ fn head_into(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32>, h: usiz
         probs.extend_from_slice(&masked[at..]);
         softmax_in_place(&mut probs[at..], seen);
     }
-    matmul(ArrayView2::from_shape((t, s_len), &probs[start..]).expect("[T, S] rows"), v.slice(s![.., kvh, ..]))
+    probs_times_v(ArrayView2::from_shape((t, s_len), &probs[start..]).expect("[T, S] rows"), v.slice(s![.., kvh, ..]), mask)
+}
+
+/// Query rows per product in `probs_times_v`: smaller blocks skip more of the causal future, each
+/// block is one more call (and in wasm32 one more pack of V's rows it reads).
+const PV_ROWS: usize = 32;
+
+/// probs [T, S] · V [S, d] -> context [T, d], reading only the keys the rows can see: the causal
+/// future's probabilities are exact zeros (`softmax_in_place`), so each block of PV_ROWS rows is
+/// multiplied by the keys up to the ones its last row sees, about half of the product when T = S.
+fn probs_times_v(probs: ArrayView2<f32>, v: ArrayView2<f32>, mask: &MaskSpec) -> Array2<f32> {
+    let (t, s_len) = probs.dim();
+    let mut context = Vec::with_capacity(t * v.ncols());
+    for i0 in (0..t).step_by(PV_ROWS) {
+        let i1 = (i0 + PV_ROWS).min(t);
+        let seen = mask.visible(i1 - 1, s_len);
+        let block = matmul(probs.slice(s![i0..i1, ..seen]), v.slice(s![..seen, ..]));
+        context.extend(block.into_raw_vec_and_offset().0);
+    }
+    Array2::from_shape_vec((t, v.ncols()), context).expect("every block appended its rows")
 }
 
 #[cfg(test)]
@@ -261,6 +280,26 @@ mod tests {
                         assert_eq!(out.probs[[h, i, j]], 0.0);
                     }
                 }
+            }
+        }
+    }
+
+    /// The context reads only the keys each block of 32 query rows sees: it must still be the whole
+    /// probs · V (in f64), with blocks that split the rows unevenly, a cached prefix, and without the
+    /// causal mask (one block of every key).
+    #[test]
+    fn context_is_probs_times_v_over_the_keys_each_block_sees() {
+        let f = |i: usize| ((i * 7919 % 101) as f32 / 101.0 - 0.5) * 2.0;
+        for (t, s_len, causal) in [(70, 70, true), (40, 75, true), (33, 33, false)] {
+            let (n_h, n_kv, d) = (2, 1, 5);
+            let q = Array3::from_shape_fn((t, n_h, d), |(a, b, c)| f(a * 31 + b * 7 + c));
+            let k = Array3::from_shape_fn((s_len, n_kv, d), |(a, b, c)| f(a * 13 + b * 5 + c + 400));
+            let v = Array3::from_shape_fn((s_len, n_kv, d), |(a, b, c)| f(a * 11 + b * 3 + c + 900));
+            let mask = MaskSpec { causal, prefix_len: s_len - t, padding: None };
+            let out = naive_attention(q.view(), k.view(), v.view(), &mask, 0.4);
+            for ((i, h, c), &got) in out.context.indexed_iter() {
+                let want: f64 = (0..s_len).map(|j| out.probs[[h, i, j]] as f64 * v[[j, 0, c]] as f64).sum();
+                assert!((got as f64 - want).abs() < 1e-5, "T={t} S={s_len} row {i} head {h}: {got} vs {want}");
             }
         }
     }

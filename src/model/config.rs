@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::linear::Weight;
 use crate::Error;
 
 /// Largest sizes attnscope accepts. They keep a typo in a config or a link from freezing a tab.
@@ -15,8 +16,8 @@ pub const MAX_INTERMEDIATE: usize = 65536;
 pub const MAX_EXPERTS: usize = 256;
 pub const MAX_VOCAB: usize = 262_144;
 pub const MAX_TOKENS: usize = 8192;
-/// Budget for the weights a model holds in f32 (bytes), in wasm32 with the copy packed for the matmul
-/// kernel (`weight_bytes_held`). MiniMind-3 needs about 0.3 GB, twice that in a browser.
+/// Budget for the weights a model holds in f32 (bytes, `weight_bytes_held`). MiniMind-3 needs about
+/// 0.3 GB, in a browser too (there the matrices are held as the matmul kernel's panels instead).
 pub const MAX_WEIGHT_BYTES: u64 = 2 << 30;
 
 /// YaRN constants MiniMind uses when `inference_rope_scaling` is on.
@@ -217,13 +218,11 @@ impl Config {
         if self.max_position_embeddings == 0 {
             return bad("max_position_embeddings must be at least 1".into());
         }
-        // What the core holds: in wasm32 the matrices twice (as read, and packed for the matmul kernel).
-        let (f32_bytes, held) = (self.weight_count().saturating_mul(4), self.weight_bytes_held());
+        let held = self.weight_bytes_held();
         if held > MAX_WEIGHT_BYTES {
-            let packed = if held > f32_bytes { format!(" ({:.2} GB with the copy packed for the matmul kernel)", held as f64 / 1e9) } else { String::new() };
             return bad(format!(
-                "this configuration needs {:.2} GB of f32 weights{packed}, over the budget of {:.2} GB",
-                f32_bytes as f64 / 1e9,
+                "this configuration needs {:.2} GB of f32 weights, over the budget of {:.2} GB",
+                held as f64 / 1e9,
                 MAX_WEIGHT_BYTES as f64 / 1e9
             ));
         }
@@ -247,38 +246,44 @@ impl Config {
         self.num_attention_heads / self.num_key_value_heads
     }
 
-    /// Number of weights, counted in u64 so absurd configs cannot overflow before being refused.
-    pub fn weight_count(&self) -> u64 {
+    /// The model's weights as `(matrices, rest)`: the matrices `linear` multiplies by, as `[out, in]`
+    /// and how many of that shape, and the number of the others (the norms, and the embedding table
+    /// when it is not lm_head too, which is only read by rows). Counted in u64 so absurd configs cannot
+    /// overflow before being refused.
+    fn weight_shapes(&self) -> (Vec<([u64; 2], u64)>, u64) {
         let h = self.hidden_size as u64;
         let d = self.head_dim.unwrap_or(self.hidden_size / self.num_attention_heads.max(1)) as u64;
         let nh = self.num_attention_heads as u64;
         let nkv = self.num_key_value_heads as u64;
         let i = self.intermediate_size.map_or(((h as f64 * std::f64::consts::PI / 64.0).ceil() as u64) * 64, |i| i as u64);
-        let v = self.vocab_size as u64;
+        let (v, layers) = (self.vocab_size as u64, self.num_hidden_layers as u64);
         let qk_norm = if self.qk_norm { 2 * d } else { 0 };
-        let ffn = if self.use_moe {
+        let mut matrices = vec![([nh * d, h], layers), ([nkv * d, h], 2 * layers), ([h, nh * d], layers), ([v, h], 1)];
+        if self.use_moe {
             // The router [E, H] and E experts of moe_intermediate_size (default: intermediate_size).
             let e = self.num_experts as u64;
             let im = self.moe_intermediate_size.map_or(i, |m| m as u64);
-            e * h + e * 3 * im * h
+            matrices.extend([([e, h], layers), ([im, h], 2 * e * layers), ([h, im], e * layers)]);
         } else {
-            3 * i * h
-        };
-        let per_layer = 2 * h + nh * d * h + 2 * nkv * d * h + h * nh * d + qk_norm + ffn;
-        let head = if self.tie_word_embeddings { 0 } else { v * h };
-        v * h + self.num_hidden_layers as u64 * per_layer + h + head
+            matrices.extend([([i, h], 2 * layers), ([h, i], layers)]);
+        }
+        let untied_embed = if self.tie_word_embeddings { 0 } else { v * h };
+        (matrices, layers * (2 * h + qk_norm) + h + untied_embed)
     }
 
-    /// Bytes the weights take in memory in this build: f32, and in wasm32 the matrices `linear`
-    /// multiplies by once more, packed for its kernel (model/linear.rs; an untied embedding table is
-    /// only read by rows, so only its f32 copy counts).
+    /// Number of weights.
+    pub fn weight_count(&self) -> u64 {
+        let (matrices, rest) = self.weight_shapes();
+        matrices.iter().map(|&([out, inp], n)| n * out * inp).sum::<u64>() + rest
+    }
+
+    /// Bytes the weights take in memory in this build: f32, each once; in wasm32 the matrices `linear`
+    /// multiplies by are held only as its kernel's panels, the last panel of each padded to whole
+    /// panels (`Weight::held_floats`).
     pub fn weight_bytes_held(&self) -> u64 {
-        let f32_bytes = self.weight_count().saturating_mul(4);
-        if !cfg!(target_arch = "wasm32") {
-            return f32_bytes;
-        }
-        let untied_embed = if self.tie_word_embeddings { 0 } else { self.vocab_size as u64 * self.hidden_size as u64 };
-        f32_bytes.saturating_add(self.weight_count().saturating_sub(untied_embed).saturating_mul(4))
+        let (matrices, rest) = self.weight_shapes();
+        let floats = matrices.iter().map(|&([out, inp], n)| n.saturating_mul(Weight::held_floats(out, inp))).fold(rest, u64::saturating_add);
+        floats.saturating_mul(4)
     }
 
     /// KV-cache bytes per token in f32: keys and values, nKV heads, every layer.
@@ -341,6 +346,8 @@ mod tests {
         // Each layer trades 3·I·H of dense FFN for a 4×H router and four experts of the same size.
         let per_layer = 4 * 768 + 4 * 3 * 2432 * 768 - 3 * 2432 * 768;
         assert_eq!(c.weight_count(), dense.weight_count() + 8 * per_layer);
+        // Natively every weight is held once, as read (tests/wasm.rs checks the wasm32 panels' padding).
+        assert_eq!(c.weight_bytes_held(), c.weight_count() * 4);
         let e = Config::from_json(r#"{"use_moe": true, "num_experts": 4, "num_experts_per_tok": 5}"#).unwrap_err();
         assert!(e.to_string().contains("num_experts_per_tok must be between 1 and num_experts (4), got 5"), "{e}");
         let e = Config::from_json(r#"{"use_moe": true, "num_experts": 0}"#).unwrap_err();

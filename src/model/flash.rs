@@ -61,27 +61,32 @@ pub fn flash_attention(
         let watch = probe.filter(|&(ph, row)| ph == h && row < t).map(|(_, row)| row);
         for j0 in (0..s_len).step_by(tile) {
             let j1 = (j0 + tile).min(s_len);
+            // Under the causal mask query row i sees keys up to prefix_len + i, so the rows before
+            // `first` see none of this tile: their scores are all -inf and their m, l and o stay as
+            // they are. Only the rows from `first` on are computed (the tile's part above the
+            // diagonal is skipped: about half of the work when T = S).
+            let first = if mask.causal { j0.saturating_sub(mask.prefix_len).min(t) } else { 0 };
             let k_tile = k.slice(s![j0..j1, kvh, ..]); // (B, d)
             let v_tile = v.slice(s![j0..j1, kvh, ..]); // (B, d)
-            let mut sc = matmul(q_h, k_tile.t()); // (T, B)
+            let mut sc = matmul(q_h.slice(s![first.., ..]), k_tile.t()); // (T - first, B)
             for ((i, jj), x) in sc.indexed_iter_mut() {
-                *x = *x * scale + mask.bias(i, j0 + jj);
+                *x = *x * scale + mask.bias(first + i, j0 + jj);
             }
-            let tile_scores = watch.map(|row| sc.row(row).to_vec());
-            let mut alpha = Array1::<f32>::ones(t);
-            for (i, mut row) in sc.axis_iter_mut(Axis(0)).enumerate() {
-                let m_new = row.fold(m[i], |a, &b| a.max(b));
+            let tile_scores = watch.map(|row| if row < first { vec![f32::NEG_INFINITY; j1 - j0] } else { sc.row(row - first).to_vec() });
+            let mut alpha = Array1::<f32>::ones(t - first);
+            for ((mut row, alpha), (m, l)) in sc.axis_iter_mut(Axis(0)).zip(&mut alpha).zip(m.slice_mut(s![first..]).iter_mut().zip(l.slice_mut(s![first..]).iter_mut())) {
+                let m_new = row.fold(*m, |a, &b| a.max(b));
                 if m_new == f32::NEG_INFINITY {
                     row.fill(0.0); // nothing visible yet: keep l = 0, o = 0
                     continue;
                 }
-                alpha[i] = (m[i] - m_new).exp();
+                *alpha = (*m - m_new).exp();
                 row.mapv_inplace(|x| (x - m_new).exp());
-                l[i] = l[i] * alpha[i] + row.sum();
-                m[i] = m_new;
+                *l = *l * *alpha + row.sum();
+                *m = m_new;
             }
-            let pv = matmul(sc.view(), v_tile); // (T, d)
-            Zip::from(o.rows_mut()).and(pv.rows()).and(&alpha).for_each(|mut o_row, pv_row, &a| {
+            let pv = matmul(sc.view(), v_tile); // (T - first, d)
+            Zip::from(o.slice_mut(s![first.., ..]).rows_mut()).and(pv.rows()).and(&alpha).for_each(|mut o_row, pv_row, &a| {
                 o_row.zip_mut_with(&pv_row, |x, &y| *x = *x * a + y);
             });
             if let (Some(row), Some(scores)) = (watch, tile_scores) {
@@ -197,6 +202,34 @@ mod tests {
             let causal = next(4) != 0;
             let padding = if next(2) == 0 { Some((0..s).map(|_| (next(4) != 0) as u8).collect()) } else { None };
             check(Case { t, s, n_h, n_kv, d, tile, causal, padding }, 100 + case);
+        }
+    }
+
+    /// Longer than a tile several times over with the cache offset and padding, so that whole tiles
+    /// lie above the diagonal for the first rows (and are skipped for them).
+    #[test]
+    fn skipped_tiles_above_the_diagonal() {
+        check(Case { t: 50, s: 50, n_h: 2, n_kv: 1, d: 8, tile: 8, causal: true, padding: None }, 20);
+        let pad = (0..60).map(|j| (j % 7 != 3) as u8).collect();
+        check(Case { t: 45, s: 60, n_h: 4, n_kv: 2, d: 6, tile: 5, causal: true, padding: Some(pad) }, 21);
+    }
+
+    /// A recorded row keeps a step for every key tile, the ones it sees none of (skipped in the
+    /// computation) as all -inf scores that leave m, l and o as they were.
+    #[test]
+    fn record_keeps_the_steps_of_tiles_the_row_does_not_see() {
+        let (t, s_len, d) = (12, 12, 4);
+        let q = fill((t, 1, d), 50);
+        let k = fill((s_len, 1, d), 51);
+        let v = fill((s_len, 1, d), 52);
+        let mask = MaskSpec { causal: true, prefix_len: 0, padding: None };
+        let (_, rec) = flash_attention(q.view(), k.view(), v.view(), &mask, 0.5, 4, Some((0, 2)));
+        let rec = rec.expect("probe records");
+        assert_eq!(rec.steps.iter().map(|s| (s.key_start, s.key_end)).collect::<Vec<_>>(), vec![(0, 4), (4, 8), (8, 12)]);
+        assert_eq!(rec.steps[0].scores[3], f32::NEG_INFINITY, "key 3 is row 2's future");
+        for later in &rec.steps[1..] {
+            assert!(later.scores.iter().all(|&x| x == f32::NEG_INFINITY));
+            assert_eq!((later.m, later.l, &later.o), (rec.steps[0].m, rec.steps[0].l, &rec.steps[0].o));
         }
     }
 

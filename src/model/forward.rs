@@ -1,7 +1,7 @@
 //! The whole model (MiniMindForCausalLM): embed_tokens -> decoder layers -> norm -> lm_head, for T new
 //! tokens after P cached ones. `Model::trace` runs the contract's two-call protocol (prefix, then traced).
 
-use ndarray::{Array2, Axis};
+use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
 use super::attention::MaskSpec;
@@ -11,7 +11,7 @@ use super::flash::FlashRecord;
 use super::interventions::Interventions;
 use super::kv_cache::KvCache;
 use super::lens::{self, FrozenNorm};
-use super::linear::linear;
+use super::linear::{linear, Weight};
 use super::rms_norm::rms_norm;
 use super::rope::RopeTable;
 use crate::trace::{Recorder, Selection, Trace};
@@ -114,7 +114,7 @@ impl Model {
         check_memory(cfg, t, s_len, rec, flash_tile)?;
         let hsz = cfg.hidden_size;
 
-        let mut x = self.weights.embed_tokens.select(Axis(0), &ids.iter().map(|&i| i as usize).collect::<Vec<_>>()); // (T, H)
+        let mut x = self.weights.embed_tokens.rows(&ids.iter().map(|&i| i as usize).collect::<Vec<_>>()); // (T, H)
         let rope = RopeTable::new(cfg, p, t);
         if rec.wants(None) {
             rec.put("embed".into(), &[t, hsz], x.as_slice().unwrap().to_vec());
@@ -299,12 +299,14 @@ fn working_bytes(cfg: &Config, t: usize, s_len: usize, flash_tile: Option<usize>
 }
 
 /// Working memory of the readouts besides what they record: head_logit keeps each recorded layer's
-/// context until the final residual is known, plus its [T, H] and [T, nH*d] products; the logit lens
-/// builds one normed [T, H] copy.
+/// context until the final residual is known, plus its [T, H] and [T, nH*d] products (and in wasm32
+/// o_proj's transposed panels, which `linear_back` builds for the call); the logit lens builds one
+/// normed [T, H] copy.
 fn readout_bytes(cfg: &Config, t: usize, rec: &Recorder) -> u64 {
     let (t, h, width) = (t as u64, cfg.hidden_size as u64, (cfg.num_attention_heads * cfg.head_dim()) as u64);
     let layers = (0..cfg.num_hidden_layers).filter(|&l| rec.wants_head_logit(l)).count() as u64;
-    let head_logit = if layers > 0 { layers * t * width + t * h + t * width } else { 0 };
+    let transposed = if cfg!(target_arch = "wasm32") { Weight::held_floats(width, h) } else { 0 };
+    let head_logit = if layers > 0 { layers * t * width + t * h + t * width + transposed } else { 0 };
     let lens = if rec.selection.logit_lens { t * h } else { 0 };
     4 * (head_logit + lens)
 }

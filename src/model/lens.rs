@@ -4,7 +4,7 @@
 
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 
-use super::linear::{linear, matmul, Weight};
+use super::linear::{linear, linear_back, Weight};
 use super::rms_norm::rms_norm;
 
 /// What the model would predict if it stopped after a layer: lm_head(norm(x)), x: [T, H] -> [T, V].
@@ -35,12 +35,15 @@ impl FrozenNorm<'_> {
 /// position. Computed as the target's direction pulled back through o_proj (u_t @ o_proj, [T, nH·d]) and
 /// summed against each head's slice of the context: the same sum, by one matrix product instead of one
 /// hidden vector per position and head.
-pub fn head_logit(context: ArrayView2<f32>, o_proj: &Array2<f32>, n_heads: usize, norm: &FrozenNorm, lm_head: &Array2<f32>, targets: &[u32]) -> Array2<f32> {
+pub fn head_logit(context: ArrayView2<f32>, o_proj: &Weight, n_heads: usize, norm: &FrozenNorm, lm_head: &Weight, targets: &[u32]) -> Array2<f32> {
     let (t, width) = context.dim();
     let d = width / n_heads;
     let inv_rms = norm.inv_rms();
-    let u = Array2::from_shape_fn((t, lm_head.ncols()), |(i, j)| lm_head[[targets[i] as usize, j]] * norm.weight[j] * inv_rms[i]); // (T, H)
-    let pulled = matmul(u.view(), o_proj.view()); // (T, nH*d)
+    let mut u = lm_head.rows(&targets.iter().map(|&id| id as usize).collect::<Vec<_>>()); // (T, H)
+    for (mut row, scale) in u.outer_iter_mut().zip(inv_rms) {
+        row.zip_mut_with(norm.weight, |u, &w| *u = *u * w * scale);
+    }
+    let pulled = linear_back(u.view(), o_proj); // (T, nH*d)
     Array2::from_shape_fn((t, n_heads), |(i, h)| (h * d..(h + 1) * d).map(|k| context[[i, k]] * pulled[[i, k]]).sum())
 }
 

@@ -8,61 +8,152 @@
 //! machines get its AVX2 kernels).
 //!
 //! In wasm32 every product runs this file's own simd128 kernel instead (module `wasm`): a weight
-//! never changes, so `Weight` packs it once, at load, into the column panels the micro-kernel reads,
-//! and the kernel is register-blocked for V8's 16 xmm registers. Built with the `relaxed-simd`
-//! feature (build.sh's second wasm, www/pkg-relaxed) its multiply-add is `f32x4.relaxed_madd`, one
-//! fused instruction where the CPU has FMA; the plain simd128 build multiplies and adds.
-//! BENCHMARKS.md (sections 2 and 4) has the measurements.
+//! never changes, so `Weight` packs it once, at load, into the column panels the micro-kernel reads
+//! (`Panels`), and keeps only that copy: whoever reads a weight's numbers (the embedding lookup, head
+//! attribution, the GPU upload, the export) goes through `Weight`'s accessors, which read the panels
+//! in place or unpack one matrix for the moment it is needed. The kernel is register-blocked for V8's
+//! 16 xmm registers. Built with the `relaxed-simd` feature (build.sh's second wasm, www/pkg-relaxed)
+//! its multiply-add is `f32x4.relaxed_madd`, one fused instruction where the CPU has FMA; the plain
+//! simd128 build multiplies and adds. BENCHMARKS.md (sections 2 and 4) has the measurements.
 
-use std::ops::Deref;
+use ndarray::{Array2, ArrayView2, Axis, CowArray, Ix2};
 
 use gemm::{gemm, Parallelism};
-use ndarray::{Array2, ArrayView2};
 
-/// A linear layer's weight `[out, in]`, as the checkpoint has it (every reader of the raw numbers,
-/// the GPU upload, the export and the views, sees it through `Deref`); in wasm32 also packed for the
-/// kernel, once, when the weight is built.
+/// A linear layer's weight `[out, in]`, as the checkpoint has it. Natively it is held that way; in
+/// wasm32 only as the kernel's panels (one copy, not two), read through the accessors below.
 #[derive(Clone, Debug)]
-pub struct Weight {
-    w: Array2<f32>,
+pub struct Weight(Store);
+
+#[derive(Clone, Debug)]
+enum Store {
+    /// Row-major `[out, in]`: every weight natively, an untied embedding table in wasm32.
+    Rows(Array2<f32>),
+    /// wasm32: the panels `linear` multiplies by, and nothing else.
     #[cfg(target_arch = "wasm32")]
-    packed: Option<wasm::Packed>,
+    Panels(Panels),
 }
 
 impl Weight {
-    /// A weight `linear` multiplies by: packed in wasm32.
+    /// A weight `linear` multiplies by: in wasm32 packed into panels, and the row-major array dropped.
     pub fn new(w: Array2<f32>) -> Self {
         #[cfg(target_arch = "wasm32")]
-        let packed = Some(wasm::Packed::new(w.view()));
-        Weight {
-            w,
-            #[cfg(target_arch = "wasm32")]
-            packed,
-        }
+        return Weight(Store::Panels(Panels::new(w.view())));
+        #[cfg(not(target_arch = "wasm32"))]
+        Weight(Store::Rows(w))
     }
 
-    /// A matrix that is only read by rows (an untied embedding table): nothing packed (`linear` by
-    /// it would pack it per call).
+    /// A matrix that is only read by rows (an untied embedding table): kept row-major in every build
+    /// (`linear` by it would pack it per call).
     pub fn unpacked(w: Array2<f32>) -> Self {
-        Weight {
-            w,
+        Weight(Store::Rows(w))
+    }
+
+    /// `[out, in]`.
+    pub fn dim(&self) -> (usize, usize) {
+        match &self.0 {
+            Store::Rows(w) => w.dim(),
             #[cfg(target_arch = "wasm32")]
-            packed: None,
+            Store::Panels(p) => (p.n, p.k),
         }
     }
-}
 
-impl Deref for Weight {
-    type Target = Array2<f32>;
-    fn deref(&self) -> &Array2<f32> {
-        &self.w
+    /// The rows `ids` (each below `dim().0`), `[ids.len(), in]`: the embedding lookup, lm_head's rows
+    /// for attribution targets.
+    pub fn rows(&self, ids: &[usize]) -> Array2<f32> {
+        match &self.0 {
+            Store::Rows(w) => w.select(Axis(0), ids),
+            #[cfg(target_arch = "wasm32")]
+            Store::Panels(p) => p.rows(ids),
+        }
+    }
+
+    /// The whole matrix `[out, in]`, row-major: borrowed where it is held so, unpacked into a fresh
+    /// array in wasm32 (for a reader of every number: the GPU upload, the export).
+    pub fn to_array(&self) -> CowArray<'_, f32, Ix2> {
+        match &self.0 {
+            Store::Rows(w) => w.view().into(),
+            #[cfg(target_arch = "wasm32")]
+            Store::Panels(p) => p.to_array().into(),
+        }
+    }
+
+    /// How many f32 `Weight::new` of `[out, in]` holds in this build: natively out × in; in wasm32
+    /// its panels, out rounded up to whole panels (the padding is zeros).
+    pub fn held_floats(out: u64, inp: u64) -> u64 {
+        #[cfg(target_arch = "wasm32")]
+        return out.div_ceil(NR as u64).saturating_mul(NR as u64).saturating_mul(inp);
+        #[cfg(not(target_arch = "wasm32"))]
+        out.saturating_mul(inp)
     }
 }
 
 impl PartialEq for Weight {
-    /// The numbers decide; the packed copy follows from them.
+    /// The numbers decide, whatever the layout.
     fn eq(&self, other: &Self) -> bool {
-        self.w == other.w
+        self.to_array() == other.to_array()
+    }
+}
+
+/// Output columns per panel: two v128.
+#[cfg(any(test, target_arch = "wasm32"))]
+const NR: usize = 8;
+
+/// W `[n, k]` as the kernel's panels: panel p holds `W[p*NR + j, kk]` at `p*k*NR + kk*NR + j`, the last
+/// panel zero-padded to NR columns. Compiled natively for the tests of the layout only.
+#[cfg(any(test, target_arch = "wasm32"))]
+#[derive(Clone, Debug)]
+struct Panels {
+    n: usize,
+    k: usize,
+    data: Vec<f32>,
+}
+
+#[cfg(any(test, target_arch = "wasm32"))]
+impl Panels {
+    fn new(w: ArrayView2<f32>) -> Self {
+        let (n, k) = w.dim();
+        Self::pack(n, k, w.outer_iter().map(|row| row.into_iter().copied()))
+    }
+
+    /// Panels of an `[n, k]` matrix given row by row.
+    fn pack<R: Iterator<Item = f32>>(n: usize, k: usize, rows: impl Iterator<Item = R>) -> Self {
+        let mut data = vec![0.0; n.div_ceil(NR) * k * NR];
+        for (j, row) in rows.enumerate() {
+            let base = Self::at(k, j);
+            for (kk, x) in row.enumerate() {
+                data[base + kk * NR] = x;
+            }
+        }
+        Panels { n, k, data }
+    }
+
+    /// Where `W[j, 0]` is in the data of an `[_, k]` matrix; `W[j, kk]` follows at every NR-th place.
+    fn at(k: usize, j: usize) -> usize {
+        (j / NR) * k * NR + j % NR
+    }
+
+    /// Row j, W[j, ..], read in place.
+    fn row(&self, j: usize) -> impl Iterator<Item = f32> + '_ {
+        assert!(j < self.n, "row {j} of a [{}, {}] weight", self.n, self.k);
+        self.data[Self::at(self.k, j)..].iter().step_by(NR).take(self.k).copied()
+    }
+
+    fn rows(&self, ids: &[usize]) -> Array2<f32> {
+        let mut out = Array2::zeros((ids.len(), self.k));
+        for (mut out, &j) in out.outer_iter_mut().zip(ids) {
+            out.iter_mut().zip(self.row(j)).for_each(|(o, x)| *o = x);
+        }
+        out
+    }
+
+    fn to_array(&self) -> Array2<f32> {
+        self.rows(&(0..self.n).collect::<Vec<_>>())
+    }
+
+    /// The panels of W^T `[k, n]`, read from these: its row j is W's column j.
+    fn transposed(&self) -> Panels {
+        Self::pack(self.k, self.n, (0..self.k).map(|j| (0..self.n).map(move |r| self.data[Self::at(self.k, r) + j * NR])))
     }
 }
 
@@ -71,7 +162,7 @@ impl PartialEq for Weight {
 pub fn matmul(a: ArrayView2<f32>, b: ArrayView2<f32>) -> Array2<f32> {
     assert_eq!(a.ncols(), b.nrows(), "matmul of {:?} by {:?}", a.dim(), b.dim());
     #[cfg(target_arch = "wasm32")]
-    let c = wasm::linear(a, &wasm::Packed::new(b.t()));
+    let c = wasm::linear(a, &Panels::new(b.t()));
     #[cfg(not(target_arch = "wasm32"))]
     let c = gemm_matmul(a, b);
     c
@@ -105,22 +196,33 @@ pub fn gemm_matmul(a: ArrayView2<f32>, b: ArrayView2<f32>) -> Array2<f32> {
 
 /// x: [N, in], w: [out, in] -> [N, out].
 pub fn linear(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
-    #[cfg(target_arch = "wasm32")]
-    if let Some(packed) = &w.packed {
-        return wasm::linear(x, packed);
+    match &w.0 {
+        Store::Rows(w) => matmul(x, w.t()),
+        #[cfg(target_arch = "wasm32")]
+        Store::Panels(p) => wasm::linear(x, p),
     }
-    matmul(x, w.t())
+}
+
+/// x: [N, out], w: [out, in] -> x · W, [N, in]: a direction pulled back through the weight (head
+/// attribution through o_proj). In wasm32 the kernel reads W^T's panels, built from W's for the call.
+pub fn linear_back(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
+    match &w.0 {
+        Store::Rows(w) => matmul(x, w.view()),
+        #[cfg(target_arch = "wasm32")]
+        Store::Panels(p) => wasm::linear(x, &p.transposed()),
+    }
 }
 
 /// The wasm32 kernel: C = X · W^T with W packed in panels of `NR` output columns.
 #[cfg(target_arch = "wasm32")]
 mod wasm {
     use core::arch::wasm32::*;
+    use std::mem::MaybeUninit;
 
     use ndarray::{Array2, ArrayView2};
 
-    /// Output columns per panel: two v128.
-    const NR: usize = 8;
+    use super::{Panels, NR};
+
     /// Rows of x per micro-kernel call: MR x 2 accumulators, 2 panel vectors, a broadcast x and a
     /// product temporary (without FMA) stay within V8's 15 allocatable xmm registers; 6 rows measured
     /// slower (BENCHMARKS.md).
@@ -131,29 +233,6 @@ mod wasm {
     /// Rows of x per pass over the panels: their KC-long slices (64 KiB) stay in L2 while every
     /// panel of W goes by.
     const MC: usize = 64;
-
-    /// W `[n, k]` as panels: panel p holds `W[p*NR + j, kk]` at `p*k*NR + kk*NR + j`, the last panel
-    /// zero-padded to NR columns.
-    #[derive(Clone, Debug)]
-    pub struct Packed {
-        n: usize,
-        k: usize,
-        data: Vec<f32>,
-    }
-
-    impl Packed {
-        pub fn new(w: ArrayView2<f32>) -> Self {
-            let (n, k) = w.dim();
-            let mut data = vec![0.0; n.div_ceil(NR) * k * NR];
-            for (j, row) in w.outer_iter().enumerate() {
-                let base = (j / NR) * k * NR + j % NR;
-                for (kk, &x) in row.iter().enumerate() {
-                    data[base + kk * NR] = x;
-                }
-            }
-            Packed { n, k, data }
-        }
-    }
 
     /// a * b + c, lane by lane: one fused `f32x4.relaxed_madd` in the relaxed-simd build (which
     /// rounds once where the CPU has FMA, twice where it has not: both are within the contract).
@@ -170,15 +249,16 @@ mod wasm {
         f32x4_add(f32x4_mul(a, b), c)
     }
 
-    /// x: [M, k] -> [M, n].
-    pub fn linear(x: ArrayView2<f32>, w: &Packed) -> Array2<f32> {
+    /// x: [M, k] -> [M, n]. The output is not zeroed first: the first k block stores every cell
+    /// (its tiles cover all M rows and every panel's columns), the later blocks add to them.
+    pub fn linear(x: ArrayView2<f32>, w: &Panels) -> Array2<f32> {
         let (m, k) = x.dim();
         assert_eq!(k, w.k, "linear of [{m}, {k}] by a weight [{}, {}]", w.n, w.k);
-        let x = x.as_standard_layout();
-        let mut c = Array2::<f32>::zeros((m, w.n));
         if m == 0 || w.n == 0 || k == 0 {
-            return c;
+            return Array2::zeros((m, w.n));
         }
+        let x = x.as_standard_layout();
+        let mut c = Array2::<f32>::uninit((m, w.n));
         let (xs, cs) = (x.as_slice().expect("standard layout"), c.as_slice_mut().expect("fresh array"));
         for k0 in (0..k).step_by(KC) {
             let kc = KC.min(k - k0);
@@ -202,7 +282,9 @@ mod wasm {
                 }
             }
         }
-        c
+        // SAFETY: the k0 = 0 pass ran a tile on every row (i0 over 0..m by MC, i over each block by
+        // at most MR) and every panel, each storing its `cols` columns of its rows: all of [m, n].
+        unsafe { c.assume_init() }
     }
 
     /// One micro-kernel call: R rows of x (from column k0, row stride k) times one panel slice,
@@ -212,10 +294,10 @@ mod wasm {
         k: usize,
         panel: &'a [f32],
         kc: usize,
-        c: &'a mut [f32],
+        c: &'a mut [MaybeUninit<f32>],
         n: usize,
         cols: usize,
-        /// the first k block writes c, later ones add to it
+        /// the first k block stores into c (uninitialised until then), later ones add to it
         first: bool,
     }
 
@@ -245,7 +327,9 @@ mod wasm {
                 let row = &mut self.c[r * self.n..][..self.cols];
                 if self.cols == NR {
                     // A whole panel's columns: the accumulators go to c as two vectors.
-                    // SAFETY: row holds NR = 8 f32, two v128; v128 loads and stores need no alignment.
+                    // SAFETY: row holds NR = 8 f32 (MaybeUninit<f32> has f32's layout), two v128;
+                    // they are only read after the first k block stored them; v128 loads and stores
+                    // need no alignment.
                     unsafe {
                         let p = row.as_mut_ptr() as *mut v128;
                         let (lo, hi) = if self.first {
@@ -265,9 +349,12 @@ mod wasm {
                     v128_store(sum.as_mut_ptr().add(4) as *mut v128, acc[1]);
                 }
                 if self.first {
-                    row.copy_from_slice(&sum[..self.cols]);
+                    row.iter_mut().zip(sum).for_each(|(c, s)| {
+                        c.write(s);
+                    });
                 } else {
-                    row.iter_mut().zip(&sum).for_each(|(c, s)| *c += s);
+                    // SAFETY: the first k block stored these cells.
+                    row.iter_mut().zip(sum).for_each(|(c, s)| unsafe { *c.assume_init_mut() += s });
                 }
             }
         }
@@ -325,6 +412,46 @@ mod tests {
         assert_close(&matmul(q1, k1.t()), &reference(q1, k1.t()));
         let probs = filled((1, 13, 17)).index_axis_move(ndarray::Axis(0), 0);
         assert_close(&matmul(probs.view(), k1), &reference(probs.view(), k1));
+    }
+
+    #[test]
+    fn linear_back_is_x_times_w() {
+        let x = filled((1, 9, 29)).index_axis_move(ndarray::Axis(0), 0);
+        let w = filled((1, 29, 53)).index_axis_move(ndarray::Axis(0), 0);
+        assert_close(&linear_back(x.view(), &Weight::new(w.clone())), &reference(x.view(), w.view()));
+    }
+
+    #[test]
+    fn weight_readers_give_back_the_matrix() {
+        let w = filled((1, 13, 7)).index_axis_move(ndarray::Axis(0), 0);
+        for weight in [Weight::new(w.clone()), Weight::unpacked(w.clone())] {
+            assert_eq!(weight.dim(), (13, 7));
+            assert_eq!(weight.to_array(), w);
+            assert_eq!(weight.rows(&[12, 0, 5, 5]), w.select(ndarray::Axis(0), &[12, 0, 5, 5]));
+        }
+        assert_ne!(Weight::new(w.clone()), Weight::new(w.t().as_standard_layout().into_owned().into_shape_with_order((13, 7)).unwrap()));
+    }
+
+    /// The wasm kernel's layout (natively only here): every number where the micro-kernel reads it,
+    /// zeros past the last real column, and the rows, the whole matrix and the transpose read back
+    /// exactly, at sizes that fill panels partly, exactly and over several.
+    #[test]
+    fn panels_layout_and_readers() {
+        for (n, k) in [(1, 1), (7, 5), (8, 3), (13, 11), (17, 300)] {
+            let w = filled((1, n, k)).index_axis_move(ndarray::Axis(0), 0);
+            let p = Panels::new(w.view());
+            assert_eq!(p.data.len(), n.div_ceil(NR) * k * NR);
+            for (i, &x) in p.data.iter().enumerate() {
+                let (panel, kk, col) = (i / (k * NR), i / NR % k, i % NR);
+                let j = panel * NR + col;
+                assert_eq!(x, if j < n { w[[j, kk]] } else { 0.0 }, "[{n}, {k}] panel {panel} row {kk} lane {col}");
+            }
+            assert_eq!(p.to_array(), w);
+            assert_eq!(p.rows(&[n - 1, 0, n / 2]), w.select(ndarray::Axis(0), &[n - 1, 0, n / 2]));
+            let t = p.transposed();
+            assert_eq!((t.n, t.k), (k, n));
+            assert_eq!(t.to_array(), w.t());
+        }
     }
 
     #[test]

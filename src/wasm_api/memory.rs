@@ -10,7 +10,8 @@ use crate::weights;
 use crate::Config;
 
 /// A config with the sizes the views show: `n_rep`, `kv_cache_bytes_per_token` (f32), `weight_count`, and
-/// `weight_bytes_held`, what its weights take in this core (the matrices twice: as read and packed).
+/// `weight_bytes_held`, what its weights take in this core (f32, once; the matrices as the matmul
+/// kernel's panels).
 pub(super) fn config_view(c: &Config) -> Result<JsValue, JsError> {
     #[derive(Serialize)]
     struct View<'a> {
@@ -44,8 +45,7 @@ pub fn check_checkpoint(config_json: &str, file_bytes: f64, head: &[u8], held_by
     // `as` saturates: a negative or NaN size reads as 0, a huge one as u64::MAX, both refused by size.
     let size = file_bytes as u64;
     let header = weights::check_checkpoint(config_json, head, size).map_err(js)?;
-    let f32_bytes = header.config.weight_count() * 4;
-    weights::check_load_budget(size, f32_bytes, header.config.weight_bytes_held() - f32_bytes, held_bytes as u64).map_err(|m| JsError::new(&m))?;
+    weights::check_load_budget(size, header.config.weight_bytes_held(), held_bytes as u64).map_err(|m| JsError::new(&m))?;
     let view = config_view(&header.config)?;
     let dtype = header.dtypes.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
     Reflect::set(&view, &JsValue::from_str("dtype"), &JsValue::from_str(&dtype)).map_err(|_| JsError::new("cannot pass result to JS"))?;

@@ -1,8 +1,7 @@
 // The tab's memory budgets, seen from the page (issue 12, items 3 and 6). A checkpoint is refused from
 // its header when the tab could not hold it while it loads: its file twice (the page's copy, kept for
-// the next visit and for a rebuild after Cancel, and the core's), its f32 weights and their copy packed
-// for the matmul kernel, and what the tab
-// holds already for the model loaded now (src/weights.rs check_load_budget). A link that asks for a
+// the next visit and for a rebuild after Cancel, and the core's), its f32 weights as the core holds them
+// (once: the matrices as the matmul kernel's panels), and what the tab holds already for the model loaded now (src/weights.rs check_load_budget). A link that asks for a
 // random model and a text whose run would not fit (model + trace + working set, src/model/forward.rs)
 // is refused with the core's sentence. Either way the previous model still answers.
 //
@@ -16,11 +15,11 @@ import { cleanScreenshot, launch, openPage, randomModel, settled, startServer } 
 const GIB = 2 ** 30;
 const BUDGET = 3 * GIB; // what a tab has for its models (weights::MAX_LOAD_BYTES, forward::MAX_MEMORY_BYTES)
 
-// A Llama-layout config of 231 M weights and the tensors its checkpoint holds, as [name, shape].
-const CONFIG = { hidden_size: 4096, num_hidden_layers: 1, num_attention_heads: 32, num_key_value_heads: 8, intermediate_size: 2048, vocab_size: 20000, tie_word_embeddings: false, model_type: 'llama' };
+// A Llama-layout config of 329 M weights and the tensors its checkpoint holds, as [name, shape].
+const CONFIG = { hidden_size: 4096, num_hidden_layers: 1, num_attention_heads: 32, num_key_value_heads: 8, intermediate_size: 2048, vocab_size: 32000, tie_word_embeddings: false, model_type: 'llama' };
 const l = (name) => `model.layers.0.${name}`;
 const TENSORS = [
-  ['model.embed_tokens.weight', [20000, 4096]],
+  ['model.embed_tokens.weight', [32000, 4096]],
   [l('input_layernorm.weight'), [4096]],
   [l('self_attn.q_proj.weight'), [4096, 4096]],
   [l('self_attn.k_proj.weight'), [1024, 4096]],
@@ -31,11 +30,11 @@ const TENSORS = [
   [l('mlp.up_proj.weight'), [2048, 4096]],
   [l('mlp.down_proj.weight'), [4096, 2048]],
   ['model.norm.weight', [4096]],
-  ['lm_head.weight', [20000, 4096]],
+  ['lm_head.weight', [32000, 4096]],
 ];
+// In wasm the core holds each weight once, in f32 (every matrix here is a whole number of the kernel's
+// 8-row panels, so none is padded).
 const WEIGHT_COUNT = TENSORS.reduce((sum, [, shape]) => sum + shape.reduce((a, b) => a * b, 1), 0);
-// In wasm the core also holds every weight but the untied embedding packed for its matmul kernel.
-const PACKED = (WEIGHT_COUNT - 20000 * 4096) * 4;
 
 // The header of a safetensors file of TENSORS in `dtype`, and the size of the whole file it describes.
 function headerOnly(dtype, bytesPerWeight) {
@@ -97,9 +96,9 @@ async function loadUrl(page, url) {
   return page.locator('.model-error').innerText();
 }
 
-// The sentence's numbers: need, file, f32 weights, their packed copy, held (GB, as printed).
+// The sentence's numbers: need, file, f32 weights, held (GB, as printed).
 function parts(message) {
-  const m = message.match(/this checkpoint needs ([0-9.]+) GB to load \(its ([0-9.]+) GB file twice, the page['’]s copy and the core['’]s, ([0-9.]+) GB of f32 weights \(([0-9.]+) GB of them twice, packed for the matmul kernel\), and ([0-9.]+) GB held for the model loaded now\), more than the 3\.22 GB a browser tab has for its models/);
+  const m = message.match(/this checkpoint needs ([0-9.]+) GB to load \(its ([0-9.]+) GB file twice, the page['’]s copy and the core['’]s, ([0-9.]+) GB of f32 weights, and ([0-9.]+) GB held for the model loaded now\), more than the 3\.22 GB a browser tab has for its models/);
   assert.ok(m, `the budget's sentence: ${message}`);
   return m.slice(1).map(Number);
 }
@@ -109,28 +108,29 @@ test('a checkpoint the tab could hold only without the page’s own copy, or bes
   const files = await serveHeaders(page);
   const before = await logits(page);
 
-  // f32: the file, its weights and their packed copy (2.44 GB) fit the budget; with the page's copy
-  // counted (3.37 GB) they do not.
+  // f32: the file and its weights (2.63 GB) fit the budget; with the page's copy counted (3.95 GB)
+  // they do not.
   const f32 = files.f32.size;
-  assert.ok(f32 + WEIGHT_COUNT * 4 + PACKED <= BUDGET && 2 * f32 + WEIGHT_COUNT * 4 + PACKED > BUDGET, 'fits only without the counted copy');
-  const [need, file, weights, packed, held] = parts(await loadUrl(page, 'https://big.example/f32/'));
-  assert.deepEqual([file, weights, packed], [Number(gb(f32)), Number(gb(WEIGHT_COUNT * 4)), Number(gb(PACKED))]);
-  const model = await page.evaluate(() => window.attnscope.app.model.weight_bytes_held);
-  assert.ok(held >= Number(gb(model)) && held < 0.01, `the small random model is what is held: ${held} GB`);
-  assert.ok(Math.abs(need - (2 * file + weights + packed + held)) <= 0.02, `${need} GB is the sum of its parts`);
+  assert.ok(f32 + WEIGHT_COUNT * 4 <= BUDGET && 2 * f32 + WEIGHT_COUNT * 4 > BUDGET, 'fits only without the counted copy');
+  const [need, file, weights, held] = parts(await loadUrl(page, 'https://big.example/f32/'));
+  assert.deepEqual([file, weights], [Number(gb(f32)), Number(gb(WEIGHT_COUNT * 4))]);
+  const model = await page.evaluate(() => window.attnscope.app.model);
+  assert.equal(model.weight_bytes_held, model.weight_count * 4, 'the random model\'s weights, held once');
+  assert.ok(held >= Number(gb(model.weight_bytes_held)) && held < 0.01, `the small random model is what is held: ${held} GB`);
+  assert.ok(Math.abs(need - (2 * file + weights + held)) <= 0.02, `${need} GB is the sum of its parts`);
   await cleanScreenshot(page, 'budget-refused-copy');
   assert.deepEqual(await logits(page), before, 'the previous model still answers, with the same numbers');
 
-  // f16 alone fits (2.44 GB), but not beside a random model of 1.55 GB (its weights, packed too) the tab holds now.
+  // f16 alone fits (2.63 GB), but not beside a random model of 0.77 GB (its f32 weights) the tab holds now.
   const f16 = files.f16.size;
-  assert.ok(2 * f16 + WEIGHT_COUNT * 4 + PACKED <= BUDGET);
+  assert.ok(2 * f16 + WEIGHT_COUNT * 4 <= BUDGET);
   await page.evaluate(() => window.attnscope.setState({ model: { kind: 'random' }, config: { hidden_size: 2048, num_hidden_layers: 4, num_attention_heads: 16, num_key_value_heads: 4, intermediate_size: 5632 } }));
   await page.waitForFunction(() => window.attnscope.app.model.hidden_size === 2048, null, { timeout: 120_000 });
   await settled(page);
   const big = await page.evaluate(() => window.attnscope.app.model.weight_bytes_held);
   const bigBefore = await logits(page);
-  const [need16, , , , held16] = parts(await loadUrl(page, 'https://big.example/f16/'));
-  assert.ok(held16 >= Number(gb(big)) && held16 <= Number(gb(big)) + 0.05, `the 1.55 GB model loaded now is held: ${held16} GB`);
+  const [need16, , , held16] = parts(await loadUrl(page, 'https://big.example/f16/'));
+  assert.ok(held16 >= Number(gb(big)) && held16 <= Number(gb(big)) + 0.05, `the 0.77 GB model loaded now is held: ${held16} GB`);
   assert.ok(need16 > BUDGET / 1e9);
   await page.click('#lang-switch');
   await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
@@ -144,10 +144,9 @@ test('a link to a random model whose run would not fit in memory is refused with
   const page = await pageAt(randomModel({ view: 'attention' }));
   const before = await logits(page);
   const small = await page.evaluate(() => window.attnscope.getState());
-  // 1.01 GB of f32 weights, 2.02 GB as the core holds them (every matrix packed for the matmul kernel
-  // too; within their own 2 GiB limit), ~900 tokens: a trace within its 1 GiB limit, but weights, trace
-  // and the explicit path's score tables together over 3 GiB.
-  const config = { hidden_size: 5120, num_hidden_layers: 1, num_attention_heads: 40, num_key_value_heads: 8, intermediate_size: 10240, vocab_size: 6400 };
+  // 1.89 GB of f32 weights (within their own 2 GiB limit), ~900 tokens: a trace within its 1 GiB limit,
+  // but weights, trace and the explicit path's score tables together over 3 GiB.
+  const config = { hidden_size: 5120, num_hidden_layers: 1, num_attention_heads: 40, num_key_value_heads: 8, intermediate_size: 24576, vocab_size: 6400 };
   const text = 'a '.repeat(900).trim();
   const hash = await fragment({ ...FORMAT1_DEFAULTS, model: { kind: 'random' }, config, text, view: 'attention' });
   await page.evaluate((h) => {
@@ -160,8 +159,8 @@ test('a link to a random model whose run would not fit in memory is refused with
   assert.ok(m, `the core's sentence: ${shown}`);
   const [total, weights, trace, working] = m.slice(1).map(Number);
   const d = 5120 / 40;
-  const count = 6400 * 5120 + 5120 * (2 * 5120 + 2 * 8 * d + 3 * 10240 + 2) + 2 * d + 5120; // embed (tied), one layer with Q/K norm, final norm
-  assert.equal(weights, Number(gb(count * 4 * 2)), 'the f32 weights and their packed copy (the tied embedding is lm_head, packed too)');
+  const count = 6400 * 5120 + 5120 * (2 * 5120 + 2 * 8 * d + 3 * 24576 + 2) + 2 * d + 5120; // embed (tied), one layer with Q/K norm, final norm
+  assert.equal(weights, Number(gb(count * 4)), 'the f32 weights, held once (the tied embedding is lm_head, as panels only)');
   assert.ok(trace <= GIB / 1e9 && weights <= (2 * GIB) / 1e9, 'each part is within its own limit');
   assert.ok(Math.abs(total - (weights + trace + working)) <= 0.02 && total > BUDGET / 1e9);
   await cleanScreenshot(page, 'budget-refused-run');
