@@ -42,6 +42,7 @@ import { sharePanel } from './panels/share_panel.js';
 import { keepOffline } from './offline.js';
 import { modelPanel, sourceOf } from './panels/model_panel.js';
 import { sampleButtons } from './panels/samples.js';
+import { bosOption } from './panels/bos_option.js';
 import * as source from './model_source.js';
 
 const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons, compare, ablate, lens, attribution };
@@ -74,7 +75,7 @@ const embed = opened.embed;
 // (a link carries the padded positions, `pad`, which open() turns into the mask).
 const state = {
   ...Object.fromEntries(Object.entries(opened.state).filter(([key]) => key !== 'pad')),
-  tokens: { ids: [], pieces: [], bytes: [], chars: [], split: [] },
+  tokens: { ids: [], pieces: [], bytes: [], chars: [], split: [], special: [] },
   mask: [],
 };
 
@@ -95,6 +96,8 @@ const app = {
   navigate,
   tensors,
   call: (type, body, options) => worker.call(type, body, options),
+  tokenize: (text) => worker.call('tokenize', { text, bos: withBos() }), // a text as the page's input is tokenized (BOS first or not)
+  withBos: () => withBos(),
   args: () => runArgs(),
   redraw: () => refresh(), // a view's own change (a lesson's edited cell): redrawn as any other, so settled() waits for it
 };
@@ -116,6 +119,13 @@ const runs = latest();
 const tokenizations = latest();
 const loads = latest();
 const cache = tensorCache(worker, onProgress);
+
+// Whether the input starts with the model's BOS token: the reader's choice (state.bos, on by
+// default), for a model whose config names a bos_token_id. Left padding goes before it (padding is
+// marked on the tokens, BOS included), as in MiniMind's batch inference.
+function withBos() {
+  return state.bos && app.model?.bos_token_id != null;
+}
 
 // Knocked-out heads go into every run (parts/ablation.js), so every view shows the ablated model.
 function runArgs(override = {}) {
@@ -177,7 +187,7 @@ async function open(next) {
   const random = model.kind === 'random';
   const rebuild =
     !app.model || JSON.stringify(model) !== JSON.stringify(state.model) || (random && (JSON.stringify(config) !== JSON.stringify(state.config) || seed !== state.seed));
-  const retokenize = rebuild || fields.text !== state.text;
+  const retokenize = rebuild || fields.text !== state.text || fields.bos !== state.bos;
   Object.assign(state, fields);
   dom.text.value = state.text;
   applyLanguage(lang);
@@ -194,6 +204,7 @@ async function open(next) {
   if (state.model.kind !== 'random') Object.assign(state, { config, seed });
   if (app.model) Object.assign(state, fitToModel(state, app.model));
   panel.show(state);
+  bos.show({ offered: app.model?.bos_token_id != null, on: state.bos });
   const keep = { pad, query: state.query, key: state.key };
   if (retokenize) return tokenize(keep);
   const before = JSON.stringify(runArgs());
@@ -365,7 +376,7 @@ async function tokenize(keep = { pad: [], query: null, key: null }) {
   app.busy = true;
   renderStatus();
   try {
-    const tokens = await worker.call('tokenize', { text: state.text });
+    const tokens = await app.tokenize(state.text);
     if (signal.aborted) return;
     state.tokens = tokens;
     fitTokens(keep);
@@ -445,6 +456,7 @@ function adopt(resolved, model, meta) {
   app.source = meta;
   Object.assign(state, fitToModel(state, resolved));
   panel.showResolved(resolved);
+  bos.show({ offered: resolved.bos_token_id != null, on: state.bos });
   models.set({ loaded: meta, progress: null, source: sourceOf(model) });
   cache.clear();
   if (ffnChanged && current) {
@@ -487,6 +499,7 @@ const models = modelPanel({
     models.set({ kept: null, note: t('model.forgotten') });
   },
 });
+const bos = bosOption((on) => navigate({ bos: on }));
 const samples = sampleButtons((text) => {
   dom.text.value = text;
   state.text = text;
@@ -518,6 +531,7 @@ function applyLanguage(lang) {
   if (app.model) panel.showResolved(app.model);
   models.relabel();
   samples.relabel();
+  bos.relabel();
   theme.relabel();
   remount();
 }
@@ -561,7 +575,7 @@ function wireInput() {
   dom.text.value = state.text;
   dom.chips.replaceWith(chips.node);
   dom.config.replaceWith(models.node, panel.node);
-  dom.text.after(samples.node);
+  dom.text.after(bos.node, samples.node);
   document.getElementById('share').replaceWith(share.node);
   let timer = 0;
   dom.text.addEventListener('input', () => {

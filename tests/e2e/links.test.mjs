@@ -56,8 +56,9 @@ async function shown(page) {
       text: app.state.text,
       box: document.getElementById('text').value,
       ids: app.state.tokens.ids,
-      // The worker's own tokenization of the text box, to hold the chips to.
-      expectedIds: (await window.attnscope.call('tokenize', { text: document.getElementById('text').value })).ids,
+      // The worker's own tokenization of the text box (after the model's BOS token unless the state
+      // turned it off), to hold the chips to.
+      expectedIds: (await window.attnscope.call('tokenize', { text: document.getElementById('text').value, bos: app.state.bos && app.model.bos_token_id != null })).ids,
       chips: document.querySelectorAll('.sidebar .chips .chip').length, // the input's chips (a lesson's door has its own)
       tab: document.querySelector('#nav .tab[data-view="grid"]')?.textContent,
       state: window.attnscope.getState(),
