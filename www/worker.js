@@ -267,8 +267,9 @@ const handlers = {
   },
   // The induction probe (src/analysis/induction.rs): a repeated random sequence run on its own,
   // every head scored; the pieces name the sequence's tokens on the page.
-  probe({ length, seed }) {
-    const found = needSession().probeHeads({ length, seed });
+  // first: a token before the two copies (the model's BOS when the page's input starts with it), or null.
+  probe({ length, seed, first = null }) {
+    const found = needSession().probeHeads({ length, seed, first });
     return { result: { ...found, pieces: Array.from(session.pieces(Uint32Array.from(found.ids))) } };
   },
   async flash({ args, layer, head, row, tile }) {

@@ -21,12 +21,13 @@ after(async () => {
   await server?.close();
 });
 
-// The core's probe, asked again as the page asks it (the same model, length and seed give the same
-// sequence and scores).
+// The core's probe, asked again as the page asks it (the same model, length, seed and first token,
+// the model's BOS when the page's input starts with it, give the same sequence and scores).
 function coreProbe(page) {
   return page.evaluate(() => {
     const { app, call } = window.attnscope;
-    return call('probe', { length: Math.min(32, Math.floor(Math.min(app.model.max_position_embeddings, 8192) / 2)), seed: 1 });
+    const first = app.state.bos && app.model.bos_token_id != null ? app.model.bos_token_id : null;
+    return call('probe', { length: Math.min(32, Math.floor(Math.min(app.model.max_position_embeddings, 8192) / 2)), seed: 1, first });
   });
 }
 

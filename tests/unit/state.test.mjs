@@ -602,7 +602,7 @@ test(`fuzz: ${FUZZ_CASES} random and mutated links never crash, never hang, alwa
   const random = mulberry32(FUZZ_SEED);
   const f = fuzzer(random);
   const seeds = [];
-  for (let i = 0; i < 40; i++) seeds.push(await payload(JSON.stringify(f.payloadObject()), 1 + (i % 2)));
+  for (let i = 0; i < 60; i++) seeds.push(await payload(JSON.stringify(f.payloadObject()), 1 + (i % 3)));
   seeds.push(await encode(EVERYTHING), PINNED, await format1.encode(EVERYTHING1));
   const kinds = { random: 0, mutated: 0, payload: 0, plain: 0, format1: 0 };
   const started = Date.now();
@@ -611,13 +611,13 @@ test(`fuzz: ${FUZZ_CASES} random and mutated links never crash, never hang, alwa
     const r = random();
     if (r < 0.2) {
       kinds.random++;
-      input = f.pick(['', '#', 's1.', 's2.', 's', 'view=', '&', 'embed=1&']) + (random() < 0.5 ? f.chars(f.B64 + '.&=%#+/', f.int(200)) : f.unicode(f.int(60)));
+      input = f.pick(['', '#', 's1.', 's2.', 's3.', 's', 'view=', '&', 'embed=1&']) + (random() < 0.5 ? f.chars(f.B64 + '.&=%#+/', f.int(200)) : f.unicode(f.int(60)));
     } else if (r < 0.6) {
       kinds.mutated++;
       input = f.mutate(f.pick(seeds));
     } else if (r < 0.85) {
       kinds.payload++;
-      input = await payload(JSON.stringify(f.payloadObject()), random() < 0.5 ? 1 : 2);
+      input = await payload(JSON.stringify(f.payloadObject()), f.pick([1, 2, 3]));
       if (random() < 0.3) seeds[f.int(seeds.length)] = input;
     } else {
       kinds.plain++;
