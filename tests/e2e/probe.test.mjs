@@ -196,9 +196,9 @@ test('"probe on" is in the link, the scores are recomputed from it, and it turns
   const expected = await expectedScores(page, probe);
   await assertShown(page, expected);
 
-  // The whole link (s2.…) carries probe: true and opens the same grid elsewhere.
+  // The whole link (s3.…) carries probe: true and opens the same grid elsewhere.
   const link = await page.evaluate(() => window.attnscope.link());
-  assert.match(new URL(link).hash, /^#s2\./);
+  assert.match(new URL(link).hash, /^#s3\./);
   const again = await openPage(browser, link);
   await again.setViewportSize({ width: 1280, height: 900 });
   await again.waitForFunction(() => window.attnscope?.app.phase === 'ready', null, { timeout: 120_000 });
