@@ -214,7 +214,7 @@ async function open(next) {
 }
 
 // A changed address (back, forward, an edited link, a tab, navigate()) opens what it says: plain
-// fields ("view=grid") change the current state, a whole link ("s2.…") replaces it.
+// fields ("view=grid") change the current state, a whole link ("s3.…") replaces it.
 async function openFromHash(hash) {
   writer.cancel();
   const { state: next, problems } = await decodeLink(hash, { base: shared(), known, lang: reader });

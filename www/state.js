@@ -12,7 +12,7 @@
 // own defaults.
 //   Format 1 ("s1.", FORMAT1_DEFAULTS, frozen): a link that names no model meant the random model
 //   with an English sentence.
-//   Format 2 ("s2.", DEFAULTS, written today): the built-in model; text null, the built-in model's
+//   Format 2 ("s2.", DEFAULTS less `bos`): the built-in model; text null, the built-in model's
 //   first sample sentence in the state's language (textOf); the language, when a link does not say,
 //   is the reader's (decode's `lang`). Every s2 link says its language and view, so a link opens
 //   the same in every browser and the landing view (DEFAULTS.view) may change without changing it.
@@ -455,7 +455,7 @@ async function inflate(bytes) {
   return new TextDecoder('utf-8', { fatal: true }).decode(all);
 }
 
-/** "s2.…": the fields of a state that differ from DEFAULTS (and ALWAYS_WRITTEN), compressed. */
+/** "s3.…": the fields of a state that differ from DEFAULTS (and ALWAYS_WRITTEN), compressed. */
 export async function encode(state) {
   const { state: clean } = validate(state);
   const diff = {};
