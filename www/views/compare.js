@@ -66,8 +66,10 @@ export function mount(root, app) {
     const B = await tokensOf(textB);
     if (my !== seq) return;
     // Nothing to compare with: no maps or predictions of an earlier second sentence stay on screen.
-    cards.forEach((card) => (card.hidden = B.ids.length === 0));
-    if (B.ids.length === 0) {
+    // An empty sentence is empty even where BOS alone would make it one token.
+    const empty = textB === '';
+    cards.forEach((card) => (card.hidden = empty));
+    if (empty) {
       sentences.replaceChildren(el('p', { className: 'message message-empty' }, t('compare.emptyB')));
       return;
     }
