@@ -97,7 +97,7 @@ const app = {
   tensors,
   call: (type, body, options) => worker.call(type, body, options),
   tokenize: (text) => worker.call('tokenize', { text, bos: withBos() }), // a text as the page's input is tokenized (BOS first or not)
-  withBos: () => withBos(),
+  withBos,
   args: () => runArgs(),
   redraw: () => refresh(), // a view's own change (a lesson's edited cell): redrawn as any other, so settled() waits for it
 };
@@ -121,8 +121,9 @@ const loads = latest();
 const cache = tensorCache(worker, onProgress);
 
 // Whether the input starts with the model's BOS token: the reader's choice (state.bos, on by
-// default), for a model whose config names a bos_token_id. Left padding goes before it (padding is
-// marked on the tokens, BOS included), as in MiniMind's batch inference.
+// default), for a model whose config names a bos_token_id. BOS is then simply position 0 of the ids
+// every run sees; padding marks tokens of the input, BOS included (MiniMind's batch inference puts
+// left padding before BOS).
 function withBos() {
   return state.bos && app.model?.bos_token_id != null;
 }
