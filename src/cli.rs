@@ -16,7 +16,7 @@ const USAGE: &str = "usage:
   attnscope trace --model DIR --input INPUT.json --out TRACE.safetensors
                   [--layers 0,1] [--heads 0,3] [--attention auto|naive|flash] [--tile N] [--no-causal]
                   [--ablate L:H[,L:H...]] [--logit-lens] [--head-logit [--target-token ID]]
-  attnscope generate --model DIR --text TEXT [--tokenizer tokenizer.json] [--max-new N]
+  attnscope generate --model DIR --text TEXT [--bos] [--tokenizer tokenizer.json] [--max-new N]
                   [--temperature T] [--top-k K] [--top-p P] [--seed S]";
 
 /// Runs the command; returns the process exit code.
@@ -197,8 +197,8 @@ fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 }
 
 fn generate(args: &[String]) -> Result<(), Error> {
-    let f = Flags::parse(args, &[])?;
-    f.check_known(&["model", "text", "tokenizer", "max-new", "temperature", "top-k", "top-p", "seed"])?;
+    let f = Flags::parse(args, &["bos"])?;
+    f.check_known(&["model", "text", "bos", "tokenizer", "max-new", "temperature", "top-k", "top-p", "seed"])?;
     let dir = PathBuf::from(f.need("model")?);
     let tok_path = f.get("tokenizer").map(PathBuf::from).unwrap_or_else(|| dir.join("tokenizer.json"));
     if !tok_path.exists() {
@@ -216,7 +216,13 @@ fn generate(args: &[String]) -> Result<(), Error> {
         return Err(usage("--temperature must be >= 0 and --top-p in (0, 1]"));
     }
     let max_new: usize = f.num("max-new", 32)?;
-    let prompt = tokenizer.encode(f.need("text")?)?.ids;
+    // --bos: the config's BOS token first, as MiniMind's training texts (and its eval of a pretrained model) start.
+    let text = f.need("text")?;
+    let prompt = match (f.has("bos"), model.config.bos_token_id) {
+        (false, _) => tokenizer.encode(text)?.ids,
+        (true, Some(bos)) => tokenizer.encode_with_bos(text, bos)?.ids,
+        (true, None) => return Err(Error::Input(format!("--bos: {}/config.json has no bos_token_id", dir.display()))),
+    };
     let mut gen = Generator::new(&model, &prompt, sampling)?;
     let mut printed = tokenizer.decode(&prompt)?;
     print!("{printed}");

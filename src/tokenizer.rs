@@ -35,12 +35,17 @@ pub struct Reading {
     pub chars: Vec<String>,
     /// Whether the token holds only part of some character.
     pub split: Vec<bool>,
+    /// Whether the token is one of the tokenizer's added (special) tokens, `<|im_start|>` and the
+    /// like, which stand for no text of their own and are drawn apart from the text's tokens.
+    pub special: Vec<bool>,
 }
 
 pub struct Tokenizer {
     inner: tokenizers::Tokenizer,
     /// The bytes of every id, worked out once (MiniMind has 6400).
     bytes: Vec<Vec<u8>>,
+    /// Whether each id is an added (special) token.
+    special: Vec<bool>,
 }
 
 impl Tokenizer {
@@ -72,15 +77,36 @@ impl Tokenizer {
                 (None, None) => Vec::new(),
             })
             .collect();
-        Ok(Tokenizer { inner, bytes })
+        let special = (0..id_count as u32).map(|id| added.contains_key(&id)).collect();
+        Ok(Tokenizer { inner, bytes, special })
     }
 
     /// Encodes without a post-processor's extras (MiniMind has none); special tokens written in
     /// the text, like `<|im_start|>`, become their single ids.
     pub fn encode(&self, text: &str) -> Result<Encoding, Error> {
-        let encoding = self.inner.encode(text, false).map_err(|e| Error::Tokenizer(format!("cannot encode: {e}")))?;
-        let ids = encoding.get_ids().to_vec();
+        let ids = self.text_ids(text)?;
         let read = self.read(&ids);
+        Ok(Encoding { ids, read })
+    }
+
+    fn text_ids(&self, text: &str) -> Result<Vec<u32>, Error> {
+        let encoding = self.inner.encode(text, false).map_err(|e| Error::Tokenizer(format!("cannot encode: {e}")))?;
+        Ok(encoding.get_ids().to_vec())
+    }
+
+    /// Encodes `text` after the token `bos`, as MiniMind's pretraining puts `<|im_start|>` (its
+    /// config's `bos_token_id`) before every text it trains on. `bos` must be one of the tokenizer's
+    /// special tokens: an ordinary one would be read as text that is not there. The BOS token holds
+    /// no character of the text, so its `chars` is empty; it reads as itself (`<|im_start|>`), and
+    /// the text's tokens read exactly as `encode` reads them (its bytes are whole characters).
+    pub fn encode_with_bos(&self, text: &str, bos: u32) -> Result<Encoding, Error> {
+        if !self.special.get(bos as usize).copied().unwrap_or(false) {
+            let what = if (bos as usize) < self.bytes.len() { format!("\"{}\", an ordinary token", self.id_to_piece(bos)) } else { "outside the vocabulary".to_string() };
+            return Err(Error::Tokenizer(format!("bos_token_id {bos} is not a special token of this tokenizer ({what}), so it cannot start the text")));
+        }
+        let ids: Vec<u32> = std::iter::once(bos).chain(self.text_ids(text)?).collect();
+        let mut read = self.read(&ids);
+        read.chars[0].clear();
         Ok(Encoding { ids, read })
     }
 
@@ -96,8 +122,7 @@ impl Tokenizer {
     /// The ids that are ordinary tokens of text: inside the tokenizer's vocabulary and not an added
     /// token (`<|im_start|>`, `<think>` …), which text only holds where a chat template puts it.
     pub fn ordinary_ids(&self) -> Vec<u32> {
-        let added = self.inner.get_added_tokens_decoder();
-        (0..self.bytes.len() as u32).filter(|id| !added.contains_key(id)).collect()
+        (0..self.bytes.len() as u32).filter(|&id| !self.special[id as usize]).collect()
     }
 
     /// Number of ids (largest id + 1), added tokens included.
@@ -132,6 +157,7 @@ impl Tokenizer {
                 reading.chars.push(unknown.clone());
                 reading.pieces.push(unknown);
                 reading.split.push(false);
+                reading.special.push(false);
                 continue;
             }
             let (mut piece, mut chars, mut split, mut stray) = (String::new(), String::new(), false, Vec::new());
@@ -161,6 +187,7 @@ impl Tokenizer {
             reading.chars.push(if chars.is_empty() { piece.clone() } else { chars });
             reading.pieces.push(piece);
             reading.split.push(split);
+            reading.special.push(self.special[id as usize]);
         }
         reading
     }

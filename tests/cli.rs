@@ -356,6 +356,26 @@ fn generate_prints_the_prompt_then_new_text_and_greedy_repeats() {
 }
 
 #[test]
+fn generate_with_bos_starts_the_prompt_with_the_configs_bos_token() {
+    let tmp = TempDir::new("generate_bos");
+    let tokenizer = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/minimind/tokenizer.json");
+    let text = "Attention is all you need";
+    let run = |model: &Path| {
+        attnscope(&["generate", "--model", model.to_str().unwrap(), "--tokenizer", tokenizer.to_str().unwrap(), "--text", text, "--max-new", "2", "--bos"])
+    };
+    let out = run(&valid_model(&tmp));
+    assert_refused(&tmp, &out, &["--bos", "no bos_token_id"]);
+    let mut config: serde_json::Value = serde_json::from_str(&small_config().to_json()).unwrap();
+    config["bos_token_id"] = 1.into();
+    let with_bos = TempDir::new("generate_bos_config");
+    let model = model_dir(&with_bos, Some(&config.to_string()), Some(&serialize(&valid_tensors())));
+    let out = run(&model);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.starts_with(&format!("<|im_start|>{text}")), "the prompt is printed with its BOS token first: {stdout:?}");
+}
+
+#[test]
 fn generate_refuses_a_tokenizer_with_a_huge_id_in_one_line() {
     let tmp = TempDir::new("huge_id");
     let model = valid_model(&tmp);

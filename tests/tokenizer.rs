@@ -195,3 +195,63 @@ fn malformed_tokenizer_json_is_refused() {
     let e = Tokenizer::from_json("{\"model\": 3}").err().expect("refused");
     assert!(e.to_string().contains("tokenizer.json"), "{e}");
 }
+
+/// MiniMind's `<|im_start|>`, its config's `bos_token_id`.
+const BOS: u32 = 1;
+
+/// The text's own tokens after BOS read exactly as the text alone reads, field by field.
+fn assert_bos_then_text(text: &str) {
+    let tokenizer = minimind();
+    let alone = tokenizer.encode(text).unwrap();
+    let with = tokenizer.encode_with_bos(text, BOS).unwrap();
+    let n = alone.ids.len() + 1;
+    assert_eq!(with.ids[0], BOS, "{text}");
+    assert_eq!(with.ids[1..], alone.ids[..], "{text}");
+    let r = &with.read;
+    assert_eq!((r.pieces.len(), r.bytes.len(), r.chars.len(), r.split.len(), r.special.len()), (n, n, n, n, n), "{text}: aligned");
+    assert_eq!((r.pieces[0].as_str(), r.chars[0].as_str(), r.split[0], r.special[0]), ("<|im_start|>", "", false, true), "{text}: BOS reads as itself and holds no character of the text");
+    assert_eq!(r.bytes[0], "<|im_start|>".bytes().map(|b| format!("{b:02X}")).collect::<Vec<_>>().join(" "));
+    assert_eq!(r.pieces[1..], alone.read.pieces[..], "{text}");
+    assert_eq!(r.bytes[1..], alone.read.bytes[..], "{text}");
+    assert_eq!(r.chars[1..], alone.read.chars[..], "{text}");
+    assert_eq!(r.split[1..], alone.read.split[..], "{text}");
+    assert!(r.special[1..].iter().all(|&s| !s), "{text}: the text's tokens are ordinary");
+    assert_eq!(tokenizer.decode(&with.ids).unwrap(), format!("<|im_start|>{text}"));
+}
+
+#[test]
+fn bos_comes_first_and_the_text_reads_as_without_it() {
+    assert_bos_then_text("The cat sat on the mat because it was tired.");
+}
+
+#[test]
+fn bos_before_chinese_keeps_cut_characters_marked() {
+    let text = "昨天下雨了，今天天气很好。";
+    assert!(minimind().encode(text).unwrap().read.split.contains(&true), "the case needs a cut character");
+    assert_bos_then_text(text);
+}
+
+#[test]
+fn bos_alone_is_the_whole_input_of_an_empty_text() {
+    let with = minimind().encode_with_bos("", BOS).unwrap();
+    assert_eq!(with.ids, [BOS]);
+    assert_eq!(with.read.pieces, ["<|im_start|>"]);
+    assert_eq!(with.read.chars, [""]);
+    assert_eq!(with.read.special, [true]);
+}
+
+#[test]
+fn only_a_special_token_can_be_bos() {
+    let tokenizer = minimind();
+    let ordinary = tokenizer.encode("cat").unwrap().ids[0];
+    let e = tokenizer.encode_with_bos("a", ordinary).unwrap_err().to_string();
+    assert!(e.contains(&format!("bos_token_id {ordinary}")) && e.contains("not a special token") && e.contains("ordinary"), "{e}");
+    let e = tokenizer.encode_with_bos("a", 6400).unwrap_err().to_string();
+    assert!(e.contains("outside the vocabulary"), "{e}");
+}
+
+#[test]
+fn special_tokens_are_marked_in_any_reading() {
+    let encoding = minimind().encode("<|im_start|>user\n你好<|im_end|>").unwrap();
+    assert_eq!(encoding.read.special, [true, false, false, false, false, true]);
+}

@@ -42,6 +42,7 @@ import { sharePanel } from './panels/share_panel.js';
 import { keepOffline } from './offline.js';
 import { modelPanel, sourceOf } from './panels/model_panel.js';
 import { sampleButtons, sampleTexts } from './panels/samples.js';
+import { bosOption } from './panels/bos_option.js';
 import * as source from './model_source.js';
 
 const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons, compare, ablate, lens, attribution };
@@ -74,7 +75,7 @@ const embed = opened.embed;
 // (a link carries the padded positions, `pad`, which open() turns into the mask).
 const state = {
   ...Object.fromEntries(Object.entries(opened.state).filter(([key]) => key !== 'pad')),
-  tokens: { ids: [], pieces: [], bytes: [], chars: [], split: [] },
+  tokens: { ids: [], pieces: [], bytes: [], chars: [], split: [], special: [] },
   mask: [],
 };
 
@@ -95,6 +96,8 @@ const app = {
   navigate,
   tensors,
   call: (type, body, options) => worker.call(type, body, options),
+  tokenize: (text) => worker.call('tokenize', { text, bos: withBos() }), // a text as the page's input is tokenized (BOS first or not)
+  withBos,
   args: () => runArgs(),
   redraw: () => refresh(), // a view's own change (a lesson's edited cell): redrawn as any other, so settled() waits for it
 };
@@ -116,6 +119,14 @@ const runs = latest();
 const tokenizations = latest();
 const loads = latest();
 const cache = tensorCache(worker, onProgress);
+
+// Whether the input starts with the model's BOS token: the reader's choice (state.bos, on by
+// default), for a model whose config names a bos_token_id. BOS is then simply position 0 of the ids
+// every run sees; padding marks tokens of the input, BOS included (MiniMind's batch inference puts
+// left padding before BOS).
+function withBos() {
+  return state.bos && app.model?.bos_token_id != null;
+}
 
 // Knocked-out heads go into every run (parts/ablation.js), so every view shows the ablated model.
 function runArgs(override = {}) {
@@ -177,7 +188,7 @@ async function open(next) {
   const random = model.kind === 'random';
   const rebuild =
     !app.model || JSON.stringify(model) !== JSON.stringify(state.model) || (random && (JSON.stringify(config) !== JSON.stringify(state.config) || seed !== state.seed));
-  const retokenize = rebuild || fields.text !== state.text;
+  const retokenize = rebuild || fields.text !== state.text || fields.bos !== state.bos;
   Object.assign(state, fields);
   dom.text.value = state.text;
   applyLanguage(lang);
@@ -194,6 +205,7 @@ async function open(next) {
   if (state.model.kind !== 'random') Object.assign(state, { config, seed });
   if (app.model) Object.assign(state, fitToModel(state, app.model));
   panel.show(state);
+  bos.show({ offered: app.model?.bos_token_id != null, on: state.bos });
   const keep = { pad, query: state.query, key: state.key };
   if (retokenize) return tokenize(keep);
   const before = JSON.stringify(runArgs());
@@ -203,7 +215,7 @@ async function open(next) {
 }
 
 // A changed address (back, forward, an edited link, a tab, navigate()) opens what it says: plain
-// fields ("view=grid") change the current state, a whole link ("s2.…") replaces it.
+// fields ("view=grid") change the current state, a whole link ("s3.…") replaces it.
 async function openFromHash(hash) {
   writer.cancel();
   const { state: next, problems } = await decodeLink(hash, { base: shared(), known, lang: reader });
@@ -365,7 +377,7 @@ async function tokenize(keep = { pad: [], query: null, key: null }) {
   app.busy = true;
   renderStatus();
   try {
-    const tokens = await worker.call('tokenize', { text: state.text });
+    const tokens = await app.tokenize(state.text);
     if (signal.aborted) return;
     state.tokens = tokens;
     fitTokens(keep);
@@ -445,6 +457,7 @@ function adopt(resolved, model, meta) {
   app.source = meta;
   Object.assign(state, fitToModel(state, resolved));
   panel.showResolved(resolved);
+  bos.show({ offered: resolved.bos_token_id != null, on: state.bos });
   models.set({ loaded: meta, progress: null, source: sourceOf(model) });
   cache.clear();
   if (ffnChanged && current) {
@@ -487,10 +500,12 @@ const models = modelPanel({
     models.set({ kept: null, note: t('model.forgotten') });
   },
 });
+const bos = bosOption((on) => navigate({ bos: on }));
 // A sample runs on the built-in model (its head is that model's) and opens the attention map of the
-// head that shows its pattern, through the link's fields; the last sentence's padding and picked cell go.
+// head that shows its pattern, through the link's fields, BOS first as head_stats.py scored it; the last
+// sentence's padding and picked cell go.
 const samples = sampleButtons(({ text, layer, head }) =>
-  navigate({ model: 'builtin', text, view: 'attention', layer, head, stage: 'probs', pad: '', query: null, key: null }),
+  navigate({ model: 'builtin', text, bos: true, view: 'attention', layer, head, stage: 'probs', pad: '', query: null, key: null }),
 );
 
 // Drops the mounted view so that refresh() builds it again: its strings or colours changed.
@@ -518,6 +533,7 @@ function applyLanguage(lang) {
   if (app.model) panel.showResolved(app.model);
   models.relabel();
   samples.relabel();
+  bos.relabel();
   theme.relabel();
   remount();
 }
@@ -561,7 +577,7 @@ function wireInput() {
   dom.text.value = state.text;
   dom.chips.replaceWith(chips.node);
   dom.config.replaceWith(models.node, panel.node);
-  dom.text.after(samples.node);
+  dom.text.after(bos.node, samples.node);
   document.getElementById('share').replaceWith(share.node);
   let timer = 0;
   dom.text.addEventListener('input', () => {

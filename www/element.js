@@ -1,10 +1,10 @@
-// <attn-scope state="s2.…" width="100%" height="480"></attn-scope>: an attnscope figure for docs
+// <attn-scope state="s3.…" width="100%" height="480"></attn-scope>: an attnscope figure for docs
 // sites, loaded by one script tag. It shows the site's embed mode in an iframe (the page, its
 // worker and its Content-Security-Policy stay on the attnscope site, however the host page is
 // built), sized by the width and height attributes (CSS lengths; plain numbers are pixels).
 // Without a height (or with height="auto") the figure is as tall as what it shows: the page reports
 // its content's height (api.js) and the element follows it, so no panel is cut off at the bottom.
-// Attributes: state (a link's fragment, "s2.…"; "#" optional; may carry "&hide=…"), width, height
+// Attributes: state (a link's fragment, "s3.…"; "#" optional; may carry "&hide=…"), width, height
 // (default auto),
 // src (the attnscope page; by default index.html next to this script), label (the iframe's title,
 // for screen readers; not `title`, which would put a tooltip over the whole figure).

@@ -12,20 +12,24 @@
 // own defaults.
 //   Format 1 ("s1.", FORMAT1_DEFAULTS, frozen): a link that names no model meant the random model
 //   with an English sentence.
-//   Format 2 ("s2.", DEFAULTS, written today): the built-in model; text null, the built-in model's
+//   Format 2 ("s2.", DEFAULTS less `bos`): the built-in model; text null, the built-in model's
 //   first sample sentence in the state's language (textOf); the language, when a link does not say,
 //   is the reader's (decode's `lang`). Every s2 link says its language and view, so a link opens
 //   the same in every browser and the landing view (DEFAULTS.view) may change without changing it.
 //   Format 2 may gain a field whose default is "nothing" (edits, a lesson's edited cells: null;
 //   probe, the head grid's induction probe: false): an older s2 link lacks it and so opens as it
 //   always did. Format 1 never had them (always their default).
+//   Format 3 ("s3.", DEFAULTS, written today): format 2 plus `bos`, the input starting with the
+//   model's BOS token (<|im_start|>, as MiniMind trains), on by default; a link says `bos: false`
+//   only when the reader turned it off. Format 1 and 2 links never had it and open without BOS
+//   (AS_BEFORE), exactly as they did.
 // Plain fields alone ("#view=grid", "#lang=zh") name no format: on a fresh page they change the
-// format-2 defaults.
+// current format's defaults (format 3: with BOS), as they changed format 2's once it came.
 //
 // What the core decides stays with the core: a config in range may still be refused (heads not
 // divisible by KV heads, too many weights), and the page shows the core's own message.
 
-export const VERSION = 2;
+export const VERSION = 3;
 
 // The core's limits (src/model/config.rs): a link can ask for nothing the core would refuse to size.
 const MAX_HIDDEN = 8192;
@@ -93,10 +97,16 @@ export const DEFAULTS = Object.freeze({
   ablate: Object.freeze([]),
   compare: null,
   target: null,
+  // New in format 3: the input starts with the model's BOS token (when its config names one).
+  bos: true,
 });
 
-// Fields format 2 gained that format 1 never had: a format-1 link opens with their defaults.
+// Fields format 2 gained that format 1 never had, and format 3 those format 2 never had: an older
+// link opens with them as it meant them without saying (AS_BEFORE), format 2's at their "nothing"
+// and format 3's BOS off.
 const FORMAT2_ONLY = ['edits', 'probe', 'ablate', 'compare', 'target'];
+const FORMAT3_ONLY = ['bos'];
+const AS_BEFORE = Object.freeze({ ...Object.fromEntries(FORMAT2_ONLY.map((key) => [key, DEFAULTS[key]])), bos: false });
 
 // Fields every s2 link writes even at their default: the reader's language and the landing view
 // are defaults that differ between browsers and releases, and a link must not.
@@ -300,12 +310,16 @@ const FIELDS = {
   ablate: headPairs,
   compare: nullable(text),
   target: nullable(int(0, MAX_VOCAB - 1)),
+  bos: bool,
 };
 
-// Format 1 had no sample text: its text null was refused, as it still is. Nor had it the FORMAT2_ONLY fields: a
-// format-1 link holding one names a field it did not know, and opens with none.
+// Format 1 had no sample text: its text null was refused, as it still is. Nor had it the FORMAT2_ONLY
+// and FORMAT3_ONLY fields: a format-1 link holding one names a field it did not know, and opens with
+// none; a format-2 link likewise knows no FORMAT3_ONLY field.
 // Format 1 had no Hub repos either: its links open as they did (a "hub" model was invalid).
-const FORMAT1_FIELDS = Object.fromEntries(Object.entries({ ...FIELDS, text, model: (v) => (v?.kind === 'hub' ? null : model(v)) }).filter(([key]) => !FORMAT2_ONLY.includes(key)));
+const FORMAT1_FIELDS = Object.fromEntries(Object.entries({ ...FIELDS, text, model: (v) => (v?.kind === 'hub' ? null : model(v)) }).filter(([key]) => !FORMAT2_ONLY.includes(key) && !FORMAT3_ONLY.includes(key)));
+const FORMAT2_FIELDS = Object.fromEntries(Object.entries(FIELDS).filter(([key]) => !FORMAT3_ONLY.includes(key)));
+const FIELDS_OF = { 1: FORMAT1_FIELDS, 2: FORMAT2_FIELDS, 3: FIELDS };
 
 function isObject(v) {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -347,14 +361,14 @@ function checkConfig(raw, fallback, note) {
  * lessons}, each an array of ids (optional). `format`: the link format whose rules apply.
  */
 export function validate(raw, base = DEFAULTS, known = {}, format = VERSION) {
-  const fields = format === 1 ? FORMAT1_FIELDS : FIELDS;
+  const fields = FIELDS_OF[format];
   const problems = [];
   const note = (field, reason) => problems.push({ field, reason });
   if (!isObject(raw)) {
     note(null, 'damaged');
     raw = {};
   }
-  const state = Object.fromEntries(FORMAT2_ONLY.map((key) => [key, copy(DEFAULTS[key])])); // format 1 had none
+  const state = Object.fromEntries(Object.keys(FIELDS).filter((key) => !own(fields, key)).map((key) => [key, copy(AS_BEFORE[key])])); // an older format had none
   for (const [key, check] of Object.entries(fields)) {
     if (!own(raw, key)) {
       state[key] = copy(base[key]);
@@ -441,7 +455,7 @@ async function inflate(bytes) {
   return new TextDecoder('utf-8', { fatal: true }).decode(all);
 }
 
-/** "s2.…": the fields of a state that differ from DEFAULTS (and ALWAYS_WRITTEN), compressed. */
+/** "s3.…": the fields of a state that differ from DEFAULTS (and ALWAYS_WRITTEN), compressed. */
 export async function encode(state) {
   const { state: clean } = validate(state);
   const diff = {};
@@ -457,7 +471,7 @@ export async function fragment(state, { embed = false } = {}) {
 // Plain "key=value" fields: strings turned into what a JSON payload would hold.
 const PLAIN = {
   number: ['seed', 'layer', 'head', 'query', 'key', 'divisor', 'tile', 'context', 'target'],
-  boolean: ['causal', 'allHeads', 'yarn', 'probe'],
+  boolean: ['causal', 'allHeads', 'yarn', 'probe', 'bos'],
   list: ['hide', 'pad', 'ablate'],
   string: ['lesson', 'lang', 'text', 'view', 'step', 'stage', 'backend', 'compare'],
   model: ['model'], // "model=random", "model=builtin": a link names its model plainly
@@ -490,7 +504,7 @@ export async function decode(fragmentText, { base = null, known = {}, lang = DEF
   const plain = {};
   let format = null; // of the whole state the link holds; null: plain fields alone
   let embed = false;
-  const unknownToFormat1 = []; // plain fields format 2 gained, and where a format-1 decoder noted them
+  const unknownToFormat1 = []; // plain fields formats 2 and 3 gained, and where a format-1 decoder noted them
   const input = String(fragmentText ?? '').replace(/^#/, '');
   if (input.length > MAX_FRAGMENT) {
     note(null, 'too-long');
@@ -505,8 +519,8 @@ export async function decode(fragmentText, { base = null, known = {}, lang = DEF
         continue;
       }
       const version = Number(versioned[1]);
-      // A damaged format-1 link opens format 1's defaults, as it always did.
-      format = version === 1 ? 1 : VERSION;
+      // A damaged format-1 or format-2 link opens its format's defaults, as it always did.
+      format = version === 1 || version === 2 ? version : VERSION;
       if (version > VERSION) note(null, 'future', { version });
       else if (version < 1) note(null, 'damaged');
       else {
@@ -535,7 +549,7 @@ export async function decode(fragmentText, { base = null, known = {}, lang = DEF
     else if (PLAIN_KEYS.includes(key)) {
       plain[key] = plainValue(key, value);
       // Format 1 did not know this field: a format-1 link notes it where its decoder did.
-      if (FORMAT2_ONLY.includes(key)) unknownToFormat1.push({ field: key, reason: 'unknown', at: problems.length });
+      if (FORMAT2_ONLY.includes(key) || FORMAT3_ONLY.includes(key)) unknownToFormat1.push({ field: key, reason: 'unknown', at: problems.length });
     } else note(key.slice(0, MAX_ID), 'unknown');
   }
   if (format === 1) {

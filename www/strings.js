@@ -606,7 +606,7 @@ const en = {
   'lessons.editsRefused': 'Some of the link’s edited cells do not fit this lesson and were left out:',
   'lessons.door.heading': 'See this on the built-in model',
   'lessons.door.note': 'The same idea in a real Transformer: opens “{view}” on the built-in MiniMind with the tutorial’s sentence typed in.',
-  'lessons.door.tokens': 'Its tokenizer reads {n} tokens:',
+  'lessons.door.tokens': 'The model reads it as {n} tokens:',
   'lessons.door.spaces': 'The spaces between the tutorial’s words are tokens of their own: {n} of the {all} tokens are spaces, and the model attends to them like to any word.',
   'lessons.door.split': 'Some of the tutorial’s words are more than one token: {words}. The tokenizer is BPE: its vocabulary holds frequent character sequences, and a word that is not in it is built from smaller pieces that are.',
   'lessons.door.listSep': ', ',
@@ -719,7 +719,7 @@ const en = {
   'overview.fact.ffn': 'FFN size',
   'overview.fact.vocab': 'vocabulary',
   'overview.tokens': 'Tokens',
-  'overview.tokensSub': 'Your sentence, cut by the tokenizer into {n} tokens (click to edit it)',
+  'overview.tokensSub': 'Your sentence as the model reads it: {n} tokens (click to edit it)',
   'overview.tokensWaiting': 'Your sentence is cut into tokens once the model is in.',
   'overview.tokensMore': '… {n} more …',
   'overview.embed': 'Embedding',
@@ -839,6 +839,11 @@ const en = {
   'attribution.noDown': 'No head pushes it down directly.',
   'attribution.headPush': '{head} ({push})',
   'attribution.clickHint': 'Click a head in the map to see its attention map; ⊘ knocks the head out, to see what the prediction loses without it.',
+  // The input's BOS token (panels/bos_option.js, panels/token_chips.js, views/overview.js).
+  'input.bos': 'Start with <|im_start|> (BOS)',
+  'input.bosHint': 'MiniMind puts this token before every text it trains on; heads with nothing better to look at often rest on it (the “attention sink”).',
+  'input.chipSpecial': 'token {i} (counting from 0): id {id}, {piece}, a special token that holds no character of the text; click to mark as padding',
+  'input.chipSpecialPadding': 'token {i} (counting from 0): id {id}, {piece}, a special token that holds no character of the text, padding (attention_mask 0); click to restore',
 };
 
 
@@ -1447,7 +1452,7 @@ const zh = {
   'lessons.editsRefused': '链接里有些改过的格子不属于这一课，已略去：',
   'lessons.door.heading': '在内置模型上看看',
   'lessons.door.note': '同一个道理，放到真正的模型里：用内置 MiniMind 打开“{view}”，并填好教程里的句子。',
-  'lessons.door.tokens': '分词器把它切成 {n} 个 token：',
+  'lessons.door.tokens': '模型把它读成 {n} 个 token：',
   'lessons.door.spaces': '教程里词与词之间的空格自己就是 token：{all} 个 token 里有 {n} 个是空格，模型也会像对待普通词一样关注它们。',
   'lessons.door.split': '教程里有些词不止一个 token：{words}。分词器用的是 BPE：词表里存的是常见的字符组合，词表里没有的词就由词表里有的更小片段拼成。',
   'lessons.door.listSep': '，',
@@ -1560,7 +1565,7 @@ const zh = {
   'overview.fact.ffn': 'FFN 中间维度',
   'overview.fact.vocab': '词表大小',
   'overview.tokens': 'token',
-  'overview.tokensSub': '分词器把你的句子切成 {n} 个 token（点击可修改句子）',
+  'overview.tokensSub': '模型读到的你的句子：{n} 个 token（点击可修改句子）',
   'overview.tokensWaiting': '模型加载完成后，句子会被切分成 token。',
   'overview.tokensMore': '… 另有 {n} 个 …',
   'overview.embed': 'token 嵌入',
@@ -1678,6 +1683,11 @@ const zh = {
   'attribution.noDown': '没有哪个头直接压低它。',
   'attribution.headPush': '{head}（{push}）',
   'attribution.clickHint': '点击图中的一个头，查看它的注意力图；点 ⊘ 关闭这个头，看看没有它预测会少了什么。',
+  // 输入开头的 BOS token（panels/bos_option.js、panels/token_chips.js、views/overview.js）。
+  'input.bos': '以 <|im_start|>（BOS）开头',
+  'input.bosHint': 'MiniMind 训练时在每段文本前都放上这个 token；没有更值得看的内容时，很多头的注意力就落在它上面（注意力汇聚点）。',
+  'input.chipSpecial': '位置 {i}（从 0 数）的 token：id {id}，{piece}，特殊 token，不对应文本中的任何字符；点击标为 padding',
+  'input.chipSpecialPadding': '位置 {i}（从 0 数）的 token：id {id}，{piece}，特殊 token，不对应文本中的任何字符，padding（attention_mask 为 0）；点击恢复',
 };
 
 const TABLES = { en, zh };

@@ -203,9 +203,10 @@ const handlers = {
     gpu = null;
     return { result: { config: next.config() }, returned: { weights }, transfer: [weights] };
   },
-  tokenize({ text }) {
-    const { ids, pieces, bytes, chars, split } = needSession().tokenize(text);
-    return { result: { ids: Array.from(ids), pieces: Array.from(pieces), bytes: Array.from(bytes), chars: Array.from(chars), split: Array.from(split) } };
+  // bos: the model's BOS token first (its config's bos_token_id; refused by the core when it has none).
+  tokenize({ text, bos = false }) {
+    const { ids, pieces, bytes, chars, split, special } = needSession().tokenize(text, { bos });
+    return { result: { ids: Array.from(ids), pieces: Array.from(pieces), bytes: Array.from(bytes), chars: Array.from(chars), split: Array.from(split), special: Array.from(special) } };
   },
   async run({ args }) {
     const { result } = await run(args);
@@ -266,8 +267,9 @@ const handlers = {
   },
   // The induction probe (src/analysis/induction.rs): a repeated random sequence run on its own,
   // every head scored; the pieces name the sequence's tokens on the page.
-  probe({ length, seed }) {
-    const found = needSession().probeHeads({ length, seed });
+  // first: a token before the two copies (the model's BOS when the page's input starts with it), or null.
+  probe({ length, seed, first = null }) {
+    const found = needSession().probeHeads({ length, seed, first });
     return { result: { ...found, pieces: Array.from(session.pieces(Uint32Array.from(found.ids))) } };
   },
   async flash({ args, layer, head, row, tile }) {

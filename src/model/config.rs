@@ -57,6 +57,11 @@ pub struct Config {
     pub moe_intermediate_size: Option<usize>,
     /// Divide the chosen experts' router probabilities by their sum (plus 1e-20), as MiniMind does.
     pub norm_topk_prob: bool,
+    /// The token MiniMind's pretraining puts before every text (`<|im_start|>`, id 1), when the
+    /// config names one; `None` means the model was not said to have one, so none is offered.
+    /// Read by `from_json` (null and absent are `None`; anything but an id inside the vocabulary is refused).
+    #[serde(skip_deserializing)]
+    pub bos_token_id: Option<u32>,
 }
 
 impl Default for Config {
@@ -80,6 +85,7 @@ impl Default for Config {
             num_experts_per_tok: 1,
             moe_intermediate_size: None,
             norm_topk_prob: true,
+            bos_token_id: None,
         }
     }
 }
@@ -131,7 +137,14 @@ impl Config {
                 None => {}
             }
         }
-        cfg.resolve()
+        let mut cfg = cfg.resolve()?;
+        cfg.bos_token_id = match raw.get("bos_token_id") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(id) => Some(id.as_u64().and_then(|id| u32::try_from(id).ok()).filter(|&id| (id as usize) < cfg.vocab_size).ok_or_else(|| {
+                Error::Config(format!("bos_token_id must be a token id below vocab_size ({}), got {id}", cfg.vocab_size))
+            })?),
+        };
+        Ok(cfg)
     }
 
     /// Fills derived sizes and validates; every constructor path goes through here.
@@ -383,5 +396,18 @@ mod tests {
     fn llama_model_type_has_no_qk_norm() {
         let c = Config::from_json(r#"{"model_type": "llama"}"#).unwrap();
         assert!(!c.qk_norm);
+    }
+
+    #[test]
+    fn bos_token_id_is_read_when_given_and_checked_against_the_vocabulary() {
+        assert_eq!(Config::from_json("{}").unwrap().bos_token_id, None);
+        assert_eq!(Config::from_json(r#"{"bos_token_id": null}"#).unwrap().bos_token_id, None);
+        let c = Config::from_json(r#"{"bos_token_id": 1, "vocab_size": 6400}"#).unwrap();
+        assert_eq!(c.bos_token_id, Some(1));
+        assert_eq!(Config::from_json(&c.to_json()).unwrap().bos_token_id, Some(1), "to_json keeps it");
+        for bad in ["6400", "-1", "1.5", "\"1\"", "[1]"] {
+            let e = Config::from_json(&format!(r#"{{"bos_token_id": {bad}, "vocab_size": 6400}}"#)).unwrap_err();
+            assert!(e.to_string().contains("bos_token_id"), "{bad}: {e}");
+        }
     }
 }

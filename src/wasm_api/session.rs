@@ -92,6 +92,14 @@ impl RunRequest {
     }
 }
 
+/// What `tokenize` takes besides the text.
+#[derive(Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct TokenizeOptions {
+    /// Start with the model's BOS token.
+    bos: bool,
+}
+
 #[derive(Serialize)]
 pub(super) struct RunResult<'a> {
     pub(super) entries: &'a [crate::trace::Entry],
@@ -210,11 +218,20 @@ impl Session {
         config_view(&self.model.config)
     }
 
-    /// `{ids, pieces, bytes, chars, split}`: each token as read in the sentence, a character cut over
-    /// several tokens shown in each with its part (昨¹ 昨²), and the token's bytes in hex (tokenizer.rs).
-    pub fn tokenize(&self, text: &str) -> Result<JsValue, JsError> {
-        let enc = self.tokenizer()?.encode(text).map_err(js)?;
-        to_js(&enc)
+    /// `{ids, pieces, bytes, chars, split, special}`: each token as read in the sentence, a character
+    /// cut over several tokens shown in each with its part (昨¹ 昨²), the token's bytes in hex, and
+    /// whether it is a special token (tokenizer.rs). `options.bos`: the config's `bos_token_id` first,
+    /// as MiniMind trains; refused for a model whose config names none.
+    pub fn tokenize(&self, text: &str, options: JsValue) -> Result<JsValue, JsError> {
+        let options: TokenizeOptions = if options.is_undefined() || options.is_null() { TokenizeOptions::default() } else { from_js(options, "tokenize options")? };
+        let tokenizer = self.tokenizer()?;
+        let enc = if options.bos {
+            let bos = self.model.config.bos_token_id.ok_or_else(|| JsError::new("this model's config.json has no bos_token_id, so no text can start with BOS"))?;
+            tokenizer.encode_with_bos(text, bos)
+        } else {
+            tokenizer.encode(text)
+        };
+        to_js(&enc.map_err(js)?)
     }
 
     /// Readable piece of each id of a run, read in sequence as `tokenize` reads them.

@@ -52,18 +52,23 @@ test('Chinese tokens read as their characters on the chips, cut characters marke
   for (const text of SENTENCES) {
     await type(text);
     const tokens = await page.evaluate(() => window.attnscope.app.state.tokens);
-    const chips = await page.locator('.chip .chip-piece').allInnerTexts();
-    assert.equal(chips.length, tokens.ids.length);
+    const all = await page.locator('.chip .chip-piece').allInnerTexts();
+    assert.equal(all.length, tokens.ids.length);
+    // The input starts with the built-in model's BOS token, a special chip that holds no text.
+    assert.equal(all[0], '<|im_start|>');
+    assert.deepEqual(tokens.special, tokens.ids.map((_, i) => i === 0));
+    assert.equal(await page.locator('.chip.special').count(), 1);
+    const chips = all.slice(1);
     for (const chip of chips) assert.doesNotMatch(chip, BYTES, `${text}: chip ${chip}`);
     assert.equal(readBack(chips), text, `the chips of ${text} read back as ${chips.join('|')}`);
-    // The bytes in the tooltips, joined, are the sentence's UTF-8, computed here independently.
-    const titles = await page.locator('.chip').evaluateAll((nodes) => nodes.map((n) => n.title));
+    // The bytes in the tooltips of the text's chips, joined, are the sentence's UTF-8, computed here independently.
+    const titles = (await page.locator('.chip').evaluateAll((nodes) => nodes.map((n) => n.title))).slice(1);
     const hex = titles.map((title) => title.match(/字节 ([0-9A-F ]+?)(，|；)/)[1]).join(' ');
     assert.equal(hex, [...new TextEncoder().encode(text)].map((b) => b.toString(16).toUpperCase().padStart(2, '0')).join(' '));
     // A cut character: each of its chips carries its part and names the character in the tooltip.
-    tokens.split.forEach((cut, i) => {
+    tokens.split.slice(1).forEach((cut, i) => {
       assert.equal(/[¹²³⁴]/.test(chips[i]), cut, chips[i]);
-      if (cut) assert.match(titles[i], new RegExp(`是“${tokens.chars[i]}”的一部分`));
+      if (cut) assert.match(titles[i], new RegExp(`是“${tokens.chars[i + 1]}”的一部分`));
     });
   }
   // MiniMind's tokenizer cuts 昨 (E6 98 A8) over tokens; the emoji too.

@@ -77,7 +77,7 @@ function close(actual, expected, tol, what) {
 }
 
 test('compare: both sentences, their attention maps and difference, predictions checked against the worker', async () => {
-  const tokensB = await page.evaluate(() => window.attnscope.call('tokenize', { text: 'The king said to her son: you must be brave.' }));
+  const tokensB = await page.evaluate(() => window.attnscope.app.tokenize('The king said to her son: you must be brave.')); // as the page tokenizes its input: BOS first
   const a = await logitsOf({});
   const b = await logitsOf({ ids: tokensB.ids, attention_mask: null });
   assert.equal(a.shape[0], tokensB.ids.length, 'a minimal pair: as many tokens');

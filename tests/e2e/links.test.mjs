@@ -59,8 +59,9 @@ async function shown(page) {
       text: app.state.text,
       box: document.getElementById('text').value,
       ids: app.state.tokens.ids,
-      // The worker's own tokenization of the text box, to hold the chips to.
-      expectedIds: (await window.attnscope.call('tokenize', { text: document.getElementById('text').value })).ids,
+      // The worker's own tokenization of the text box (after the model's BOS token unless the state
+      // turned it off), to hold the chips to.
+      expectedIds: (await window.attnscope.call('tokenize', { text: document.getElementById('text').value, bos: app.state.bos && app.model.bos_token_id != null })).ids,
       chips: document.querySelectorAll('.sidebar .chips .chip').length, // the input's chips (a lesson's door has its own)
       tab: document.querySelector('#nav .tab[data-view="grid"]')?.textContent,
       state: window.attnscope.getState(),
@@ -100,7 +101,7 @@ for (const [hash, lang, view] of [
     assertTokens(s);
     assert.deepEqual(s.state.model, { kind: 'builtin' });
     assert.equal(s.state.text, null, 'the link holds "the sample in its language"');
-    assert.match(s.hash, /^#s2\.[A-Za-z0-9_-]+$/, 'the address is rewritten as a format-2 link');
+    assert.match(s.hash, /^#s3\.[A-Za-z0-9_-]+$/, 'the address is rewritten as a format-3 link');
     assert.deepEqual((await decode(s.hash)).state, s.state, 'which node decodes to what is shown');
     await cleanScreenshot(page, `links-${view}-${lang}`);
     assert.deepEqual(page.consoleErrors, []);
@@ -144,8 +145,9 @@ test('an old format-1 link opens exactly the state it did: the random model, its
   ]) {
     const link = await format1.encode({ ...format1.DEFAULTS, ...fields });
     assert.match(link, /^s1\./);
-    // Format 1 had no lesson edits, induction probe nor interventions: the page reads them as none.
-    const before = { ...(await format1.decode(link)).state, edits: null, probe: false, ablate: [], compare: null, target: null };
+    // Format 1 had no lesson edits, induction probe nor interventions: the page reads them as none;
+    // nor a BOS token before the text: the page reads it as off.
+    const before = { ...(await format1.decode(link)).state, edits: null, probe: false, ablate: [], compare: null, target: null, bos: false };
     const page = await freshPage(`#${link}`, locale);
     const s = await shown(page);
     assert.equal(s.kind, 'random');
@@ -153,7 +155,7 @@ test('an old format-1 link opens exactly the state it did: the random model, its
     assert.equal(s.box, before.text);
     assertTokens(s);
     assert.deepEqual(s.state, before, 'the state the format-1 decoder gives');
-    assert.match(s.hash, /^#s2\./, 'rewritten in format 2, meaning the same');
+    assert.match(s.hash, /^#s3\./, 'rewritten in format 3, meaning the same');
     assert.deepEqual((await decode(s.hash)).state, before);
     assert.deepEqual(page.consoleErrors, []);
     await page.context().close();

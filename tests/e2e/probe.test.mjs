@@ -21,12 +21,13 @@ after(async () => {
   await server?.close();
 });
 
-// The core's probe, asked again as the page asks it (the same model, length and seed give the same
-// sequence and scores).
+// The core's probe, asked again as the page asks it (the same model, length, seed and first token,
+// the model's BOS when the page's input starts with it, give the same sequence and scores).
 function coreProbe(page) {
   return page.evaluate(() => {
     const { app, call } = window.attnscope;
-    return call('probe', { length: Math.min(32, Math.floor(Math.min(app.model.max_position_embeddings, 8192) / 2)), seed: 1 });
+    const first = app.state.bos && app.model.bos_token_id != null ? app.model.bos_token_id : null;
+    return call('probe', { length: Math.min(32, Math.floor(Math.min(app.model.max_position_embeddings, 8192) / 2)), seed: 1, first });
   });
 }
 
@@ -195,9 +196,9 @@ test('"probe on" is in the link, the scores are recomputed from it, and it turns
   const expected = await expectedScores(page, probe);
   await assertShown(page, expected);
 
-  // The whole link (s2.…) carries probe: true and opens the same grid elsewhere.
+  // The whole link (s3.…) carries probe: true and opens the same grid elsewhere.
   const link = await page.evaluate(() => window.attnscope.link());
-  assert.match(new URL(link).hash, /^#s2\./);
+  assert.match(new URL(link).hash, /^#s3\./);
   const again = await openPage(browser, link);
   await again.setViewportSize({ width: 1280, height: 900 });
   await again.waitForFunction(() => window.attnscope?.app.phase === 'ready', null, { timeout: 120_000 });

@@ -117,7 +117,7 @@ test('a link opens exactly its state: the same fields and the same pixels, view 
     const set = await author.evaluate((p) => window.attnscope.setState(p), partial);
     for (const [key, value] of Object.entries(partial)) if (key !== 'config') assert.deepEqual(set[key], value, `${key} was set`);
     const url = await stableUrl(author);
-    assert.match(hashOf(url), /^#s2\.[A-Za-z0-9_-]+$/, 'the address holds a format-2 link');
+    assert.match(hashOf(url), /^#s3\.[A-Za-z0-9_-]+$/, 'the address holds a format-3 link');
     const state = await getState(author);
     assert.deepEqual((await decode(hashOf(url))).state, state, 'node decodes the page’s link to the page’s state');
     assert.equal(await author.evaluate(() => window.attnscope.link()), url);
@@ -190,14 +190,14 @@ test('the scripting API: getState, setState (validated, config merged), link and
 });
 
 // What a format-1 link opens as: its defaults, and no lesson edits, induction probe nor interventions (format 1 had
-// no field for them).
-const FORMAT1_STATE = { ...FORMAT1_DEFAULTS, edits: null, probe: false, ablate: [], compare: null, target: null };
+// no field for them), and no BOS token first (nor had format 2).
+const FORMAT1_STATE = { ...FORMAT1_DEFAULTS, edits: null, probe: false, ablate: [], compare: null, target: null, bos: false };
 
 // defaults: the state the page must fall back to, its link's format's defaults (a damaged format-1
 // link opens format 1's: the random model), or null where the link's own fields stay.
 const BAD_LINKS = [
   { name: 'damaged', hash: async () => `#${(await encode({ ...DEFAULTS, ...SHARED, view: 'grid' })).slice(0, 40)}`, says: /damaged/, defaults: DEFAULTS },
-  { name: 'future', hash: async () => `#${(await encode({ ...DEFAULTS, view: 'grid' })).replace(/^s2\./, 's9.')}`, says: /newer version.*format 9/, defaults: DEFAULTS },
+  { name: 'future', hash: async () => `#${(await encode({ ...DEFAULTS, view: 'grid' })).replace(/^s3\./, 's9.')}`, says: /newer version.*format 9/, defaults: DEFAULTS },
   { name: 'garbage', hash: async () => '#s1.%%%<<>>&&=&embed', says: /damaged/, defaults: FORMAT1_STATE },
   { name: 'too-long', hash: async () => `#s1.${'A'.repeat(40_000)}`, says: /far longer/, defaults: DEFAULTS },
   { name: 'edited', hash: async () => `#${await payload({ view: 'attention', layer: 99, head: 'two', stage: 'sideways' })}`, says: /adjusted or reset: layer, head, stage/, defaults: null },
@@ -524,7 +524,7 @@ test('the share panel copies a link and an embed snippet with the hide flags it 
   await page.click('#share-embed');
   await page.locator('.share-note').filter({ hasText: /Embed code copied/ }).waitFor();
   const snippet = await page.evaluate(() => navigator.clipboard.readText());
-  assert.match(snippet, /^<iframe src="http:\/\/[^"]+#s2\.[A-Za-z0-9_-]+&amp;embed=1" title="attnscope · Attention map" width="\d+" height="\d+"[^>]*><\/iframe>$/);
+  assert.match(snippet, /^<iframe src="http:\/\/[^"]+#s3\.[A-Za-z0-9_-]+&amp;embed=1" title="attnscope · Attention map" width="\d+" height="\d+"[^>]*><\/iframe>$/);
   await page.evaluate(() => window.scrollTo(0, 0));
   await screenshot(page, 'share-panel');
   assert.deepEqual(page.consoleErrors, []);
@@ -560,7 +560,7 @@ test('embed mode fits iframes of three sizes with one view, little chrome and an
   const frames = await Promise.all((await page.$$('iframe')).map((f) => f.contentFrame()));
   for (const [i, frame] of frames.entries()) {
     await settled(frame);
-    await frame.waitForFunction(() => document.getElementById('open-full').href.includes('#s2.'));
+    await frame.waitForFunction(() => document.getElementById('open-full').href.includes('#s3.'));
     const layout = await frame.evaluate(() => ({
       embed: document.documentElement.classList.contains('embed'),
       overflowX: document.documentElement.scrollWidth - document.documentElement.clientWidth,

@@ -1,7 +1,7 @@
 // The link format (www/state.js), in node: a link round-trips; a damaged, truncated, future,
 // oversized or hostile link opens with the defaults and says why; a format-1 link opens exactly as
-// the format-1 decoder (format1_oracle.mjs) opens it; plain links open format 2's defaults in the
-// reader's language; and 100,000 random and mutated links never crash, never hang, always give a
+// the format-1 decoder (format1_oracle.mjs) opens it; a format-2 link opens as before, without BOS;
+// plain links open format 3's defaults in the reader's language; and 100,000 random and mutated links never crash, never hang, always give a
 // valid state, and every s1 one among them the state the old decoder gave.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -45,16 +45,21 @@ const EVERYTHING = {
   ablate: [[0, 1], [2, 3], [2, 5]],
   compare: 'The cats sat on the mat.',
   target: 1234,
+  bos: false,
 };
 
 // Format 2's later fields at their "nothing": what a format-1 link opens them as.
 const FORMAT2_NOTHING = { edits: null, probe: false, ablate: [], compare: null, target: null };
+// Format 3's field as links of formats 1 and 2 meant it by not having it: no BOS token first.
+const FORMAT3_BEFORE = { bos: false };
+// What a link of format N opens with when it says nothing (or is damaged).
+const OPENS = { 1: { ...FORMAT1_DEFAULTS, ...FORMAT2_NOTHING, ...FORMAT3_BEFORE }, 2: { ...DEFAULTS, ...FORMAT3_BEFORE }, 3: DEFAULTS };
 
 // What a format-1 link opens as the format-1 decoder opened it: the same, with format 2's later
 // fields at their "nothing" (format 1 had none of them).
 async function asFormat1(input, options) {
   const old = await format1.decode(input, options);
-  return { ...old, state: { ...old.state, ...FORMAT2_NOTHING } };
+  return { ...old, state: { ...old.state, ...FORMAT2_NOTHING, ...FORMAT3_BEFORE } };
 }
 
 // EVERYTHING1 as format 1 wrote it when the format was made; it must always open the same way.
@@ -120,7 +125,7 @@ function isInt(v, lo, hi) {
 function assertValid(state, known = {}) {
   assert.deepEqual(Object.keys(state).sort(), Object.keys(DEFAULTS).sort());
   assert.deepEqual(JSON.parse(JSON.stringify(state)), state, 'plain JSON data');
-  const { lesson, lang, text, model, config, seed, causal, view, step, layer, head, query, key, pad, stage, allHeads, divisor, yarn, tile, context, backend, hide, edits, probe, ablate, compare, target } = state;
+  const { lesson, lang, text, model, config, seed, causal, view, step, layer, head, query, key, pad, stage, allHeads, divisor, yarn, tile, context, backend, hide, edits, probe, ablate, compare, target, bos } = state;
   assert.ok(lesson === null || (ID.test(lesson) && (!known.lessons || known.lessons.includes(lesson))), `lesson ${lesson}`);
   assert.ok(['en', 'zh'].includes(lang));
   assert.ok(text === null || (typeof text === 'string' && text.isWellFormed() && Array.from(text).length <= MAX_TEXT), 'text: null (the sample) or text');
@@ -141,6 +146,7 @@ function assertValid(state, known = {}) {
   assert.equal(typeof allHeads, 'boolean');
   assert.equal(typeof yarn, 'boolean');
   assert.equal(typeof probe, 'boolean');
+  assert.equal(typeof bos, 'boolean');
   assert.ok(divisor === null || (Number.isFinite(divisor) && divisor > 0 && divisor <= 1e4), `divisor ${divisor}`);
   for (const [v, list] of [[view, known.views], [step, known.steps], [stage, known.stages]]) assert.ok(ID.test(v) && (!list || list.includes(v)), `id ${v}`);
   assert.ok(isInt(layer, 0, 63) && isInt(head, 0, 255));
@@ -184,7 +190,7 @@ function assertEdits(edits) {
 
 test('a state round-trips through its link, every field', async () => {
   const link = await encode(EVERYTHING);
-  assert.match(link, /^s2\.[A-Za-z0-9_-]+$/);
+  assert.match(link, /^s3\.[A-Za-z0-9_-]+$/);
   const { state, problems, embed } = await decode(`#${link}`, { known: KNOWN });
   assert.deepEqual(problems, []);
   assert.equal(embed, false);
@@ -194,7 +200,7 @@ test('a state round-trips through its link, every field', async () => {
 test('the pinned format-1 link still opens as it did', async () => {
   const { state, problems } = await decode(PINNED, { known: KNOWN, lang: 'en' });
   assert.deepEqual(problems, []);
-  assert.deepEqual(state, { ...EVERYTHING1, ...FORMAT2_NOTHING });
+  assert.deepEqual(state, { ...EVERYTHING1, ...FORMAT2_NOTHING, ...FORMAT3_BEFORE });
   assert.deepEqual(await decode(PINNED, { known: KNOWN }), await asFormat1(PINNED, { known: KNOWN }));
 });
 
@@ -204,7 +210,7 @@ test('format 2 changed the defaults: the built-in model, the sample text; format
   assert.deepEqual(FORMAT1_DEFAULTS, format1.DEFAULTS, 'format 1 defaults are frozen as they were');
   // The landing view may change freely: every s2 link writes its view.
   const changed = Object.keys(DEFAULTS).filter((key) => key !== 'view' && JSON.stringify(DEFAULTS[key]) !== JSON.stringify(FORMAT1_DEFAULTS[key]));
-  assert.deepEqual(changed.sort(), ['ablate', 'compare', 'edits', 'model', 'probe', 'target', 'text']);
+  assert.deepEqual(changed.sort(), ['ablate', 'bos', 'compare', 'edits', 'model', 'probe', 'target', 'text']);
   for (const [key, nothing] of Object.entries(FORMAT2_NOTHING)) assert.deepEqual(DEFAULTS[key], nothing, `${key}: a field format 2 gained later defaults to nothing, so older s2 links keep their meaning`);
 });
 
@@ -241,15 +247,17 @@ test('the default state is a short link and an empty fragment is the default sta
   assert.deepEqual((await decode('', { lang: 'zh' })).state, { ...DEFAULTS, lang: 'zh' });
 });
 
-test('an s2 link opens the same in every browser; one that omits its language opens in the reader\'s', async () => {
+test('an s3 link opens the same in every browser; one that omits its language opens in the reader\'s', async () => {
   for (const lang of ['en', 'zh']) {
     const link = await encode({ ...DEFAULTS, lang, view: 'grid' });
     for (const reader of ['en', 'zh']) assert.equal((await decode(link, { lang: reader })).state.lang, lang);
   }
-  const bare = await payload('{"view": "grid"}', 2);
-  assert.equal((await decode(bare, { lang: 'zh' })).state.lang, 'zh');
-  assert.deepEqual((await decode(bare)).state, { ...DEFAULTS, view: 'grid' });
-  assert.equal((await decode(await payload('{}', 2))).state.view, DEFAULTS.view, 'a link without a view opens the landing view');
+  for (const version of [2, 3]) {
+    const bare = await payload('{"view": "grid"}', version);
+    assert.equal((await decode(bare, { lang: 'zh' })).state.lang, 'zh');
+    assert.deepEqual((await decode(bare)).state, { ...OPENS[version], view: 'grid' });
+    assert.equal((await decode(await payload('{}', version))).state.view, DEFAULTS.view, 'a link without a view opens the landing view');
+  }
 });
 
 test('plain links name no model: they open the built-in model with the sample text, in the reader\'s language', async () => {
@@ -321,30 +329,30 @@ test('plain fields alone change the base state, as a tab link does', async () =>
 });
 
 test('a truncated link opens with its format\'s defaults and says it is damaged', async () => {
-  for (const [link, defaults] of [[await encode(EVERYTHING), DEFAULTS], [PINNED, FORMAT1_DEFAULTS]]) {
+  for (const [link, defaults] of [[await encode(EVERYTHING), OPENS[3]], [PINNED, OPENS[1]], [await payload(JSON.stringify({ ...EVERYTHING, bos: undefined }), 2), OPENS[2]]]) {
     for (const cut of [4, 20, link.length - 3, link.length - 1]) {
       const { state, problems } = await decode(link.slice(0, cut));
       assert.deepEqual(reasons(problems), ['damaged'], `cut at ${cut}`);
-      assert.deepEqual(state, { ...defaults, ...FORMAT2_NOTHING });
+      assert.deepEqual(state, defaults);
     }
   }
 });
 
 test('a link from a future version opens with the defaults and names the version', async () => {
-  const link = (await encode(EVERYTHING)).replace(/^s2\./, 's7.');
+  const link = (await encode(EVERYTHING)).replace(/^s3\./, 's7.');
   const { state, problems } = await decode(link);
   assert.deepEqual(problems, [{ field: null, reason: 'future', version: 7 }]);
   assert.deepEqual(state, DEFAULTS);
 });
 
 test('a link that is not base64url, not deflate or not a JSON object is damaged', async () => {
-  for (const version of [1, 2]) {
-    const defaults = version === 1 ? FORMAT1_DEFAULTS : DEFAULTS;
+  for (const version of [1, 2, 3]) {
+    const defaults = OPENS[version];
     const s = `s${version}.`;
     for (const bad of [s, `${s}!!!!`, `${s}a`, `${s}AAAA`, await payload('[1, 2]', version), await payload('"text"', version), await payload('{"view": ', version), `${s}x&${s}y`]) {
       const { state, problems } = await decode(bad);
       assert.ok(reasons(problems).includes('damaged'), `${bad}: ${reasons(problems)}`);
-      assert.deepEqual(state, { ...defaults, ...FORMAT2_NOTHING }, bad);
+      assert.deepEqual(state, defaults, bad);
     }
   }
   assert.deepEqual(await decode('s0.abc'), { state: DEFAULTS, problems: [{ field: null, reason: 'damaged' }], embed: false });
@@ -352,12 +360,12 @@ test('a link that is not base64url, not deflate or not a JSON object is damaged'
 
 test('an oversized fragment and a decompression bomb are refused without reading them', async () => {
   assert.deepEqual(reasons((await decode(`s1.${'A'.repeat(40_000)}`)).problems), ['too-long']);
-  for (const version of [1, 2]) {
+  for (const version of [1, 2, 3]) {
     const bomb = await payload(`{"text": "${'a'.repeat(200_000)}"}`, version);
     assert.ok(bomb.length < 1000, 'a bomb is a short link');
     const { state, problems } = await decode(bomb);
     assert.deepEqual(reasons(problems), ['damaged']);
-    assert.deepEqual(state, { ...(version === 1 ? FORMAT1_DEFAULTS : DEFAULTS), ...FORMAT2_NOTHING });
+    assert.deepEqual(state, OPENS[version]);
   }
 });
 
@@ -390,7 +398,7 @@ test('hostile values are refused: script URLs, prototype keys, markup in ids', a
   );
   const { state, problems } = await decode(hostile);
   assertValid(state);
-  assert.deepEqual(state, { ...FORMAT1_DEFAULTS, config: {}, ...FORMAT2_NOTHING }, 'a config names its keys; none of these is one');
+  assert.deepEqual(state, { ...OPENS[1], config: {} }, 'a config names its keys; none of these is one');
   assert.equal({}.polluted, undefined);
   assert.equal(Object.prototype.x, undefined);
   assert.ok(reasons(problems).includes('model:invalid'));
@@ -400,12 +408,35 @@ test('hostile values are refused: script URLs, prototype keys, markup in ids', a
   for (const url of ['https://example.org/model/', 'models/builtin/', '/m/config.json']) assert.equal(validate({ model: { kind: 'url', url } }).state.model.url, url);
 });
 
+test('BOS: on by default and written only when off; links made before format 3 open without it', async () => {
+  assert.equal(DEFAULTS.bos, true);
+  assert.equal('bos' in (await contents(await encode(DEFAULTS))), false, 'on is the default: not written');
+  const off = await encode({ ...DEFAULTS, bos: false });
+  assert.match(off, /^s3\./);
+  assert.equal((await contents(off)).bos, false);
+  assert.equal((await decode(off)).state.bos, false);
+  assert.equal((await decode('#bos=0')).state.bos, false, 'a plain field turns it off');
+  assert.equal((await decode('#bos=1', { base: OPENS[2] })).state.bos, true, 'and on');
+  assert.equal((await decode('#view=grid')).state.bos, true, 'plain links open format 3\'s defaults');
+  // Every s2 link the page wrote lacks the field, whatever else it holds, and means no BOS.
+  for (const fields of [{}, { view: 'grid', lang: 'zh' }, { ...EVERYTHING, bos: undefined }]) {
+    const { state, problems } = await decode(await payload(JSON.stringify(fields), 2), { known: KNOWN });
+    assert.deepEqual(problems, []);
+    assert.equal(state.bos, false, JSON.stringify(fields));
+  }
+  const s2 = await decode(await payload('{"bos": true}', 2));
+  assert.deepEqual([s2.state.bos, reasons(s2.problems)], [false, ['bos:unknown']], 'format 2 had no such field');
+  const s1 = await decode('#s1.q64FAA&bos=1');
+  assert.deepEqual(s1, await asFormat1('#s1.q64FAA&bos=1'), 'a format-1 link with the plain field opens as the format-1 decoder opened it');
+  assert.deepEqual([s1.state.bos, reasons(s1.problems)], [false, ['bos:unknown']]);
+});
+
 test('a lesson\'s edited cells round-trip; an older s2 link without them opens with none', async () => {
   const { state, problems } = await decode(await encode({ ...DEFAULTS, view: 'lessons', lesson: 'qk', edits: { 'qk.q': [[2, 0, 0.1]] } }));
   assert.deepEqual(problems, []);
   assert.deepEqual(state.edits, { 'qk.q': [[2, 0, 0.1]] });
   const older = await payload('{"lang": "zh", "view": "lessons", "lesson": "qk"}', 2);
-  assert.deepEqual(await decode(older), { state: { ...DEFAULTS, lang: 'zh', view: 'lessons', lesson: 'qk' }, problems: [], embed: false });
+  assert.deepEqual(await decode(older), { state: { ...OPENS[2], lang: 'zh', view: 'lessons', lesson: 'qk' }, problems: [], embed: false });
   assert.deepEqual(await contents(await encode({ ...DEFAULTS, lesson: 'qk' })), { lang: 'en', view: DEFAULTS.view, lesson: 'qk' }, 'no edits, nothing written');
   const old = await decode(await payload('{"edits": {"qk.q": [[0, 0, 1]]}}', 1));
   assert.deepEqual(reasons(old.problems), ['edits:unknown'], 'format 1 had no edits');
@@ -571,7 +602,7 @@ test(`fuzz: ${FUZZ_CASES} random and mutated links never crash, never hang, alwa
   const random = mulberry32(FUZZ_SEED);
   const f = fuzzer(random);
   const seeds = [];
-  for (let i = 0; i < 40; i++) seeds.push(await payload(JSON.stringify(f.payloadObject()), 1 + (i % 2)));
+  for (let i = 0; i < 60; i++) seeds.push(await payload(JSON.stringify(f.payloadObject()), 1 + (i % 3)));
   seeds.push(await encode(EVERYTHING), PINNED, await format1.encode(EVERYTHING1));
   const kinds = { random: 0, mutated: 0, payload: 0, plain: 0, format1: 0 };
   const started = Date.now();
@@ -580,13 +611,13 @@ test(`fuzz: ${FUZZ_CASES} random and mutated links never crash, never hang, alwa
     const r = random();
     if (r < 0.2) {
       kinds.random++;
-      input = f.pick(['', '#', 's1.', 's2.', 's', 'view=', '&', 'embed=1&']) + (random() < 0.5 ? f.chars(f.B64 + '.&=%#+/', f.int(200)) : f.unicode(f.int(60)));
+      input = f.pick(['', '#', 's1.', 's2.', 's3.', 's', 'view=', '&', 'embed=1&']) + (random() < 0.5 ? f.chars(f.B64 + '.&=%#+/', f.int(200)) : f.unicode(f.int(60)));
     } else if (r < 0.6) {
       kinds.mutated++;
       input = f.mutate(f.pick(seeds));
     } else if (r < 0.85) {
       kinds.payload++;
-      input = await payload(JSON.stringify(f.payloadObject()), random() < 0.5 ? 1 : 2);
+      input = await payload(JSON.stringify(f.payloadObject()), f.pick([1, 2, 3]));
       if (random() < 0.3) seeds[f.int(seeds.length)] = input;
     } else {
       kinds.plain++;

@@ -1,7 +1,8 @@
 // The tokens of the input as chips: the piece as text, its id below, its bytes in the tooltip.
 // A character the tokenizer cut over several tokens shows in each with its part (昨¹ 昨²,
 // worked out by the core) and the chips are marked as one group. Clicking a chip toggles it as
-// padding (attention_mask 0), which the masks and every attention view then show.
+// padding (attention_mask 0), which the masks and every attention view then show. A special token
+// (the BOS token <|im_start|> the input may start with) is drawn apart: it stands for no text.
 
 import { el } from '../parts/dom.js';
 import { tokenText } from '../parts/format.js';
@@ -12,7 +13,7 @@ export function tokenChips(onToggle) {
 
   return {
     node,
-    update({ ids, pieces, bytes, chars, split }, mask) {
+    update({ ids, pieces, bytes, chars, split, special = [] }, mask) {
       node.setAttribute('aria-label', t('input.text'));
       if (ids.length === 0) {
         node.replaceChildren(el('span', { className: 'chips-empty' }, t('input.noTokens')));
@@ -22,12 +23,15 @@ export function tokenChips(onToggle) {
         ...ids.map((id, i) => {
           const padded = mask[i] === 0;
           const part = split[i] ? t('input.chipPart', { chars: chars[i] }) : '';
+          const title = special[i]
+            ? t(padded ? 'input.chipSpecialPadding' : 'input.chipSpecial', { i, id, piece: pieces[i] })
+            : t(padded ? 'input.chipPadding' : 'input.chipReal', { i, id, bytes: bytes[i], part });
           return el(
             'button',
             {
               type: 'button',
-              className: ['chip', padded && 'padded', split[i] && 'split'].filter(Boolean).join(' '),
-              title: t(padded ? 'input.chipPadding' : 'input.chipReal', { i, id, bytes: bytes[i], part }),
+              className: ['chip', padded && 'padded', split[i] && 'split', special[i] && 'special'].filter(Boolean).join(' '),
+              title,
               attrs: { 'aria-pressed': String(padded) },
               dataset: { index: i },
               on: { click: () => onToggle(i) },

@@ -76,7 +76,11 @@ export function tokenText(piece) {
     .replace(/\t/g, '⇥');
 }
 
+// Special tokens as MiniMind's tokenizer writes them (<|im_start|>, the input's BOS token) stay
+// whole on an axis: cut to "<|im_st…" they would read as broken text.
+const SPECIAL_PIECE = /^<\|[^|\s]+\|>$/;
+
 export function axisLabel(piece, max = 10) {
   const text = tokenText(piece);
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return text.length > max && !SPECIAL_PIECE.test(piece) ? `${text.slice(0, max - 1)}…` : text;
 }

@@ -28,18 +28,21 @@ function lengthFor(model) {
   return Math.min(LENGTH, Math.floor(Math.min(model.max_position_embeddings, MAX_TOKENS) / 2));
 }
 
-// One probe per model (a new model is a new app.model object).
-const kept = new WeakMap();
+// One probe per model (a new model is a new app.model object) and first token: the sequence starts
+// with the model's BOS token when the page's input does, as MiniMind's training windows do.
+const kept = new WeakMap(); // app.model → Map(first token id or null → probe)
 
 // Resolves to {ids, pieces, length, heads[layer][head]: {induction, duplicate, rows, role, score,
 // strong, positions}} for the loaded model.
 export function probeHeads(app) {
-  let found = kept.get(app.model);
+  const first = app.withBos() ? app.model.bos_token_id : null;
+  if (!kept.has(app.model)) kept.set(app.model, new Map());
+  const probes = kept.get(app.model);
+  let found = probes.get(first);
   if (!found) {
-    found = app.call('probe', { length: lengthFor(app.model), seed: SEED }).then((p) => ({ ...p, heads: byLayer(p.layers) }));
-    kept.set(app.model, found);
-    const model = app.model;
-    found.catch(() => kept.get(model) === found && kept.delete(model));
+    found = app.call('probe', { length: lengthFor(app.model), seed: SEED, first }).then((p) => ({ ...p, heads: byLayer(p.layers) }));
+    probes.set(first, found);
+    found.catch(() => probes.get(first) === found && probes.delete(first));
   }
   return found;
 }

@@ -42,18 +42,20 @@ export function mount(root, app) {
     ...cards,
   );
   let seq = 0;
-  const tokenized = new Map(); // text → tokens of B, asked of the worker once
+  const tokenized = new Map(); // BOS or not, and text → tokens of B, asked of the worker once
 
+  // B is tokenized as the input A is: with the model's BOS token first when A has it.
   function tokensOf(text) {
-    if (!tokenized.has(text)) {
-      const request = app.call('tokenize', { text });
-      request.catch(() => tokenized.delete(text));
-      tokenized.set(text, request);
+    const key = JSON.stringify([app.withBos(), text]);
+    if (!tokenized.has(key)) {
+      const request = app.tokenize(text);
+      request.catch(() => tokenized.delete(key));
+      tokenized.set(key, request);
     }
-    return tokenized.get(text);
+    return tokenized.get(key);
   }
 
-  const line = (key, tokens) => el('p', { className: 'compare-sentence' }, el('strong', {}, t(key)), ' ', tokens.pieces.map((p, i) => el('span', { className: 'compare-token', dataset: { i } }, tokenText(p))));
+  const line = (key, tokens) => el('p', { className: 'compare-sentence' }, el('strong', {}, t(key)), ' ', tokens.pieces.map((p, i) => el('span', { className: tokens.special?.[i] ? 'compare-token special' : 'compare-token', dataset: { i } }, tokenText(p))));
 
   async function update() {
     const my = ++seq;
@@ -64,8 +66,10 @@ export function mount(root, app) {
     const B = await tokensOf(textB);
     if (my !== seq) return;
     // Nothing to compare with: no maps or predictions of an earlier second sentence stay on screen.
-    cards.forEach((card) => (card.hidden = B.ids.length === 0));
-    if (B.ids.length === 0) {
+    // An empty sentence is empty even where BOS alone would make it one token.
+    const empty = textB === '';
+    cards.forEach((card) => (card.hidden = empty));
+    if (empty) {
       sentences.replaceChildren(el('p', { className: 'message message-empty' }, t('compare.emptyB')));
       return;
     }

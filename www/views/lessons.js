@@ -120,18 +120,20 @@ export function mount(root, app) {
     const { DOOR } = LESSONS[id];
     const text = DOOR.text[language()] ?? DOOR.text.en;
     const { door } = current;
-    if (door.drawn === `${language()}|${text}`) return;
-    const { pieces } = await app.call('tokenize', { text });
+    // Tokenized as the page will tokenize it (BOS first or not), so `focus` names the same position there.
+    const drawn = `${language()}|${app.withBos()}|${text}`;
+    if (door.drawn === drawn) return;
+    const { pieces, special } = await app.tokenize(text);
     if (current?.id !== id) return;
-    door.drawn = `${language()}|${text}`;
+    door.drawn = drawn;
     const focus = DOOR.focus ? pieces.lastIndexOf(DOOR.focus) : -1;
     const patch = { view: DOOR.view, model: 'builtin', text, ...(DOOR.fields ?? {}), ...(focus >= 0 ? { query: focus } : {}) };
-    const { spaces, split } = readTokens(DOOR.words ?? (/\s/.test(text) ? text.split(/\s+/).filter(Boolean) : null), pieces);
+    const { spaces, split } = readTokens(DOOR.words ?? (/\s/.test(text) ? text.split(/\s+/).filter(Boolean) : null), pieces.filter((_, i) => !special[i]));
     const parts = [
       el('h3', {}, t('lessons.door.heading')),
       el('p', {}, t('lessons.door.note', { view: t(`view.${DOOR.view}`) })),
       el('p', { className: 'door-sentence' }, el('q', { lang: 'zh-CN' }, text)),
-      el('p', { className: 'door-tokens' }, t('lessons.door.tokens', { n: pieces.length }), ' ', el('span', { className: 'chips' }, pieces.map((p, i) => el('span', { className: 'chip static', dataset: { i } }, el('span', { className: 'chip-piece' }, tokenText(p)))))),
+      el('p', { className: 'door-tokens' }, t('lessons.door.tokens', { n: pieces.length }), ' ', el('span', { className: 'chips' }, pieces.map((p, i) => el('span', { className: special[i] ? 'chip static special' : 'chip static', dataset: { i } }, el('span', { className: 'chip-piece' }, tokenText(p)))))),
       spaces > 0 && el('p', { className: 'hint', dataset: { note: 'spaces' } }, t('lessons.door.spaces', { n: spaces, all: pieces.length })),
       split?.length > 0 && el('p', { className: 'hint', dataset: { note: 'split' } }, t('lessons.door.split', { words: split.map((s) => `${s.word} → ${s.pieces.join(' + ')}`).join(t('lessons.door.listSep')) })),
       el('a', { className: 'action door-link', href: pageHref(patch), on: { click: (e) => { e.preventDefault(); app.navigate(patch); } } }, t('lessons.door.open', { view: t(`view.${DOOR.view}`) })),
