@@ -40,10 +40,19 @@ fn trace_command_matches_pytorch() {
     common::assert_matches_fixture("builtin", &bytes);
 }
 
+/// One entry of samples.json: a sentence and the head that shows `pattern` on it.
+#[derive(Deserialize)]
+struct Sample {
+    text: String,
+    pattern: String,
+    layer: usize,
+    head: usize,
+}
+
 #[derive(Deserialize)]
 struct Samples {
-    en: Vec<String>,
-    zh: Vec<String>,
+    en: Vec<Sample>,
+    zh: Vec<Sample>,
 }
 
 #[derive(Deserialize)]
@@ -57,52 +66,82 @@ struct HeadStat {
     label: String,
 }
 
-/// The core's head measures (analysis::head_roles, what the page shows) per (layer, head), pooled
-/// over the texts by query rows as tools/train/head_stats.py pools its windows.
-fn scores(model: &Model, tokenizer: &Tokenizer, texts: &[String]) -> Vec<Vec<HeadScores>> {
-    let cfg = &model.config;
-    let causal = MaskSpec { causal: true, prefix_len: 0, padding: None };
-    let mut per_text = vec![vec![Vec::new(); cfg.num_attention_heads]; cfg.num_hidden_layers];
-    for text in texts {
-        let ids = tokenizer.encode(text).unwrap().ids;
-        let out = model.trace(&ids, None, 0, &RunOptions::default(), Selection::all()).unwrap();
-        for (l, layer) in per_text.iter_mut().enumerate() {
-            let e = out.trace.get(&format!("layers.{l}.attn.probs")).unwrap();
-            let probs = ArrayView3::from_shape((e.shape[0], e.shape[1], e.shape[2]), &e.data[..]).unwrap(); // (nH, T, T)
-            for (h, s) in measure(probs, &causal).into_iter().enumerate() {
-                layer[h].push(s.expect("every sample sentence is long enough to measure"));
-            }
-        }
-    }
-    per_text.iter().map(|l| l.iter().map(|h| HeadScores::pooled(h).unwrap()).collect()).collect()
+/// The probs [nH, T, T] of `layer` and the ids of one sentence run as the page runs it: BOS first.
+fn run_probs(model: &Model, tokenizer: &Tokenizer, text: &str, layer: usize) -> (Vec<u32>, ndarray::Array3<f32>) {
+    let bos = model.config.bos_token_id.expect("the built-in model names its BOS token");
+    let ids = tokenizer.encode_with_bos(text, bos).unwrap().ids;
+    let out = model.trace(&ids, None, 0, &RunOptions::default(), Selection::all()).unwrap();
+    let e = out.trace.get(&format!("layers.{layer}.attn.probs")).unwrap();
+    let probs = ndarray::Array3::from_shape_vec((e.shape[0], e.shape[1], e.shape[2]), e.data.to_vec()).unwrap();
+    (ids, probs)
 }
 
+/// Every sample shows the pattern it names, on the head it names, by the core's own measures (what
+/// the page's head grid and induction probe show), at least as clearly as head_stats.py required
+/// (0.3), and that head's role on the sentence is the pattern's.
 #[test]
-fn named_heads_show_their_pattern_on_the_sample_sentences() {
+fn every_sample_shows_its_named_pattern_on_its_head() {
+    let (config, weights) = load_dir(&builtin()).unwrap();
+    let model = Model::new(config, weights);
+    let tokenizer = Tokenizer::from_json(&std::fs::read_to_string(builtin().join("tokenizer.json")).unwrap()).unwrap();
+    let samples: Samples = serde_json::from_str(&std::fs::read_to_string(builtin().join("samples.json")).unwrap()).unwrap();
+    let causal = MaskSpec { causal: true, prefix_len: 0, padding: None };
+    assert!(!samples.en.is_empty() && !samples.zh.is_empty(), "samples in both languages");
+    for s in samples.en.iter().chain(&samples.zh) {
+        let (ids, probs) = run_probs(&model, &tokenizer, &s.text, s.layer);
+        assert_eq!(ids[0], 1, "BOS first");
+        let scores = measure(probs.view(), &causal)[s.head].expect("long enough to measure");
+        let (score, role) = match s.pattern.as_str() {
+            "previous-token" => (scores.previous, Some(Role::Previous)),
+            "first-token" => (scores.first, Some(Role::First)),
+            "current-token" => (scores.current, Some(Role::Current)),
+            "induction" | "duplicate-token" => {
+                let rep = induction::measure(probs.view(), &ids)[s.head].expect("the sentence is written twice");
+                (if s.pattern == "induction" { rep.induction } else { rep.duplicate }, None)
+            }
+            other => panic!("unknown pattern {other}"),
+        };
+        println!("L{}H{} {} {score:.3} on {}", s.layer, s.head, s.pattern, s.text);
+        assert!(score >= 0.3, "L{}H{}: {} score {score:.3} on {:?}", s.layer, s.head, s.pattern, s.text);
+        if let Some(role) = role {
+            assert_eq!(scores.role().role, role, "L{}H{} on {:?}", s.layer, s.head, s.text);
+        }
+    }
+}
+
+/// The heads head_stats.json labels (on held-out text) keep their label's pattern on the sample
+/// sentences, pooled over both languages as head_stats.py pools its windows: the labelled score is
+/// well above what even weight gives, and for a clear (not weak) label the head's largest.
+#[test]
+fn labelled_heads_show_their_label_on_the_sample_sentences() {
     let (config, weights) = load_dir(&builtin()).unwrap();
     let model = Model::new(config, weights);
     let tokenizer = Tokenizer::from_json(&std::fs::read_to_string(builtin().join("tokenizer.json")).unwrap()).unwrap();
     let samples: Samples = serde_json::from_str(&std::fs::read_to_string(builtin().join("samples.json")).unwrap()).unwrap();
     let stats: HeadStats = serde_json::from_str(&std::fs::read_to_string(builtin().join("head_stats.json")).unwrap()).unwrap();
-    let zh = scores(&model, &tokenizer, &samples.zh);
-    let all = scores(&model, &tokenizer, &[samples.en, samples.zh].concat());
-    let uniform = 0.1; // about what a head spreading evenly over these sentences would give
+    let causal = MaskSpec { causal: true, prefix_len: 0, padding: None };
+    let texts: Vec<&str> = samples.en.iter().chain(&samples.zh).map(|s| s.text.as_str()).collect();
     let mut named = 0;
     for (l, layer) in stats.layers.iter().enumerate() {
+        let per_text: Vec<Vec<HeadScores>> = texts
+            .iter()
+            .map(|t| measure(run_probs(&model, &tokenizer, t, l).1.view(), &causal).into_iter().map(Option::unwrap).collect())
+            .collect();
         for s in layer {
-            let (own, prev) = (all[l][s.head].current, all[l][s.head].previous);
-            match s.label.as_str() {
-                "self" => {
-                    assert!(own > 0.6, "L{l}H{}: self score {own:.2}", s.head);
-                    assert_eq!(all[l][s.head].role().role, Role::Current, "L{l}H{}", s.head);
-                }
-                "previous-token" | "previous-token (weak)" => {
-                    let prev_zh = zh[l][s.head].previous;
-                    assert!(prev > 2.0 * uniform && prev > own, "L{l}H{}: previous-token score {prev:.2} (self {own:.2})", s.head);
-                    assert!(prev_zh > 0.3, "L{l}H{}: previous-token score on Chinese {prev_zh:.2}", s.head);
-                    assert_eq!(zh[l][s.head].role().role, Role::Previous, "L{l}H{} on Chinese", s.head);
-                }
+            let pooled = HeadScores::pooled(&per_text.iter().map(|h| h[s.head]).collect::<Vec<_>>()).unwrap();
+            let (score, role) = match s.label.split(" (").next().unwrap() {
+                "previous-token" => (pooled.previous, Role::Previous),
+                "sink" => (pooled.first, Role::First),
+                "self" => (pooled.current, Role::Current),
                 _ => continue,
+            };
+            println!("L{l}H{}: {} {score:.3} ({:?})", s.head, s.label, pooled.role().role);
+            let uniform = 0.1; // about what a head spreading evenly over these sentences would give
+            assert!(score > 2.0 * uniform, "L{l}H{} ({}): score {score:.3} on the samples", s.head, s.label);
+            // A weak label (largest score 0.3-0.5 on long held-out windows) may lose to the first
+            // token on these short sentences, where BOS takes a larger share; a clear one may not.
+            if !s.label.contains("weak") {
+                assert_eq!(pooled.role().role, role, "L{l}H{} ({})", s.head, s.label);
             }
             named += 1;
         }

@@ -240,8 +240,10 @@ def pick_samples(cfg, w, tok, layers):
                                      "candidates": [{"text": t, "score": round(s, 4)} for s, t in rows]}
             # A sample must show its pattern as clearly as a head must to be labelled with it (the e2e test
             # checks the same bound on the page's own run).
-            if rows and rows[0][0] >= WEAK:
-                samples[lang].append({"text": rows[0][1], "pattern": pattern, "layer": l, "head": h})
+            # Each sample a different sentence: the best one no earlier pattern took.
+            free = [r for r in rows if r[1] not in {x["text"] for x in samples[lang]}]
+            if free and free[0][0] >= WEAK:
+                samples[lang].append({"text": free[0][1], "pattern": pattern, "layer": l, "head": h})
     return samples, scored
 
 
