@@ -201,7 +201,7 @@ test('a visit without a link opens the built-in model on a sample sentence; each
       await page.locator(`.sample[data-lang="${lang}"]`).nth(n).click();
       await page.waitForFunction(({ text, layer, head }) => {
         const now = window.attnscope.app.state;
-        return now.text === text && now.view === 'attention' && now.layer === layer && now.head === head && location.hash.startsWith('#s2.');
+        return now.text === text && now.view === 'attention' && now.layer === layer && now.head === head && location.hash.startsWith('#s3.');
       }, s);
       await settled(page);
       const shown = await app(page);
@@ -209,6 +209,7 @@ test('a visit without a link opens the built-in model on a sample sentence; each
       assert.deepEqual([shown.state.view, shown.state.layer, shown.state.head], ['attention', s.layer, s.head], `${s.text}: the attention map of L${s.layer}H${s.head}`);
       assert.deepEqual(await pickedHead(page), [s.layer, s.head], 'the map’s layer and head selects show that head');
       const ids = shown.state.tokens.ids;
+      assert.equal(ids[0], JSON.parse(read(join(BUILTIN, 'config.json'))).bos_token_id, 'BOS first, as head_stats.py scored the sample');
       const probs = await tensor(page, `layers.${s.layer}.attn.probs`);
       assert.equal(probs.length, model.num_attention_heads * ids.length * ids.length);
       const score = patternScore(s.pattern, probs, ids, s.head);

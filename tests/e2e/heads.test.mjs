@@ -1,7 +1,7 @@
 // Heads explained: the head grid and the attention map name what each head does on the current input,
 // as the core measures it (src/analysis/head_roles.rs), and the grid stays an overview on long inputs.
 // Every role's scores are checked against this file's own computation from the run's
-// layers.L.attn.probs; on the built-in model the head tests/builtin.rs names as previous-token (L3H4)
+// layers.L.attn.probs; on the built-in model the head samples.json names for its Chinese previous-token sample
 // must get that label on a Chinese sample. Screenshots: artifacts/screenshots/heads-*.png.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -162,22 +162,28 @@ test('the head grid labels every head with its role and score, equal to a comput
   await page.close();
 });
 
-test('on the built-in model, a Chinese sample shows L3H4 as a previous-token head in the grid and the attention map, in English and Chinese', async () => {
+test('on the built-in model, the Chinese previous-token sample shows its head as a previous-token head in the grid and the attention map, in English and Chinese', async () => {
   const page = await builtinPage();
-  await page.locator('.sample[data-lang="zh"]').first().click();
+  // The head comes from samples.json (tools/train/head_stats.py's pick), not from this test.
+  const { layer, head, index } = await page.evaluate(async () => {
+    const samples = await (await fetch('./models/builtin/samples.json')).json();
+    const index = samples.zh.findIndex((s) => s.pattern === 'previous-token');
+    return { ...samples.zh[index], index };
+  });
+  await page.locator('.sample[data-lang="zh"]').nth(index).click();
   await page.waitForFunction(() => /[\u4e00-\u9fff]/.test(window.attnscope.app.state.text));
   await go(page, 'grid');
   const shown = await thumbs(page);
-  const l3h4 = shown.find((s) => s.layer === 3 && s.head === 4);
-  assert.equal(l3h4.role, 'previous', `L3H4 is labelled ${l3h4.text}`);
-  assert.match(l3h4.text, /^previous-token/);
+  const named = shown.find((s) => s.layer === layer && s.head === head);
+  assert.equal(named.role, 'previous', `L${layer}H${head} is labelled ${named.text}`);
+  assert.match(named.text, /^previous-token/);
   assertScoresShown(shown, await expectedRoles(page));
   await cleanScreenshot(page, 'heads-grid-en');
 
-  await page.evaluate(() => window.attnscope.app.set({ layer: 3, head: 4 }));
+  await page.evaluate(([l, h]) => window.attnscope.app.set({ layer: l, head: h }), [layer, head]);
   await go(page, 'attention');
   const role = await page.locator('.head-role').innerText();
-  const m = (await expectedRoles(page))[3][4];
+  const m = (await expectedRoles(page))[layer][head];
   assert.match(role, /What this head does here:\s*previous-token/);
   assert.ok(role.includes(m.previous.toFixed(2)), `the attention map shows the score ${m.previous.toFixed(2)}: ${role}`);
   assert.match(role, /What to look for:\s*each row’s weight sits one step left of the diagonal/);
@@ -191,7 +197,7 @@ test('on the built-in model, a Chinese sample shows L3H4 as a previous-token hea
   assert.match(zh, /看哪里：\s*每一行的权重都落在对角线左边一格/);
   await cleanScreenshot(page, 'heads-attention-zh');
   await go(page, 'grid');
-  const zhThumb = (await thumbs(page)).find((s) => s.layer === 3 && s.head === 4);
+  const zhThumb = (await thumbs(page)).find((s) => s.layer === layer && s.head === head);
   assert.match(zhThumb.text, /^看前一个 token/);
   await cleanScreenshot(page, 'heads-grid-zh');
   assert.deepEqual(page.consoleErrors, []);

@@ -1,7 +1,7 @@
 // Sample sentences of the built-in model (models/builtin/samples.json, chosen by
 // tools/train/head_stats.py because one of its heads shows a named pattern on them), one click away
 // under the text box: a row of English ones and a row of Chinese ones. Each button carries its pattern
-// and head ("previous-token · L3H4", the head grid's role names); a click runs the sentence and opens
+// and head ("previous-token · L3H6", the head grid's role names); a click runs the sentence and opens
 // that head's attention map.
 
 import { el } from '../parts/dom.js';
