@@ -210,9 +210,10 @@ test('at 400+ tokens the grid keeps its thumbnail size, stays within the viewpor
   const short = await page.$$eval('.thumb', (nodes) => nodes.map((n) => n.getBoundingClientRect().width));
   const text = await page.evaluate(async () => {
     const samples = await (await fetch('./models/builtin/samples.json')).json();
-    // About 1,200 characters of English samples, over 400 tokens however many samples there are.
+    // About 1,800 characters of English samples: over 400 tokens (English runs 2.4-4 characters a token
+    // here) however many samples there are.
     const joined = samples.en.map((s) => s.text).join(' ');
-    return Array(Math.ceil(1200 / joined.length)).fill(joined).join(' ');
+    return Array(Math.ceil(1800 / joined.length)).fill(joined).join(' ');
   });
   await page.fill('#text', text);
   await page.waitForFunction(() => window.attnscope.app.state.tokens.ids.length >= 400, null, { timeout: 60_000 });
