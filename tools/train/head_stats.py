@@ -143,18 +143,6 @@ def induction_scores(probs, ids):
     return ind / max(n, 1), dup / max(n, 1)
 
 
-@torch.no_grad()
-def measure_induction(cfg, w, sequences):
-    """Mean (induction, duplicate) [2, L, nH] over sequences that repeat themselves."""
-    L, nH = cfg["num_hidden_layers"], cfg["num_attention_heads"]
-    sums = torch.zeros(2, L, nH)
-    for ids in sequences:
-        trace, _ = ref.forward(w, cfg, ids, None, None)
-        for l in range(L):
-            sums[:, l] += torch.stack(induction_scores(trace[f"layers.{l}.attn.probs"], ids))
-    return sums / len(sequences)
-
-
 def repeated_random(tok, n, count, seed):
     """BOS + n random ordinary tokens (no added/special ones) + the same n again, `count` times."""
     g = torch.Generator().manual_seed(seed)
@@ -167,14 +155,15 @@ def repeated_random(tok, n, count, seed):
 
 
 @torch.no_grad()
-def measure(cfg, w, windows):
-    L, nH = cfg["num_hidden_layers"], cfg["num_attention_heads"]
-    sums = torch.zeros(3, L, nH)
-    for ids in windows:
+def measure(cfg, w, sequences, scores=lambda probs, ids: head_scores(probs)):
+    """The mean over sequences of `scores(probs, ids)` (a tuple of [nH] measures) per layer: [k, L, nH].
+    By default head_scores' (prev, first, self); induction_scores' (induction, duplicate) on repeats."""
+    L = cfg["num_hidden_layers"]
+    sums = 0
+    for ids in sequences:
         trace, _ = ref.forward(w, cfg, ids, None, None)
-        for l in range(L):
-            sums[:, l] += torch.stack(head_scores(trace[f"layers.{l}.attn.probs"]))
-    return sums / len(windows)
+        sums = sums + torch.stack([torch.stack(scores(trace[f"layers.{l}.attn.probs"], ids)) for l in range(L)], 1)
+    return sums / len(sequences)
 
 
 def pattern_scores(probs, ids):
@@ -265,11 +254,11 @@ def main():
         starts = torch.randint(len(s) - args.ctx, (WINDOWS,), generator=g)
         by_lang[lang] = measure(cfg, w, [torch.cat([bos, s[i:i + args.ctx - 1]]) for i in starts.tolist()])
         half = (args.ctx - 1) // 2
-        natural[lang] = measure_induction(cfg, w, [torch.cat([bos, s[i:i + half], s[i:i + half]])
-                                                   for i in starts[:PROBE_SEQS].tolist()])
+        natural[lang] = measure(cfg, w, [torch.cat([bos, s[i:i + half], s[i:i + half]])
+                                         for i in starts[:PROBE_SEQS].tolist()], induction_scores)
     both = (by_lang["en"] + by_lang["zh"]) / 2
     tok = tokenizers.Tokenizer.from_file(str(args.model / "tokenizer.json"))
-    probe = measure_induction(cfg, w, repeated_random(tok, PROBE_LEN, PROBE_SEQS, 7))
+    probe = measure(cfg, w, repeated_random(tok, PROBE_LEN, PROBE_SEQS, 7), induction_scores)
 
     L, nH = cfg["num_hidden_layers"], cfg["num_attention_heads"]
     layers, labelled = [], []
