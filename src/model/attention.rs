@@ -97,7 +97,7 @@ fn softmax_in_place(row: &mut [f32], seen: usize) {
 
 /// The largest entry (-inf for none; NaN is passed over, as f32::max does), in eight lanes of
 /// comparisons that vectorise: f32::max compiles to a call per entry in wasm32.
-fn max(x: &[f32]) -> f32 {
+pub(crate) fn max(x: &[f32]) -> f32 {
     let bigger = |a: f32, b: f32| if b > a { b } else { a };
     let mut lanes = [f32::NEG_INFINITY; 8];
     let chunks = x.chunks_exact(8);

@@ -1,4 +1,4 @@
-//! e^x in f32 for the forward's two exponentials, softmax and silu, written so that a loop over a
+//! e^x in f32 for the forward's exponentials (softmax on both attention paths, silu), written so that a loop over a
 //! slice vectorises: no branches, no calls. In wasm32 `f32::exp` is a call into compiler-builtins'
 //! scalar libm, about 18 ns each, which was 3 % of a T = 128 forward and 5 % at T = 512
 //! (BENCHMARKS.md section 4); this is Cephes' `expf` (round x / ln 2 to n, a degree-7 polynomial in

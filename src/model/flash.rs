@@ -4,10 +4,11 @@
 //! and returns o / l. It never forms [nH, T, S]: memory is one [T, tile] block per head.
 //! `attention.rs` is the explicit twin; tests check they agree on every semantic corner.
 
-use ndarray::{s, Array1, Array2, Array3, ArrayView3, Axis, Zip};
+use ndarray::{s, Array1, Array2, Array3, ArrayView1, ArrayView3, Axis, Zip};
 use serde::Serialize;
 
-use super::attention::{kv_head, MaskSpec};
+use super::attention::{kv_head, max, MaskSpec};
+use super::exp::exp;
 use super::linear::matmul;
 
 /// The state of one query row after one key tile, for the flash view.
@@ -69,20 +70,32 @@ pub fn flash_attention(
             let k_tile = k.slice(s![j0..j1, kvh, ..]); // (B, d)
             let v_tile = v.slice(s![j0..j1, kvh, ..]); // (B, d)
             let mut sc = matmul(q_h.slice(s![first.., ..]), k_tile.t()); // (T - first, B)
-            for ((i, jj), x) in sc.indexed_iter_mut() {
-                *x = *x * scale + mask.bias(first + i, j0 + jj);
+            let width = j1 - j0;
+            for (i, row) in sc.as_slice_mut().expect("a fresh product is standard layout").chunks_exact_mut(width).enumerate() {
+                // Keys of this tile the row sees causally; the rest get -inf, as bias() would give.
+                let seen = mask.visible(first + i, j1).saturating_sub(j0);
+                let (live, future) = row.split_at_mut(seen);
+                future.fill(f32::NEG_INFINITY);
+                match mask.padding {
+                    None => live.iter_mut().for_each(|x| *x *= scale),
+                    Some(_) => live.iter_mut().enumerate().for_each(|(jj, x)| *x = *x * scale + mask.bias(first + i, j0 + jj)),
+                }
             }
-            let tile_scores = watch.map(|row| if row < first { vec![f32::NEG_INFINITY; j1 - j0] } else { sc.row(row - first).to_vec() });
+            let tile_scores = watch.map(|row| if row < first { vec![f32::NEG_INFINITY; width] } else { sc.row(row - first).to_vec() });
             let mut alpha = Array1::<f32>::ones(t - first);
-            for ((mut row, alpha), (m, l)) in sc.axis_iter_mut(Axis(0)).zip(&mut alpha).zip(m.slice_mut(s![first..]).iter_mut().zip(l.slice_mut(s![first..]).iter_mut())) {
-                let m_new = row.fold(*m, |a, &b| a.max(b));
+            let rows = sc.as_slice_mut().expect("standard layout").chunks_exact_mut(width);
+            for (i, (row, (alpha, (m, l)))) in rows.zip(alpha.iter_mut().zip(m.slice_mut(s![first..]).iter_mut().zip(l.slice_mut(s![first..]).iter_mut()))).enumerate() {
+                let seen = mask.visible(first + i, j1).saturating_sub(j0);
+                let (live, future) = row.split_at_mut(seen);
+                future.fill(0.0);
+                let m_new = max(live).max(*m);
                 if m_new == f32::NEG_INFINITY {
-                    row.fill(0.0); // nothing visible yet: keep l = 0, o = 0
+                    live.fill(0.0); // nothing visible yet: keep l = 0, o = 0
                     continue;
                 }
-                *alpha = (*m - m_new).exp();
-                row.mapv_inplace(|x| (x - m_new).exp());
-                *l = *l * *alpha + row.sum();
+                *alpha = exp(*m - m_new);
+                live.iter_mut().for_each(|x| *x = exp(*x - m_new));
+                *l = *l * *alpha + ArrayView1::from(&*live).sum();
                 *m = m_new;
             }
             let pv = matmul(sc.view(), v_tile); // (T - first, d)
