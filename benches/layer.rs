@@ -4,8 +4,9 @@
 //! - matmul: GFLOP/s of y = x W^T at a MiniMind-3 layer's shapes, T = 128 and 1024, for both kernels
 //!   in benches/kernels (matrixmultiply, what linear.rs runs, is the baseline of the ratio).
 //! - layer: one MiniMind-3 decoder layer (hidden 768, 8 query / 4 KV heads, d 96, FFN 2432, Q/K norm,
-//!   causal, empty cache, nothing recorded) at T = 128 and 1024, on each attention path;
-//!   tools/bench/run.sh sets these against PyTorch's on one thread.
+//!   causal, empty cache, nothing recorded) at T = 128 and 1024, on each attention path, and on the
+//!   path `Model::forward` picks with the weights as `[out, in]` rows (how they were held natively
+//!   before they were held transposed); tools/bench/run.sh sets these against PyTorch's on one thread.
 //! - attention: `naive_attention` against `flash_attention` (tile 64, the default) at T = S = 512,
 //!   2048 and 8192, with the peak heap each call allocates, counted by the allocator below.
 //!
@@ -27,6 +28,8 @@ use attnscope::model::kv_cache::KvCache;
 use attnscope::model::Interventions;
 use attnscope::model::rope::RopeTable;
 use attnscope::trace::Recorder;
+use attnscope::model::linear::Weight;
+use attnscope::weights::{LayerWeights, Mlp};
 use attnscope::{weights, Config};
 use ndarray::Array3;
 
@@ -157,17 +160,37 @@ fn matmul() {
     }
 }
 
+/// The layer's weights as `linear` read them before they were held transposed: the checkpoint's
+/// `[out, in]` rows, multiplied by gemm as their transpose (the "before" of BENCHMARKS.md section 1).
+fn with_rows(w: &LayerWeights) -> LayerWeights {
+    let rows = |w: &Weight| Weight::unpacked(w.to_array().as_standard_layout().into_owned());
+    let mut out = w.clone();
+    for weight in [&mut out.q_proj, &mut out.k_proj, &mut out.v_proj, &mut out.o_proj] {
+        *weight = rows(weight);
+    }
+    if let Mlp::Dense(f) = &mut out.mlp {
+        for weight in [&mut f.gate_proj, &mut f.up_proj, &mut f.down_proj] {
+            *weight = rows(weight);
+        }
+    }
+    out
+}
+
 fn layer() {
     let cfg = minimind3_layer();
     let w = weights::random(&cfg, 1);
+    let rows = with_rows(&w.layers[0]);
     for t in [128, 1024] {
         let x = kernels::filled(t, cfg.hidden_size, 3);
         let rope = RopeTable::new(&cfg, 0, t);
-        let paths = [("naive", None), ("flash", Some(DEFAULT_TILE))];
+        let auto_tile = (t >= attnscope::model::forward::AUTO_FLASH_MIN_KEYS).then_some(DEFAULT_TILE);
+        // (path, flash tile, weights as held or as rows)
+        let paths = [("naive", None, false), ("flash", Some(DEFAULT_TILE), false), ("auto", auto_tile, true)];
         let mut runs: Vec<Box<dyn FnMut() + '_>> = paths
             .iter()
-            .map(|&(_, flash_tile)| {
-                let (cfg, w, x, rope) = (&cfg, &w, &x, &rope);
+            .map(|&(_, flash_tile, as_rows)| {
+                let (cfg, x, rope) = (&cfg, &x, &rope);
+                let layer = if as_rows { &rows } else { &w.layers[0] };
                 Box::new(move || {
                     let run = LayerRun {
                         layer: 0,
@@ -179,14 +202,18 @@ fn layer() {
                         keep_context: false,
                     };
                     let mut cache = KvCache::new(cfg);
-                    let out = decoder_layer(cfg, &w.layers[0], x.clone(), &mut cache.layers[0], &run, &mut Recorder::off());
+                    let out = decoder_layer(cfg, layer, x.clone(), &mut cache.layers[0], &run, &mut Recorder::off());
                     black_box(out.x);
                 }) as Box<dyn FnMut() + '_>
             })
             .collect();
         let mut refs: Vec<&mut dyn FnMut()> = runs.iter_mut().map(|f| f.as_mut() as &mut dyn FnMut()).collect();
         let rounds = if t <= 128 { 15 } else { 7 };
-        for ((name, _), (secs, peak)) in paths.iter().zip(interleaved(rounds, &mut refs)) {
+        for ((name, _, as_rows), (secs, peak)) in paths.iter().zip(interleaved(rounds, &mut refs)) {
+            if *as_rows {
+                println!("layer T={t} attention={name} weights=rows median_ms={:.2} peak_bytes={peak}", secs * 1e3);
+                continue;
+            }
             let auto = (t >= attnscope::model::forward::AUTO_FLASH_MIN_KEYS) == (*name == "flash");
             println!("layer T={t} attention={name} auto={auto} median_ms={:.2} peak_bytes={peak}", secs * 1e3);
         }

@@ -1,28 +1,27 @@
 //! The matmul kernels weighed for `src/model/linear.rs` (y = x W^T, W stored [out, in] as nn.Linear
 //! does), one thread each: ndarray's `.dot`, which calls matrixmultiply's sgemm (linear.rs ran it
 //! until the measurements in BENCHMARKS.md), the `gemm` crate with `Parallelism::None` (what
-//! `linear` runs natively), and in wasm32 `linear` itself, the packed simd128 kernel. Shared by
+//! `linear` ran natively before weights were held transposed, and what attention's products run),
+//! and `linear` itself on the weight as the model holds it: natively gemm on W^T held row-major
+//! ("transposed"), in wasm32 the packed simd128 kernel ("packed"). Shared by
 //! benches/layer.rs (native) and examples/matmul_wasm.rs (wasm32), so both targets time the same code.
 //! Each reads the weight as it would hold it, prepared once before timing (`Operand`).
 
-#[cfg(target_arch = "wasm32")]
 use attnscope::model::linear::Weight;
 use attnscope::model::linear::gemm_matmul;
 use ndarray::{Array2, ArrayView2};
 
-/// One weight `[out, in]` as each kernel reads it: row-major for ndarray and gemm, and in wasm32 also
-/// as the model holds it for `linear` (`Weight`: there only the kernel's panels, which cannot lend
-/// the rows to the others).
+/// One weight `[out, in]` as each kernel reads it: row-major for ndarray and gemm, and as the model
+/// holds it for `linear` (`Weight`: where it packs, only the kernel's panels, which cannot lend the
+/// rows to the others).
 pub struct Operand {
     pub rows: Array2<f32>,
-    #[cfg(target_arch = "wasm32")]
     pub weight: Weight,
 }
 
 impl Operand {
     pub fn new(w: Array2<f32>) -> Self {
         Operand {
-            #[cfg(target_arch = "wasm32")]
             weight: Weight::new(w.clone()),
             rows: w,
         }
@@ -33,10 +32,9 @@ type Kernel = fn(ArrayView2<f32>, &Operand) -> Array2<f32>;
 
 /// Kernels in the order benches report them; the first is the baseline of the ratios.
 #[cfg(not(target_arch = "wasm32"))]
-pub const KERNELS: [(&str, Kernel); 2] = [("matrixmultiply", matrixmultiply), ("gemm", gemm)];
+pub const KERNELS: [(&str, Kernel); 3] = [("matrixmultiply", matrixmultiply), ("gemm", gemm), ("transposed", packed)];
 #[cfg(target_arch = "wasm32")]
-pub const KERNELS: [(&str, Kernel); 3] =
-    [("matrixmultiply", matrixmultiply), ("gemm", gemm), ("packed", packed)];
+pub const KERNELS: [(&str, Kernel); 3] = [("matrixmultiply", matrixmultiply), ("gemm", gemm), ("packed", packed)];
 
 /// The shapes of one MiniMind-3 layer's matmuls, as (in, out) of y[T, out] = x[T, in] W^T:
 /// q_proj (768 -> 768), gate_proj / up_proj (768 -> 2432), down_proj (2432 -> 768).
@@ -47,13 +45,13 @@ pub fn matrixmultiply(x: ArrayView2<f32>, w: &Operand) -> Array2<f32> {
     x.dot(&w.rows.t())
 }
 
-/// x: [N, in], w: [out, in] -> [N, out] through the `gemm` crate, as `linear` runs natively.
+/// x: [N, in], w: [out, in] -> [N, out] through the `gemm` crate on the checkpoint's layout (W read
+/// as its transpose), as `linear` ran natively until weights were held transposed.
 pub fn gemm(x: ArrayView2<f32>, w: &Operand) -> Array2<f32> {
     gemm_matmul(x, w.rows.t())
 }
 
-/// x: [N, in], w: [out, in] -> [N, out] through `linear`: in wasm32 the packed simd128 kernel.
-#[cfg(target_arch = "wasm32")]
+/// x: [N, in], w: [out, in] -> [N, out] through `linear`, as the model runs it.
 pub fn packed(x: ArrayView2<f32>, w: &Operand) -> Array2<f32> {
     attnscope::model::linear::linear(x, &w.weight)
 }

@@ -2,49 +2,54 @@
 //! (y = x W^T with W stored `[out, in]` as in the checkpoint), `matmul` serves attention's q·K^T and
 //! probs·V.
 //!
-//! Natively every product is the `gemm` crate on one thread, picked over ndarray's `.dot`
-//! (matrixmultiply) by measurement at MiniMind-3's shapes (BENCHMARKS.md, `cargo bench --bench layer
-//! -- matmul`): about 2x with its AVX-512 kernels (the `x86-v4` feature; chosen at run time, AVX2
-//! machines get its AVX2 kernels).
+//! A weight never changes, so `Weight` lays it out once, at load, the way this build's kernel reads
+//! it fastest, and keeps only that copy: whoever reads a weight's numbers (the embedding lookup,
+//! head attribution, the GPU upload, the export) goes through `Weight`'s accessors.
 //!
-//! In wasm32 every product runs this file's own simd128 kernel instead (module `wasm`): a weight
-//! never changes, so `Weight` packs it once, at load, into the column panels the micro-kernel reads
-//! (`Panels`), and keeps only that copy: whoever reads a weight's numbers (the embedding lookup, head
-//! attribution, the GPU upload, the export) goes through `Weight`'s accessors, which read the panels
-//! in place or unpack one matrix for the moment it is needed. The kernel is register-blocked for V8's
-//! 16 xmm registers. Built with the `relaxed-simd` feature (build.sh's second wasm, www/pkg-relaxed)
-//! its multiply-add is `f32x4.relaxed_madd`, one fused instruction where the CPU has FMA; the plain
-//! simd128 build multiplies and adds. BENCHMARKS.md (sections 2 and 4) has the measurements.
+//! - Natively every product is the `gemm` crate on one thread, picked over ndarray's `.dot`
+//!   (matrixmultiply) by measurement at MiniMind-3's shapes (about 2x with its AVX-512 kernels, the
+//!   `x86-v4` feature; chosen at run time, AVX2 machines get its AVX2 kernels). A weight is held
+//!   transposed, `[in, out]` row-major: gemm reads that in rows, and multiplies by it 1.14-1.2x faster
+//!   than by the checkpoint's `[out, in]` read as its transpose at T = 128 (BENCHMARKS.md section 2).
+//! - In wasm32 every product runs this file's own simd128 kernel (`linear/wasm.rs`): the weight is
+//!   packed into the column panels its micro-kernel reads (`Panels`), register-blocked for V8's 16
+//!   xmm registers. Built with the `relaxed-simd` feature (build.sh's second wasm, www/pkg-relaxed)
+//!   its multiply-add is `f32x4.relaxed_madd`, one fused instruction where the CPU has FMA; the plain
+//!   simd128 build multiplies and adds.
+//!
+//! BENCHMARKS.md (sections 1, 2 and 4) has the measurements.
 
 use ndarray::{Array2, ArrayView2, Axis, CowArray, Ix2};
 
 use gemm::{gemm, Parallelism};
 
-/// A linear layer's weight `[out, in]`, as the checkpoint has it. Natively it is held that way; in
-/// wasm32 only as the kernel's panels (one copy, not two), read through the accessors below.
+/// A linear layer's weight `[out, in]`, as the checkpoint has it, held once in the layout this
+/// build's kernel reads (natively transposed, in wasm32 as panels) and read through the accessors.
 #[derive(Clone, Debug)]
 pub struct Weight(Store);
 
 #[derive(Clone, Debug)]
 enum Store {
-    /// Row-major `[out, in]`: every weight natively, an untied embedding table in wasm32.
+    /// Row-major `[out, in]`: an untied embedding table, only ever read by rows.
     Rows(Array2<f32>),
-    /// wasm32: the panels `linear` multiplies by, and nothing else.
+    /// Natively: W^T, row-major `[in, out]`.
+    #[cfg(not(target_arch = "wasm32"))]
+    Transposed(Array2<f32>),
+    /// wasm32: the panels the kernel multiplies by.
     #[cfg(target_arch = "wasm32")]
     Panels(Panels),
 }
 
 impl Weight {
-    /// A weight `linear` multiplies by: in wasm32 packed into panels, and the row-major array dropped.
+    /// A weight `linear` multiplies by, laid out for this build's kernel (the array given is dropped).
     pub fn new(w: Array2<f32>) -> Self {
         #[cfg(target_arch = "wasm32")]
         return Weight(Store::Panels(Panels::new(w.view())));
         #[cfg(not(target_arch = "wasm32"))]
-        Weight(Store::Rows(w))
+        Weight(Store::Transposed(w.reversed_axes().as_standard_layout().into_owned()))
     }
 
-    /// A matrix that is only read by rows (an untied embedding table): kept row-major in every build
-    /// (`linear` by it would pack it per call).
+    /// A matrix that is only read by rows (an untied embedding table): kept row-major in every build.
     pub fn unpacked(w: Array2<f32>) -> Self {
         Weight(Store::Rows(w))
     }
@@ -53,6 +58,8 @@ impl Weight {
     pub fn dim(&self) -> (usize, usize) {
         match &self.0 {
             Store::Rows(w) => w.dim(),
+            #[cfg(not(target_arch = "wasm32"))]
+            Store::Transposed(t) => (t.ncols(), t.nrows()),
             #[cfg(target_arch = "wasm32")]
             Store::Panels(p) => (p.n, p.k),
         }
@@ -63,16 +70,21 @@ impl Weight {
     pub fn rows(&self, ids: &[usize]) -> Array2<f32> {
         match &self.0 {
             Store::Rows(w) => w.select(Axis(0), ids),
+            #[cfg(not(target_arch = "wasm32"))]
+            Store::Transposed(t) => t.select(Axis(1), ids).reversed_axes().as_standard_layout().into_owned(),
             #[cfg(target_arch = "wasm32")]
             Store::Panels(p) => p.rows(ids),
         }
     }
 
-    /// The whole matrix `[out, in]`, row-major: borrowed where it is held so, unpacked into a fresh
-    /// array in wasm32 (for a reader of every number: the GPU upload, the export).
+    /// The whole matrix `[out, in]`: borrowed where it is held so (natively a transposed view, not
+    /// in standard layout), unpacked into a fresh array from panels (for a reader of every number:
+    /// the GPU upload, the export).
     pub fn to_array(&self) -> CowArray<'_, f32, Ix2> {
         match &self.0 {
             Store::Rows(w) => w.view().into(),
+            #[cfg(not(target_arch = "wasm32"))]
+            Store::Transposed(t) => t.t().into(),
             #[cfg(target_arch = "wasm32")]
             Store::Panels(p) => p.to_array().into(),
         }
@@ -99,8 +111,8 @@ impl PartialEq for Weight {
 #[cfg(any(test, target_arch = "wasm32"))]
 const NR: usize = 8;
 
-/// W `[n, k]` as the kernel's panels: panel p holds `W[p*NR + j, kk]` at `p*k*NR + kk*NR + j`, the last
-/// panel zero-padded to NR columns. Compiled natively for the tests of the layout only.
+/// W `[n, k]` as the wasm kernel's panels: panel p holds `W[p*NR + j, kk]` at `p*k*NR + kk*NR + j`,
+/// the last panel zero-padded to NR columns. Compiled natively for the tests of the layout only.
 #[cfg(any(test, target_arch = "wasm32"))]
 #[derive(Clone, Debug)]
 struct Panels {
@@ -198,6 +210,8 @@ pub fn gemm_matmul(a: ArrayView2<f32>, b: ArrayView2<f32>) -> Array2<f32> {
 pub fn linear(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
     match &w.0 {
         Store::Rows(w) => matmul(x, w.t()),
+        #[cfg(not(target_arch = "wasm32"))]
+        Store::Transposed(t) => matmul(x, t.view()),
         #[cfg(target_arch = "wasm32")]
         Store::Panels(p) => wasm::linear(x, p),
     }
@@ -208,158 +222,17 @@ pub fn linear(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
 pub fn linear_back(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
     match &w.0 {
         Store::Rows(w) => matmul(x, w.view()),
+        #[cfg(not(target_arch = "wasm32"))]
+        Store::Transposed(t) => matmul(x, t.t()),
         #[cfg(target_arch = "wasm32")]
         Store::Panels(p) => wasm::linear(x, &p.transposed()),
     }
 }
 
-/// The wasm32 kernel: C = X · W^T with W packed in panels of `NR` output columns.
+
 #[cfg(target_arch = "wasm32")]
-mod wasm {
-    use core::arch::wasm32::*;
-    use std::mem::MaybeUninit;
+mod wasm;
 
-    use ndarray::{Array2, ArrayView2};
-
-    use super::{Panels, NR};
-
-    /// Rows of x per micro-kernel call: MR x 2 accumulators, 2 panel vectors, a broadcast x and a
-    /// product temporary (without FMA) stay within V8's 15 allocatable xmm registers; 6 rows measured
-    /// slower (BENCHMARKS.md).
-    const MR: usize = 4;
-    /// Inner-dimension block: one panel slice (KC x NR f32 = 8 KiB) stays in L1 while the rows of
-    /// x stream past it.
-    const KC: usize = 256;
-    /// Rows of x per pass over the panels: their KC-long slices (64 KiB) stay in L2 while every
-    /// panel of W goes by.
-    const MC: usize = 64;
-
-    /// a * b + c, lane by lane: one fused `f32x4.relaxed_madd` in the relaxed-simd build (which
-    /// rounds once where the CPU has FMA, twice where it has not: both are within the contract).
-    #[cfg(feature = "relaxed-simd")]
-    #[target_feature(enable = "relaxed-simd")]
-    #[inline]
-    fn madd(a: v128, b: v128, c: v128) -> v128 {
-        f32x4_relaxed_madd(a, b, c)
-    }
-
-    #[cfg(not(feature = "relaxed-simd"))]
-    #[inline(always)]
-    fn madd(a: v128, b: v128, c: v128) -> v128 {
-        f32x4_add(f32x4_mul(a, b), c)
-    }
-
-    /// x: [M, k] -> [M, n]. The output is not zeroed first: the first k block stores every cell
-    /// (its tiles cover all M rows and every panel's columns), the later blocks add to them.
-    pub fn linear(x: ArrayView2<f32>, w: &Panels) -> Array2<f32> {
-        let (m, k) = x.dim();
-        assert_eq!(k, w.k, "linear of [{m}, {k}] by a weight [{}, {}]", w.n, w.k);
-        if m == 0 || w.n == 0 || k == 0 {
-            return Array2::zeros((m, w.n));
-        }
-        let x = x.as_standard_layout();
-        let mut c = Array2::<f32>::uninit((m, w.n));
-        let (xs, cs) = (x.as_slice().expect("standard layout"), c.as_slice_mut().expect("fresh array"));
-        for k0 in (0..k).step_by(KC) {
-            let kc = KC.min(k - k0);
-            for i0 in (0..m).step_by(MC) {
-                let rows_here = MC.min(m - i0);
-                for p in 0..w.n.div_ceil(NR) {
-                    let panel = &w.data[p * k * NR + k0 * NR..][..kc * NR];
-                    let cols = NR.min(w.n - p * NR);
-                    let mut i = i0;
-                    while i < i0 + rows_here {
-                        let rows = MR.min(i0 + rows_here - i);
-                        let tile = Tile { x: &xs[i * k + k0..], k, panel, kc, c: &mut cs[i * w.n + p * NR..], n: w.n, cols, first: k0 == 0 };
-                        match rows {
-                            4 => tile.run::<4>(),
-                            3 => tile.run::<3>(),
-                            2 => tile.run::<2>(),
-                            _ => tile.run::<1>(),
-                        }
-                        i += rows;
-                    }
-                }
-            }
-        }
-        // SAFETY: the k0 = 0 pass ran a tile on every row (i0 over 0..m by MC, i over each block by
-        // at most MR) and every panel, each storing its `cols` columns of its rows: all of [m, n].
-        unsafe { c.assume_init() }
-    }
-
-    /// One micro-kernel call: R rows of x (from column k0, row stride k) times one panel slice,
-    /// into R rows of c (from the panel's first column, row stride n), `cols` of them real.
-    struct Tile<'a> {
-        x: &'a [f32],
-        k: usize,
-        panel: &'a [f32],
-        kc: usize,
-        c: &'a mut [MaybeUninit<f32>],
-        n: usize,
-        cols: usize,
-        /// the first k block stores into c (uninitialised until then), later ones add to it
-        first: bool,
-    }
-
-    impl Tile<'_> {
-        // With relaxed-simd the micro-kernel carries the feature, so that `madd` inlines into it.
-        #[cfg_attr(feature = "relaxed-simd", target_feature(enable = "relaxed-simd"))]
-        #[cfg_attr(not(feature = "relaxed-simd"), inline(always))]
-        fn run<const R: usize>(self) {
-            assert!(self.panel.len() >= self.kc * NR && self.x.len() >= (R - 1) * self.k + self.kc);
-            assert!(self.c.len() >= (R - 1) * self.n + self.cols);
-            let mut acc = [[f32x4_splat(0.0); 2]; R];
-            let (xp, bp) = (self.x.as_ptr(), self.panel.as_ptr());
-            for kk in 0..self.kc {
-                // SAFETY: kk < kc, so the panel reads stay in panel[..kc*NR] and the x reads at
-                // r*k + kk stay in x[..(R-1)*k + kc], both checked above; v128 loads need no alignment.
-                unsafe {
-                    let b0 = v128_load(bp.add(kk * NR) as *const v128);
-                    let b1 = v128_load(bp.add(kk * NR + 4) as *const v128);
-                    for (r, acc) in acc.iter_mut().enumerate() {
-                        let a = v128_load32_splat(xp.add(r * self.k + kk) as *const u32);
-                        acc[0] = madd(a, b0, acc[0]);
-                        acc[1] = madd(a, b1, acc[1]);
-                    }
-                }
-            }
-            for (r, acc) in acc.iter().enumerate() {
-                let row = &mut self.c[r * self.n..][..self.cols];
-                if self.cols == NR {
-                    // A whole panel's columns: the accumulators go to c as two vectors.
-                    // SAFETY: row holds NR = 8 f32 (MaybeUninit<f32> has f32's layout), two v128;
-                    // they are only read after the first k block stored them; v128 loads and stores
-                    // need no alignment.
-                    unsafe {
-                        let p = row.as_mut_ptr() as *mut v128;
-                        let (lo, hi) = if self.first {
-                            (acc[0], acc[1])
-                        } else {
-                            (f32x4_add(v128_load(p), acc[0]), f32x4_add(v128_load(p.add(1)), acc[1]))
-                        };
-                        v128_store(p, lo);
-                        v128_store(p.add(1), hi);
-                    }
-                    continue;
-                }
-                let mut sum = [0.0f32; NR];
-                // SAFETY: sum is NR = 8 f32, two v128 stores fill it.
-                unsafe {
-                    v128_store(sum.as_mut_ptr() as *mut v128, acc[0]);
-                    v128_store(sum.as_mut_ptr().add(4) as *mut v128, acc[1]);
-                }
-                if self.first {
-                    row.iter_mut().zip(sum).for_each(|(c, s)| {
-                        c.write(s);
-                    });
-                } else {
-                    // SAFETY: the first k block stored these cells.
-                    row.iter_mut().zip(sum).for_each(|(c, s)| unsafe { *c.assume_init_mut() += s });
-                }
-            }
-        }
-    }
-}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,6 +287,26 @@ mod tests {
         assert_close(&matmul(probs.view(), k1), &reference(probs.view(), k1));
     }
 
+    /// `linear` by a weight as `Weight::new` holds it, at sizes that end mid-tile, mid-panel and
+    /// mid-block of the wasm kernel (rows under, at and past its 4-row tiles and 64-row blocks,
+    /// columns under, at and over its 8-column panels, the inner dimension under, at and over its
+    /// 256-long k blocks), from a standard-layout and a transposed-storage x.
+    #[test]
+    fn linear_at_awkward_sizes() {
+        for m in [1, 2, 5, 11, 12, 13, 25, 200] {
+            for n in [1, 15, 16, 17, 31, 32, 33, 70] {
+                for k in [1, 3, 256, 300, 520] {
+                    let x = filled((1, m, k)).index_axis_move(ndarray::Axis(0), 0);
+                    let w = filled((1, n, k + 1)).index_axis_move(ndarray::Axis(0), 0).slice(s![.., ..k]).to_owned();
+                    let weight = Weight::new(w.clone());
+                    assert_eq!(weight.dim(), (n, k));
+                    assert_close(&linear(x.view(), &weight), &reference(x.view(), w.t()));
+                    assert_close(&linear(x.t().as_standard_layout().t(), &weight), &reference(x.view(), w.t()));
+                }
+            }
+        }
+    }
+
     #[test]
     fn linear_back_is_x_times_w() {
         let x = filled((1, 9, 29)).index_axis_move(ndarray::Axis(0), 0);
@@ -432,7 +325,7 @@ mod tests {
         assert_ne!(Weight::new(w.clone()), Weight::new(w.t().as_standard_layout().into_owned().into_shape_with_order((13, 7)).unwrap()));
     }
 
-    /// The wasm kernel's layout (natively only here): every number where the micro-kernel reads it,
+    /// The panels' layout: every number where the micro-kernel reads it,
     /// zeros past the last real column, and the rows, the whole matrix and the transpose read back
     /// exactly, at sizes that fill panels partly, exactly and over several.
     #[test]

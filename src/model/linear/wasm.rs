@@ -1,0 +1,145 @@
+//! The wasm32 kernel: C = X · W^T with W packed in panels of `NR` = 8 output columns (two v128).
+
+use core::arch::wasm32::*;
+use std::mem::MaybeUninit;
+
+use ndarray::{Array2, ArrayView2};
+
+use super::{Panels, NR};
+
+/// Rows of x per micro-kernel call: MR x 2 accumulators, 2 panel vectors, a broadcast x and a
+/// product temporary (without FMA) stay within V8's 15 allocatable xmm registers; 6 rows measured
+/// slower (BENCHMARKS.md).
+const MR: usize = 4;
+/// Inner-dimension block: one panel slice (KC x NR f32 = 8 KiB) stays in L1 while the rows of
+/// x stream past it.
+const KC: usize = 256;
+/// Rows of x per pass over the panels: their KC-long slices (64 KiB) stay in L2 while every
+/// panel of W goes by.
+const MC: usize = 64;
+
+/// a * b + c, lane by lane: one fused `f32x4.relaxed_madd` in the relaxed-simd build (which
+/// rounds once where the CPU has FMA, twice where it has not: both are within the contract).
+#[cfg(feature = "relaxed-simd")]
+#[target_feature(enable = "relaxed-simd")]
+#[inline]
+fn madd(a: v128, b: v128, c: v128) -> v128 {
+    f32x4_relaxed_madd(a, b, c)
+}
+
+#[cfg(not(feature = "relaxed-simd"))]
+#[inline(always)]
+fn madd(a: v128, b: v128, c: v128) -> v128 {
+    f32x4_add(f32x4_mul(a, b), c)
+}
+
+/// x: [M, k] -> [M, n]. The output is not zeroed first: the first k block stores every cell
+/// (its tiles cover all M rows and every panel's columns), the later blocks add to them.
+pub fn linear(x: ArrayView2<f32>, w: &Panels) -> Array2<f32> {
+    let (m, k) = x.dim();
+    assert_eq!(k, w.k, "linear of [{m}, {k}] by a weight [{}, {}]", w.n, w.k);
+    if m == 0 || w.n == 0 || k == 0 {
+        return Array2::zeros((m, w.n));
+    }
+    let x = x.as_standard_layout();
+    let mut c = Array2::<f32>::uninit((m, w.n));
+    let (xs, cs) = (x.as_slice().expect("standard layout"), c.as_slice_mut().expect("fresh array"));
+    for k0 in (0..k).step_by(KC) {
+        let kc = KC.min(k - k0);
+        for i0 in (0..m).step_by(MC) {
+            let rows_here = MC.min(m - i0);
+            for p in 0..w.n.div_ceil(NR) {
+                let panel = &w.data[p * k * NR + k0 * NR..][..kc * NR];
+                let cols = NR.min(w.n - p * NR);
+                let mut i = i0;
+                while i < i0 + rows_here {
+                    let rows = MR.min(i0 + rows_here - i);
+                    let tile = Tile { x: &xs[i * k + k0..], k, panel, kc, c: &mut cs[i * w.n + p * NR..], n: w.n, cols, first: k0 == 0 };
+                    match rows {
+                        4 => tile.run::<4>(),
+                        3 => tile.run::<3>(),
+                        2 => tile.run::<2>(),
+                        _ => tile.run::<1>(),
+                    }
+                    i += rows;
+                }
+            }
+        }
+    }
+    // SAFETY: the k0 = 0 pass ran a tile on every row (i0 over 0..m by MC, i over each block by
+    // at most MR) and every panel, each storing its `cols` columns of its rows: all of [m, n].
+    unsafe { c.assume_init() }
+}
+
+/// One micro-kernel call: R rows of x (from column k0, row stride k) times one panel slice,
+/// into R rows of c (from the panel's first column, row stride n), `cols` of them real.
+struct Tile<'a> {
+    x: &'a [f32],
+    k: usize,
+    panel: &'a [f32],
+    kc: usize,
+    c: &'a mut [MaybeUninit<f32>],
+    n: usize,
+    cols: usize,
+    /// the first k block stores into c (uninitialised until then), later ones add to it
+    first: bool,
+}
+
+impl Tile<'_> {
+    // With relaxed-simd the micro-kernel carries the feature, so that `madd` inlines into it.
+    #[cfg_attr(feature = "relaxed-simd", target_feature(enable = "relaxed-simd"))]
+    #[cfg_attr(not(feature = "relaxed-simd"), inline(always))]
+    fn run<const R: usize>(self) {
+        assert!(self.panel.len() >= self.kc * NR && self.x.len() >= (R - 1) * self.k + self.kc);
+        assert!(self.c.len() >= (R - 1) * self.n + self.cols);
+        let mut acc = [[f32x4_splat(0.0); 2]; R];
+        let (xp, bp) = (self.x.as_ptr(), self.panel.as_ptr());
+        for kk in 0..self.kc {
+            // SAFETY: kk < kc, so the panel reads stay in panel[..kc*NR] and the x reads at
+            // r*k + kk stay in x[..(R-1)*k + kc], both checked above; v128 loads need no alignment.
+            unsafe {
+                let b0 = v128_load(bp.add(kk * NR) as *const v128);
+                let b1 = v128_load(bp.add(kk * NR + 4) as *const v128);
+                for (r, acc) in acc.iter_mut().enumerate() {
+                    let a = v128_load32_splat(xp.add(r * self.k + kk) as *const u32);
+                    acc[0] = madd(a, b0, acc[0]);
+                    acc[1] = madd(a, b1, acc[1]);
+                }
+            }
+        }
+        for (r, acc) in acc.iter().enumerate() {
+            let row = &mut self.c[r * self.n..][..self.cols];
+            if self.cols == NR {
+                // A whole panel's columns: the accumulators go to c as two vectors.
+                // SAFETY: row holds NR = 8 f32 (MaybeUninit<f32> has f32's layout), two v128;
+                // they are only read after the first k block stored them; v128 loads and stores
+                // need no alignment.
+                unsafe {
+                    let p = row.as_mut_ptr() as *mut v128;
+                    let (lo, hi) = if self.first {
+                        (acc[0], acc[1])
+                    } else {
+                        (f32x4_add(v128_load(p), acc[0]), f32x4_add(v128_load(p.add(1)), acc[1]))
+                    };
+                    v128_store(p, lo);
+                    v128_store(p.add(1), hi);
+                }
+                continue;
+            }
+            let mut sum = [0.0f32; NR];
+            // SAFETY: sum is NR = 8 f32, two v128 stores fill it.
+            unsafe {
+                v128_store(sum.as_mut_ptr() as *mut v128, acc[0]);
+                v128_store(sum.as_mut_ptr().add(4) as *mut v128, acc[1]);
+            }
+            if self.first {
+                row.iter_mut().zip(sum).for_each(|(c, s)| {
+                    c.write(s);
+                });
+            } else {
+                // SAFETY: the first k block stored these cells.
+                row.iter_mut().zip(sum).for_each(|(c, s)| unsafe { *c.assume_init_mut() += s });
+            }
+        }
+    }
+}
