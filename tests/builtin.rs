@@ -15,7 +15,6 @@ use attnscope::model::{Model, RunOptions};
 use attnscope::tokenizer::Tokenizer;
 use attnscope::trace::Selection;
 use attnscope::weights::load_dir;
-use ndarray::ArrayView3;
 use serde::Deserialize;
 
 fn builtin() -> std::path::PathBuf {
