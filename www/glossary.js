@@ -10,7 +10,7 @@ export const TERMS = [
   { id: 'scores', en: 'scores', zh: '（原始）匹配分数', notZh: [/^scores(?!\s*[[=+])/] },
   { id: 'probs', en: 'attention weights', zh: '注意力权重', notZh: [/\bprobs\b(?!\[)/] },
   { id: 'weight', en: 'weight (one attention weight, in a tooltip)', zh: '权重' },
-  { id: 'position', en: 'token 2 (counting from 0)', zh: '位置 2（从 0 数）', notZh: [/第 \{\w+\} 个 token/], notEn: [/\btoken \{i\}(?! \(counting from 0)/i] },
+  { id: 'position', en: 'token 2 (counting from 0)', zh: '位置 2（从 0 开始数）', notZh: [/第 \{\w+\} 个 token/], notEn: [/\btoken \{i\}(?! \(counting from 0)/i] },
   { id: 'causal', en: 'causal mask (Causal mask at the start of a sentence)', zh: '因果掩码（Causal Mask）', notZh: [/causal mask/, /\bmask\b(?!\))/], notEn: [/Causal Mask/, /causal Mask/] },
   { id: 'padding', en: 'padding mask', zh: 'padding 掩码', notEn: [/Padding Mask/, /padding Mask/] },
   { id: 'attention', en: 'attention', zh: '注意力', notZh: [/\battention\b(?!_)/i] },

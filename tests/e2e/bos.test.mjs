@@ -180,3 +180,24 @@ test('Chinese: the option and the BOS chip read in Chinese', async () => {
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
 });
+
+// The pipeline's last step quotes the reader's text before the predicted token: BOS, which the page
+// put there and the reader never typed, is left out, in both languages.
+test('the prediction sentence quotes the text as typed, without the BOS token', async () => {
+  for (const [lang, text, sentence] of [
+    // Over 40 characters: the last 40 are kept, from where a word starts ("w|as a little" loses "as").
+    ['en', TEXT, /^After “…cat sat on the mat because it was tired\.” the model predicts “.+” \(\d+\.\d+ %\)\.$/],
+    ['en', 'Once upon a time there was a little girl who lived in a village.', /^After “…a little girl who lived in a village\.” the model predicts/],
+    ['zh', '小明把苹果给了小红，她很开心。', /^在“小明把苹果给了小红，她很开心。”之后，模型预测下一个 token 是“.+”（概率 \d+\.\d+ %）。$/],
+  ]) {
+    const page = await open(`#view=stepper&step=prediction&lang=${lang}&text=${encodeURIComponent(text)}`);
+    await page.waitForSelector('.prediction-sentence');
+    const { ids } = await read(page);
+    assert.equal(ids[0], BOS, `${lang}: the run starts with BOS`);
+    assert.match(await page.locator('.prediction-sentence').innerText(), sentence, lang);
+    // A space or a line break among the candidates is explained, and only then.
+    const labels = await page.locator('.view-stepper .bar-label').allInnerTexts();
+    assert.equal(await page.locator('[data-note="whitespace"]').count(), labels.some((l) => /^[␣↵]+ · \d+$/.test(l)) ? 1 : 0, `${lang}: ${labels.join(', ')}`);
+    await page.close();
+  }
+});

@@ -153,7 +153,7 @@ test('each step kind, in English and 简体中文', async () => {
       }
       await shot(`pipeline-${lang}-${step}`);
     }
-    if (lang === 'zh') assert.match(await page.locator('.prediction-sentence').innerText(), /^在「.+」之后，模型预测下一个 token 是「.+」（概率 \d+\.\d+ %）。$/);
+    if (lang === 'zh') assert.match(await page.locator('.prediction-sentence').innerText(), /^在“.+”之后，模型预测下一个 token 是“.+”（概率 \d+\.\d+ %）。$/);
   }
   await page.evaluate(() => { location.hash = 'view=stepper&lang=en'; });
   await page.waitForFunction(() => window.attnscope.app.state.lang === 'en');

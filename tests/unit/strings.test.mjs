@@ -59,6 +59,6 @@ test('the tutorials’ terms are the ones on screen', () => {
   assert.match(zh['tip.query'], /^Q（查询）/);
   assert.match(zh['tip.key'], /^K（键）/);
   // Counting from 0, said the same way wherever a token's index is shown.
-  for (const [key, text] of Object.entries(zh)) if (/\{i\}/.test(text) && /位置 \{i\}/.test(text)) assert.match(text, /位置 \{i\}（从 0 数）|位置 \{i\} 之后/, key);
+  for (const [key, text] of Object.entries(zh)) if (/\{i\}/.test(text) && /位置 \{i\}/.test(text)) assert.match(text, /位置 \{i\}（从 0 开始数）|位置 \{i\} 之后/, key);
   for (const [key, text] of Object.entries(STRINGS.en)) if (/token \{i\}/i.test(text)) assert.match(text, /token \{i\} \(counting from 0/i, key);
 });

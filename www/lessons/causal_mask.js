@@ -36,7 +36,8 @@ const PRINTED = [
 ];
 const N = TOKENS.length;
 // The tutorial writes the sentence with spaces between its words; typed so, the spaces are tokens too.
-export const DOOR = { view: 'masks', text: { en: '今天 天气 很 好', zh: '今天 天气 很 好' } };
+// The tutorial's sentence, written as the model reads text (its spaces only separate the words).
+export const DOOR = { view: 'masks', text: { en: '今天天气很好', zh: '今天天气很好' }, words: ['今天', '天气', '很', '好'] };
 
 export function mount(root, app) {
   let scores = Float32Array.from(SCORES.flat());

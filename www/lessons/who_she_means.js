@@ -13,6 +13,7 @@ import { sequential, diverging } from '../parts/color_scale.js';
 import { factor, short } from '../parts/format.js';
 import { agrees, compareTable } from '../parts/hand_set.js';
 import { t } from '../strings.js';
+import { SENTENCE, WORDS } from './qk_match.js';
 
 export const KEYS = ['小明', '苹果', '小红', '开心'];
 export const QUERY = '她';
@@ -32,9 +33,12 @@ export const PRINTED = [0.05, 0.01, 0.8, 0.14];
 
 export const DOOR = {
   view: 'attention',
-  text: {
-    en: 'Type the tutorial’s sentence 小明 把 苹果 给了 小红 ， 她 很 开心 and pick 她 as the query: the built-in model’s heads show whom it really attends to. The spaces become tokens of their own, and 小红 may split into 小 + 红 when the tokenizer has no single token for the name.',
-    zh: '输入教程的句子“小明 把 苹果 给了 小红 ， 她 很 开心”，选“她”作为 Q（查询）：内置 MiniMind 的各个注意力头会显示它真正关注谁。空格会各自成为 token；分词器里没有“小红”这个整词时，它会拆成“小”+“红”。',
+  text: { en: SENTENCE, zh: SENTENCE },
+  focus: '她',
+  words: WORDS,
+  note: {
+    en: 'The attention map opens on the row of 她 as the query: the built-in model’s heads show whom it really attends to.',
+    zh: '注意力图会直接选中“她”这一行作为 Q（查询）：内置 MiniMind 的各个注意力头会显示它真正关注谁。',
   },
 };
 

@@ -62,6 +62,7 @@ export function sampleButtons(onPick) {
           el('div', { className: 'samples-list' }, samples[lang].map((sample) => button(sample, lang, onPick))),
         ),
       ),
+      el('p', { className: 'hint samples-hint' }, t('samples.hint')),
     );
   }
 

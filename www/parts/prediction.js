@@ -34,6 +34,7 @@ export function predictionList(app, top, i, V) {
   const actual = i + 1 < ids.length ? ids[i + 1] : null;
   const heading = t('output.heading', { i, token: tokenText(pieces[i]) });
   const missing = actual !== null && !top.some((c) => c.id === actual);
+  const whitespace = top.filter((c) => /^\s+$/.test(c.piece.replace(/^Ġ/, ' ')));
   return el(
     'div',
     { className: 'prediction' },
@@ -43,5 +44,7 @@ export function predictionList(app, top, i, V) {
     missing ? el('p', { className: 'hint' }, t('output.actualMissing', { token: tokenText(pieces[i + 1]), k: top.length })) : null,
     // A chat-format marker among the candidates is not a word: say what it is.
     top.some((c) => c.piece === END_OF_MESSAGE) ? el('p', { className: 'hint' }, t('output.endOfMessage', { token: END_OF_MESSAGE })) : null,
+    // So are a space and a line break, drawn as ␣ and ↵.
+    whitespace.length ? el('p', { className: 'hint', dataset: { note: 'whitespace' } }, t('output.whitespace', { tokens: whitespace.map((c) => `“${tokenText(c.piece)}”`).join(' ') })) : null,
   );
 }

@@ -14,9 +14,9 @@
 // setState) opens the lesson afresh with them.
 //
 // Each lesson ends with a door to the same idea on the real model: its module's
-// DOOR = { view, text: { en, zh }, fields?, focus?, words? } opens `view` on the built-in model with
+// DOOR = { view, text: { en, zh }, fields?, focus?, words?, note? } opens `view` on the built-in model with
 // the sentence typed in (plain link fields `fields`; `focus`: the token whose row to select as the
-// query). The door shows the tokens the model's tokenizer makes of the sentence and says, from them,
+// query; `note: { en, zh }`: what to look for there). The door shows the tokens the model's tokenizer makes of the sentence and says, from them,
 // where they differ from the tutorial's words (`words`; without them, a sentence's words are those
 // between its spaces, and one without spaces names none):
 // spaces that become tokens, words that BPE builds from smaller pieces.
@@ -133,6 +133,7 @@ export function mount(root, app) {
       el('h3', {}, t('lessons.door.heading')),
       el('p', {}, t('lessons.door.note', { view: t(`view.${DOOR.view}`) })),
       el('p', { className: 'door-sentence' }, el('q', { lang: 'zh-CN' }, text)),
+      DOOR.note && el('p', { dataset: { note: 'look' } }, DOOR.note[language()] ?? DOOR.note.en),
       el('p', { className: 'door-tokens' }, t('lessons.door.tokens', { n: pieces.length }), ' ', el('span', { className: 'chips' }, pieces.map((p, i) => el('span', { className: special[i] ? 'chip static special' : 'chip static', dataset: { i } }, el('span', { className: 'chip-piece' }, tokenText(p)))))),
       spaces > 0 && el('p', { className: 'hint', dataset: { note: 'spaces' } }, t('lessons.door.spaces', { n: spaces, all: pieces.length })),
       split?.length > 0 && el('p', { className: 'hint', dataset: { note: 'split' } }, t('lessons.door.split', { words: split.map((s) => `${s.word} → ${s.pieces.join(' + ')}`).join(t('lessons.door.listSep')) })),

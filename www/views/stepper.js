@@ -68,6 +68,15 @@ function walk(model) {
 
 // The text the prediction follows, cut to its end when long.
 const BEFORE_CHARS = 40;
+
+// The end of a long text, cut at a space where one is near the cut, so no word is shown in part.
+function lastChars(text) {
+  if (text.length <= BEFORE_CHARS) return text;
+  const end = text.slice(-BEFORE_CHARS);
+  if (/\s/.test(text[text.length - BEFORE_CHARS - 1])) return `…${end}`;
+  const space = end.search(/\s/);
+  return `…${space >= 0 && space < BEFORE_CHARS / 2 ? end.slice(space + 1) : end}`;
+}
 const SLOT = '\u0000';
 
 export function mount(root, app) {
@@ -111,6 +120,9 @@ export function mount(root, app) {
     ),
   );
   const sectionLabels = new Map();
+  // After the layer's block: that the same steps repeat in every layer, and where in the walk.
+  const repeat = el('li', { className: 'rail-section rail-repeat' });
+  const lastLayerStep = STEPS.indexOf(LAYER_STEPS[LAYER_STEPS.length - 1]);
   let section = null;
   const rail = el(
     'ol',
@@ -124,6 +136,7 @@ export function mount(root, app) {
         items.push(label);
       }
       items.push(el('li', {}, railSteps[i]));
+      if (i === lastLayerStep) items.push(repeat);
       return items;
     }),
   );
@@ -157,6 +170,8 @@ export function mount(root, app) {
       railNums[i].textContent = position(step, l) + 1;
     });
     for (const [name, label] of sectionLabels) label.textContent = sectionText(name, l);
+    repeat.hidden = layers() < 2;
+    repeat.textContent = t('stepper.repeat', { n: layers(), from: BEFORE + 1, to: BEFORE + layers() * LAYER_STEPS.length });
     const key = `${active}|${l}|${layers()}`;
     if (key === shown) return;
     shown = key;
@@ -175,9 +190,13 @@ export function mount(root, app) {
     const logits = (await app.tensors(['logits'])).get('logits');
     if (my !== seq) return null;
     const i = tokenAt(app, 'query');
-    const [top, text] = await Promise.all([predict(app, logits, i), app.call('decode', { ids: state.tokens.ids.slice(0, i + 1) })]);
+    // The text up to the position as the reader wrote it: special tokens (the BOS the page puts
+    // first) are not part of it, unless they are all there is.
+    const { ids, special, pieces } = state.tokens;
+    const written = ids.slice(0, i + 1).filter((_, k) => !special[k]);
+    const [top, text] = await Promise.all([predict(app, logits, i), written.length ? app.call('decode', { ids: written }) : pieces.slice(0, i + 1).join('')]);
     if (my !== seq) return null;
-    const before = text.length > BEFORE_CHARS ? `…${text.slice(-BEFORE_CHARS)}` : text;
+    const before = lastChars(text);
     const best = top[0];
     // The sentence is translated whole; its probability is a number element in the {p} slot.
     const [head, tail] = t('stepper.predicts', { before, token: tokenText(best.piece), p: SLOT }).split(SLOT);
