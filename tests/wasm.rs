@@ -55,6 +55,13 @@ fn check((case, config, model, input, reference): (&str, &str, &[u8], &str, &[u8
     assert!(checked >= 40, "{case}: only {checked} tensors compared");
 }
 
+/// The worker's warm-up (src/wasm_api/warm_up.rs) runs its forwards on both attention paths without
+/// an error: a trap there would leave the page's core unusable.
+#[wasm_bindgen_test]
+fn warm_up_runs_both_paths() {
+    assert!(attnscope::wasm_api::warm_up().is_ok(), "warmUp failed");
+}
+
 /// The packed simd128 kernel (relaxed-simd too, in that build) at awkward sizes.
 #[wasm_bindgen_test]
 fn linear_matches_triple_loop() {

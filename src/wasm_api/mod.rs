@@ -2,8 +2,9 @@
 //! tokenizer, traced runs and decoding steps, tensors handed to JS as Float32Array by contract name),
 //! `rope` (the Session's RoPE teaching helpers on the loaded model's head size), `lesson` (the core's
 //! attention pieces on hand-set numbers, for the lessons and the views that vary one knob of a real
-//! head), `memory` (what a config or checkpoint costs, asked before anything is allocated) and `gpu`
-//! (the WebGPU promises). This file holds what they share: error and value conversion, the panic hook.
+//! head), `memory` (what a config or checkpoint costs, asked before anything is allocated), `warm_up` (a
+//! small forward that takes V8's hot code to its optimising tier before the reader's first run) and
+//! `gpu` (the WebGPU promises). This file holds what they share: error and value conversion, the panic hook.
 //! Errors reach JS as Error with the core's message.
 
 use js_sys::{Float32Array, Object, Reflect};
@@ -16,12 +17,14 @@ mod lesson;
 mod memory;
 mod rope;
 mod session;
+mod warm_up;
 #[cfg(feature = "gpu")]
 mod gpu;
 
 pub use lesson::{attend, dot_terms, masked_softmax, silu};
 pub use memory::{check_checkpoint, describe_config};
 pub use session::Session;
+pub use warm_up::warm_up;
 
 fn js(e: Error) -> JsError {
     JsError::new(&e.to_string())

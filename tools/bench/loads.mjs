@@ -19,6 +19,8 @@ import { launch } from '../../tests/e2e/helpers.mjs';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const LOADS = Number(process.argv[2] ?? 10);
 const PKG = process.env.PKG ?? 'pkg-relaxed';
+// WARMUP=1: the core's warmUp() (what the page's worker calls once the core has loaded) before the model is built.
+const WARMUP = process.env.WARMUP === '1';
 const extra = process.env.JS_FLAGS ? [`--js-flags=${process.env.JS_FLAGS}`] : [];
 const server = spawn(process.execPath, ['tools/serve.mjs', join(ROOT, 'artifacts/bench-ort/site'), '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
 const url = await new Promise((ok) => createInterface({ input: server.stdout }).on('line', (l) => l.match(/http:\/\/\S+/) && ok(l.match(/http:\/\/\S+/)[0])));
@@ -31,11 +33,17 @@ try {
     try {
       const page = await browser.newPage();
       await page.goto(new URL('index.html', url).href);
-      const { ours, theirs } = await page.evaluate(async (pkg) => {
+      const { ours, theirs, warm } = await page.evaluate(async ([pkg, warmup]) => {
         const ids = Array.from({ length: 128 }, (_, i) => (i * 37 + 11) % 6400);
         const bytes = async (f) => new Uint8Array(await (await fetch(f)).arrayBuffer());
         const core = await import(`./${pkg}/attnscope.js`);
         await core.default();
+        let warm = null;
+        if (warmup) {
+          const t0 = performance.now();
+          core.warmUp();
+          warm = Math.round(performance.now() - t0);
+        }
         const s = core.Session.fromCheckpoint(await (await fetch('config.json')).text(), await bytes('model.safetensors'));
         const ort = await import('./ort/ort.wasm.min.mjs');
         ort.env.wasm.numThreads = 1;
@@ -53,11 +61,11 @@ try {
           (await onnx.run(input)).logits.data;
           theirs.push(Math.round(performance.now() - t0));
         }
-        return { ours, theirs };
-      }, PKG);
+        return { ours, theirs, warm };
+      }, [PKG, WARMUP]);
       const ratio = median(ours.slice(2)) / median(theirs.slice(2));
       ratios.push(ratio);
-      console.log(`load ${String(n + 1).padStart(2)}: attnscope ${ours.join(' ')} | onnxruntime-web ${theirs.join(' ')} | attnscope / ort ${ratio.toFixed(2)}`);
+      console.log(`load ${String(n + 1).padStart(2)}: attnscope ${ours.join(' ')} | onnxruntime-web ${theirs.join(' ')} | attnscope / ort ${ratio.toFixed(2)}${warm === null ? '' : ` | warm-up ${warm} ms`}`);
     } finally {
       await browser.close();
     }
