@@ -396,7 +396,7 @@ const en = {
   'ffn.neuron': 'Neuron',
 
   'output.explain': 'The last step of the model: the logits of a position go through softmax over the whole vocabulary, giving the probability of every possible next token. A random model guesses at random; a trained one has learned the language. The built-in model is small and saw little text, so its probabilities are low, but its top few are usually plausible next words.',
-  'output.whitespace': '{tokens}: a space or a line break is a token like any word. The built-in model learned from text split into lines, so after a finished sentence a line break is often what comes next.',
+  'output.whitespace': '{tokens}: a space or a line break is a token like any word. In text split into lines, a finished sentence is often followed by a line break.',
   'output.endOfMessage': '“{token}” is a special token, not a word: MiniMind’s chat format ends each message with it, so it stands for “the sentence may end here”.',
   'output.heading': 'After token {i} (counting from 0) “{token}”, the model predicts',
   'output.note': 'Softmax over all {v} logits of this position; the ten most likely tokens, each bar on a 0–1 scale.',
@@ -1246,7 +1246,7 @@ const zh = {
   'ffn.neuron': '神经元',
 
   'output.explain': '模型的最后一步：某个位置的 logits 在整个词表上做 softmax，得到每个可能的下一个 token 的概率。随机模型只会乱猜；训练过的模型学到了语言。内置模型很小、只读过很少的文本，所以概率不高，但前几名通常是合理的下一个字词。',
-  'output.whitespace': '{tokens}：空格和换行也是 token，和普通字词一样。内置模型是用分行的文本训练的，所以一句话说完之后，下一个 token 常常是换行。',
+  'output.whitespace': '{tokens}：空格和换行也是 token，和普通字词一样。在分行的文本里，一句话说完之后常常就是换行。',
   'output.endOfMessage': '“{token}”是特殊 token，不是字词：MiniMind 的对话格式用它结束每条消息，所以它表示“这句话可以在这里结束”。',
   'output.heading': '在位置 {i}（从 0 开始数）“{token}”之后，模型预测',
   'output.note': '对这个位置全部 {v} 个 logits 做 softmax；最可能的十个 token，条形长度按 0–1 的概率画。',
@@ -1418,8 +1418,8 @@ const zh = {
   'lesson.padding.mask': '掩码',
   'lesson.shapes.qHeads': 'Q 头',
   'lesson.shapes.kvHeads': 'KV 头',
-  'lesson.padding.causalPurpose': '防止看到未来的 token（对角线以上为 −∞）。',
-  'lesson.padding.paddingPurpose': '防止关注 padding token（它们的列为 −1e9）。',
+  'lesson.padding.causalPurpose': '看到未来的 token（对角线以上为 −∞）。',
+  'lesson.padding.paddingPurpose': '关注 padding token（它们的列为 −1e9）。',
 
   'lesson.shapes.title': 'MiniMind-3 的形状与 GQA',
   'lesson.shapes.intro': 'MiniMind-3 的隐藏维度为 768，有 8 个 Q 头和 4 个 K/V 头，每个头 96 维。一句 6 个 token 的话经过一层这样形状的网络（随机权重），打印出的形状正是教程调试时看到的。',

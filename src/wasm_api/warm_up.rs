@@ -1,6 +1,6 @@
 //! Warm-up for V8's tiers. V8 first runs each wasm function in its baseline compiler (Liftoff) and
 //! recompiles the hot ones with its optimising compiler (TurboFan) once they have used up a budget,
-//! so a fresh page's first forward ran 1.3-1.9x slower than its later ones (BENCHMARKS.md section 4,
+//! so a fresh page's first forward ran about 1.4x slower than its later ones (BENCHMARKS.md section 4,
 //! "Tier-up"). The worker calls `warmUp` once, right after the core has loaded and while the page is
 //! still fetching its model: a small random model's forward, recorded in full on both attention paths
 //! as the page's runs are, takes the hot code (the matmul kernel, softmax, exp, RMSNorm, RoPE, the
@@ -22,23 +22,19 @@ const CONFIG: &str = r#"{"hidden_size": 128, "num_hidden_layers": 1, "num_attent
   "head_dim": 32, "intermediate_size": 384, "vocab_size": 512, "max_position_embeddings": 256, "qk_norm": true,
   "tie_word_embeddings": true}"#;
 const TOKENS: u32 = 64;
-/// Forwards per attention path.
-const RUNS: usize = 1;
 
-/// A few forwards of a small random model; nothing is kept.
+/// One forward of a small random model on each attention path; nothing is kept.
 #[wasm_bindgen(js_name = warmUp)]
 pub fn warm_up() -> Result<(), JsError> {
     let config = Config::from_json(CONFIG).map_err(js)?;
+    let ids: Vec<u32> = (0..TOKENS).map(|i| (i * 37 + 11) % config.vocab_size as u32).collect();
     let weights = weights::random(&config, 1);
     let model = Model::new(config, weights);
     let (last, last_request) = (RefCell::new(Trace::default()), RefCell::new(None));
-    let ids: Vec<u32> = (0..TOKENS).map(|i| (i * 37 + 11) % 512).collect();
     for attention in ["naive", "flash"] {
-        for _ in 0..RUNS {
-            let req = RunRequest { ids: ids.clone(), attention: attention.into(), ..RunRequest::default() };
-            let rec = Recorder::new(req.selection());
-            run_on_cpu(&model, &last, &last_request, req, rec, None)?;
-        }
+        let req = RunRequest { ids: ids.clone(), attention: attention.into(), ..RunRequest::default() };
+        let rec = Recorder::new(req.selection());
+        run_on_cpu(&model, &last, &last_request, req, rec, None)?;
     }
     Ok(())
 }

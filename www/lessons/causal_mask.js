@@ -35,7 +35,6 @@ const PRINTED = [
   [0.13, 0.27, 0.22, 0.38],
 ];
 const N = TOKENS.length;
-// The tutorial writes the sentence with spaces between its words; typed so, the spaces are tokens too.
 // The tutorial's sentence, written as the model reads text (its spaces only separate the words).
 export const DOOR = { view: 'masks', text: { en: '今天天气很好', zh: '今天天气很好' }, words: ['今天', '天气', '很', '好'] };
 

@@ -14,10 +14,10 @@
 // setState) opens the lesson afresh with them.
 //
 // Each lesson ends with a door to the same idea on the real model: its module's
-// DOOR = { view, text: { en, zh }, fields?, focus?, words?, note? } opens `view` on the built-in model with
-// the sentence typed in (plain link fields `fields`; `focus`: the token whose row to select as the
-// query; `note: { en, zh }`: what to look for there). The door shows the tokens the model's tokenizer makes of the sentence and says, from them,
-// where they differ from the tutorial's words (`words`; without them, a sentence's words are those
+// DOOR = { view, text: { en, zh }, fields?, focus?, words?, note? } opens `view` on the built-in model
+// with the sentence typed in (plain link fields `fields`; `focus`: the token whose row to select as the
+// query; `note: { en, zh }`: what to look for there). The door shows the tokens the model's tokenizer
+// makes of the sentence and says, from them, where they differ from the tutorial's words (`words`; without them, a sentence's words are those
 // between its spaces, and one without spaces names none):
 // spaces that become tokens, words that BPE builds from smaller pieces.
 
