@@ -5,8 +5,9 @@
 //!   in benches/kernels (matrixmultiply, what linear.rs runs, is the baseline of the ratio).
 //! - layer: one MiniMind-3 decoder layer (hidden 768, 8 query / 4 KV heads, d 96, FFN 2432, Q/K norm,
 //!   causal, empty cache, nothing recorded) at T = 128 and 1024, on each attention path, and on the
-//!   path `Model::forward` picks with the weights as `[out, in]` rows (how they were held natively
-//!   before they were held transposed); tools/bench/run.sh sets these against PyTorch's on one thread.
+//!   path `Model::forward` picks with the weights held transposed for gemm (how they were held
+//!   natively before the AVX-512 kernel, and still are on a CPU without AVX-512F);
+//!   tools/bench/run.sh sets these against PyTorch's on one thread. `LAYER_T=1024` times one length.
 //! - attention: `naive_attention` against `flash_attention` (tile 64, the default) at T = S = 512,
 //!   2048 and 8192, with the peak heap each call allocates, counted by the allocator below.
 //!
@@ -160,17 +161,18 @@ fn matmul() {
     }
 }
 
-/// The layer's weights as `linear` read them before they were held transposed: the checkpoint's
-/// `[out, in]` rows, multiplied by gemm as their transpose (the "before" of BENCHMARKS.md section 1).
-fn with_rows(w: &LayerWeights) -> LayerWeights {
-    let rows = |w: &Weight| Weight::unpacked(w.to_array().as_standard_layout().into_owned());
+/// The layer's weights held transposed for gemm, as `Weight::new` holds them on a CPU without
+/// AVX-512F (and held them everywhere natively before the AVX-512 kernel: the "before" of
+/// BENCHMARKS.md section 1).
+fn transposed(w: &LayerWeights) -> LayerWeights {
+    let transposed = |w: &Weight| Weight::transposed(w.to_array().as_standard_layout().into_owned());
     let mut out = w.clone();
     for weight in [&mut out.q_proj, &mut out.k_proj, &mut out.v_proj, &mut out.o_proj] {
-        *weight = rows(weight);
+        *weight = transposed(weight);
     }
     if let Mlp::Dense(f) = &mut out.mlp {
         for weight in [&mut f.gate_proj, &mut f.up_proj, &mut f.down_proj] {
-            *weight = rows(weight);
+            *weight = transposed(weight);
         }
     }
     out
@@ -179,18 +181,18 @@ fn with_rows(w: &LayerWeights) -> LayerWeights {
 fn layer() {
     let cfg = minimind3_layer();
     let w = weights::random(&cfg, 1);
-    let rows = with_rows(&w.layers[0]);
-    for t in [128, 1024] {
+    let before = transposed(&w.layers[0]);
+    for t in lengths(&[128, 1024]) {
         let x = kernels::filled(t, cfg.hidden_size, 3);
         let rope = RopeTable::new(&cfg, 0, t);
         let auto_tile = (t >= attnscope::model::forward::AUTO_FLASH_MIN_KEYS).then_some(DEFAULT_TILE);
-        // (path, flash tile, weights as held or as rows)
+        // (path, flash tile, weights as held or transposed for gemm)
         let paths = [("naive", None, false), ("flash", Some(DEFAULT_TILE), false), ("auto", auto_tile, true)];
         let mut runs: Vec<Box<dyn FnMut() + '_>> = paths
             .iter()
-            .map(|&(_, flash_tile, as_rows)| {
+            .map(|&(_, flash_tile, as_before)| {
                 let (cfg, x, rope) = (&cfg, &x, &rope);
-                let layer = if as_rows { &rows } else { &w.layers[0] };
+                let layer = if as_before { &before } else { &w.layers[0] };
                 Box::new(move || {
                     let run = LayerRun {
                         layer: 0,
@@ -209,14 +211,23 @@ fn layer() {
             .collect();
         let mut refs: Vec<&mut dyn FnMut()> = runs.iter_mut().map(|f| f.as_mut() as &mut dyn FnMut()).collect();
         let rounds = if t <= 128 { 15 } else { 7 };
-        for ((name, _, as_rows), (secs, peak)) in paths.iter().zip(interleaved(rounds, &mut refs)) {
-            if *as_rows {
-                println!("layer T={t} attention={name} weights=rows median_ms={:.2} peak_bytes={peak}", secs * 1e3);
+        for ((name, _, as_before), (secs, peak)) in paths.iter().zip(interleaved(rounds, &mut refs)) {
+            if *as_before {
+                println!("layer T={t} attention={name} weights=transposed median_ms={:.2} peak_bytes={peak}", secs * 1e3);
                 continue;
             }
             let auto = (t >= attnscope::model::forward::AUTO_FLASH_MIN_KEYS) == (*name == "flash");
             println!("layer T={t} attention={name} auto={auto} median_ms={:.2} peak_bytes={peak}", secs * 1e3);
         }
+    }
+}
+
+/// The sequence lengths a section times: `default`, or those of `LAYER_T` (comma-separated; for a
+/// profiler's run of one length, e.g. `LAYER_T=1024 perf record ... layer`).
+fn lengths(default: &[usize]) -> Vec<usize> {
+    match std::env::var("LAYER_T") {
+        Ok(v) => v.split(',').map(|t| t.trim().parse().expect("LAYER_T: comma-separated lengths")).collect(),
+        Err(_) => default.to_vec(),
     }
 }
 

@@ -2,8 +2,10 @@
 //! does), one thread each: ndarray's `.dot`, which calls matrixmultiply's sgemm (linear.rs ran it
 //! until the measurements in BENCHMARKS.md), the `gemm` crate with `Parallelism::None` (what
 //! `linear` ran natively before weights were held transposed, and what attention's products run),
-//! and `linear` itself on the weight as the model holds it: natively gemm on W^T held row-major
-//! ("transposed"), in wasm32 the packed simd128 kernel ("packed"). Shared by
+//! gemm on W^T held row-major (natively, "transposed": what `linear` runs on a CPU without
+//! AVX-512F, and ran everywhere natively before the AVX-512 kernel), and `linear` itself on the
+//! weight as the model holds it ("packed": natively the AVX-512 kernel on its panels where the CPU
+//! has AVX-512F, else the same as "transposed"; in wasm32 the packed simd128 kernel). Shared by
 //! benches/layer.rs (native) and examples/matmul_wasm.rs (wasm32), so both targets time the same code.
 //! Each reads the weight as it would hold it, prepared once before timing (`Operand`).
 
@@ -17,12 +19,16 @@ use ndarray::{Array2, ArrayView2};
 pub struct Operand {
     pub rows: Array2<f32>,
     pub weight: Weight,
+    #[cfg(not(target_arch = "wasm32"))]
+    pub transposed: Weight,
 }
 
 impl Operand {
     pub fn new(w: Array2<f32>) -> Self {
         Operand {
             weight: Weight::new(w.clone()),
+            #[cfg(not(target_arch = "wasm32"))]
+            transposed: Weight::transposed(w.clone()),
             rows: w,
         }
     }
@@ -32,7 +38,8 @@ type Kernel = fn(ArrayView2<f32>, &Operand) -> Array2<f32>;
 
 /// Kernels in the order benches report them; the first is the baseline of the ratios.
 #[cfg(not(target_arch = "wasm32"))]
-pub const KERNELS: [(&str, Kernel); 3] = [("matrixmultiply", matrixmultiply), ("gemm", gemm), ("transposed", packed)];
+pub const KERNELS: [(&str, Kernel); 4] =
+    [("matrixmultiply", matrixmultiply), ("gemm", gemm), ("transposed", transposed), ("packed", packed)];
 #[cfg(target_arch = "wasm32")]
 pub const KERNELS: [(&str, Kernel); 3] = [("matrixmultiply", matrixmultiply), ("gemm", gemm), ("packed", packed)];
 
@@ -49,6 +56,12 @@ pub fn matrixmultiply(x: ArrayView2<f32>, w: &Operand) -> Array2<f32> {
 /// as its transpose), as `linear` ran natively until weights were held transposed.
 pub fn gemm(x: ArrayView2<f32>, w: &Operand) -> Array2<f32> {
     gemm_matmul(x, w.rows.t())
+}
+
+/// x: [N, in], w: [out, in] -> [N, out] through `linear` by W^T held row-major for gemm.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn transposed(x: ArrayView2<f32>, w: &Operand) -> Array2<f32> {
+    attnscope::model::linear::linear(x, &w.transposed)
 }
 
 /// x: [N, in], w: [out, in] -> [N, out] through `linear`, as the model runs it.

@@ -7,6 +7,7 @@ use ndarray::{s, Array2, Array3, ArrayView1, ArrayView2, ArrayView3};
 
 use super::exp::exp;
 use super::linear::matmul;
+use super::wide::wide;
 
 /// Which keys each query may see. Query row i sits at position `prefix_len + i`; key j at position j.
 #[derive(Clone, Copy, Debug)]
@@ -82,6 +83,7 @@ pub fn softmax_rows(x: &Array2<f32>) -> Array2<f32> {
 /// One row's softmax, in place, where only the first `seen` entries can be finite (the causal
 /// future is -inf): the rest get weight exactly 0 without an exp. A row with no finite entry gives
 /// zeros; a masked (-inf) entry among the first `seen` gets exactly 0 too (`exp` returns 0 there).
+#[inline(always)]
 fn softmax_in_place(row: &mut [f32], seen: usize) {
     let (live, future) = row.split_at_mut(seen);
     future.fill(0.0);
@@ -97,6 +99,7 @@ fn softmax_in_place(row: &mut [f32], seen: usize) {
 
 /// The largest entry (-inf for none; NaN is passed over, as f32::max does), in eight lanes of
 /// comparisons that vectorise: f32::max compiles to a call per entry in wasm32.
+#[inline(always)]
 pub(crate) fn max(x: &[f32]) -> f32 {
     let bigger = |a: f32, b: f32| if b > a { b } else { a };
     let mut lanes = [f32::NEG_INFINITY; 8];
@@ -159,18 +162,20 @@ fn head_into(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32>, h: usiz
     let (t, s_len) = raw.dim();
     let [scores, masked, probs] = tables;
     let start = probs.len();
-    for (i, raw) in raw.outer_iter().enumerate() {
-        let at = scores.len();
-        scores.extend(raw.iter().map(|r| r * scale));
-        let seen = mask.visible(i, s_len);
-        masked.extend_from_slice(&scores[at..at + seen]);
-        masked.resize(at + s_len, f32::NEG_INFINITY);
-        if let Some(p) = mask.padding {
-            masked[at..at + seen].iter_mut().zip(p).filter(|(_, &p)| p == 0).for_each(|(m, _)| *m += PADDING_BIAS);
+    wide(#[inline(always)] || {
+        for (i, raw) in raw.outer_iter().enumerate() {
+            let at = scores.len();
+            scores.extend(raw.iter().map(|r| r * scale));
+            let seen = mask.visible(i, s_len);
+            masked.extend_from_slice(&scores[at..at + seen]);
+            masked.resize(at + s_len, f32::NEG_INFINITY);
+            if let Some(p) = mask.padding {
+                masked[at..at + seen].iter_mut().zip(p).filter(|(_, &p)| p == 0).for_each(|(m, _)| *m += PADDING_BIAS);
+            }
+            probs.extend_from_slice(&masked[at..]);
+            softmax_in_place(&mut probs[at..], seen);
         }
-        probs.extend_from_slice(&masked[at..]);
-        softmax_in_place(&mut probs[at..], seen);
-    }
+    });
     probs_times_v(ArrayView2::from_shape((t, s_len), &probs[start..]).expect("[T, S] rows"), v.slice(s![.., kvh, ..]), mask)
 }
 

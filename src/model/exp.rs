@@ -18,8 +18,11 @@ pub fn exp(x: f32) -> f32 {
     // through both and comes out NaN.
     let xc = if x > HIGH { HIGH } else if x < LOW { LOW } else { x };
     // n = round(x / ln 2), by adding and removing 1.5 * 2^23 (round to nearest even, no call).
+    // The sum's low mantissa bits hold n itself, read below as an integer: `n as i32` would be a
+    // saturating conversion, which does not vectorise on x86-64.
     const SHIFT: f32 = 12_582_912.0;
-    let n = (xc * std::f32::consts::LOG2_E + SHIFT) - SHIFT;
+    let shifted = xc * std::f32::consts::LOG2_E + SHIFT;
+    let n = shifted - SHIFT;
     // r = x - n ln 2, with ln 2 split in two so that n * LN2_HI is exact.
     const LN2_HI: f32 = 0.693_359_4;
     const LN2_LO: f32 = -2.121_944_4e-4;
@@ -32,7 +35,8 @@ pub fn exp(x: f32) -> f32 {
     p = p * r + 5.000_000_1e-1;
     let y = p * r * r + r + 1.0;
     // 2^n as 2^(n/2) * 2^(n - n/2): each factor a normal f32 for n in [-126, 128].
-    let n = n as i32;
+    // For NaN these bits are arbitrary, and y is NaN already.
+    let n = shifted.to_bits() as i32 - SHIFT.to_bits() as i32;
     let half = n >> 1;
     let two = |e: i32| f32::from_bits(((e + 127) as u32) << 23);
     let e = y * two(half) * two(n - half);

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::attention::{kv_head, max, MaskSpec};
 use super::exp::exp;
 use super::linear::matmul;
+use super::wide::wide;
 
 /// The state of one query row after one key tile, for the flash view.
 #[derive(Clone, Debug, Serialize)]
@@ -71,33 +72,37 @@ pub fn flash_attention(
             let v_tile = v.slice(s![j0..j1, kvh, ..]); // (B, d)
             let mut sc = matmul(q_h.slice(s![first.., ..]), k_tile.t()); // (T - first, B)
             let width = j1 - j0;
-            for (i, row) in sc.as_slice_mut().expect("a fresh product is standard layout").chunks_exact_mut(width).enumerate() {
-                // Keys of this tile the row sees causally; the rest get -inf, as bias() would give.
-                let seen = mask.visible(first + i, j1).saturating_sub(j0);
-                let (live, future) = row.split_at_mut(seen);
-                future.fill(f32::NEG_INFINITY);
-                match mask.padding {
-                    None => live.iter_mut().for_each(|x| *x *= scale),
-                    Some(_) => live.iter_mut().enumerate().for_each(|(jj, x)| *x = *x * scale + mask.bias(first + i, j0 + jj)),
+            wide(#[inline(always)] || {
+                for (i, row) in sc.as_slice_mut().expect("a fresh product is standard layout").chunks_exact_mut(width).enumerate() {
+                    // Keys of this tile the row sees causally; the rest get -inf, as bias() would give.
+                    let seen = mask.visible(first + i, j1).saturating_sub(j0);
+                    let (live, future) = row.split_at_mut(seen);
+                    future.fill(f32::NEG_INFINITY);
+                    match mask.padding {
+                        None => live.iter_mut().for_each(|x| *x *= scale),
+                        Some(_) => live.iter_mut().enumerate().for_each(|(jj, x)| *x = *x * scale + mask.bias(first + i, j0 + jj)),
+                    }
                 }
-            }
+            });
             let tile_scores = watch.map(|row| if row < first { vec![f32::NEG_INFINITY; width] } else { sc.row(row - first).to_vec() });
             let mut alpha = Array1::<f32>::ones(t - first);
-            let rows = sc.as_slice_mut().expect("standard layout").chunks_exact_mut(width);
-            for (i, (row, (alpha, (m, l)))) in rows.zip(alpha.iter_mut().zip(m.slice_mut(s![first..]).iter_mut().zip(l.slice_mut(s![first..]).iter_mut()))).enumerate() {
-                let seen = mask.visible(first + i, j1).saturating_sub(j0);
-                let (live, future) = row.split_at_mut(seen);
-                future.fill(0.0);
-                let m_new = max(live).max(*m);
-                if m_new == f32::NEG_INFINITY {
-                    live.fill(0.0); // nothing visible yet: keep l = 0, o = 0
-                    continue;
+            wide(#[inline(always)] || {
+                let rows = sc.as_slice_mut().expect("standard layout").chunks_exact_mut(width);
+                for (i, (row, (alpha, (m, l)))) in rows.zip(alpha.iter_mut().zip(m.slice_mut(s![first..]).iter_mut().zip(l.slice_mut(s![first..]).iter_mut()))).enumerate() {
+                    let seen = mask.visible(first + i, j1).saturating_sub(j0);
+                    let (live, future) = row.split_at_mut(seen);
+                    future.fill(0.0);
+                    let m_new = max(live).max(*m);
+                    if m_new == f32::NEG_INFINITY {
+                        live.fill(0.0); // nothing visible yet: keep l = 0, o = 0
+                        continue;
+                    }
+                    *alpha = exp(*m - m_new);
+                    live.iter_mut().for_each(|x| *x = exp(*x - m_new));
+                    *l = *l * *alpha + ArrayView1::from(&*live).sum();
+                    *m = m_new;
                 }
-                *alpha = exp(*m - m_new);
-                live.iter_mut().for_each(|x| *x = exp(*x - m_new));
-                *l = *l * *alpha + ArrayView1::from(&*live).sum();
-                *m = m_new;
-            }
+            });
             let pv = matmul(sc.view(), v_tile); // (T - first, d)
             Zip::from(o.slice_mut(s![first.., ..]).rows_mut()).and(pv.rows()).and(&alpha).for_each(|mut o_row, pv_row, &a| {
                 o_row.zip_mut_with(&pv_row, |x, &y| *x = *x * a + y);

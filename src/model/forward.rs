@@ -299,13 +299,13 @@ fn working_bytes(cfg: &Config, t: usize, s_len: usize, flash_tile: Option<usize>
 }
 
 /// Working memory of the readouts besides what they record: head_logit keeps each recorded layer's
-/// context until the final residual is known, plus its [T, H] and [T, nH*d] products (and in wasm32
-/// o_proj's transposed panels, which `linear_back` builds for the call); the logit lens builds one
-/// normed [T, H] copy.
+/// context until the final residual is known, plus its [T, H] and [T, nH*d] products (and, where
+/// weights are packed, o_proj's transposed panels, which `linear_back` builds for the call); the
+/// logit lens builds one normed [T, H] copy.
 fn readout_bytes(cfg: &Config, t: usize, rec: &Recorder) -> u64 {
     let (t, h, width) = (t as u64, cfg.hidden_size as u64, (cfg.num_attention_heads * cfg.head_dim()) as u64);
     let layers = (0..cfg.num_hidden_layers).filter(|&l| rec.wants_head_logit(l)).count() as u64;
-    let transposed = if cfg!(target_arch = "wasm32") { Weight::held_floats(width, h) } else { 0 };
+    let transposed = Weight::back_floats(h, width);
     let head_logit = if layers > 0 { layers * t * width + t * h + t * width + transposed } else { 0 };
     let lens = if rec.selection.logit_lens { t * h } else { 0 };
     4 * (head_logit + lens)
@@ -368,9 +368,10 @@ mod tests {
         let e = check_input(&cfg, 0, &ids, None, &lens(None)).unwrap_err().to_string();
         assert!(e.contains("the logit lens 2.15 GB") && e.contains("leave out the logit lens"), "{e}");
         check_input(&cfg, 0, &ids, None, &lens(Some(vec![0, 7]))).unwrap();
-        // Head attribution keeps each recorded layer's context, [T, nH*d], until the end.
+        // Head attribution keeps each recorded layer's context, [T, nH*d], until the end (and, where
+        // weights are packed, builds o_proj's transposed panels for the call).
         let with = readout_bytes(&cfg, 1024, &lens(None));
-        assert_eq!(with, 4 * (8 * 1024 * 64 + 1024 * 64 + 1024 * 64 + 1024 * 64));
+        assert_eq!(with, 4 * (8 * 1024 * 64 + 1024 * 64 + 1024 * 64 + 1024 * 64 + Weight::back_floats(64, 64)));
     }
 
     #[test]

@@ -6,16 +6,20 @@
 //! it fastest, and keeps only that copy: whoever reads a weight's numbers (the embedding lookup,
 //! head attribution, the GPU upload, the export) goes through `Weight`'s accessors.
 //!
-//! - Natively every product is the `gemm` crate on one thread, picked over ndarray's `.dot`
-//!   (matrixmultiply) by measurement at MiniMind-3's shapes (about 2x with its AVX-512 kernels, the
-//!   `x86-v4` feature; chosen at run time, AVX2 machines get its AVX2 kernels). A weight is held
-//!   transposed, `[in, out]` row-major: gemm reads that in rows, and multiplies by it 1.14-1.2x faster
-//!   than by the checkpoint's `[out, in]` read as its transpose at T = 128 (BENCHMARKS.md section 2).
+//! - Natively, on a CPU with AVX-512F, a weight is packed at load into 64-column panels and
+//!   `linear` runs this file's own kernel (`linear/avx512.rs`): a 6-row x 64-column register tile
+//!   of fused multiply-adds, with no per-call repacking of the weight (gemm packs its right-hand side
+//!   on every call, a fifth of a layer's time at T = 128; BENCHMARKS.md section 2).
+//! - Natively elsewhere, and for attention's products everywhere natively, the `gemm` crate on one
+//!   thread, picked over ndarray's `.dot` (matrixmultiply) by measurement at MiniMind-3's shapes
+//!   (its AVX-512 kernels with the `x86-v4` feature, its AVX2 ones where the CPU has no more). There
+//!   a weight is held transposed, `[in, out]` row-major: gemm reads that in rows, 1.14-1.2x faster
+//!   than the checkpoint's `[out, in]` read as its transpose at T = 128.
 //! - In wasm32 every product runs this file's own simd128 kernel (`linear/wasm.rs`): the weight is
-//!   packed into the column panels its micro-kernel reads (`Panels`), register-blocked for V8's 16
-//!   xmm registers. Built with the `relaxed-simd` feature (build.sh's second wasm, www/pkg-relaxed)
-//!   its multiply-add is `f32x4.relaxed_madd`, one fused instruction where the CPU has FMA; the plain
-//!   simd128 build multiplies and adds.
+//!   packed into 8-column panels, register-blocked for V8's 16 xmm registers. Built with the
+//!   `relaxed-simd` feature (build.sh's second wasm, www/pkg-relaxed) its multiply-add is
+//!   `f32x4.relaxed_madd`, one fused instruction where the CPU has FMA; the plain simd128 build
+//!   multiplies and adds.
 //!
 //! BENCHMARKS.md (sections 1, 2 and 4) has the measurements.
 
@@ -23,8 +27,17 @@ use ndarray::{Array2, ArrayView2, Axis, CowArray, Ix2};
 
 use gemm::{gemm, Parallelism};
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+mod panels;
+#[cfg(target_arch = "wasm32")]
+mod wasm;
+
+use panels::Panels;
+
 /// A linear layer's weight `[out, in]`, as the checkpoint has it, held once in the layout this
-/// build's kernel reads (natively transposed, in wasm32 as panels) and read through the accessors.
+/// build's kernel reads (natively packed or transposed, in wasm32 as panels) and read through the
+/// accessors.
 #[derive(Clone, Debug)]
 pub struct Weight(Store);
 
@@ -32,20 +45,42 @@ pub struct Weight(Store);
 enum Store {
     /// Row-major `[out, in]`: an untied embedding table, only ever read by rows.
     Rows(Array2<f32>),
-    /// Natively: W^T, row-major `[in, out]`.
+    /// Natively without AVX-512F: W^T, row-major `[in, out]`, for gemm.
     #[cfg(not(target_arch = "wasm32"))]
     Transposed(Array2<f32>),
-    /// wasm32: the panels the kernel multiplies by.
+    /// x86-64 with AVX-512F: the AVX-512 kernel's 64-column panels.
+    #[cfg(target_arch = "x86_64")]
+    Packed(Panels<{ avx512::NR }>),
+    /// wasm32: the simd128 kernel's 8-column panels.
     #[cfg(target_arch = "wasm32")]
-    Panels(Panels),
+    Panels(Panels<{ wasm::NR }>),
+}
+
+/// Whether `Weight::new` packs weights into panels in this build on this CPU (otherwise, natively,
+/// it holds them transposed for gemm).
+fn packs() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    let packs = avx512::available();
+    #[cfg(not(target_arch = "x86_64"))]
+    let packs = cfg!(target_arch = "wasm32");
+    packs
 }
 
 impl Weight {
     /// A weight `linear` multiplies by, laid out for this build's kernel (the array given is dropped).
     pub fn new(w: Array2<f32>) -> Self {
         #[cfg(target_arch = "wasm32")]
-        return Weight(Store::Panels(Panels::new(w.view())));
-        #[cfg(not(target_arch = "wasm32"))]
+        let held = Store::Panels(Panels::new(w.view()));
+        #[cfg(target_arch = "x86_64")]
+        let held = if avx512::available() { Store::Packed(Panels::new(w.view())) } else { Weight::transposed(w).0 };
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "wasm32")))]
+        let held = Weight::transposed(w).0;
+        Weight(held)
+    }
+
+    /// The weight held transposed for gemm, as `new` holds it natively on a CPU without AVX-512F.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn transposed(w: Array2<f32>) -> Self {
         Weight(Store::Transposed(w.reversed_axes().as_standard_layout().into_owned()))
     }
 
@@ -60,6 +95,8 @@ impl Weight {
             Store::Rows(w) => w.dim(),
             #[cfg(not(target_arch = "wasm32"))]
             Store::Transposed(t) => (t.ncols(), t.nrows()),
+            #[cfg(target_arch = "x86_64")]
+            Store::Packed(p) => (p.n, p.k),
             #[cfg(target_arch = "wasm32")]
             Store::Panels(p) => (p.n, p.k),
         }
@@ -72,12 +109,14 @@ impl Weight {
             Store::Rows(w) => w.select(Axis(0), ids),
             #[cfg(not(target_arch = "wasm32"))]
             Store::Transposed(t) => t.select(Axis(1), ids).reversed_axes().as_standard_layout().into_owned(),
+            #[cfg(target_arch = "x86_64")]
+            Store::Packed(p) => p.rows(ids),
             #[cfg(target_arch = "wasm32")]
             Store::Panels(p) => p.rows(ids),
         }
     }
 
-    /// The whole matrix `[out, in]`: borrowed where it is held so (natively a transposed view, not
+    /// The whole matrix `[out, in]`: borrowed where it is held so (natively transposed: a view, not
     /// in standard layout), unpacked into a fresh array from panels (for a reader of every number:
     /// the GPU upload, the export).
     pub fn to_array(&self) -> CowArray<'_, f32, Ix2> {
@@ -85,18 +124,29 @@ impl Weight {
             Store::Rows(w) => w.view().into(),
             #[cfg(not(target_arch = "wasm32"))]
             Store::Transposed(t) => t.t().into(),
+            #[cfg(target_arch = "x86_64")]
+            Store::Packed(p) => p.to_array().into(),
             #[cfg(target_arch = "wasm32")]
             Store::Panels(p) => p.to_array().into(),
         }
     }
 
-    /// How many f32 `Weight::new` of `[out, in]` holds in this build: natively out × in; in wasm32
-    /// its panels, out rounded up to whole panels (the padding is zeros).
+    /// How many f32 `Weight::new` of `[out, in]` holds in this build on this CPU: out x in, or where
+    /// it packs, out rounded up to whole panels (the padding is zeros) times in.
     pub fn held_floats(out: u64, inp: u64) -> u64 {
         #[cfg(target_arch = "wasm32")]
-        return out.div_ceil(NR as u64).saturating_mul(NR as u64).saturating_mul(inp);
-        #[cfg(not(target_arch = "wasm32"))]
-        out.saturating_mul(inp)
+        let floats = Panels::<{ wasm::NR }>::floats(out, inp);
+        #[cfg(target_arch = "x86_64")]
+        let floats = if avx512::available() { Panels::<{ avx512::NR }>::floats(out, inp) } else { out.saturating_mul(inp) };
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "wasm32")))]
+        let floats = out.saturating_mul(inp);
+        floats
+    }
+
+    /// Floats `linear_back` by a weight `[out, in]` builds for the call besides its output: the
+    /// transposed panels where weights are packed, nothing where they are held transposed.
+    pub fn back_floats(out: u64, inp: u64) -> u64 {
+        if packs() { Weight::held_floats(inp, out) } else { 0 }
     }
 }
 
@@ -104,68 +154,6 @@ impl PartialEq for Weight {
     /// The numbers decide, whatever the layout.
     fn eq(&self, other: &Self) -> bool {
         self.to_array() == other.to_array()
-    }
-}
-
-/// Output columns per panel: two v128.
-#[cfg(any(test, target_arch = "wasm32"))]
-const NR: usize = 8;
-
-/// W `[n, k]` as the wasm kernel's panels: panel p holds `W[p*NR + j, kk]` at `p*k*NR + kk*NR + j`,
-/// the last panel zero-padded to NR columns. Compiled natively for the tests of the layout only.
-#[cfg(any(test, target_arch = "wasm32"))]
-#[derive(Clone, Debug)]
-struct Panels {
-    n: usize,
-    k: usize,
-    data: Vec<f32>,
-}
-
-#[cfg(any(test, target_arch = "wasm32"))]
-impl Panels {
-    fn new(w: ArrayView2<f32>) -> Self {
-        let (n, k) = w.dim();
-        Self::pack(n, k, w.outer_iter().map(|row| row.into_iter().copied()))
-    }
-
-    /// Panels of an `[n, k]` matrix given row by row.
-    fn pack<R: Iterator<Item = f32>>(n: usize, k: usize, rows: impl Iterator<Item = R>) -> Self {
-        let mut data = vec![0.0; n.div_ceil(NR) * k * NR];
-        for (j, row) in rows.enumerate() {
-            let base = Self::at(k, j);
-            for (kk, x) in row.enumerate() {
-                data[base + kk * NR] = x;
-            }
-        }
-        Panels { n, k, data }
-    }
-
-    /// Where `W[j, 0]` is in the data of an `[_, k]` matrix; `W[j, kk]` follows at every NR-th place.
-    fn at(k: usize, j: usize) -> usize {
-        (j / NR) * k * NR + j % NR
-    }
-
-    /// Row j, W[j, ..], read in place.
-    fn row(&self, j: usize) -> impl Iterator<Item = f32> + '_ {
-        assert!(j < self.n, "row {j} of a [{}, {}] weight", self.n, self.k);
-        self.data[Self::at(self.k, j)..].iter().step_by(NR).take(self.k).copied()
-    }
-
-    fn rows(&self, ids: &[usize]) -> Array2<f32> {
-        let mut out = Array2::zeros((ids.len(), self.k));
-        for (mut out, &j) in out.outer_iter_mut().zip(ids) {
-            out.iter_mut().zip(self.row(j)).for_each(|(o, x)| *o = x);
-        }
-        out
-    }
-
-    fn to_array(&self) -> Array2<f32> {
-        self.rows(&(0..self.n).collect::<Vec<_>>())
-    }
-
-    /// The panels of W^T `[k, n]`, read from these: its row j is W's column j.
-    fn transposed(&self) -> Panels {
-        Self::pack(self.k, self.n, (0..self.k).map(|j| (0..self.n).map(move |r| self.data[Self::at(self.k, r) + j * NR])))
     }
 }
 
@@ -212,6 +200,8 @@ pub fn linear(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
         Store::Rows(w) => matmul(x, w.t()),
         #[cfg(not(target_arch = "wasm32"))]
         Store::Transposed(t) => matmul(x, t.view()),
+        #[cfg(target_arch = "x86_64")]
+        Store::Packed(p) => avx512::linear(x, p),
         #[cfg(target_arch = "wasm32")]
         Store::Panels(p) => wasm::linear(x, p),
     }
@@ -224,14 +214,12 @@ pub fn linear_back(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
         Store::Rows(w) => matmul(x, w.view()),
         #[cfg(not(target_arch = "wasm32"))]
         Store::Transposed(t) => matmul(x, t.t()),
+        #[cfg(target_arch = "x86_64")]
+        Store::Packed(p) => avx512::linear(x, &p.transposed()),
         #[cfg(target_arch = "wasm32")]
         Store::Panels(p) => wasm::linear(x, &p.transposed()),
     }
 }
-
-
-#[cfg(target_arch = "wasm32")]
-mod wasm;
 
 #[cfg(test)]
 mod tests {
@@ -260,6 +248,17 @@ mod tests {
             x ^= x << 17;
             (x >> 40) as f32 / (1u64 << 23) as f32 - 1.0
         })
+    }
+
+    /// `w` as `Weight::new` holds it on this CPU and, natively, also transposed for gemm (what
+    /// `new` holds on a CPU without AVX-512F), so that both native kernels are tested on any CPU that
+    /// has the first.
+    fn held_both_ways(w: &Array2<f32>) -> Vec<Weight> {
+        #[allow(unused_mut)]
+        let mut held = vec![Weight::new(w.clone())];
+        #[cfg(not(target_arch = "wasm32"))]
+        held.push(Weight::transposed(w.clone()));
+        held
     }
 
     #[test]
@@ -298,10 +297,11 @@ mod tests {
                 for k in [1, 3, 256, 300, 520] {
                     let x = filled((1, m, k)).index_axis_move(ndarray::Axis(0), 0);
                     let w = filled((1, n, k + 1)).index_axis_move(ndarray::Axis(0), 0).slice(s![.., ..k]).to_owned();
-                    let weight = Weight::new(w.clone());
-                    assert_eq!(weight.dim(), (n, k));
-                    assert_close(&linear(x.view(), &weight), &reference(x.view(), w.t()));
-                    assert_close(&linear(x.t().as_standard_layout().t(), &weight), &reference(x.view(), w.t()));
+                    for weight in held_both_ways(&w) {
+                        assert_eq!(weight.dim(), (n, k));
+                        assert_close(&linear(x.view(), &weight), &reference(x.view(), w.t()));
+                        assert_close(&linear(x.t().as_standard_layout().t(), &weight), &reference(x.view(), w.t()));
+                    }
                 }
             }
         }
@@ -311,40 +311,20 @@ mod tests {
     fn linear_back_is_x_times_w() {
         let x = filled((1, 9, 29)).index_axis_move(ndarray::Axis(0), 0);
         let w = filled((1, 29, 53)).index_axis_move(ndarray::Axis(0), 0);
-        assert_close(&linear_back(x.view(), &Weight::new(w.clone())), &reference(x.view(), w.view()));
+        for weight in held_both_ways(&w) {
+            assert_close(&linear_back(x.view(), &weight), &reference(x.view(), w.view()));
+        }
     }
 
     #[test]
     fn weight_readers_give_back_the_matrix() {
         let w = filled((1, 13, 7)).index_axis_move(ndarray::Axis(0), 0);
-        for weight in [Weight::new(w.clone()), Weight::unpacked(w.clone())] {
+        for weight in held_both_ways(&w).into_iter().chain([Weight::unpacked(w.clone())]) {
             assert_eq!(weight.dim(), (13, 7));
             assert_eq!(weight.to_array(), w);
             assert_eq!(weight.rows(&[12, 0, 5, 5]), w.select(ndarray::Axis(0), &[12, 0, 5, 5]));
         }
         assert_ne!(Weight::new(w.clone()), Weight::new(w.t().as_standard_layout().into_owned().into_shape_with_order((13, 7)).unwrap()));
-    }
-
-    /// The panels' layout: every number where the micro-kernel reads it,
-    /// zeros past the last real column, and the rows, the whole matrix and the transpose read back
-    /// exactly, at sizes that fill panels partly, exactly and over several.
-    #[test]
-    fn panels_layout_and_readers() {
-        for (n, k) in [(1, 1), (7, 5), (8, 3), (13, 11), (17, 300)] {
-            let w = filled((1, n, k)).index_axis_move(ndarray::Axis(0), 0);
-            let p = Panels::new(w.view());
-            assert_eq!(p.data.len(), n.div_ceil(NR) * k * NR);
-            for (i, &x) in p.data.iter().enumerate() {
-                let (panel, kk, col) = (i / (k * NR), i / NR % k, i % NR);
-                let j = panel * NR + col;
-                assert_eq!(x, if j < n { w[[j, kk]] } else { 0.0 }, "[{n}, {k}] panel {panel} row {kk} lane {col}");
-            }
-            assert_eq!(p.to_array(), w);
-            assert_eq!(p.rows(&[n - 1, 0, n / 2]), w.select(ndarray::Axis(0), &[n - 1, 0, n / 2]));
-            let t = p.transposed();
-            assert_eq!((t.n, t.k), (k, n));
-            assert_eq!(t.to_array(), w.t());
-        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod moe;
 pub mod rms_norm;
 pub mod rope;
 pub mod swiglu;
+pub mod wide;
 
 pub use forward::{AttentionPath, FlashProbe, Model, RunOptions};
 pub use interventions::Interventions;

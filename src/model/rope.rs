@@ -4,6 +4,8 @@
 
 use ndarray::{Array2, Array3, ArrayView3};
 
+use super::wide::wide;
+
 use super::config::{
     Config, YARN_ATTENTION_FACTOR, YARN_BETA_FAST, YARN_BETA_SLOW, YARN_FACTOR, YARN_ORIGINAL_MAX,
 };
@@ -68,17 +70,36 @@ impl RopeTable {
     /// x: [n, heads, d] -> x*cos + rotate_half(x)*sin, where rotate_half(u) = [-u[d/2:], u[:d/2]].
     pub fn apply(&self, x: ArrayView3<f32>) -> Array3<f32> {
         let (n, heads, d) = x.dim();
-        let half = d / 2;
-        let mut out = Array3::zeros((n, heads, d));
-        for r in 0..n {
-            for h in 0..heads {
-                for i in 0..d {
-                    let rot = if i < half { -x[[r, h, i + half]] } else { x[[r, h, i - half]] };
-                    out[[r, h, i]] = x[[r, h, i]] * self.cos[[r, i]] + rot * self.sin[[r, i]];
+        assert!(n <= self.cos.nrows() && d == self.cos.ncols(), "RoPE of {:?} by a table {:?}", x.dim(), self.cos.dim());
+        let x = x.as_standard_layout();
+        let xs = x.as_slice().expect("standard layout");
+        let (cos, sin) = (self.cos.as_slice().expect("a fresh table"), self.sin.as_slice().expect("a fresh table"));
+        let mut out = vec![0.0f32; n * heads * d];
+        if d > 0 {
+            wide(#[inline(always)] || {
+                for (r, (x, out)) in xs.chunks_exact(heads * d).zip(out.chunks_exact_mut(heads * d)).enumerate() {
+                    let (cos, sin) = (&cos[r * d..][..d], &sin[r * d..][..d]);
+                    for (x, out) in x.chunks_exact(d).zip(out.chunks_exact_mut(d)) {
+                        rotate(x, cos, sin, out);
+                    }
                 }
-            }
+            });
         }
-        out
+        Array3::from_shape_vec((n, heads, d), out).expect("[n, heads, d]")
+    }
+}
+
+/// One head's vector: out[i] = x[i] cos[i] + rotate_half(x)[i] sin[i].
+#[inline(always)]
+fn rotate(x: &[f32], cos: &[f32], sin: &[f32], out: &mut [f32]) {
+    let half = x.len() / 2;
+    let (first, second) = out.split_at_mut(half);
+    for (i, o) in first.iter_mut().enumerate() {
+        *o = x[i] * cos[i] + -x[i + half] * sin[i];
+    }
+    for (i, o) in second.iter_mut().enumerate() {
+        let i = i + half;
+        *o = x[i] * cos[i] + x[i - half] * sin[i];
     }
 }
 

@@ -1,10 +1,11 @@
 //! MiniMind's FeedForward: `down_proj(silu(gate_proj(x)) * up_proj(x))`, silu(z) = z * sigmoid(z).
 //! The dense FFN of a layer, and each expert of a mixture of experts (moe.rs).
 
-use ndarray::{Array2, ArrayView2, Zip};
+use ndarray::{Array2, ArrayView2};
 
 use super::exp::exp;
 use super::linear::linear;
+use super::wide::wide;
 use crate::weights::FeedForward;
 
 pub struct FfnOut {
@@ -14,16 +15,30 @@ pub struct FfnOut {
     pub out: Array2<f32>,  // [T, H]
 }
 
+#[inline(always)]
 pub fn silu(z: f32) -> f32 {
     z / (1.0 + exp(-z))
+}
+
+/// silu(g) * u, entry by entry, into a fresh vector (never zeroed first); a loop that vectorises.
+#[inline(always)]
+fn silu_times(g: &[f32], u: &[f32]) -> Vec<f32> {
+    assert_eq!(g.len(), u.len());
+    let mut out = Vec::with_capacity(g.len());
+    for (o, (&g, &u)) in out.spare_capacity_mut().iter_mut().zip(g.iter().zip(u)) {
+        o.write(silu(g) * u);
+    }
+    // SAFETY: the loop wrote all g.len() entries of the capacity (u and the capacity are as long).
+    unsafe { out.set_len(g.len()) };
+    out
 }
 
 /// g: [T, H], the post-attention-normed hidden state.
 pub fn swiglu(g: ArrayView2<f32>, w: &FeedForward) -> FfnOut {
     let gate = linear(g, &w.gate_proj);
     let up = linear(g, &w.up_proj);
-    let mut act = Array2::zeros(gate.raw_dim());
-    Zip::from(&mut act).and(&gate).and(&up).for_each(|a, &g, &u| *a = silu(g) * u);
+    let (g, u) = (gate.as_slice().expect("a fresh product"), up.as_slice().expect("a fresh product"));
+    let act = Array2::from_shape_vec(gate.raw_dim(), wide(#[inline(always)] || silu_times(g, u))).expect("[T, I]");
     let out = linear(act.view(), &w.down_proj);
     FfnOut { gate, up, act, out }
 }

@@ -4,9 +4,11 @@
 # rounds. Prints each figure's median over the rounds, and ratios taken within each round (the two
 # sides run a minute apart at most, so load from elsewhere hits both alike), then their median and
 # range over the rounds: layer time Rust / PyTorch (below 1: Rust is faster), also for the layer with
-# its weights as [out, in] rows (auto-rows: how linear.rs held them before), and the matmul GFLOP/s
-# of linear.rs's gemm on W^T held row-major ("transposed") against PyTorch's F.linear, gemm on the
-# checkpoint's layout and matrixmultiply.
+# its weights held transposed for gemm (auto-transposed: how linear.rs holds them on a CPU without
+# AVX-512F, and held them everywhere before its AVX-512 kernel), and the matmul GFLOP/s of what
+# linear.rs runs ("packed": its AVX-512 kernel where the CPU has AVX-512F) against PyTorch's
+# F.linear, gemm on W^T held row-major ("transposed"), gemm on the checkpoint's layout and
+# matrixmultiply.
 #
 #   tools/bench/run.sh            # ROUNDS=3 by default; each round runs both benches in full
 #   ROUNDS=5 tools/bench/run.sh
@@ -38,8 +40,8 @@ for line in open(sys.argv[1]):
         round_no += 1
     elif line.startswith(("layer ", "torch-layer ")):
         side = "rust" if line.startswith("layer ") else "torch"
-        if fields.get("weights") == "rows":
-            paths = ["auto-rows"]
+        if fields.get("weights") == "transposed":
+            paths = ["auto-transposed"]
         else:
             paths = [fields["attention"]] + (["auto"] if fields.get("auto") == "true" else [])
         for path in paths:
@@ -60,17 +62,19 @@ def ratio(a, b):
 
 
 print(f"{round_no + 1} rounds: medians over the rounds; ratios within each round, then their median (range)")
-# transposed = what linear.rs runs (gemm on W^T held row-major); gemm = the same crate on the
-# checkpoint's [out, in] layout, as linear.rs ran before.
-print("matmul GFLOP/s  T     in    out   matrixmultiply  gemm    transposed  torch   transposed/torch  transposed/gemm   gemm/torch")
+# packed = what linear.rs runs (its AVX-512 kernel where the CPU has AVX-512F, else the same as
+# transposed); transposed = gemm on W^T held row-major; gemm = the same crate on the checkpoint's
+# [out, in] layout.
+print("matmul GFLOP/s  T     in    out   matrixmultiply  gemm    transposed  packed  torch   packed/torch      packed/transposed transposed/torch")
 for _, t, k, out in sorted(key for key in values if key[0] == "gemm"):
-    g, m, p, tr = ("gemm", t, k, out), ("matrixmultiply", t, k, out), ("torch", t, k, out), ("transposed", t, k, out)
-    print(f"                {t:<5} {k:<5} {out:<5} {med(m):<15.1f} {med(g):<7.1f} {med(tr):<11.1f} {med(p):<7.1f} {ratio(tr, p):<17} {ratio(tr, g):<17} {ratio(g, p)}")
+    g, m, p = ("gemm", t, k, out), ("matrixmultiply", t, k, out), ("torch", t, k, out)
+    tr, pk = ("transposed", t, k, out), ("packed", t, k, out)
+    print(f"                {t:<5} {k:<5} {out:<5} {med(m):<15.1f} {med(g):<7.1f} {med(tr):<11.1f} {med(pk):<7.1f} {med(p):<7.1f} {ratio(pk, p):<17} {ratio(pk, tr):<17} {ratio(tr, p)}")
 print()
 # auto = the path Model::forward takes; sdpa = what MiniMind runs by default (flash_attn = True).
-print("layer  T     rust path  ms        torch path  ms        rust/torch")
+print("layer  T     rust path       ms        torch path  ms        rust/torch")
 for t in sorted({key[1] for key in values if key[0] == "rust"}):
-    for ours, theirs in [("auto", "sdpa"), ("flash", "sdpa"), ("naive", "manual"), ("auto-rows", "sdpa")]:
+    for ours, theirs in [("auto", "sdpa"), ("flash", "sdpa"), ("naive", "manual"), ("auto-transposed", "sdpa")]:
         r, p = ("rust", t, ours), ("torch", t, theirs)
-        print(f"       {t:<5} {ours:<10} {med(r):<9.2f} {theirs:<11} {med(p):<9.2f} {ratio(r, p)}")
+        print(f"       {t:<5} {ours:<15} {med(r):<9.2f} {theirs:<11} {med(p):<9.2f} {ratio(r, p)}")
 PY

@@ -5,7 +5,10 @@ use std::mem::MaybeUninit;
 
 use ndarray::{Array2, ArrayView2};
 
-use super::{Panels, NR};
+use super::Panels;
+
+/// Output columns per panel: two v128.
+pub const NR: usize = 8;
 
 /// Rows of x per micro-kernel call: MR x 2 accumulators, 2 panel vectors, a broadcast x and a
 /// product temporary (without FMA) stay within V8's 15 allocatable xmm registers; 6 rows measured
@@ -35,7 +38,7 @@ fn madd(a: v128, b: v128, c: v128) -> v128 {
 
 /// x: [M, k] -> [M, n]. The output is not zeroed first: the first k block stores every cell
 /// (its tiles cover all M rows and every panel's columns), the later blocks add to them.
-pub fn linear(x: ArrayView2<f32>, w: &Panels) -> Array2<f32> {
+pub fn linear(x: ArrayView2<f32>, w: &Panels<NR>) -> Array2<f32> {
     let (m, k) = x.dim();
     assert_eq!(k, w.k, "linear of [{m}, {k}] by a weight [{}, {}]", w.n, w.k);
     if m == 0 || w.n == 0 || k == 0 {
@@ -49,7 +52,7 @@ pub fn linear(x: ArrayView2<f32>, w: &Panels) -> Array2<f32> {
         for i0 in (0..m).step_by(MC) {
             let rows_here = MC.min(m - i0);
             for p in 0..w.n.div_ceil(NR) {
-                let panel = &w.data[p * k * NR + k0 * NR..][..kc * NR];
+                let panel = &w.data()[p * k * NR + k0 * NR..][..kc * NR];
                 let cols = NR.min(w.n - p * NR);
                 let mut i = i0;
                 while i < i0 + rows_here {

@@ -1,0 +1,142 @@
+//! The native kernel on x86-64 CPUs with AVX-512F: C = X · W^T with W packed once, at load, in
+//! panels of `NR` = 64 output columns (four zmm), so that no call repacks a weight (gemm packs its
+//! right-hand side on every call). A 6-row x 64-column register tile: per step of the inner
+//! dimension 4 panel loads, 6 broadcasts of x read in place, 24 fused multiply-adds into 24 zmm
+//! accumulators. The tile shape, the blocks and reading x in place rather than packing it were
+//! chosen by measurement (BENCHMARKS.md section 2). Where the CPU lacks AVX-512F, `Weight` holds the
+//! weight for gemm instead.
+
+use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
+
+use ndarray::{Array2, ArrayView2};
+
+use super::Panels;
+
+/// zmm per panel row.
+const V: usize = 4;
+/// Output columns per panel.
+pub const NR: usize = 16 * V;
+/// Rows of x per micro-kernel call: MR x V accumulators, V panel vectors and a broadcast in 32 zmm.
+const MR: usize = 6;
+/// Inner-dimension block: MR rows' KC-long slices of x (9 KiB) stay in L1 while NB panel slices go
+/// by them.
+const KC: usize = 384;
+/// Panels per pass over the rows of x: their KC-long slices (NB x KC x NR f32 = 384 KiB) stay in
+/// L2 while every group of MR rows goes by them all.
+const NB: usize = 4;
+
+/// Whether this CPU runs the kernel (checked once by std, then a load).
+pub fn available() -> bool {
+    is_x86_feature_detected!("avx512f")
+}
+
+/// x: [M, k] -> [M, n]. The output is not zeroed first: the first k block stores every cell (its
+/// tiles cover all M rows and every panel's columns), the later blocks add to them.
+pub fn linear(x: ArrayView2<f32>, w: &Panels<NR>) -> Array2<f32> {
+    let (m, k) = x.dim();
+    assert_eq!(k, w.k, "linear of [{m}, {k}] by a weight [{}, {}]", w.n, w.k);
+    if m == 0 || w.n == 0 || k == 0 {
+        return Array2::zeros((m, w.n));
+    }
+    assert!(available(), "the AVX-512 kernel on a CPU without AVX-512F");
+    let n = w.n;
+    let mut c = Array2::<f32>::uninit((m, n));
+    let cs = c.as_slice_mut().expect("fresh array");
+    let data = w.data();
+    let x = x.as_standard_layout();
+    let xs = x.as_slice().expect("standard layout");
+    let panels = n.div_ceil(NR);
+    for k0 in (0..k).step_by(KC) {
+        let kc = KC.min(k - k0);
+        for p0 in (0..panels).step_by(NB) {
+            for g in (0..m).step_by(MR) {
+                let rows = MR.min(m - g);
+                let a = &xs[g * k + k0..];
+                for p in p0..panels.min(p0 + NB) {
+                    let panel = &data[p * k * NR + k0 * NR..][..kc * NR];
+                    let cols = NR.min(n - p * NR);
+                    let tile = Tile { a, lda: k, panel, kc, c: &mut cs[g * n + p * NR..], n, cols, first: k0 == 0 };
+                    // SAFETY: available() held above, so the CPU has AVX-512F.
+                    unsafe {
+                        match rows {
+                            MR => tile.run::<MR>(),
+                            5 => tile.run::<5>(),
+                            4 => tile.run::<4>(),
+                            3 => tile.run::<3>(),
+                            2 => tile.run::<2>(),
+                            _ => tile.run::<1>(),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // SAFETY: the k0 = 0 pass ran a tile on every group of rows (g over 0..m by MR) and every panel
+    // (p0 over the panels by NB, p over each block), each storing its `cols` columns of its rows:
+    // all of [m, n].
+    unsafe { c.assume_init() }
+}
+
+/// One micro-kernel call: R rows of x (from column k0, row stride `lda`) times one panel slice,
+/// into R rows of c (from the panel's first column, row stride n), `cols` of them real.
+struct Tile<'a> {
+    a: &'a [f32],
+    lda: usize,
+    panel: &'a [f32],
+    kc: usize,
+    c: &'a mut [MaybeUninit<f32>],
+    n: usize,
+    cols: usize,
+    /// the first k block stores into c (uninitialised until then), later ones add to it
+    first: bool,
+}
+
+impl Tile<'_> {
+    /// # Safety
+    /// The CPU must have AVX-512F.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn run<const R: usize>(self) {
+        assert!(self.a.len() >= (R - 1) * self.lda + self.kc && self.panel.len() >= self.kc * NR);
+        assert!(self.c.len() >= (R - 1) * self.n + self.cols);
+        let mut acc = [[_mm512_setzero_ps(); V]; R];
+        let (ap, bp) = (self.a.as_ptr(), self.panel.as_ptr());
+        for kk in 0..self.kc {
+            // SAFETY: kk < kc, so the panel reads stay in panel[..kc*NR] and the x reads at
+            // kk*R + r in a[..kc*R], both checked above; the loads need no alignment.
+            unsafe {
+                let mut b = [_mm512_setzero_ps(); V];
+                for (v, b) in b.iter_mut().enumerate() {
+                    *b = _mm512_loadu_ps(bp.add(kk * NR + 16 * v));
+                }
+                for (r, acc) in acc.iter_mut().enumerate() {
+                    let a = _mm512_set1_ps(*ap.add(r * self.lda + kk));
+                    for (acc, &b) in acc.iter_mut().zip(&b) {
+                        *acc = _mm512_fmadd_ps(a, b, *acc);
+                    }
+                }
+            }
+        }
+        for (r, acc) in acc.iter().enumerate() {
+            for (v, &acc) in acc.iter().enumerate() {
+                // SAFETY: row r's cells r*n .. r*n + cols lie in c (checked above; MaybeUninit<f32>
+                // has f32's layout): 16 whole lanes are written and read as one zmm, a partial
+                // vector's through a mask that keeps every access to its real cells (a masked-off
+                // lane is never touched, hence the wrapping pointer). Cells are only read after the
+                // first k block stored them.
+                unsafe {
+                    let p = (self.c.as_mut_ptr().add(r * self.n) as *mut f32).wrapping_add(16 * v);
+                    let real = self.cols.saturating_sub(16 * v).min(16);
+                    if real == 16 {
+                        let sum = if self.first { acc } else { _mm512_add_ps(_mm512_loadu_ps(p), acc) };
+                        _mm512_storeu_ps(p, sum);
+                    } else {
+                        let mask = ((1u32 << real) - 1) as __mmask16;
+                        let sum = if self.first { acc } else { _mm512_add_ps(_mm512_maskz_loadu_ps(mask, p), acc) };
+                        _mm512_mask_storeu_ps(p, mask, sum);
+                    }
+                }
+            }
+        }
+    }
+}

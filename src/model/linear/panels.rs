@@ -1,0 +1,136 @@
+//! A weight `[n, k]` packed once, at load, into the column panels a micro-kernel reads: panel p
+//! holds `W[p*NR + j, kk]` at `p*k*NR + kk*NR + j`, the last panel zero-padded to NR columns. The wasm
+//! kernel reads 8-column panels (two v128), the native AVX-512 kernel 64-column ones (four zmm).
+//! The numbers start on a 64-byte line, so that a zmm load of a panel row never straddles two.
+
+use ndarray::{Array2, ArrayView2};
+
+/// 16 f32 on one cache line: the unit the panels' storage is allocated in.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([f32; 16]);
+
+#[derive(Clone)]
+pub(super) struct Panels<const NR: usize> {
+    pub(super) n: usize,
+    pub(super) k: usize,
+    lines: Vec<Line>,
+}
+
+impl<const NR: usize> std::fmt::Debug for Panels<NR> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Panels<{NR}> [{}, {}]", self.n, self.k)
+    }
+}
+
+impl<const NR: usize> Panels<NR> {
+    /// How many f32 the panels of an `[n, k]` matrix hold: n rounded up to whole panels, times k.
+    pub(super) fn floats(n: u64, k: u64) -> u64 {
+        n.div_ceil(NR as u64).saturating_mul(NR as u64).saturating_mul(k)
+    }
+
+    pub(super) fn new(w: ArrayView2<f32>) -> Self {
+        let (n, k) = w.dim();
+        Self::pack(n, k, w.outer_iter().map(|row| row.into_iter().copied()))
+    }
+
+    /// Panels of an `[n, k]` matrix given row by row.
+    fn pack<R: Iterator<Item = f32>>(n: usize, k: usize, rows: impl Iterator<Item = R>) -> Self {
+        let len = n.div_ceil(NR) * k * NR;
+        let mut panels = Panels { n, k, lines: vec![Line([0.0; 16]); len.div_ceil(16)] };
+        let data = panels.data_mut();
+        for (j, row) in rows.enumerate() {
+            let base = Self::at(k, j);
+            for (kk, x) in row.enumerate() {
+                data[base + kk * NR] = x;
+            }
+        }
+        panels
+    }
+
+    /// Every panel, one after another: `n.div_ceil(NR) * k * NR` f32.
+    pub(super) fn data(&self) -> &[f32] {
+        let len = self.n.div_ceil(NR) * self.k * NR;
+        // SAFETY: a Line is 16 f32 with no padding (repr(C), 64 bytes), so the lines are
+        // 16 * lines.len() >= len f32 in a row, initialised and borrowed with self.
+        unsafe { std::slice::from_raw_parts(self.lines.as_ptr() as *const f32, len) }
+    }
+
+    fn data_mut(&mut self) -> &mut [f32] {
+        let len = self.n.div_ceil(NR) * self.k * NR;
+        // SAFETY: as in `data`, borrowed mutably with self.
+        unsafe { std::slice::from_raw_parts_mut(self.lines.as_mut_ptr() as *mut f32, len) }
+    }
+
+    /// Where `W[j, 0]` is in the data of an `[_, k]` matrix; `W[j, kk]` follows at every NR-th place.
+    fn at(k: usize, j: usize) -> usize {
+        (j / NR) * k * NR + j % NR
+    }
+
+    /// Row j, W[j, ..], read in place.
+    fn row(&self, j: usize) -> impl Iterator<Item = f32> + '_ {
+        assert!(j < self.n, "row {j} of a [{}, {}] weight", self.n, self.k);
+        self.data()[Self::at(self.k, j)..].iter().step_by(NR).take(self.k).copied()
+    }
+
+    pub(super) fn rows(&self, ids: &[usize]) -> Array2<f32> {
+        let mut out = Array2::zeros((ids.len(), self.k));
+        for (mut out, &j) in out.outer_iter_mut().zip(ids) {
+            out.iter_mut().zip(self.row(j)).for_each(|(o, x)| *o = x);
+        }
+        out
+    }
+
+    pub(super) fn to_array(&self) -> Array2<f32> {
+        self.rows(&(0..self.n).collect::<Vec<_>>())
+    }
+
+    /// The panels of W^T `[k, n]`, read from these: its row j is W's column j.
+    pub(super) fn transposed(&self) -> Self {
+        let data = self.data();
+        Self::pack(self.k, self.n, (0..self.k).map(|j| (0..self.n).map(move |r| data[Self::at(self.k, r) + j * NR])))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filled(n: usize, k: usize) -> Array2<f32> {
+        Array2::from_shape_fn((n, k), |(i, j)| (i * 31 + j * 7) as f32 * 0.25 - 3.0)
+    }
+
+    /// Every number where the micro-kernel reads it, zeros past the last real column, the start on a
+    /// cache line, and the rows, the whole matrix and the transpose read back exactly, at sizes that
+    /// fill panels partly, exactly and over several.
+    fn layout_and_readers<const NR: usize>() {
+        for (n, k) in [(1, 1), (7, 5), (8, 3), (13, 11), (17, 300), (32, 2), (33, 9), (70, 4)] {
+            let w = filled(n, k);
+            let p = Panels::<NR>::new(w.view());
+            assert_eq!(p.data().len(), n.div_ceil(NR) * k * NR);
+            assert_eq!(p.data().len() as u64, Panels::<NR>::floats(n as u64, k as u64));
+            assert_eq!(p.data().as_ptr() as usize % 64, 0);
+            assert_eq!(p.clone().data().as_ptr() as usize % 64, 0, "a clone starts on a line too");
+            for (i, &x) in p.data().iter().enumerate() {
+                let (panel, kk, col) = (i / (k * NR), i / NR % k, i % NR);
+                let j = panel * NR + col;
+                assert_eq!(x, if j < n { w[[j, kk]] } else { 0.0 }, "[{n}, {k}] panel {panel} row {kk} lane {col}");
+            }
+            assert_eq!(p.to_array(), w);
+            assert_eq!(p.rows(&[n - 1, 0, n / 2]), w.select(ndarray::Axis(0), &[n - 1, 0, n / 2]));
+            let t = p.transposed();
+            assert_eq!((t.n, t.k), (k, n));
+            assert_eq!(t.to_array(), w.t());
+        }
+    }
+
+    #[test]
+    fn eight_column_panels() {
+        layout_and_readers::<8>();
+    }
+
+    #[test]
+    fn thirty_two_column_panels() {
+        layout_and_readers::<32>();
+    }
+}
