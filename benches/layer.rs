@@ -1,8 +1,9 @@
 //! `cargo bench --bench layer [-- matmul layer attention]`: the CPU numbers of BENCHMARKS.md, one
 //! thread throughout (matrixmultiply without its threading feature, gemm with `Parallelism::None`).
 //!
-//! - matmul: GFLOP/s of y = x W^T at a MiniMind-3 layer's shapes, T = 128 and 1024, for both kernels
-//!   in benches/kernels (matrixmultiply, what linear.rs runs, is the baseline of the ratio).
+//! - matmul: GFLOP/s of y = x W^T at a MiniMind-3 layer's shapes, T = 128 and 1024, for every kernel
+//!   in benches/kernels (matrixmultiply, what linear.rs once ran, is the baseline of the ratios;
+//!   "packed" is what it runs now).
 //! - layer: one MiniMind-3 decoder layer (hidden 768, 8 query / 4 KV heads, d 96, FFN 2432, Q/K norm,
 //!   causal, empty cache, nothing recorded) at T = 128 and 1024, on each attention path, and on the
 //!   path `Model::forward` picks with the weights held transposed for gemm (how they were held

@@ -124,7 +124,7 @@ impl GpuModel {
         let w = &model.weights;
         let up = |name: &str, a: &[f32]| gpu.upload(name, a);
         let vec = |a: &ndarray::Array1<f32>| a.as_slice().expect("contiguous").to_vec();
-        // One matrix at a time in row-major order (in wasm32 unpacked from the kernel's panels just for its upload).
+        // One matrix at a time in row-major order (where weights are packed, unpacked from the kernel's panels just for its upload).
         let mat = |a: &Weight| a.to_array().as_standard_layout().into_owned().into_raw_vec_and_offset().0;
         let mut layers = Vec::with_capacity(w.layers.len());
         for (l, (lw, ffn)) in w.layers.iter().zip(dense).enumerate() {

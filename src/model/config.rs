@@ -290,9 +290,9 @@ impl Config {
         matrices.iter().map(|&([out, inp], n)| n * out * inp).sum::<u64>() + rest
     }
 
-    /// Bytes the weights take in memory in this build: f32, each once; in wasm32 the matrices `linear`
-    /// multiplies by are held only as its kernel's panels, the last panel of each padded to whole
-    /// panels (`Weight::held_floats`).
+    /// Bytes the weights take in memory in this build on this CPU: f32, each once; where `linear`'s
+    /// kernel reads panels (wasm32, and x86-64 with AVX-512F) the matrices it multiplies by are held
+    /// only as those panels, the last panel of each padded to whole panels (`Weight::held_floats`).
     pub fn weight_bytes_held(&self) -> u64 {
         let (matrices, rest) = self.weight_shapes();
         let floats = matrices.iter().map(|&([out, inp], n)| n.saturating_mul(Weight::held_floats(out, inp))).fold(rest, u64::saturating_add);

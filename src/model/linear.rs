@@ -29,10 +29,12 @@ use gemm::{gemm, Parallelism};
 
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+#[cfg(any(target_arch = "x86_64", target_arch = "wasm32"))]
 mod panels;
 #[cfg(target_arch = "wasm32")]
 mod wasm;
 
+#[cfg(any(target_arch = "x86_64", target_arch = "wasm32"))]
 use panels::Panels;
 
 /// A linear layer's weight `[out, in]`, as the checkpoint has it, held once in the layout this
@@ -252,7 +254,7 @@ mod tests {
 
     /// `w` as `Weight::new` holds it on this CPU and, natively, also transposed for gemm (what
     /// `new` holds on a CPU without AVX-512F), so that both native kernels are tested on any CPU that
-    /// has the first.
+    /// has AVX-512F (on one without it, both are gemm's: the AVX-512 kernel goes untested there).
     fn held_both_ways(w: &Array2<f32>) -> Vec<Weight> {
         #[allow(unused_mut)]
         let mut held = vec![Weight::new(w.clone())];
@@ -286,15 +288,18 @@ mod tests {
         assert_close(&matmul(probs.view(), k1), &reference(probs.view(), k1));
     }
 
-    /// `linear` by a weight as `Weight::new` holds it, at sizes that end mid-tile, mid-panel and
-    /// mid-block of the wasm kernel (rows under, at and past its 4-row tiles and 64-row blocks,
-    /// columns under, at and over its 8-column panels, the inner dimension under, at and over its
-    /// 256-long k blocks), from a standard-layout and a transposed-storage x.
+    /// `linear` by a weight as `Weight::new` holds it (and natively also transposed for gemm), at
+    /// sizes that end mid-tile, mid-panel and mid-block of the panel kernels: rows under, at and past
+    /// the wasm kernel's 4-row tiles and 64-row blocks and the AVX-512 kernel's 6-row tiles; columns
+    /// under, at and over 8-, 16- (one zmm) and 64-column panels, several panels, and past the AVX-512
+    /// kernel's 4 panels per pass; the inner
+    /// dimension under, at and over 256- and 384-long k blocks; from a standard-layout and a
+    /// transposed-storage x.
     #[test]
     fn linear_at_awkward_sizes() {
-        for m in [1, 2, 5, 11, 12, 13, 25, 200] {
-            for n in [1, 15, 16, 17, 31, 32, 33, 70] {
-                for k in [1, 3, 256, 300, 520] {
+        for m in [1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 25, 200] {
+            for n in [1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 70, 129, 257] {
+                for k in [1, 3, 256, 300, 384, 385, 520, 769] {
                     let x = filled((1, m, k)).index_axis_move(ndarray::Axis(0), 0);
                     let w = filled((1, n, k + 1)).index_axis_move(ndarray::Axis(0), 0).slice(s![.., ..k]).to_owned();
                     for weight in held_both_ways(&w) {

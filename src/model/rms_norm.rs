@@ -10,6 +10,7 @@ pub fn rms_norm(x: ArrayView2<f32>, weight: &Array1<f32>, eps: f64) -> Array2<f3
     let mut out = x.to_owned();
     let eps = eps as f32;
     let d = out.ncols();
+    assert_eq!(weight.len(), d, "RMSNorm of rows of {d} by a weight of {}", weight.len());
     if let (Some(rows), Some(weight)) = (out.as_slice_mut(), weight.as_slice()) {
         if d > 0 {
             wide(#[inline(always)] || rows.chunks_exact_mut(d).for_each(|row| norm_row(row, weight, eps)));

@@ -1,4 +1,4 @@
-//! Elementwise loops (silu, RMSNorm, softmax) compiled for the widest vectors this CPU has. A native
+//! Elementwise loops (silu, RMSNorm, RoPE, the softmax rows) compiled for the widest vectors this CPU has. A native
 //! build targets baseline x86-64, whose widest vectors are SSE2's four lanes; `wide(f)` runs `f`
 //! inlined into a copy of itself compiled for AVX-512F or AVX2, picked at run time, so the loops in
 //! it vectorise 16 or 8 lanes wide. Rust never fuses a multiply and an add on its own, so the

@@ -103,7 +103,7 @@ impl Tile<'_> {
         let (ap, bp) = (self.a.as_ptr(), self.panel.as_ptr());
         for kk in 0..self.kc {
             // SAFETY: kk < kc, so the panel reads stay in panel[..kc*NR] and the x reads at
-            // kk*R + r in a[..kc*R], both checked above; the loads need no alignment.
+            // r*lda + kk in a[..(R-1)*lda + kc], both checked above; the loads need no alignment.
             unsafe {
                 let mut b = [_mm512_setzero_ps(); V];
                 for (v, b) in b.iter_mut().enumerate() {
@@ -119,14 +119,16 @@ impl Tile<'_> {
         }
         for (r, acc) in acc.iter().enumerate() {
             for (v, &acc) in acc.iter().enumerate() {
+                let real = self.cols.saturating_sub(16 * v).min(16);
+                if real == 0 {
+                    break; // past the last real column of a partial panel
+                }
                 // SAFETY: row r's cells r*n .. r*n + cols lie in c (checked above; MaybeUninit<f32>
                 // has f32's layout): 16 whole lanes are written and read as one zmm, a partial
                 // vector's through a mask that keeps every access to its real cells (a masked-off
-                // lane is never touched, hence the wrapping pointer). Cells are only read after the
-                // first k block stored them.
+                // lane is never touched). Cells are only read after the first k block stored them.
                 unsafe {
-                    let p = (self.c.as_mut_ptr().add(r * self.n) as *mut f32).wrapping_add(16 * v);
-                    let real = self.cols.saturating_sub(16 * v).min(16);
+                    let p = (self.c.as_mut_ptr().add(r * self.n) as *mut f32).add(16 * v);
                     if real == 16 {
                         let sum = if self.first { acc } else { _mm512_add_ps(_mm512_loadu_ps(p), acc) };
                         _mm512_storeu_ps(p, sum);

@@ -104,7 +104,7 @@ mod tests {
     /// cache line, and the rows, the whole matrix and the transpose read back exactly, at sizes that
     /// fill panels partly, exactly and over several.
     fn layout_and_readers<const NR: usize>() {
-        for (n, k) in [(1, 1), (7, 5), (8, 3), (13, 11), (17, 300), (32, 2), (33, 9), (70, 4)] {
+        for (n, k) in [(1, 1), (7, 5), (8, 3), (13, 11), (17, 300), (32, 2), (33, 9), (64, 3), (65, 2), (70, 4), (128, 5)] {
             let w = filled(n, k);
             let p = Panels::<NR>::new(w.view());
             assert_eq!(p.data().len(), n.div_ceil(NR) * k * NR);
@@ -130,7 +130,7 @@ mod tests {
     }
 
     #[test]
-    fn thirty_two_column_panels() {
-        layout_and_readers::<32>();
+    fn sixty_four_column_panels() {
+        layout_and_readers::<64>();
     }
 }
