@@ -165,9 +165,9 @@ impl PartialEq for Weight {
 pub fn matmul(a: ArrayView2<f32>, b: ArrayView2<f32>) -> Array2<f32> {
     assert_eq!(a.ncols(), b.nrows(), "matmul of {:?} by {:?}", a.dim(), b.dim());
     #[cfg(target_arch = "wasm32")]
-    let c = wasm::linear(a, &Panels::of_right(b));
+    let c = wasm::linear(a, &Panels::new(b.t()));
     #[cfg(target_arch = "x86_64")]
-    let c = if avx512::available() { avx512::linear(a, &Panels::of_right(b)) } else { gemm_matmul(a, b) };
+    let c = if avx512::available() { avx512::linear(a, &Panels::new(b.t())) } else { gemm_matmul(a, b) };
     #[cfg(not(any(target_arch = "x86_64", target_arch = "wasm32")))]
     let c = gemm_matmul(a, b);
     c

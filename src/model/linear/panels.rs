@@ -34,26 +34,6 @@ impl<const NR: usize> Panels<NR> {
         Self::pack(n, k, w.outer_iter().map(|row| row.into_iter().copied()))
     }
 
-    /// The panels of W = b^T for a product x · b, b `[k, n]` in any layout, read in its memory order:
-    /// where b's rows are contiguous (V in probs · V) each panel's part of a row is one copy, else
-    /// (K^T in q · K^T) W's rows are read.
-    pub(super) fn of_right(b: ArrayView2<f32>) -> Self {
-        let (k, n) = b.dim();
-        if b.strides()[1] != 1 || n == 0 {
-            return Self::new(b.t());
-        }
-        let len = n.div_ceil(NR) * k * NR;
-        let mut panels = Panels { n, k, lines: vec![Line([0.0; 16]); len.div_ceil(16)] };
-        let data = panels.data_mut();
-        for (kk, row) in b.outer_iter().enumerate() {
-            let row = row.to_slice().expect("a row of unit stride");
-            for (p, part) in row.chunks(NR).enumerate() {
-                data[p * k * NR + kk * NR..][..part.len()].copy_from_slice(part);
-            }
-        }
-        panels
-    }
-
     /// Panels of an `[n, k]` matrix given row by row.
     fn pack<R: Iterator<Item = f32>>(n: usize, k: usize, rows: impl Iterator<Item = R>) -> Self {
         let len = n.div_ceil(NR) * k * NR;
@@ -141,10 +121,6 @@ mod tests {
             let t = p.transposed();
             assert_eq!((t.n, t.k), (k, n));
             assert_eq!(t.to_array(), w.t());
-            // Of a product's right-hand side b = W^T, in standard layout and as a transposed view.
-            let b = w.t().as_standard_layout().into_owned();
-            assert_eq!(Panels::<NR>::of_right(b.view()).data(), p.data());
-            assert_eq!(Panels::<NR>::of_right(w.t()).data(), p.data());
         }
     }
 
