@@ -159,16 +159,13 @@ impl PartialEq for Weight {
     }
 }
 
-/// a: [M, K], b: [K, N] -> [M, N]. Any strides. Where weights are packed (wasm32, and x86-64 with
-/// AVX-512F) b is packed for that kernel on each call (K x N copies against M x K x N multiply-adds:
-/// attention's products have M = T rows, or a tile's); elsewhere natively it is gemm's.
+/// a: [M, K], b: [K, N] -> [M, N]. Any strides. In wasm32 b is packed for the kernel on each call
+/// (K x N copies against M x K x N multiply-adds: attention's products have M = T rows).
 pub fn matmul(a: ArrayView2<f32>, b: ArrayView2<f32>) -> Array2<f32> {
     assert_eq!(a.ncols(), b.nrows(), "matmul of {:?} by {:?}", a.dim(), b.dim());
     #[cfg(target_arch = "wasm32")]
     let c = wasm::linear(a, &Panels::new(b.t()));
-    #[cfg(target_arch = "x86_64")]
-    let c = if avx512::available() { avx512::linear(a, &Panels::new(b.t())) } else { gemm_matmul(a, b) };
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "wasm32")))]
+    #[cfg(not(target_arch = "wasm32"))]
     let c = gemm_matmul(a, b);
     c
 }
@@ -204,7 +201,7 @@ pub fn linear(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
     match &w.0 {
         Store::Rows(w) => matmul(x, w.t()),
         #[cfg(not(target_arch = "wasm32"))]
-        Store::Transposed(t) => gemm_matmul(x, t.view()),
+        Store::Transposed(t) => matmul(x, t.view()),
         #[cfg(target_arch = "x86_64")]
         Store::Packed(p) => avx512::linear(x, p),
         #[cfg(target_arch = "wasm32")]
@@ -218,7 +215,7 @@ pub fn linear_back(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
     match &w.0 {
         Store::Rows(w) => matmul(x, w.view()),
         #[cfg(not(target_arch = "wasm32"))]
-        Store::Transposed(t) => gemm_matmul(x, t.t()),
+        Store::Transposed(t) => matmul(x, t.t()),
         #[cfg(target_arch = "x86_64")]
         Store::Packed(p) => avx512::linear(x, &p.transposed()),
         #[cfg(target_arch = "wasm32")]
