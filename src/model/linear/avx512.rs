@@ -7,11 +7,10 @@
 //! weight for gemm instead.
 
 use std::arch::x86_64::*;
-use std::mem::MaybeUninit;
 
 use ndarray::{Array2, ArrayView2};
 
-use super::Panels;
+use super::panels::{Panels, Tile};
 
 /// zmm per panel row.
 const V: usize = 4;
@@ -52,11 +51,11 @@ pub fn linear(x: ArrayView2<f32>, w: &Panels<NR>) -> Array2<f32> {
         for p0 in (0..panels).step_by(NB) {
             for g in (0..m).step_by(MR) {
                 let rows = MR.min(m - g);
-                let a = &xs[g * k + k0..];
+                let x = &xs[g * k + k0..];
                 for p in p0..panels.min(p0 + NB) {
                     let panel = &data[p * k * NR + k0 * NR..][..kc * NR];
                     let cols = NR.min(n - p * NR);
-                    let tile = Tile { a, lda: k, panel, kc, c: &mut cs[g * n + p * NR..], n, cols, first: k0 == 0 };
+                    let tile = Tile { x, k, panel, kc, c: &mut cs[g * n + p * NR..], n, cols, first: k0 == 0 };
                     // SAFETY: available() held above, so the CPU has AVX-512F.
                     unsafe {
                         match rows {
@@ -78,39 +77,25 @@ pub fn linear(x: ArrayView2<f32>, w: &Panels<NR>) -> Array2<f32> {
     unsafe { c.assume_init() }
 }
 
-/// One micro-kernel call: R rows of x (from column k0, row stride `lda`) times one panel slice,
-/// into R rows of c (from the panel's first column, row stride n), `cols` of them real.
-struct Tile<'a> {
-    a: &'a [f32],
-    lda: usize,
-    panel: &'a [f32],
-    kc: usize,
-    c: &'a mut [MaybeUninit<f32>],
-    n: usize,
-    cols: usize,
-    /// the first k block stores into c (uninitialised until then), later ones add to it
-    first: bool,
-}
-
 impl Tile<'_> {
     /// # Safety
     /// The CPU must have AVX-512F.
     #[target_feature(enable = "avx512f")]
     unsafe fn run<const R: usize>(self) {
-        assert!(self.a.len() >= (R - 1) * self.lda + self.kc && self.panel.len() >= self.kc * NR);
+        assert!(self.x.len() >= (R - 1) * self.k + self.kc && self.panel.len() >= self.kc * NR);
         assert!(self.c.len() >= (R - 1) * self.n + self.cols);
         let mut acc = [[_mm512_setzero_ps(); V]; R];
-        let (ap, bp) = (self.a.as_ptr(), self.panel.as_ptr());
+        let (xp, bp) = (self.x.as_ptr(), self.panel.as_ptr());
         for kk in 0..self.kc {
             // SAFETY: kk < kc, so the panel reads stay in panel[..kc*NR] and the x reads at
-            // r*lda + kk in a[..(R-1)*lda + kc], both checked above; the loads need no alignment.
+            // r*k + kk in x[..(R-1)*k + kc], both checked above; the loads need no alignment.
             unsafe {
                 let mut b = [_mm512_setzero_ps(); V];
                 for (v, b) in b.iter_mut().enumerate() {
                     *b = _mm512_loadu_ps(bp.add(kk * NR + 16 * v));
                 }
                 for (r, acc) in acc.iter_mut().enumerate() {
-                    let a = _mm512_set1_ps(*ap.add(r * self.lda + kk));
+                    let a = _mm512_set1_ps(*xp.add(r * self.k + kk));
                     for (acc, &b) in acc.iter_mut().zip(&b) {
                         *acc = _mm512_fmadd_ps(a, b, *acc);
                     }

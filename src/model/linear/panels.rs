@@ -92,6 +92,21 @@ impl<const NR: usize> Panels<NR> {
     }
 }
 
+/// One micro-kernel call of a panel kernel (`avx512.rs`, `wasm.rs`, whichever this build has): R
+/// rows of x (from column k0, row stride k) times one panel slice, into R rows of c (from the
+/// panel's first column, row stride n), `cols` of them real.
+pub(super) struct Tile<'a> {
+    pub(super) x: &'a [f32],
+    pub(super) k: usize,
+    pub(super) panel: &'a [f32],
+    pub(super) kc: usize,
+    pub(super) c: &'a mut [std::mem::MaybeUninit<f32>],
+    pub(super) n: usize,
+    pub(super) cols: usize,
+    /// the first k block stores into c (uninitialised until then), later ones add to it
+    pub(super) first: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,11 +1,10 @@
 //! The wasm32 kernel: C = X · W^T with W packed in panels of `NR` = 8 output columns (two v128).
 
 use core::arch::wasm32::*;
-use std::mem::MaybeUninit;
 
 use ndarray::{Array2, ArrayView2};
 
-use super::Panels;
+use super::panels::{Panels, Tile};
 
 /// Output columns per panel: two v128.
 pub const NR: usize = 8;
@@ -72,20 +71,6 @@ pub fn linear(x: ArrayView2<f32>, w: &Panels<NR>) -> Array2<f32> {
     // SAFETY: the k0 = 0 pass ran a tile on every row (i0 over 0..m by MC, i over each block by
     // at most MR) and every panel, each storing its `cols` columns of its rows: all of [m, n].
     unsafe { c.assume_init() }
-}
-
-/// One micro-kernel call: R rows of x (from column k0, row stride k) times one panel slice,
-/// into R rows of c (from the panel's first column, row stride n), `cols` of them real.
-struct Tile<'a> {
-    x: &'a [f32],
-    k: usize,
-    panel: &'a [f32],
-    kc: usize,
-    c: &'a mut [MaybeUninit<f32>],
-    n: usize,
-    cols: usize,
-    /// the first k block stores into c (uninitialised until then), later ones add to it
-    first: bool,
 }
 
 impl Tile<'_> {
