@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # attnscope's one entry point for building, serving and testing. CI runs `./build.sh test` (.ci/run).
 #
-#   ./build.sh setup   toolchain: wasm32 target, wasm-bindgen-cli, npm packages, Chromium (idempotent)
-#   ./build.sh build   Rust core -> www/pkg and www/pkg-relaxed (wasm-bindgen --target web, wasm-opt -O3)
+#   ./build.sh setup   toolchain: wasm32 target, pinned nightly, wasm-bindgen-cli, npm packages, Chromium
+#   ./build.sh build   Rust core -> www/pkg, www/pkg-relaxed, www/pkg-threads (wasm-bindgen, wasm-opt -O3)
 #   ./build.sh serve   setup + build, then serve www/ on http://localhost:8080 (PORT=... to change)
 #   ./build.sh test    setup + build, then native, GPU (lavapipe), wasm-in-Chromium, JS unit, end-to-end tests
 #
@@ -15,6 +15,17 @@ readonly CRATE=attnscope
 readonly WASM_TARGET=wasm32-unknown-unknown
 readonly PKG_DIR=www/pkg
 readonly PKG_RELAXED_DIR=www/pkg-relaxed
+readonly PKG_THREADS_DIR=www/pkg-threads
+# The threads build compiles std again with wasm atomics (-Z build-std), which only a nightly
+# toolchain does; pinned, so that a later nightly cannot change the build under us.
+readonly NIGHTLY=nightly-2026-10-29
+# The linker is told to make the memory shared and imported (every thread instantiates the module on
+# the same memory), with the thread-local storage symbols wasm-bindgen's thread start-up calls; shared
+# memory must declare its largest size: 4 GiB, wasm32's whole address space (only reserved).
+readonly THREADS_RUSTFLAGS="-C target-feature=+simd128,+atomics,+bulk-memory,+mutable-globals \
+-C link-arg=--shared-memory -C link-arg=--import-memory -C link-arg=--max-memory=4294967296 \
+-C link-arg=--export=__wasm_init_tls -C link-arg=--export=__tls_size -C link-arg=--export=__tls_align \
+-C link-arg=--export=__tls_base"
 readonly TOOLS_CACHE="$HOME/.cache/attnscope"
 # openssl: tests/e2e/hub.test.mjs makes its local HTTPS certificate with it.
 readonly APT_PACKAGES=(chromium chromium-driver mesa-vulkan-drivers fonts-noto-cjk openssl)
@@ -90,6 +101,15 @@ setup_rust_target() {
   fi
 }
 
+setup_nightly() {
+  if rustup run "$NIGHTLY" rustc --version >/dev/null 2>&1 &&
+    rustup component list --toolchain "$NIGHTLY" --installed 2>/dev/null | grep -q '^rust-src'; then
+    echo "rust $NIGHTLY with rust-src: present"
+  else
+    rustup toolchain install "$NIGHTLY" --profile minimal --component rust-src
+  fi
+}
+
 setup_wasm_bindgen() {
   local version=${WASM_BINDGEN_DIR##*-}
   if [ -x "$WASM_BINDGEN_DIR/bin/wasm-bindgen-test-runner" ] &&
@@ -131,6 +151,7 @@ setup_apt() {
 cmd_setup() {
   use_wasm_bindgen
   step "setup: rust target" setup_rust_target
+  step "setup: rust nightly (threads build)" setup_nightly
   step "setup: wasm-bindgen-cli" setup_wasm_bindgen
   step "setup: npm packages" setup_npm
   step "setup: apt packages" setup_apt
@@ -148,12 +169,18 @@ print_wasm_size() {
 }
 
 # One wasm package: cargo build with $2's extra features, wasm-bindgen into $1, wasm-opt with $3's
-# extra feature flags.
+# extra feature flags. $4, where given, is the threads build's target folder: it is built with the
+# pinned nightly, std compiled with atomics.
 build_wasm_package() {
-  local pkg=$1 features=$2 opt_features=$3
+  local pkg=$1 features=$2 opt_features=$3 target_dir=${4:-${CARGO_TARGET_DIR:-target}}
   # With the WebGPU path (src/gpu): the page picks CPU or WebGPU at run time.
-  cargo build --release --lib --target "$WASM_TARGET" --features "gpu$features"
-  local wasm="${CARGO_TARGET_DIR:-target}/$WASM_TARGET/release/$CRATE.wasm"
+  if [ -n "${4:-}" ]; then
+    CARGO_TARGET_DIR=$target_dir RUSTFLAGS=$THREADS_RUSTFLAGS cargo "+$NIGHTLY" build --release --lib \
+      --target "$WASM_TARGET" --features "gpu$features" -Z build-std=panic_abort,std
+  else
+    cargo build --release --lib --target "$WASM_TARGET" --features "gpu$features"
+  fi
+  local wasm="$target_dir/$WASM_TARGET/release/$CRATE.wasm"
   local out="$pkg/${CRATE}_bg.wasm" stamp="$pkg/.built-from" source
   # wasm-opt takes most of a minute; skip both post-link steps when their input has not changed.
   source=$(printf '%s\n' "$(sha256sum <"$wasm")" "$WASM_BINDGEN_DIR" "${WASM_FEATURES[*]}$opt_features")
@@ -164,6 +191,7 @@ build_wasm_package() {
   fi
   rm -rf "$pkg"
   wasm-bindgen --target web --out-dir "$pkg" "$wasm"
+  [ -z "${4:-}" ] || quiet_pool_start "$pkg"
   print_wasm_size "$out"
   # npm's binaryen: Debian's older wasm-opt silently breaks wasm-bindgen output.
   # shellcheck disable=SC2086 # $opt_features is a list of flags
@@ -173,15 +201,33 @@ build_wasm_package() {
   printf '%s\n' "$source" >"$stamp"
 }
 
-# Two builds of the core: www/pkg with plain simd128 (every browser with wasm SIMD), and
-# www/pkg-relaxed whose matmul kernel uses relaxed-simd's fused multiply-add (Chromium >= 114); the
-# worker loads the second where the browser validates it (www/worker.js). Cargo compiles the
-# dependencies once for both: only the crate's own `relaxed-simd` feature differs.
+# wasm-bindgen-rayon's pool worker (its no-bundler script) starts the module with the positional
+# arguments wasm-bindgen 0.2.130 calls deprecated, a console warning from every pool thread at every
+# page load: the same call, given as the one object wasm-bindgen asks for.
+quiet_pool_start() {
+  local helper
+  helper=$(find "$1/snippets" -name workerHelpers.no-bundler.js)
+  [ -n "$helper" ] || die "no workerHelpers.no-bundler.js in $1/snippets (wasm-bindgen-rayon changed?)"
+  grep -q 'await pkg.default(data.module, data.memory);' "$helper" ||
+    die "$helper no longer starts the module as build.sh expects (wasm-bindgen-rayon changed?)"
+  sed -i 's/await pkg.default(data.module, data.memory);/await pkg.default({ module_or_path: data.module, memory: data.memory });/' "$helper"
+}
+
+# Three builds of the core: www/pkg with plain simd128 (every browser with wasm SIMD), www/pkg-relaxed
+# whose matmul kernel uses relaxed-simd's fused multiply-add (Chromium >= 114), and www/pkg-threads,
+# pkg-relaxed with the `threads` feature: its matmuls split across a pool of Web Workers sharing the
+# module's memory, for a cross-origin isolated page. The worker picks one (www/worker.js). Cargo
+# compiles the dependencies once for the first two: only the crate's own `relaxed-simd` feature
+# differs; the third has its own target folder (another toolchain, std and flags).
 build_wasm() {
   build_wasm_package "$PKG_DIR" "" ""
 }
 build_wasm_relaxed() {
   build_wasm_package "$PKG_RELAXED_DIR" ",relaxed-simd" " --enable-relaxed-simd"
+}
+build_wasm_threads() {
+  build_wasm_package "$PKG_THREADS_DIR" ",relaxed-simd,threads" " --enable-relaxed-simd --enable-threads" \
+    "${CARGO_TARGET_DIR:-target}/threads"
 }
 
 # The page fetches MiniMind's tokenizer from www/minimind/; the one committed copy lives in assets/.
@@ -197,6 +243,7 @@ cmd_build() {
   fi
   step "build: wasm -> $PKG_DIR" build_wasm
   step "build: wasm -> $PKG_RELAXED_DIR" build_wasm_relaxed
+  step "build: wasm -> $PKG_THREADS_DIR" build_wasm_threads
   step "build: assets -> www/minimind" copy_assets
 }
 
@@ -205,6 +252,8 @@ native_tests() {
   # `cargo test --all-targets` a `harness = false` bench would run its whole benchmark.
   cargo test --all-targets --no-run
   cargo test
+  # The matmuls' row split across rayon's pool (the page's threads build), natively.
+  cargo test --lib --features threads model::
 }
 
 # The wgpu path natively, on Mesa's software Vulkan (lavapipe, from setup's apt list). A machine

@@ -1,5 +1,6 @@
 // A tiny static file server for www/: `node tools/serve.mjs <root> <port>` (port 0 picks a free one).
-// No dependencies. Sends the Content-Security-Policy the app must live under, so development and the
+// No dependencies. Sends the Content-Security-Policy the app must live under and the cross-origin
+// isolation headers its threads build needs, so development and the
 // end-to-end tests see what a strict deployment would. Prints one line with the URL once listening.
 import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
@@ -13,12 +14,22 @@ const CSP = [
   "default-src 'self'",
   "script-src 'self' 'wasm-unsafe-eval'",
   "style-src 'self' 'unsafe-inline'",
-  "worker-src 'self'",
+  // blob: the threads build's pool starts its workers from a blob of their script (wasm-bindgen-rayon).
+  "worker-src 'self' blob:",
   "img-src 'self' data: blob:",
   // https: lets a reader load a model from another site by its folder URL (that site must allow
   // it with CORS); the page itself fetches nothing from elsewhere.
   "connect-src 'self' https: blob: data:",
 ].join('; ');
+
+// Cross-origin isolation, which gives the page SharedArrayBuffer and with it the core's threads build
+// (www/worker.js). require-corp: the page loads nothing from other sites but by CORS fetch.
+// ATTNSCOPE_ISOLATION=off serves without it, as a host that sends neither header (the page then runs
+// the one-thread build; tests/e2e/wasm_builds.test.mjs).
+const ISOLATION =
+  process.env.ATTNSCOPE_ISOLATION === 'off'
+    ? {}
+    : { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
 
 const MIME = {
   '.html': 'text/html; charset=utf-8',
@@ -77,6 +88,7 @@ const server = createServer(async (req, res) => {
   const headers = {
     'Content-Security-Policy': CSP,
     'X-Content-Type-Options': 'nosniff',
+    ...ISOLATION,
     // A development server: always the freshly built wasm, never a cached one.
     'Cache-Control': 'no-store',
   };

@@ -21,12 +21,16 @@ let lastRun = null; // {key, shapes: Map<name, shape>}
 const VARIANTS_KEPT = 4;
 const variants = new Map(); // JSON of {config, seed} -> Session, oldest first
 
-// The core comes in two builds (build.sh): pkg-relaxed, whose matmul kernel fuses multiply and add
-// with relaxed-simd (about 1.3-1.6x the matmul speed where the CPU has FMA; BENCHMARKS.md), and pkg,
-// plain simd128, for browsers without relaxed-simd. This one-function module, which uses
-// f32x4.relaxed_madd as the kernel does, validates exactly where the first can load. `wasm=simd128`
-// in the worker's query (the page passes its own, app.js) forces the plain build: the test that both
-// builds give the same logits uses it.
+// The core comes in three builds (build.sh): pkg-relaxed, whose matmul kernel fuses multiply and add
+// with relaxed-simd (about 1.3-1.6x the matmul speed where the CPU has FMA; BENCHMARKS.md), pkg,
+// plain simd128, for browsers without relaxed-simd, and pkg-threads, pkg-relaxed's code with its
+// matmuls split across a pool of Web Workers that share the module's memory. This one-function
+// module, which uses f32x4.relaxed_madd as the kernel does, validates exactly where relaxed-simd
+// loads. The threads build needs SharedArrayBuffer, which a browser only gives a cross-origin isolated
+// page (served with COOP and COEP headers, as tools/serve.mjs does; README), and more than one core;
+// where it cannot start, the worker falls back to pkg-relaxed. `wasm=simd128` or `wasm=relaxed-simd`
+// in the worker's query (the page passes its own, app.js) forces that build: the test that the builds
+// give the same logits uses it.
 const RELAXED_PROBE = new Uint8Array([
   0, 97, 115, 109, 1, 0, 0, 0, // magic, version
   1, 5, 1, 96, 0, 1, 123, // types: () -> v128
@@ -35,17 +39,49 @@ const RELAXED_PROBE = new Uint8Array([
   65, 0, 253, 15, 65, 0, 253, 15, 65, 0, 253, 15, // three i8x16.splat(0)
   253, 133, 2, 11, // f32x4.relaxed_madd, end
 ]);
-const BUILD = new URL(self.location.href).searchParams.get('wasm') !== 'simd128' && WebAssembly.validate(RELAXED_PROBE) ? 'relaxed-simd' : 'simd128';
-const PKG = BUILD === 'relaxed-simd' ? './pkg-relaxed/attnscope.js' : './pkg/attnscope.js';
+const FORCED = new URL(self.location.href).searchParams.get('wasm');
+const RELAXED = FORCED !== 'simd128' && WebAssembly.validate(RELAXED_PROBE);
+// Threads for the pool: the cores the browser reports, at most 8 (a 128-token run has 16 rows per
+// thread at 8).
+const MAX_THREADS = 8;
+const POOL_START_MS = 20_000;
+const POOL = Math.min(self.navigator.hardwareConcurrency || 1, MAX_THREADS);
+const WANTS_THREADS = RELAXED && !FORCED && self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function' && POOL > 1;
+let BUILD = RELAXED ? 'relaxed-simd' : 'simd128';
+let threads = 1; // the matmuls' threads in the build that loaded
+let threadsError = null; // why the threads build did not start, where the page could have had it
+
+async function load(pkg) {
+  try {
+    const module = await import(pkg);
+    await module.default();
+    return module;
+  } catch (err) {
+    throw new Error(`Could not load the WebAssembly core (www/${pkg.slice(2)}): ${err.message}. Build it with ./build.sh build.`);
+  }
+}
 
 const ready = (async () => {
-  try {
-    core = await import(PKG);
-    await core.default();
-    core.installPanicHook();
-  } catch (err) {
-    throw new Error(`Could not load the WebAssembly core (www/${PKG.slice(2)}): ${err.message}. Build it with ./build.sh build.`);
+  if (WANTS_THREADS) {
+    try {
+      core = await load('./pkg-threads/attnscope.js');
+      // A worker the pool could not start (a Content-Security-Policy without blob: in worker-src, say)
+      // never answers: give up on the pool after a while rather than wait for ever.
+      let timer;
+      const late = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`its ${POOL} threads did not start within ${POOL_START_MS / 1000} s`)), POOL_START_MS);
+      });
+      await Promise.race([core.initThreadPool(POOL), late]).finally(() => clearTimeout(timer));
+      BUILD = 'threads';
+      threads = POOL;
+    } catch (err) {
+      // Only speed depends on it: the single-thread build computes the same numbers.
+      threadsError = err?.message ?? String(err);
+      core = null;
+    }
   }
+  core ??= await load(BUILD === 'relaxed-simd' ? './pkg-relaxed/attnscope.js' : './pkg/attnscope.js');
+  core.installPanicHook();
   // A small forward on numbers nobody sees (src/wasm_api/warm_up.rs), at the worker's next free
   // moment, typically while the page's model is still downloading: V8 then has the hot code on its
   // optimising tier before the reader's first run, which ran about 1.4x slower than later runs
@@ -302,9 +338,13 @@ const handlers = {
   decodeCheck() {
     return { result: needSession().decodeCheck() };
   },
-  // Which build of the core runs here: 'relaxed-simd' or 'simd128'.
+  // Which build of the core runs here: 'threads', 'relaxed-simd' or 'simd128'.
   coreBuild() {
     return { result: BUILD };
+  },
+  // The build, its matmuls' threads, and why the threads build did not start where it could have.
+  coreInfo() {
+    return { result: { build: BUILD, threads, threadsError } };
   },
   // What this worker loaded (the core, its wasm, a tokenizer) and MiniMind's tokenizer, which a
   // switch to a random model needs even when this visit never fetched it: the offline cache (offline.js).

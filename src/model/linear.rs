@@ -312,6 +312,29 @@ mod tests {
         }
     }
 
+    /// With `threads`, the rows split across a pool: every cell the same bits as on one thread, at
+    /// row counts that split into whole tiles, partial tiles and fewer rows than threads.
+    #[cfg(feature = "threads")]
+    #[test]
+    fn threads_give_one_threads_bits() {
+        let pool = |n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+        let (one, three, eight) = (pool(1), pool(3), pool(8));
+        assert_eq!(three.install(crate::model::par::threads), 3);
+        for m in [1, 5, 7, 13, 128, 200] {
+            for (n, k) in [(70, 300), (257, 769)] {
+                let x = filled((1, m, k)).index_axis_move(ndarray::Axis(0), 0);
+                let w = filled((1, n, k)).index_axis_move(ndarray::Axis(0), 0);
+                for weight in held_both_ways(&w) {
+                    let want = one.install(|| linear(x.view(), &weight));
+                    for pool in [&three, &eight] {
+                        let got = pool.install(|| linear(x.view(), &weight));
+                        assert!(got.iter().zip(&want).all(|(g, w)| g.to_bits() == w.to_bits()), "[{m}, {k}] x [{n}, {k}]");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn linear_back_is_x_times_w() {
         let x = filled((1, 9, 29)).index_axis_move(ndarray::Axis(0), 0);

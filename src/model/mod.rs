@@ -13,6 +13,7 @@ pub mod kv_cache;
 pub mod lens;
 pub mod linear;
 pub mod moe;
+pub mod par;
 pub mod rms_norm;
 pub mod rope;
 pub mod swiglu;

@@ -25,6 +25,10 @@ pub use lesson::{attend, dot_terms, masked_softmax, silu};
 pub use memory::{check_checkpoint, describe_config};
 pub use session::Session;
 pub use warm_up::warm_up;
+/// `initThreadPool(n)` (the `threads` build, www/pkg-threads): n Web Workers join rayon's pool, sharing
+/// this module's memory; the matmuls then split across them.
+#[cfg(feature = "threads")]
+pub use wasm_bindgen_rayon::init_thread_pool;
 
 fn js(e: Error) -> JsError {
     JsError::new(&e.to_string())

@@ -3,7 +3,9 @@
 // attnscope and as ONNX for onnxruntime-web, with PyTorch's logits), token ids -> logits, one thread.
 // In one page: onnxruntime-web (wasm backend, numThreads 1, SIMD), attnscope's relaxed-simd build
 // and its plain simd128 build (www/pkg-relaxed, www/pkg), each `Session.run` with the default trace
-// as the page runs it. The three take turns in every round (the order rotates), medians per T, GFLOP/s
+// as the page runs it, and its threads build (www/pkg-threads) in a Web Worker as the page runs it
+// (a pool of navigator.hardwareConcurrency threads, at most 8; the page is cross-origin isolated:
+// tools/serve.mjs), the logits' buffer transferred back. The three take turns in every round (the order rotates), medians per T, GFLOP/s
 // counted from the model's shapes, and every engine's logits checked against PyTorch's first.
 //
 //   /work/pyenv/bin/python tools/bench/export_onnx.py   (once: artifacts/bench-ort/)
@@ -37,12 +39,32 @@ function gflop(t) {
 // tools/serve.mjs (the page's own CSP).
 rmSync(SITE, { recursive: true, force: true });
 mkdirSync(SITE, { recursive: true });
-for (const pkg of ['pkg', 'pkg-relaxed']) symlinkSync(join(ROOT, 'www', pkg), join(SITE, pkg));
+for (const pkg of ['pkg', 'pkg-relaxed', 'pkg-threads']) symlinkSync(join(ROOT, 'www', pkg), join(SITE, pkg));
 // BASELINE=<a www/pkg folder of another build> adds that build (say, main's before this change).
 if (process.env.BASELINE) symlinkSync(resolve(process.env.BASELINE), join(SITE, 'pkg-baseline'));
 symlinkSync(join(ROOT, 'node_modules/onnxruntime-web/dist'), join(SITE, 'ort'));
 for (const f of ['config.json', 'model.safetensors', 'model.onnx', 'reference.json']) copyFileSync(join(MODEL, f), join(SITE, f));
 writeFileSync(join(SITE, 'index.html'), '<!doctype html><meta charset="utf-8"><title>bench</title>');
+// The threads build runs in a worker, as in the page: its calling thread waits on the pool, which a
+// page's main thread may not.
+writeFileSync(
+  join(SITE, 'threads_worker.js'),
+  `let s;
+onmessage = async ({ data }) => {
+  if (data.config) {
+    const core = await import('./pkg-threads/attnscope.js');
+    await core.default();
+    await core.initThreadPool(data.threads);
+    s = core.Session.fromCheckpoint(data.config, data.model);
+    postMessage({ ready: true });
+    return;
+  }
+  s.run({ ids: data.ids });
+  const logits = s.tensor('logits');
+  postMessage({ logits }, [logits.buffer]);
+};
+`,
+);
 
 const server = spawn(process.execPath, ['tools/serve.mjs', SITE, '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
 const url = await new Promise((ok) => createInterface({ input: server.stdout }).on('line', (l) => l.match(/http:\/\/\S+/) && ok(l.match(/http:\/\/\S+/)[0])));
@@ -75,6 +97,21 @@ try {
           return s.tensor('logits');
         };
       }
+      const threads = Math.min(navigator.hardwareConcurrency, 8);
+      if (!crossOriginIsolated) throw new Error('the bench page is not cross-origin isolated: no threads build');
+      const worker = new Worker('./threads_worker.js', { type: 'module' });
+      const answer = () => new Promise((ok, fail) => {
+        worker.onmessage = ({ data }) => ok(data);
+        worker.onerror = (e) => fail(new Error(`threads worker: ${e.message}`));
+      });
+      const started = answer();
+      worker.postMessage({ config, model: model.slice(), threads });
+      await started;
+      engines[`attnscope threads (${threads})`] = async (t) => {
+        const got = answer();
+        worker.postMessage({ ids: ids(t) });
+        return (await got).logits;
+      };
       const names = Object.keys(engines);
       const out = { times: {}, maxDiff: {} };
       for (const t of TS) {

@@ -8,9 +8,12 @@
 
 use std::arch::x86_64::*;
 
+use std::mem::MaybeUninit;
+
 use ndarray::{Array2, ArrayView2};
 
 use super::panels::{Panels, Tile};
+use crate::model::par;
 
 /// zmm per panel row.
 const V: usize = 4;
@@ -39,12 +42,20 @@ pub fn linear(x: ArrayView2<f32>, w: &Panels<NR>) -> Array2<f32> {
         return Array2::zeros((m, w.n));
     }
     assert!(available(), "the AVX-512 kernel on a CPU without AVX-512F");
-    let n = w.n;
-    let mut c = Array2::<f32>::uninit((m, n));
-    let cs = c.as_slice_mut().expect("fresh array");
-    let data = w.data();
     let x = x.as_standard_layout();
     let xs = x.as_slice().expect("standard layout");
+    let mut c = Array2::<f32>::uninit((m, w.n));
+    let cs = c.as_slice_mut().expect("fresh array");
+    par::for_row_chunks(cs, m, w.n, MR, |first, rows, cs| rows_of(&xs[first * k..], rows, w, cs));
+    // SAFETY: the chunks cover every row of c, and `rows_of` stores every cell of its rows.
+    unsafe { c.assume_init() }
+}
+
+/// The `m` rows of c (row-major [m, n]) from the `m` rows of x ([m, k] row-major) by the panels:
+/// every cell is stored. The CPU has AVX-512F (checked by `linear`).
+fn rows_of(xs: &[f32], m: usize, w: &Panels<NR>, cs: &mut [MaybeUninit<f32>]) {
+    let (n, k) = (w.n, w.k);
+    let data = w.data();
     let panels = n.div_ceil(NR);
     for k0 in (0..k).step_by(KC) {
         let kc = KC.min(k - k0);
@@ -56,7 +67,7 @@ pub fn linear(x: ArrayView2<f32>, w: &Panels<NR>) -> Array2<f32> {
                     let panel = &data[p * k * NR + k0 * NR..][..kc * NR];
                     let cols = NR.min(n - p * NR);
                     let tile = Tile { x, k, panel, kc, c: &mut cs[g * n + p * NR..], n, cols, first: k0 == 0 };
-                    // SAFETY: available() held above, so the CPU has AVX-512F.
+                    // SAFETY: `linear` checked available(), so the CPU has AVX-512F.
                     unsafe {
                         match rows {
                             MR => tile.run::<MR>(),
@@ -71,10 +82,9 @@ pub fn linear(x: ArrayView2<f32>, w: &Panels<NR>) -> Array2<f32> {
             }
         }
     }
-    // SAFETY: the k0 = 0 pass ran a tile on every group of rows (g over 0..m by MR) and every panel
-    // (p0 over the panels by NB, p over each block), each storing its `cols` columns of its rows:
-    // all of [m, n].
-    unsafe { c.assume_init() }
+    // The k0 = 0 pass ran a tile on every group of rows (g over 0..m by MR) and every panel (p0
+    // over the panels by NB, p over each block), each storing its `cols` columns of its rows: all
+    // of [m, n].
 }
 
 impl Tile<'_> {

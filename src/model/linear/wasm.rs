@@ -2,9 +2,12 @@
 
 use core::arch::wasm32::*;
 
+use std::mem::MaybeUninit;
+
 use ndarray::{Array2, ArrayView2};
 
 use super::panels::{Panels, Tile};
+use crate::model::par;
 
 /// Output columns per panel: two v128.
 pub const NR: usize = 8;
@@ -44,8 +47,18 @@ pub fn linear(x: ArrayView2<f32>, w: &Panels<NR>) -> Array2<f32> {
         return Array2::zeros((m, w.n));
     }
     let x = x.as_standard_layout();
+    let xs = x.as_slice().expect("standard layout");
     let mut c = Array2::<f32>::uninit((m, w.n));
-    let (xs, cs) = (x.as_slice().expect("standard layout"), c.as_slice_mut().expect("fresh array"));
+    let cs = c.as_slice_mut().expect("fresh array");
+    par::for_row_chunks(cs, m, w.n, MR, |first, rows, cs| rows_of(&xs[first * k..], rows, w, cs));
+    // SAFETY: the chunks cover every row of c, and `rows_of` stores every cell of its rows.
+    unsafe { c.assume_init() }
+}
+
+/// The `m` rows of c (row-major [m, n]) from the `m` rows of x ([m, k] row-major) by the panels:
+/// every cell is stored.
+fn rows_of(xs: &[f32], m: usize, w: &Panels<NR>, cs: &mut [MaybeUninit<f32>]) {
+    let k = w.k;
     for k0 in (0..k).step_by(KC) {
         let kc = KC.min(k - k0);
         for i0 in (0..m).step_by(MC) {
@@ -68,9 +81,8 @@ pub fn linear(x: ArrayView2<f32>, w: &Panels<NR>) -> Array2<f32> {
             }
         }
     }
-    // SAFETY: the k0 = 0 pass ran a tile on every row (i0 over 0..m by MC, i over each block by
-    // at most MR) and every panel, each storing its `cols` columns of its rows: all of [m, n].
-    unsafe { c.assume_init() }
+    // The k0 = 0 pass ran a tile on every row (i0 over 0..m by MC, i over each block by at most MR)
+    // and every panel, each storing its `cols` columns of its rows: all of [m, n].
 }
 
 impl Tile<'_> {
