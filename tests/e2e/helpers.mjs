@@ -40,13 +40,14 @@ export function launch({ webgpu = true, extra = [] } = {}) {
  * server is shared through ATTNSCOPE_URL; otherwise this starts one on a free port.
  * Resolves to { url, close }.
  */
-export async function startServer({ isolated = true } = {}) {
-  if (process.env.ATTNSCOPE_URL && isolated) return { url: process.env.ATTNSCOPE_URL, close: async () => {} };
-  // isolated: false serves the page as a host without COOP/COEP headers would (tools/serve.mjs).
+export async function startServer({ isolated = false } = {}) {
+  if (process.env.ATTNSCOPE_URL && !isolated) return { url: process.env.ATTNSCOPE_URL, close: async () => {} };
+  // isolated: true serves the page cross-origin isolated (COOP/COEP, tools/serve.mjs), as the threads
+  // build needs.
   const child = spawn(process.execPath, ['tools/serve.mjs', 'www', '0'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: isolated ? process.env : { ...process.env, ATTNSCOPE_ISOLATION: 'off' },
+    env: { ...process.env, ATTNSCOPE_ISOLATION: isolated ? 'on' : 'off' },
   });
   const url = await new Promise((resolve, reject) => {
     child.once('error', reject);

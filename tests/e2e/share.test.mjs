@@ -633,8 +633,9 @@ test('after one visit the page reloads offline from its service worker', async (
       if (!navigator.serviceWorker.controller) return false;
       const keys = (await (await caches.open('attnscope-v1')).keys()).map((r) => new URL(r.url).pathname);
       const needed = ['/', '/app.js', '/state.js', '/worker.js', '/style.css', '/minimind/tokenizer.json'];
-      // The core's build the worker chose: pkg-relaxed where the browser has relaxed-simd, pkg otherwise.
-      const core = ['/pkg', '/pkg-relaxed'].some((dir) => keys.includes(`${dir}/attnscope.js`) && keys.includes(`${dir}/attnscope_bg.wasm`));
+      // The core's build the worker chose: pkg-threads on an isolated page, else pkg-relaxed where the
+      // browser has relaxed-simd, pkg otherwise.
+      const core = ['/pkg', '/pkg-relaxed', '/pkg-threads'].some((dir) => keys.includes(`${dir}/attnscope.js`) && keys.includes(`${dir}/attnscope_bg.wasm`));
       return core && needed.every((p) => keys.includes(p)) && keys;
     },
     null,

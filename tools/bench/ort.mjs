@@ -4,8 +4,8 @@
 // In one page: onnxruntime-web (wasm backend, numThreads 1, SIMD), attnscope's relaxed-simd build
 // and its plain simd128 build (www/pkg-relaxed, www/pkg), each `Session.run` with the default trace
 // as the page runs it, and its threads build (www/pkg-threads) in a Web Worker as the page runs it
-// (a pool of navigator.hardwareConcurrency threads, at most 8; the page is cross-origin isolated:
-// tools/serve.mjs), the logits' buffer transferred back. The three take turns in every round (the order rotates), medians per T, GFLOP/s
+// (a pool of navigator.hardwareConcurrency threads, at most 8; the page is cross-origin isolated by
+// tools/serve.mjs with ATTNSCOPE_ISOLATION=on), the logits' buffer transferred back. The three take turns in every round (the order rotates), medians per T, GFLOP/s
 // counted from the model's shapes, and every engine's logits checked against PyTorch's first.
 //
 //   /work/pyenv/bin/python tools/bench/export_onnx.py   (once: artifacts/bench-ort/)
@@ -66,7 +66,7 @@ onmessage = async ({ data }) => {
 `,
 );
 
-const server = spawn(process.execPath, ['tools/serve.mjs', SITE, '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+const server = spawn(process.execPath, ['tools/serve.mjs', SITE, '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ATTNSCOPE_ISOLATION: 'on' } });
 const url = await new Promise((ok) => createInterface({ input: server.stdout }).on('line', (l) => l.match(/http:\/\/\S+/) && ok(l.match(/http:\/\/\S+/)[0])));
 const browser = await launch({ webgpu: false });
 try {
