@@ -276,11 +276,12 @@ js_unit_tests() {
   node --test --test-timeout=900000 "${JS_UNIT_TESTS[@]}"
 }
 
-# One server for the whole run; tests/e2e/helpers.mjs reuses it through ATTNSCOPE_URL.
+# One server for the whole run, cross-origin isolated as by default; tests/e2e/helpers.mjs reuses it
+# through ATTNSCOPE_URL.
 e2e_tests() {
   local log pid url="" status=0
   log=$(mktemp)
-  node tools/serve.mjs www 0 >"$log" 2>&1 &
+  ATTNSCOPE_ISOLATION=on node tools/serve.mjs www 0 >"$log" 2>&1 &
   pid=$!
   for _ in $(seq 100); do
     url=$(grep -o 'http://[^ ]*' "$log" || true)

@@ -1,7 +1,7 @@
 // A tiny static file server for www/: `node tools/serve.mjs <root> <port>` (port 0 picks a free one).
-// No dependencies. Sends the Content-Security-Policy the app must live under (and, with
-// ATTNSCOPE_ISOLATION=on, the cross-origin isolation headers its threads build needs), so development and the
-// end-to-end tests see what a strict deployment would. Prints one line with the URL once listening.
+// No dependencies. Sends the Content-Security-Policy the app must live under and the cross-origin
+// isolation headers its threads build needs (ATTNSCOPE_ISOLATION=off leaves those out), so development
+// and the end-to-end tests see what a strict deployment would. Prints one line with the URL once listening.
 import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -23,13 +23,13 @@ const CSP = [
 ].join('; ');
 
 // Cross-origin isolation, which gives the page SharedArrayBuffer and with it the core's threads build
-// (www/worker.js), with ATTNSCOPE_ISOLATION=on. require-corp: the page loads nothing from other sites
-// but by CORS fetch. Off by default for now: on an isolated page the head grid's image export differs
-// from the screen (tests/e2e/share.test.mjs, "every view exports as it looks"), not yet explained.
+// (www/worker.js); ATTNSCOPE_ISOLATION=off serves the page as a host without these headers would (GitHub
+// Pages), where it runs the one-thread build. require-corp: the page loads nothing from other sites but
+// by CORS fetch.
 const ISOLATION =
-  process.env.ATTNSCOPE_ISOLATION === 'on'
-    ? { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' }
-    : {};
+  process.env.ATTNSCOPE_ISOLATION === 'off'
+    ? {}
+    : { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
 
 const MIME = {
   '.html': 'text/html; charset=utf-8',

@@ -40,10 +40,10 @@ export function launch({ webgpu = true, extra = [] } = {}) {
  * server is shared through ATTNSCOPE_URL; otherwise this starts one on a free port.
  * Resolves to { url, close }.
  */
-export async function startServer({ isolated = false } = {}) {
-  if (process.env.ATTNSCOPE_URL && !isolated) return { url: process.env.ATTNSCOPE_URL, close: async () => {} };
-  // isolated: true serves the page cross-origin isolated (COOP/COEP, tools/serve.mjs), as the threads
-  // build needs.
+export async function startServer({ isolated = true } = {}) {
+  if (process.env.ATTNSCOPE_URL && isolated) return { url: process.env.ATTNSCOPE_URL, close: async () => {} };
+  // The page is served cross-origin isolated (COOP/COEP, tools/serve.mjs), as the threads build needs;
+  // isolated: false serves it as a host without those headers would.
   const child = spawn(process.execPath, ['tools/serve.mjs', 'www', '0'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],

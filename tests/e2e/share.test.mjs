@@ -368,7 +368,9 @@ async function spill(page, pngBytes) {
         ctx.drawImage(bitmap, sx, sy, w, h, 0, 0, w, h);
         return ctx.getImageData(0, 0, w, h).data;
       };
-      // Detail: a block whose luminance spans more than a flat background's.
+      // Detail: a block whose luminance spans more than a flat background's. Each block reaches one
+      // pixel into its neighbours, so an edge that falls exactly on a block boundary (a colour bar
+      // aligned to the grid on screen, a subpixel off in the export) still counts as detail.
       const detail = (data) => {
         const cols = Math.ceil(w / block);
         const rows = Math.ceil(h / block);
@@ -377,8 +379,8 @@ async function spill(page, pngBytes) {
           for (let bx = 0; bx < cols; bx++) {
             let lo = 255;
             let hi = 0;
-            for (let y = by * block; y < Math.min(h, (by + 1) * block); y++)
-              for (let x = bx * block; x < Math.min(w, (bx + 1) * block); x++) {
+            for (let y = Math.max(0, by * block - 1); y < Math.min(h, (by + 1) * block + 1); y++)
+              for (let x = Math.max(0, bx * block - 1); x < Math.min(w, (bx + 1) * block + 1); x++) {
                 const i = (y * w + x) * 4;
                 const l = 0.3 * data[i] + 0.59 * data[i + 1] + 0.11 * data[i + 2];
                 lo = Math.min(lo, l);

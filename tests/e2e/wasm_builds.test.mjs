@@ -15,8 +15,8 @@ let plainHost;
 let browser;
 
 before(async () => {
-  server = await startServer({ isolated: true });
-  plainHost = await startServer();
+  server = await startServer();
+  plainHost = await startServer({ isolated: false });
   browser = await launch({ webgpu: false });
 });
 
@@ -49,7 +49,7 @@ test('Chromium runs the threads core where the page is isolated, the same bits a
   const threaded = await run('');
   const relaxed = await run('?wasm=relaxed-simd');
   const plain = await run('?wasm=simd128');
-  assert.equal(threaded.isolated, true, 'ATTNSCOPE_ISOLATION=on makes the page cross-origin isolated');
+  assert.equal(threaded.isolated, true, 'tools/serve.mjs makes the page cross-origin isolated');
   assert.ok(threaded.cores > 1, `this machine reports ${threaded.cores} core(s): the threads build needs two`);
   assert.deepEqual(threaded.info, { build: 'threads', threads: Math.min(threaded.cores, 8), threadsError: null });
   assert.equal(relaxed.build, 'relaxed-simd');
