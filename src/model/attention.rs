@@ -3,10 +3,13 @@
 //! probs @ V. GQA is repeat_kv by index: query head h reads KV head h / n_rep (it copies nothing).
 //! It takes any q, K, V, so lessons can run it on hand-set numbers. `flash.rs` is the tiled twin.
 
+use std::mem::MaybeUninit;
+
 use ndarray::{s, Array2, Array3, ArrayView1, ArrayView2, ArrayView3};
 
 use super::exp::exp;
 use super::linear::matmul;
+use super::par;
 use super::wide::wide;
 
 /// Which keys each query may see. Query row i sits at position `prefix_len + i`; key j at position j.
@@ -126,15 +129,37 @@ pub fn naive_attention(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32
     let (t, n_h, d) = q.dim();
     let (s_len, n_kv, _) = k.dim();
     let n_rep = n_h / n_kv;
-    // Each head appends its rows to the [nH, T, S] tables: no zeroing first, no per-head copies.
-    let mut tables = [(); 3].map(|_| Vec::with_capacity(n_h * t * s_len));
-    let mut context = Array3::zeros((t, n_h, d));
-    for h in 0..n_h {
-        let ctx = head_into(q, k, v, h, n_rep, mask, scale, &mut tables);
-        context.slice_mut(s![.., h, ..]).assign(&ctx);
+    let cells = t * s_len;
+    // Each head writes its [T, S] block of the [nH, T, S] tables in place (no zeroing first, no
+    // per-head copies); with `threads` the heads run across the pool (par.rs), each on one thread.
+    let mut tables = [(); 3].map(|_| Vec::<f32>::with_capacity(n_h * cells));
+    let mut contexts: Vec<Option<Array2<f32>>> = vec![None; n_h];
+    {
+        let [a, b, c] = &mut tables;
+        let (a, b, c) = (blocks(a, n_h, cells), blocks(b, n_h, cells), blocks(c, n_h, cells));
+        let heads = contexts.iter_mut().zip(a.into_iter().zip(b).zip(c)).collect::<Vec<_>>();
+        par::for_each(heads, |h, (ctx, ((a, b), c))| *ctx = Some(head_into(q, k, v, h, n_rep, mask, scale, [a, b, c])));
     }
-    let [scores, masked, probs] = tables.map(|a| Array3::from_shape_vec((n_h, t, s_len), a).expect("every head appended [T, S]"));
+    // SAFETY: `head_into` wrote every cell of each head's block, and the blocks cover n_h * cells.
+    tables.iter_mut().for_each(|t| unsafe { t.set_len(n_h * cells) });
+    let mut context = Array3::zeros((t, n_h, d));
+    for (h, ctx) in contexts.into_iter().enumerate() {
+        context.slice_mut(s![.., h, ..]).assign(&ctx.expect("every head ran"));
+    }
+    let [scores, masked, probs] = tables.map(|a| Array3::from_shape_vec((n_h, t, s_len), a).expect("every head wrote [T, S]"));
     NaiveOut { scores, masked, probs, context }
+}
+
+/// The spare capacity of `table` as `n` blocks of `cells` cells, in order (empty ones too).
+fn blocks(table: &mut Vec<f32>, n: usize, cells: usize) -> Vec<&mut [MaybeUninit<f32>]> {
+    let mut rest = &mut table.spare_capacity_mut()[..n * cells];
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let (block, tail) = rest.split_at_mut(cells);
+        out.push(block);
+        rest = tail;
+    }
+    out
 }
 
 /// One head of the explicit path: each field [T, S], context [T, d].
@@ -146,37 +171,59 @@ pub struct HeadOut {
 }
 
 pub fn head(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32>, h: usize, n_rep: usize, mask: &MaskSpec, scale: f32) -> HeadOut {
-    let (t, s_len) = (q.dim().0, k.dim().0);
-    let mut tables = [(); 3].map(|_| Vec::with_capacity(t * s_len));
-    let context = head_into(q, k, v, h, n_rep, mask, scale, &mut tables);
-    let [scores, masked, probs] = tables.map(|a| Array2::from_shape_vec((t, s_len), a).expect("the head appended [T, S]"));
+    let cells = q.dim().0 * k.dim().0;
+    let mut tables = [(); 3].map(|_| Vec::<f32>::with_capacity(cells));
+    let [a, b, c] = &mut tables;
+    let context = head_into(q, k, v, h, n_rep, mask, scale, [&mut a.spare_capacity_mut()[..cells], &mut b.spare_capacity_mut()[..cells], &mut c.spare_capacity_mut()[..cells]]);
+    // SAFETY: `head_into` wrote every one of the `cells` cells of each table.
+    tables.iter_mut().for_each(|t| unsafe { t.set_len(cells) });
+    let [scores, masked, probs] = tables.map(|a| Array2::from_shape_vec((q.dim().0, k.dim().0), a).expect("the head wrote [T, S]"));
     HeadOut { scores, masked, probs, context }
 }
 
-/// Appends one head's [T, S] scores, masked scores and probabilities to `tables`; returns its context
-/// [T, d]. Scale, mask and softmax go row by row while the row is in cache: the masked scores are
-/// the scaled ones with the causal future set to -inf (never read), the softmax skips that future.
-fn head_into(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32>, h: usize, n_rep: usize, mask: &MaskSpec, scale: f32, tables: &mut [Vec<f32>; 3]) -> Array2<f32> {
+/// Writes `values` into `cells` (as many of each) and returns them as initialised.
+#[inline(always)]
+fn put(cells: &mut [MaybeUninit<f32>], values: impl Iterator<Item = f32>) -> &mut [f32] {
+    let mut n = 0;
+    for (c, v) in cells.iter_mut().zip(values) {
+        c.write(v);
+        n += 1;
+    }
+    assert_eq!(n, cells.len(), "a value for every cell");
+    // SAFETY: every cell was just written; MaybeUninit<f32> has f32's layout.
+    unsafe { &mut *(cells as *mut [MaybeUninit<f32>] as *mut [f32]) }
+}
+
+/// Writes one head's [T, S] scores, masked scores and probabilities into `tables` (each `T * S`
+/// cells, every one written); returns its context [T, d]. Scale, mask and softmax go row by row
+/// while the row is in cache: the masked scores are the scaled ones with the causal future set to
+/// -inf (never read), the softmax skips that future.
+#[allow(clippy::too_many_arguments)]
+fn head_into(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32>, h: usize, n_rep: usize, mask: &MaskSpec, scale: f32, tables: [&mut [MaybeUninit<f32>]; 3]) -> Array2<f32> {
     let kvh = kv_head(h, n_rep);
     let raw = matmul(q.slice(s![.., h, ..]), k.slice(s![.., kvh, ..]).t());
     let (t, s_len) = raw.dim();
     let [scores, masked, probs] = tables;
-    let start = probs.len();
+    assert!(scores.len() == t * s_len && masked.len() == t * s_len && probs.len() == t * s_len, "[T, S] blocks");
     wide(#[inline(always)] || {
         for (i, raw) in raw.outer_iter().enumerate() {
-            let at = scores.len();
-            scores.extend(raw.iter().map(|r| r * scale));
+            let at = i * s_len;
+            let row = put(&mut scores[at..at + s_len], raw.iter().map(|r| r * scale));
             let seen = mask.visible(i, s_len);
-            masked.extend_from_slice(&scores[at..at + seen]);
-            masked.resize(at + s_len, f32::NEG_INFINITY);
+            let (live, future) = masked[at..at + s_len].split_at_mut(seen);
+            let live = put(live, row[..seen].iter().copied());
+            put(future, std::iter::repeat_n(f32::NEG_INFINITY, s_len - seen));
             if let Some(p) = mask.padding {
-                masked[at..at + seen].iter_mut().zip(p).filter(|(_, &p)| p == 0).for_each(|(m, _)| *m += PADDING_BIAS);
+                live.iter_mut().zip(p).filter(|(_, &p)| p == 0).for_each(|(m, _)| *m += PADDING_BIAS);
             }
-            probs.extend_from_slice(&masked[at..]);
-            softmax_in_place(&mut probs[at..], seen);
+            // SAFETY: both parts of the masked row were just written.
+            let row = unsafe { &*(&masked[at..at + s_len] as *const [MaybeUninit<f32>] as *const [f32]) };
+            softmax_in_place(put(&mut probs[at..at + s_len], row.iter().copied()), seen);
         }
     });
-    probs_times_v(ArrayView2::from_shape((t, s_len), &probs[start..]).expect("[T, S] rows"), v.slice(s![.., kvh, ..]), mask)
+    // SAFETY: every row of the block was written above.
+    let probs = unsafe { &*(&probs[..] as *const [MaybeUninit<f32>] as *const [f32]) };
+    probs_times_v(ArrayView2::from_shape((t, s_len), probs).expect("[T, S] rows"), v.slice(s![.., kvh, ..]), mask)
 }
 
 /// Query rows per product in `probs_times_v`: smaller blocks skip more of the causal future, each
@@ -201,7 +248,7 @@ fn probs_times_v(probs: ArrayView2<f32>, v: ArrayView2<f32>, mask: &MaskSpec) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::{array, Array3};
+    use ndarray::{array, Array3, Axis};
 
     fn close(a: &[f32], b: &[f32], tol: f32) -> bool {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= tol)
@@ -250,6 +297,46 @@ mod tests {
         let m = MaskSpec { causal: true, prefix_len: 0, padding: Some(&pad) };
         assert_eq!(m.bias(1, 0), PADDING_BIAS);
         assert_eq!(m.bias(0, 2), f32::NEG_INFINITY);
+    }
+
+    /// q [T, nH, d], K/V [S, nKV, d] filled with varied values.
+    fn qkv(t: usize, s_len: usize, n_h: usize, n_kv: usize, d: usize) -> [Array3<f32>; 3] {
+        let fill = |shape: (usize, usize, usize), seed: usize| Array3::from_shape_fn(shape, |(a, b, c)| (((a * 31 + b * 17 + c * 7 + seed) % 23) as f32 - 11.0) / 9.0);
+        [fill((t, n_h, d), 1), fill((s_len, n_kv, d), 2), fill((s_len, n_kv, d), 3)]
+    }
+
+    /// The heads written in place ([nH, T, S] blocks) are each head's own tables and context, with a
+    /// cache prefix, padding, GQA, and an empty input.
+    #[test]
+    fn naive_attention_is_its_heads() {
+        let pad = [0u8, 1, 1, 1, 1, 1, 1];
+        for (t, s_len, prefix) in [(5, 7, 2), (7, 7, 0), (0, 0, 0), (1, 3, 2)] {
+            let [q, k, v] = qkv(t, s_len, 4, 2, 6);
+            let mask = MaskSpec { causal: true, prefix_len: prefix, padding: (s_len == 7).then_some(&pad[..]) };
+            let all = naive_attention(q.view(), k.view(), v.view(), &mask, 0.4);
+            for h in 0..4 {
+                let one = head(q.view(), k.view(), v.view(), h, 2, &mask, 0.4);
+                assert_eq!(all.scores.index_axis(Axis(0), h), one.scores);
+                assert_eq!(all.masked.index_axis(Axis(0), h), one.masked);
+                assert_eq!(all.probs.index_axis(Axis(0), h), one.probs);
+                assert_eq!(all.context.slice(s![.., h, ..]), one.context);
+            }
+        }
+    }
+
+    /// With `threads`, the heads run across a pool: the same bits as on one thread.
+    #[cfg(feature = "threads")]
+    #[test]
+    fn threads_give_one_threads_bits() {
+        let pool = |n| rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+        let [q, k, v] = qkv(70, 70, 8, 4, 16);
+        let mask = MaskSpec { causal: true, prefix_len: 0, padding: None };
+        let run = |n| pool(n).install(|| naive_attention(q.view(), k.view(), v.view(), &mask, 0.25));
+        let (one, three) = (run(1), run(3));
+        let bits = |a: &Array3<f32>| a.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for (a, b) in [(&one.scores, &three.scores), (&one.masked, &three.masked), (&one.probs, &three.probs), (&one.context, &three.context)] {
+            assert_eq!(bits(a), bits(b));
+        }
     }
 
     #[test]

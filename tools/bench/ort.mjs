@@ -11,6 +11,7 @@
 //   /work/pyenv/bin/python tools/bench/export_onnx.py   (once: artifacts/bench-ort/)
 //   ./build.sh build && node tools/bench/ort.mjs [rounds]   (prints a Markdown table for BENCHMARKS.md)
 //   BASELINE=../other/www/pkg node tools/bench/ort.mjs       (adds another build of the core as 'baseline')
+//   BASELINE_THREADS=../other/www/pkg-threads node tools/bench/ort.mjs   (another threads build, 'baseline threads')
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -42,6 +43,8 @@ mkdirSync(SITE, { recursive: true });
 for (const pkg of ['pkg', 'pkg-relaxed', 'pkg-threads']) symlinkSync(join(ROOT, 'www', pkg), join(SITE, pkg));
 // BASELINE=<a www/pkg folder of another build> adds that build (say, main's before this change).
 if (process.env.BASELINE) symlinkSync(resolve(process.env.BASELINE), join(SITE, 'pkg-baseline'));
+// BASELINE_THREADS=<a www/pkg-threads folder of another build> adds that threads build, in its own worker.
+if (process.env.BASELINE_THREADS) symlinkSync(resolve(process.env.BASELINE_THREADS), join(SITE, 'pkg-baseline-threads'));
 symlinkSync(join(ROOT, 'node_modules/onnxruntime-web/dist'), join(SITE, 'ort'));
 for (const f of ['config.json', 'model.safetensors', 'model.onnx', 'reference.json']) copyFileSync(join(MODEL, f), join(SITE, f));
 writeFileSync(join(SITE, 'index.html'), '<!doctype html><meta charset="utf-8"><title>bench</title>');
@@ -52,7 +55,7 @@ writeFileSync(
   `let s;
 onmessage = async ({ data }) => {
   if (data.config) {
-    const core = await import('./pkg-threads/attnscope.js');
+    const core = await import(data.pkg);
     await core.default();
     await core.initThreadPool(data.threads);
     s = core.Session.fromCheckpoint(data.config, data.model);
@@ -75,7 +78,7 @@ try {
   page.on('pageerror', (e) => errors.push(String(e)));
   await page.goto(new URL('index.html', url).href);
   const result = await page.evaluate(
-    async ({ TS, ROUNDS, BASELINE }) => {
+    async ({ TS, ROUNDS, BASELINE, BASELINE_THREADS }) => {
       const ids = (t) => Array.from({ length: t }, (_, i) => (i * 37 + 11) % 6400); // export_onnx.bench_ids
       const bytes = async (f) => new Uint8Array(await (await fetch(f)).arrayBuffer());
       const config = await (await fetch('config.json')).text();
@@ -99,19 +102,23 @@ try {
       }
       const threads = Math.min(navigator.hardwareConcurrency, 8);
       if (!crossOriginIsolated) throw new Error('the bench page is not cross-origin isolated: no threads build');
-      const worker = new Worker('./threads_worker.js', { type: 'module' });
-      const answer = () => new Promise((ok, fail) => {
-        worker.onmessage = ({ data }) => ok(data);
-        worker.onerror = (e) => fail(new Error(`threads worker: ${e.message}`));
-      });
-      const started = answer();
-      worker.postMessage({ config, model: model.slice(), threads });
-      await started;
-      engines[`attnscope threads (${threads})`] = async (t) => {
-        const got = answer();
-        worker.postMessage({ ids: ids(t) });
-        return (await got).logits;
-      };
+      const threadBuilds = [['attnscope threads', './pkg-threads/attnscope.js']];
+      if (BASELINE_THREADS) threadBuilds.push(['baseline threads', './pkg-baseline-threads/attnscope.js']);
+      for (const [name, pkg] of threadBuilds) {
+        const worker = new Worker('./threads_worker.js', { type: 'module' });
+        const answer = () => new Promise((ok, fail) => {
+          worker.onmessage = ({ data }) => ok(data);
+          worker.onerror = (e) => fail(new Error(`threads worker: ${e.message}`));
+        });
+        const started = answer();
+        worker.postMessage({ config, model: model.slice(), threads, pkg });
+        await started;
+        engines[`${name} (${threads})`] = async (t) => {
+          const got = answer();
+          worker.postMessage({ ids: ids(t) });
+          return (await got).logits;
+        };
+      }
       const names = Object.keys(engines);
       const out = { times: {}, maxDiff: {} };
       for (const t of TS) {
@@ -136,7 +143,7 @@ try {
       }
       return out;
     },
-    { TS, ROUNDS, BASELINE: Boolean(process.env.BASELINE) },
+    { TS, ROUNDS, BASELINE: Boolean(process.env.BASELINE), BASELINE_THREADS: Boolean(process.env.BASELINE_THREADS) },
   );
   const median = (xs) => {
     const s = [...xs].sort((a, b) => a - b);

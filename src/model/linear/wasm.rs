@@ -50,7 +50,7 @@ pub fn linear(x: ArrayView2<f32>, w: &Panels<NR>) -> Array2<f32> {
     let xs = x.as_slice().expect("standard layout");
     let mut c = Array2::<f32>::uninit((m, w.n));
     let cs = c.as_slice_mut().expect("fresh array");
-    par::for_row_chunks(cs, m, w.n, MR, |first, rows, cs| rows_of(&xs[first * k..], rows, w, cs));
+    par::for_row_chunks(cs, m, w.n, k, MR, |first, rows, cs| rows_of(&xs[first * k..], rows, w, cs));
     // SAFETY: the chunks cover every row of c, and `rows_of` stores every cell of its rows.
     unsafe { c.assume_init() }
 }
