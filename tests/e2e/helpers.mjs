@@ -98,7 +98,8 @@ export async function screenshot(page, name) {
   const dir = join(ROOT, 'artifacts', 'screenshots');
   await mkdir(dir, { recursive: true });
   const path = join(dir, `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
+  // A full-page capture of a tall view on a busy 2-core machine can take longer than Playwright's 30 s.
+  await page.screenshot({ path, fullPage: true, timeout: 90_000 });
   return path;
 }
 
