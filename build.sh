@@ -215,7 +215,7 @@ quiet_pool_start() {
 
 # Three builds of the core: www/pkg with plain simd128 (every browser with wasm SIMD), www/pkg-relaxed
 # whose matmul kernel uses relaxed-simd's fused multiply-add (Chromium >= 114), and www/pkg-threads,
-# pkg-relaxed with the `threads` feature: its matmuls split across a pool of Web Workers sharing the
+# pkg-relaxed with the `threads` feature: its matmuls and attention's heads split across a pool of Web Workers sharing the
 # module's memory, for a cross-origin isolated page. The worker picks one (www/worker.js). Cargo
 # compiles the dependencies once for the first two: only the crate's own `relaxed-simd` feature
 # differs; the third has its own target folder (another toolchain, std and flags).
@@ -252,7 +252,7 @@ native_tests() {
   # `cargo test --all-targets` a `harness = false` bench would run its whole benchmark.
   cargo test --all-targets --no-run
   cargo test
-  # The matmuls' row split across rayon's pool (the page's threads build), natively.
+  # The matmuls' row split and attention's heads across rayon's pool (the page's threads build), natively.
   cargo test --lib --features threads model::
 }
 

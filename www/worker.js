@@ -24,9 +24,9 @@ const variants = new Map(); // JSON of {config, seed} -> Session, oldest first
 // The core comes in three builds (build.sh): pkg-relaxed, whose matmul kernel fuses multiply and add
 // with relaxed-simd (about 1.3-1.6x the matmul speed where the CPU has FMA; BENCHMARKS.md), pkg,
 // plain simd128, for browsers without relaxed-simd, and pkg-threads, pkg-relaxed's code with its
-// matmuls split across a pool of Web Workers that share the module's memory. This one-function
-// module, which uses f32x4.relaxed_madd as the kernel does, validates exactly where relaxed-simd
-// loads. The threads build needs SharedArrayBuffer, which a browser only gives a cross-origin isolated
+// matmuls and attention's heads split across a pool of Web Workers that share the module's memory.
+// This one-function module, which uses f32x4.relaxed_madd as the kernel does, validates exactly
+// where relaxed-simd loads. The threads build needs SharedArrayBuffer, which a browser only gives a cross-origin isolated
 // page (served with COOP and COEP headers, as tools/serve.mjs does; README), and more than one core;
 // where it cannot start, the worker falls back to pkg-relaxed. `wasm=simd128` or `wasm=relaxed-simd`
 // in the worker's query (the page passes its own, app.js) forces that build: the test that the builds
@@ -48,7 +48,7 @@ const POOL_START_MS = 20_000;
 const POOL = Math.min(self.navigator.hardwareConcurrency || 1, MAX_THREADS);
 const WANTS_THREADS = RELAXED && !FORCED && self.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function' && POOL > 1;
 let BUILD = RELAXED ? 'relaxed-simd' : 'simd128';
-let threads = 1; // the matmuls' threads in the build that loaded
+let threads = 1; // the pool's threads in the build that loaded
 let threadsError = null; // why the threads build did not start, where the page could have had it
 
 async function load(pkg) {

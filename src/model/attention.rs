@@ -173,8 +173,8 @@ pub struct HeadOut {
 pub fn head(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32>, h: usize, n_rep: usize, mask: &MaskSpec, scale: f32) -> HeadOut {
     let cells = q.dim().0 * k.dim().0;
     let mut tables = [(); 3].map(|_| Vec::<f32>::with_capacity(cells));
-    let [a, b, c] = &mut tables;
-    let context = head_into(q, k, v, h, n_rep, mask, scale, [&mut a.spare_capacity_mut()[..cells], &mut b.spare_capacity_mut()[..cells], &mut c.spare_capacity_mut()[..cells]]);
+    let [a, b, c] = &mut tables.each_mut().map(|t| blocks(t, 1, cells).pop().expect("one block"));
+    let context = head_into(q, k, v, h, n_rep, mask, scale, [a, b, c]);
     // SAFETY: `head_into` wrote every one of the `cells` cells of each table.
     tables.iter_mut().for_each(|t| unsafe { t.set_len(cells) });
     let [scores, masked, probs] = tables.map(|a| Array2::from_shape_vec((q.dim().0, k.dim().0), a).expect("the head wrote [T, S]"));
@@ -192,6 +192,15 @@ fn put(cells: &mut [MaybeUninit<f32>], values: impl Iterator<Item = f32>) -> &mu
     assert_eq!(n, cells.len(), "a value for every cell");
     // SAFETY: every cell was just written; MaybeUninit<f32> has f32's layout.
     unsafe { &mut *(cells as *mut [MaybeUninit<f32>] as *mut [f32]) }
+}
+
+/// `cells` as the f32s they hold.
+///
+/// # Safety
+/// Every cell must have been written.
+unsafe fn written(cells: &[MaybeUninit<f32>]) -> &[f32] {
+    // SAFETY: the caller wrote every cell; MaybeUninit<f32> has f32's layout.
+    unsafe { &*(cells as *const [MaybeUninit<f32>] as *const [f32]) }
 }
 
 /// Writes one head's [T, S] scores, masked scores and probabilities into `tables` (each `T * S`
@@ -217,12 +226,12 @@ fn head_into(q: ArrayView3<f32>, k: ArrayView3<f32>, v: ArrayView3<f32>, h: usiz
                 live.iter_mut().zip(p).filter(|(_, &p)| p == 0).for_each(|(m, _)| *m += PADDING_BIAS);
             }
             // SAFETY: both parts of the masked row were just written.
-            let row = unsafe { &*(&masked[at..at + s_len] as *const [MaybeUninit<f32>] as *const [f32]) };
+            let row = unsafe { written(&masked[at..at + s_len]) };
             softmax_in_place(put(&mut probs[at..at + s_len], row.iter().copied()), seen);
         }
     });
     // SAFETY: every row of the block was written above.
-    let probs = unsafe { &*(&probs[..] as *const [MaybeUninit<f32>] as *const [f32]) };
+    let probs = unsafe { written(probs) };
     probs_times_v(ArrayView2::from_shape((t, s_len), probs).expect("[T, S] rows"), v.slice(s![.., kvh, ..]), mask)
 }
 

@@ -1,4 +1,5 @@
-//! Splitting a product's output rows across threads. With the `threads` feature the chunks run on
+//! Splitting work across threads: a product's output rows (`for_row_chunks`) and independent items
+//! such as attention's heads (`for_each`). With the `threads` feature the chunks run on
 //! rayon's pool (in the page: Web Workers sharing the module's memory, started by `initThreadPool`;
 //! natively rayon's own threads); without it, or on a pool of one thread, in turn on the caller's.
 //!

@@ -26,7 +26,7 @@ pub use memory::{check_checkpoint, describe_config};
 pub use session::Session;
 pub use warm_up::warm_up;
 /// `initThreadPool(n)` (the `threads` build, www/pkg-threads): n Web Workers join rayon's pool, sharing
-/// this module's memory; the matmuls then split across them.
+/// this module's memory; the matmuls and attention's heads then split across them.
 #[cfg(feature = "threads")]
 pub use wasm_bindgen_rayon::init_thread_pool;
 
