@@ -187,38 +187,49 @@ fn layer() {
         let x = kernels::filled(t, cfg.hidden_size, 3);
         let rope = RopeTable::new(&cfg, 0, t);
         let auto_tile = (t >= attnscope::model::forward::AUTO_FLASH_MIN_KEYS).then_some(DEFAULT_TILE);
-        // (path, flash tile, weights as held or transposed for gemm)
-        let paths = [("naive", None, false), ("flash", Some(DEFAULT_TILE), false), ("auto", auto_tile, true)];
-        let mut runs: Vec<Box<dyn FnMut() + '_>> = paths
-            .iter()
-            .map(|&(_, flash_tile, as_before)| {
-                let (cfg, x, rope) = (&cfg, &x, &rope);
-                let layer = if as_before { &before } else { &w.layers[0] };
-                Box::new(move || {
-                    let run = LayerRun {
-                        layer: 0,
-                        rope,
-                        mask: MaskSpec { causal: true, prefix_len: 0, padding: None },
-                        flash_tile,
-                        probe: None,
-                        interventions: &Interventions::default(),
-                        keep_context: false,
-                    };
-                    let mut cache = KvCache::new(cfg);
-                    let out = decoder_layer(cfg, layer, x.clone(), &mut cache.layers[0], &run, &mut Recorder::off());
-                    black_box(out.x);
-                }) as Box<dyn FnMut() + '_>
-            })
-            .collect();
-        let mut refs: Vec<&mut dyn FnMut()> = runs.iter_mut().map(|f| f.as_mut() as &mut dyn FnMut()).collect();
-        let rounds = if t <= 128 { 15 } else { 7 };
-        for ((name, _, as_before), (secs, peak)) in paths.iter().zip(interleaved(rounds, &mut refs)) {
-            if *as_before {
-                println!("layer T={t} attention={name} weights=transposed median_ms={:.2} peak_bytes={peak}", secs * 1e3);
+        // (path, flash tile, weights as held or transposed for gemm). The paths on one set of
+        // weights take turns; the transposed set is timed in rounds of its own after them, so that
+        // no sample finds the caches holding the other set (PyTorch's side has one set).
+        let all = [("naive", None, false), ("flash", Some(DEFAULT_TILE), false), ("auto", auto_tile, true)];
+        // LAYER_PATHS=naive (comma-separated) times only the paths named, for a profiler's run.
+        let only = std::env::var("LAYER_PATHS").ok();
+        let wanted = |name: &str| only.as_ref().is_none_or(|o| o.split(',').any(|n| n == name));
+        for set in [false, true] {
+            let paths: Vec<_> = all.iter().copied().filter(|p| p.2 == set && wanted(p.0)).collect();
+            if paths.is_empty() {
                 continue;
             }
-            let auto = (t >= attnscope::model::forward::AUTO_FLASH_MIN_KEYS) == (*name == "flash");
-            println!("layer T={t} attention={name} auto={auto} median_ms={:.2} peak_bytes={peak}", secs * 1e3);
+            let layer = if set { &before } else { &w.layers[0] };
+            let mut runs: Vec<Box<dyn FnMut() + '_>> = paths
+                .iter()
+                .map(|&(_, flash_tile, _)| {
+                    let (cfg, x, rope) = (&cfg, &x, &rope);
+                    Box::new(move || {
+                        let run = LayerRun {
+                            layer: 0,
+                            rope,
+                            mask: MaskSpec { causal: true, prefix_len: 0, padding: None },
+                            flash_tile,
+                            probe: None,
+                            interventions: &Interventions::default(),
+                            keep_context: false,
+                        };
+                        let mut cache = KvCache::new(cfg);
+                        let out = decoder_layer(cfg, layer, x.clone(), &mut cache.layers[0], &run, &mut Recorder::off());
+                        black_box(out.x);
+                    }) as Box<dyn FnMut() + '_>
+                })
+                .collect();
+            let mut refs: Vec<&mut dyn FnMut()> = runs.iter_mut().map(|f| f.as_mut() as &mut dyn FnMut()).collect();
+            let rounds = if t <= 128 { 15 } else { 7 };
+            for ((name, _, as_before), (secs, peak)) in paths.iter().zip(interleaved(rounds, &mut refs)) {
+                if *as_before {
+                    println!("layer T={t} attention={name} weights=transposed median_ms={:.2} peak_bytes={peak}", secs * 1e3);
+                    continue;
+                }
+                let auto = (t >= attnscope::model::forward::AUTO_FLASH_MIN_KEYS) == (*name == "flash");
+                println!("layer T={t} attention={name} auto={auto} median_ms={:.2} peak_bytes={peak}", secs * 1e3);
+            }
         }
     }
 }

@@ -88,14 +88,23 @@ fn panel_only_weights_read_back_exactly() {
     }
 }
 
-/// What a model's weights take in wasm32: each weight once, in f32; only a matrix whose rows do not
-/// fill whole 8-row panels costs more (MiniMind's router of 4 experts: [4, 768] held as [8, 768]).
+/// Zero rows that pad a matrix of `rows` output rows to whole panels of the wasm kernel (12 columns).
+fn panel_padding(rows: u64) -> u64 {
+    rows.div_ceil(12) * 12 - rows
+}
+
+/// What a model's weights take in wasm32: each weight once, in f32; a matrix whose rows do not fill
+/// whole 12-row panels is padded with zero rows: MiniMind-3's gate and up (2432 rows, held as 2436),
+/// its embedding, tied with lm_head (6400, held as 6408), and the MoE router of 4 experts (held as 12).
 #[wasm_bindgen_test]
 fn weights_are_held_once_with_the_panels_padding() {
+    let pad = panel_padding;
     let dense = Config::from_json(r#"{"num_hidden_layers": 1}"#).unwrap();
-    assert_eq!(dense.weight_bytes_held(), dense.weight_count() * 4);
+    assert_eq!(dense.weight_bytes_held(), (dense.weight_count() + (2 * pad(2432) + pad(6400)) * 768) * 4);
     let moe = Config::from_json(r#"{"num_hidden_layers": 2, "use_moe": true, "num_experts": 4}"#).unwrap();
-    assert_eq!(moe.weight_bytes_held(), (moe.weight_count() + 2 * 4 * 768) * 4);
+    // Per layer the router and each of the 4 experts' gate and up.
+    let per_layer = pad(4) + 4 * 2 * pad(2432);
+    assert_eq!(moe.weight_bytes_held(), (moe.weight_count() + (2 * per_layer + pad(6400)) * 768) * 4);
 }
 
 #[wasm_bindgen_test]
@@ -329,8 +338,8 @@ fn header_only(tensors: &[(&str, Vec<usize>)], dtype: &str, bytes_per_weight: us
 #[wasm_bindgen_test]
 fn a_checkpoint_too_big_for_the_tab_is_refused_from_its_header() {
     use attnscope::wasm_api::check_checkpoint;
-    // 329 M weights (1.32 GB in f32, held once: the matrices only as the matmul kernel's panels, none
-    // of them padded at these shapes): in f16 the file twice (the page's copy and the core's) and the
+    // 329 M weights (1.32 GB in f32, held once: the matrices only as the matmul kernel's panels, the
+    // last panel of each padded with zero rows, 0.2 M in all): in f16 the file twice (the page's copy and the core's) and the
     // f32 weights fit the tab together (2.63 GB), in f32 they do not (3.95 GB), nor in f16 beside 1 GB
     // the tab holds already for the model loaded now.
     let config = r#"{"hidden_size": 4096, "num_hidden_layers": 1, "num_attention_heads": 32, "num_key_value_heads": 8,
@@ -348,7 +357,11 @@ fn a_checkpoint_too_big_for_the_tab_is_refused_from_its_header() {
     let get = |name: &str| js_sys::Reflect::get(&view, &JsValue::from_str(name)).unwrap();
     assert_eq!(get("dtype").as_string().unwrap(), "F16");
     assert_eq!(get("weight_count").as_f64().unwrap(), 329_265_152.0);
-    assert_eq!(get("weight_bytes_held").as_f64().unwrap(), 329_265_152.0 * 4.0);
+    let pad = panel_padding;
+    // q and o, k and v, gate and up, lm_head (the untied embedding is held as read), then down.
+    let padding = (2 * pad(4096) + 2 * pad(1024) + 2 * pad(2048) + pad(32000)) * 4096 + pad(4096) * 2048;
+    assert_eq!(padding, 196_608);
+    assert_eq!(get("weight_bytes_held").as_f64().unwrap(), (329_265_152 + padding) as f64 * 4.0);
     assert_eq!(get("qk_norm").as_bool(), Some(false));
 
     let message = |head: &[u8], size: f64, held: f64| {

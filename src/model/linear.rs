@@ -16,7 +16,7 @@
 //!   a weight is held transposed, `[in, out]` row-major: gemm reads that in rows, 1.14-1.2x faster
 //!   than the checkpoint's `[out, in]` read as its transpose at T = 128.
 //! - In wasm32 every product runs this file's own simd128 kernel (`linear/wasm.rs`): the weight is
-//!   packed into 8-column panels, register-blocked for V8's 16 xmm registers. Built with the
+//!   packed into 12-column panels, register-blocked for V8's 16 xmm registers. Built with the
 //!   `relaxed-simd` feature (build.sh's second wasm, www/pkg-relaxed) its multiply-add is
 //!   `f32x4.relaxed_madd`, one fused instruction where the CPU has FMA; the plain simd128 build
 //!   multiplies and adds.
@@ -53,7 +53,7 @@ enum Store {
     /// x86-64 with AVX-512F: the AVX-512 kernel's 64-column panels.
     #[cfg(target_arch = "x86_64")]
     Packed(Panels<{ avx512::NR }>),
-    /// wasm32: the simd128 kernel's 8-column panels.
+    /// wasm32: the simd128 kernel's 12-column panels.
     #[cfg(target_arch = "wasm32")]
     Panels(Panels<{ wasm::NR }>),
 }

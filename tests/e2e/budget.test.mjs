@@ -32,8 +32,8 @@ const TENSORS = [
   ['model.norm.weight', [4096]],
   ['lm_head.weight', [32000, 4096]],
 ];
-// In wasm the core holds each weight once, in f32 (every matrix here is a whole number of the kernel's
-// 8-row panels, so none is padded).
+// In wasm the core holds each weight once, in f32, each matrix padded with zero rows to whole panels of
+// the kernel's 12 columns (0.2 M weights here, 0.06 %: under the messages' 0.01 GB).
 const WEIGHT_COUNT = TENSORS.reduce((sum, [, shape]) => sum + shape.reduce((a, b) => a * b, 1), 0);
 
 // The header of a safetensors file of TENSORS in `dtype`, and the size of the whole file it describes.
@@ -115,7 +115,9 @@ test('a checkpoint the tab could hold only without the page’s own copy, or bes
   const [need, file, weights, held] = parts(await loadUrl(page, 'https://big.example/f32/'));
   assert.deepEqual([file, weights], [Number(gb(f32)), Number(gb(WEIGHT_COUNT * 4))]);
   const model = await page.evaluate(() => window.attnscope.app.model);
-  assert.equal(model.weight_bytes_held, model.weight_count * 4, 'the random model\'s weights, held once');
+  const padding = model.weight_bytes_held / (model.weight_count * 4) - 1;
+  // Zero rows pad each matrix to whole 12-row panels: 1.8 % at this model's hidden size of 64.
+  assert.ok(padding >= 0 && padding < 0.03, `the random model's weights, held once with their panels' padding: ${padding}`);
   assert.ok(held >= Number(gb(model.weight_bytes_held)) && held < 0.01, `the small random model is what is held: ${held} GB`);
   assert.ok(Math.abs(need - (2 * file + weights + held)) <= 0.02, `${need} GB is the sum of its parts`);
   await cleanScreenshot(page, 'budget-refused-copy');

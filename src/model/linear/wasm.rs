@@ -1,4 +1,4 @@
-//! The wasm32 kernel: C = X · W^T with W packed in panels of `NR` = 8 output columns (two v128).
+//! The wasm32 kernel: C = X · W^T with W packed in panels of `NR` = 12 output columns (three v128).
 
 use core::arch::wasm32::*;
 
@@ -9,19 +9,22 @@ use ndarray::{Array2, ArrayView2};
 use super::panels::{Panels, Tile};
 use crate::model::par;
 
-/// Output columns per panel: two v128.
-pub const NR: usize = 8;
+/// v128 per panel row.
+const V: usize = 3;
+/// Output columns per panel.
+pub const NR: usize = 4 * V;
 
-/// Rows of x per micro-kernel call: MR x 2 accumulators, 2 panel vectors, a broadcast x and a
-/// product temporary (without FMA) stay within V8's 15 allocatable xmm registers; 6 rows measured
-/// slower (BENCHMARKS.md).
-const MR: usize = 4;
-/// Inner-dimension block: one panel slice (KC x NR f32 = 8 KiB) stays in L1 while the rows of
+/// Rows of x per micro-kernel call: MR x V = 9 accumulators, V panel vectors, a broadcast x and a
+/// product temporary (without FMA) stay within V8's 15 allocatable xmm registers, and 9 independent
+/// multiply-adds per step cover the FMA's latency on two ports (4 x 8 had 8, just enough, and ran
+/// 0.93-0.94x as fast in the page; 4 x 12, 5 x 8 and 6 x 8 spill or measured slower: BENCHMARKS.md).
+const MR: usize = 3;
+/// Inner-dimension block: one panel slice (KC x NR f32 = 12 KiB) stays in L1 while the rows of
 /// x stream past it.
 const KC: usize = 256;
-/// Rows of x per pass over the panels: their KC-long slices (64 KiB) stay in L2 while every
-/// panel of W goes by.
-const MC: usize = 64;
+/// Rows of x per pass over the panels, a multiple of MR: their KC-long slices (48 KiB) stay in L2
+/// while every panel of W goes by.
+const MC: usize = 48;
 
 /// a * b + c, lane by lane: one fused `f32x4.relaxed_madd` in the relaxed-simd build (which
 /// rounds once where the CPU has FMA, twice where it has not: both are within the contract).
@@ -71,7 +74,6 @@ fn rows_of(xs: &[f32], m: usize, w: &Panels<NR>, cs: &mut [MaybeUninit<f32>]) {
                     let rows = MR.min(i0 + rows_here - i);
                     let tile = Tile { x: &xs[i * k + k0..], k, panel, kc, c: &mut cs[i * w.n + p * NR..], n: w.n, cols, first: k0 == 0 };
                     match rows {
-                        4 => tile.run::<4>(),
                         3 => tile.run::<3>(),
                         2 => tile.run::<2>(),
                         _ => tile.run::<1>(),
@@ -92,45 +94,46 @@ impl Tile<'_> {
     fn run<const R: usize>(self) {
         assert!(self.panel.len() >= self.kc * NR && self.x.len() >= (R - 1) * self.k + self.kc);
         assert!(self.c.len() >= (R - 1) * self.n + self.cols);
-        let mut acc = [[f32x4_splat(0.0); 2]; R];
+        let mut acc = [[f32x4_splat(0.0); V]; R];
         let (xp, bp) = (self.x.as_ptr(), self.panel.as_ptr());
         for kk in 0..self.kc {
             // SAFETY: kk < kc, so the panel reads stay in panel[..kc*NR] and the x reads at
             // r*k + kk stay in x[..(R-1)*k + kc], both checked above; v128 loads need no alignment.
             unsafe {
-                let b0 = v128_load(bp.add(kk * NR) as *const v128);
-                let b1 = v128_load(bp.add(kk * NR + 4) as *const v128);
+                let mut b = [f32x4_splat(0.0); V];
+                for (v, b) in b.iter_mut().enumerate() {
+                    *b = v128_load(bp.add(kk * NR + 4 * v) as *const v128);
+                }
                 for (r, acc) in acc.iter_mut().enumerate() {
                     let a = v128_load32_splat(xp.add(r * self.k + kk) as *const u32);
-                    acc[0] = madd(a, b0, acc[0]);
-                    acc[1] = madd(a, b1, acc[1]);
+                    for (acc, &b) in acc.iter_mut().zip(&b) {
+                        *acc = madd(a, b, *acc);
+                    }
                 }
             }
         }
         for (r, acc) in acc.iter().enumerate() {
             let row = &mut self.c[r * self.n..][..self.cols];
             if self.cols == NR {
-                // A whole panel's columns: the accumulators go to c as two vectors.
-                // SAFETY: row holds NR = 8 f32 (MaybeUninit<f32> has f32's layout), two v128;
+                // A whole panel's columns: the accumulators go to c as V vectors.
+                // SAFETY: row holds NR = 4 * V f32 (MaybeUninit<f32> has f32's layout), V v128;
                 // they are only read after the first k block stored them; v128 loads and stores
                 // need no alignment.
                 unsafe {
                     let p = row.as_mut_ptr() as *mut v128;
-                    let (lo, hi) = if self.first {
-                        (acc[0], acc[1])
-                    } else {
-                        (f32x4_add(v128_load(p), acc[0]), f32x4_add(v128_load(p.add(1)), acc[1]))
-                    };
-                    v128_store(p, lo);
-                    v128_store(p.add(1), hi);
+                    for (v, &acc) in acc.iter().enumerate() {
+                        let sum = if self.first { acc } else { f32x4_add(v128_load(p.add(v)), acc) };
+                        v128_store(p.add(v), sum);
+                    }
                 }
                 continue;
             }
             let mut sum = [0.0f32; NR];
-            // SAFETY: sum is NR = 8 f32, two v128 stores fill it.
+            // SAFETY: sum is NR = 4 * V f32, V v128 stores fill it.
             unsafe {
-                v128_store(sum.as_mut_ptr() as *mut v128, acc[0]);
-                v128_store(sum.as_mut_ptr().add(4) as *mut v128, acc[1]);
+                for (v, &acc) in acc.iter().enumerate() {
+                    v128_store(sum.as_mut_ptr().add(4 * v) as *mut v128, acc);
+                }
             }
             if self.first {
                 row.iter_mut().zip(sum).for_each(|(c, s)| {
