@@ -16,8 +16,9 @@ pub const NR: usize = 4 * V;
 
 /// Rows of x per micro-kernel call: MR x V = 9 accumulators, V panel vectors, a broadcast x and a
 /// product temporary (without FMA) stay within V8's 15 allocatable xmm registers, and 9 independent
-/// multiply-adds per step cover the FMA's latency on two ports (4 x 8 had 8, just enough, and ran
-/// 0.93-0.94x as fast in the page; 4 x 12, 5 x 8 and 6 x 8 spill or measured slower: BENCHMARKS.md).
+/// multiply-adds per step cover the FMA's latency on two ports (4 x 8 had 8, just enough; this tile
+/// takes 0.93-0.96x its forward time in the page; 4 x 12, 5 x 8 and 6 x 8 spill or measured slower:
+/// BENCHMARKS.md section 4).
 const MR: usize = 3;
 /// Inner-dimension block: one panel slice (KC x NR f32 = 12 KiB) stays in L1 while the rows of
 /// x stream past it.
