@@ -9,8 +9,9 @@
 //! - Natively, on a CPU with AVX-512F, a weight is packed at load into 64-column panels and
 //!   `linear` runs this file's own kernel (`linear/avx512.rs`): a 6-row x 64-column register tile
 //!   of fused multiply-adds, with no per-call repacking of the weight (gemm packs its right-hand side
-//!   on every call, a fifth of a layer's time at T = 128; BENCHMARKS.md section 2).
-//! - Natively elsewhere, and for attention's products everywhere natively, the `gemm` crate on one
+//!   on every call, a fifth of a layer's time at T = 128; BENCHMARKS.md section 2). On a CPU with
+//!   AVX2 and FMA but not AVX-512F the same panels go to `linear/avx2.rs`, a 6-row x 16-column tile.
+//! - Natively on any other CPU, and for attention's products everywhere natively, the `gemm` crate on one
 //!   thread, picked over ndarray's `.dot` (matrixmultiply) by measurement at MiniMind-3's shapes
 //!   (its AVX-512 kernels with the `x86-v4` feature, its AVX2 ones where the CPU has no more). There
 //!   a weight is held transposed, `[in, out]` row-major: gemm reads that in rows, 1.14-1.2x faster
@@ -27,6 +28,8 @@ use ndarray::{Array2, ArrayView2, Axis, CowArray, Ix2};
 
 use gemm::{gemm, Parallelism};
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 #[cfg(any(target_arch = "x86_64", target_arch = "wasm32"))]
@@ -47,22 +50,51 @@ pub struct Weight(Store);
 enum Store {
     /// Row-major `[out, in]`: an untied embedding table, only ever read by rows.
     Rows(Array2<f32>),
-    /// Natively without AVX-512F: W^T, row-major `[in, out]`, for gemm.
+    /// Natively where neither x86-64 kernel runs: W^T, row-major `[in, out]`, for gemm.
     #[cfg(not(target_arch = "wasm32"))]
     Transposed(Array2<f32>),
-    /// x86-64 with AVX-512F: the AVX-512 kernel's 64-column panels.
+    /// x86-64 with AVX-512F, or AVX2 and FMA: 64-column panels, and the kernel that reads them.
     #[cfg(target_arch = "x86_64")]
-    Packed(Panels<{ avx512::NR }>),
+    Packed(Panels<{ avx512::NR }>, Kernel),
     /// wasm32: the simd128 kernel's 12-column panels.
     #[cfg(target_arch = "wasm32")]
     Panels(Panels<{ wasm::NR }>),
+}
+
+/// The x86-64 kernels that read packed panels.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kernel {
+    Avx512,
+    Avx2,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Kernel {
+    /// The fastest this CPU runs, if any.
+    fn best() -> Option<Kernel> {
+        if avx512::available() {
+            Some(Kernel::Avx512)
+        } else if avx2::available() {
+            Some(Kernel::Avx2)
+        } else {
+            None
+        }
+    }
+
+    fn linear(self, x: ArrayView2<f32>, p: &Panels<{ avx512::NR }>) -> Array2<f32> {
+        match self {
+            Kernel::Avx512 => avx512::linear(x, p),
+            Kernel::Avx2 => avx2::linear(x, p),
+        }
+    }
 }
 
 /// Whether `Weight::new` packs weights into panels in this build on this CPU (otherwise, natively,
 /// it holds them transposed for gemm).
 fn packs() -> bool {
     #[cfg(target_arch = "x86_64")]
-    let packs = avx512::available();
+    let packs = Kernel::best().is_some();
     #[cfg(not(target_arch = "x86_64"))]
     let packs = cfg!(target_arch = "wasm32");
     packs
@@ -74,13 +106,17 @@ impl Weight {
         #[cfg(target_arch = "wasm32")]
         let held = Store::Panels(Panels::new(w.view()));
         #[cfg(target_arch = "x86_64")]
-        let held = if avx512::available() { Store::Packed(Panels::new(w.view())) } else { Weight::transposed(w).0 };
+        let held = match Kernel::best() {
+            Some(kernel) => Store::Packed(Panels::new(w.view()), kernel),
+            None => Weight::transposed(w).0,
+        };
         #[cfg(not(any(target_arch = "x86_64", target_arch = "wasm32")))]
         let held = Weight::transposed(w).0;
         Weight(held)
     }
 
-    /// The weight held transposed for gemm, as `new` holds it natively on a CPU without AVX-512F.
+    /// The weight held transposed for gemm, as `new` holds it natively on a CPU that runs neither
+    /// x86-64 kernel.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn transposed(w: Array2<f32>) -> Self {
         Weight(Store::Transposed(w.reversed_axes().as_standard_layout().into_owned()))
@@ -98,7 +134,7 @@ impl Weight {
             #[cfg(not(target_arch = "wasm32"))]
             Store::Transposed(t) => (t.ncols(), t.nrows()),
             #[cfg(target_arch = "x86_64")]
-            Store::Packed(p) => (p.n, p.k),
+            Store::Packed(p, _) => (p.n, p.k),
             #[cfg(target_arch = "wasm32")]
             Store::Panels(p) => (p.n, p.k),
         }
@@ -112,7 +148,7 @@ impl Weight {
             #[cfg(not(target_arch = "wasm32"))]
             Store::Transposed(t) => t.select(Axis(1), ids).reversed_axes().as_standard_layout().into_owned(),
             #[cfg(target_arch = "x86_64")]
-            Store::Packed(p) => p.rows(ids),
+            Store::Packed(p, _) => p.rows(ids),
             #[cfg(target_arch = "wasm32")]
             Store::Panels(p) => p.rows(ids),
         }
@@ -127,7 +163,7 @@ impl Weight {
             #[cfg(not(target_arch = "wasm32"))]
             Store::Transposed(t) => t.t().into(),
             #[cfg(target_arch = "x86_64")]
-            Store::Packed(p) => p.to_array().into(),
+            Store::Packed(p, _) => p.to_array().into(),
             #[cfg(target_arch = "wasm32")]
             Store::Panels(p) => p.to_array().into(),
         }
@@ -139,7 +175,7 @@ impl Weight {
         #[cfg(target_arch = "wasm32")]
         let floats = Panels::<{ wasm::NR }>::floats(out, inp);
         #[cfg(target_arch = "x86_64")]
-        let floats = if avx512::available() { Panels::<{ avx512::NR }>::floats(out, inp) } else { out.saturating_mul(inp) };
+        let floats = if packs() { Panels::<{ avx512::NR }>::floats(out, inp) } else { out.saturating_mul(inp) };
         #[cfg(not(any(target_arch = "x86_64", target_arch = "wasm32")))]
         let floats = out.saturating_mul(inp);
         floats
@@ -203,7 +239,7 @@ pub fn linear(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
         #[cfg(not(target_arch = "wasm32"))]
         Store::Transposed(t) => matmul(x, t.view()),
         #[cfg(target_arch = "x86_64")]
-        Store::Packed(p) => avx512::linear(x, p),
+        Store::Packed(p, kernel) => kernel.linear(x, p),
         #[cfg(target_arch = "wasm32")]
         Store::Panels(p) => wasm::linear(x, p),
     }
@@ -217,7 +253,7 @@ pub fn linear_back(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
         #[cfg(not(target_arch = "wasm32"))]
         Store::Transposed(t) => matmul(x, t.t()),
         #[cfg(target_arch = "x86_64")]
-        Store::Packed(p) => avx512::linear(x, &p.transposed()),
+        Store::Packed(p, kernel) => kernel.linear(x, &p.transposed()),
         #[cfg(target_arch = "wasm32")]
         Store::Panels(p) => wasm::linear(x, &p.transposed()),
     }
@@ -253,13 +289,18 @@ mod tests {
     }
 
     /// `w` as `Weight::new` holds it on this CPU and, natively, also transposed for gemm (what
-    /// `new` holds on a CPU without AVX-512F), so that both native kernels are tested on any CPU that
-    /// has AVX-512F (on one without it, both are gemm's: the AVX-512 kernel goes untested there).
+    /// `new` holds on a CPU that runs neither x86-64 kernel) and, on x86-64 with AVX-512F, packed for
+    /// the AVX2 kernel too, so that every native kernel is tested on a CPU that has AVX-512F (on one
+    /// with only AVX2 the AVX-512 kernel goes untested).
     fn held_both_ways(w: &Array2<f32>) -> Vec<Weight> {
         #[allow(unused_mut)]
         let mut held = vec![Weight::new(w.clone())];
         #[cfg(not(target_arch = "wasm32"))]
         held.push(Weight::transposed(w.clone()));
+        #[cfg(target_arch = "x86_64")]
+        if Kernel::best() == Some(Kernel::Avx512) && avx2::available() {
+            held.push(Weight(Store::Packed(Panels::new(w.view()), Kernel::Avx2)));
+        }
         held
     }
 
@@ -288,9 +329,10 @@ mod tests {
         assert_close(&matmul(probs.view(), k1), &reference(probs.view(), k1));
     }
 
-    /// `linear` by a weight as `Weight::new` holds it (and natively also transposed for gemm), at
-    /// sizes that end mid-tile, mid-panel and mid-block of the panel kernels: rows under, at and past
-    /// the wasm kernel's 4-row tiles and 64-row blocks and the AVX-512 kernel's 6-row tiles; columns
+    /// `linear` by a weight as `Weight::new` holds it (and natively also transposed for gemm, and for
+    /// the AVX2 kernel), at sizes that end mid-tile, mid-panel and mid-block of the panel kernels: rows
+    /// under, at and past the wasm kernel's 3-row tiles and 48-row blocks, the x86 kernels' 6-row tiles
+    /// and the AVX2 kernel's 96-row blocks; columns
     /// under, at and over 8-, 16- (one zmm) and 64-column panels, several panels, and past the AVX-512
     /// kernel's 4 panels per pass; the inner
     /// dimension under, at and over 256- and 384-long k blocks; from a standard-layout and a

@@ -1,0 +1,134 @@
+//! The native kernel on x86-64 CPUs with AVX2 and FMA but no AVX-512F (AMD before Zen 4, Intel
+//! client cores): C = X · W^T with W packed once, at load, in the AVX-512 kernel's 64-column panels,
+//! which this kernel reads 16 columns (two ymm, one cache line) at a time, so a weight is packed the
+//! same way whichever of the two runs. A 6-row x 16-column register tile: per step of the inner
+//! dimension 2 panel loads, 6 broadcasts of x read in place, 12 fused multiply-adds into 12 ymm
+//! accumulators (15 of the 16 registers). Where the CPU has neither kernel's features, `Weight` holds
+//! the weight for gemm instead. BENCHMARKS.md section 1 has the measurements.
+
+use std::arch::x86_64::*;
+
+use std::mem::MaybeUninit;
+
+use ndarray::{Array2, ArrayView2};
+
+use super::avx512::NR;
+use super::panels::{Panels, Tile};
+use crate::model::par;
+
+/// Output columns per tile: two ymm, a quarter of a panel.
+const W: usize = 16;
+/// Rows of x per micro-kernel call: MR x 2 accumulators, 2 panel vectors and a broadcast in 16 ymm.
+const MR: usize = 6;
+/// Inner-dimension block: a tile's KC-long slice of its panel columns (KC x 64 bytes, 16 KiB) stays
+/// in L1 while the rows of x go by it.
+const KC: usize = 256;
+/// Rows of x per block: their KC-long slices (MC x KC x 4 bytes, 96 KiB) stay in L2 while every
+/// quarter panel goes by them all.
+const MC: usize = 96;
+
+/// Whether this CPU runs the kernel (checked once by std, then a load).
+pub fn available() -> bool {
+    is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+}
+
+/// x: [M, k] -> [M, n]. The output is not zeroed first: the first k block stores every cell (its
+/// tiles cover all M rows and every panel's columns), the later blocks add to them.
+pub fn linear(x: ArrayView2<f32>, w: &Panels<NR>) -> Array2<f32> {
+    let (m, k) = x.dim();
+    assert_eq!(k, w.k, "linear of [{m}, {k}] by a weight [{}, {}]", w.n, w.k);
+    if m == 0 || w.n == 0 || k == 0 {
+        return Array2::zeros((m, w.n));
+    }
+    assert!(available(), "the AVX2 kernel on a CPU without AVX2 and FMA");
+    let x = x.as_standard_layout();
+    let xs = x.as_slice().expect("standard layout");
+    let mut c = Array2::<f32>::uninit((m, w.n));
+    let cs = c.as_slice_mut().expect("fresh array");
+    par::for_row_chunks(cs, m, w.n, k, MR, |first, rows, cs| rows_of(&xs[first * k..], rows, w, cs));
+    // SAFETY: the chunks cover every row of c, and `rows_of` stores every cell of its rows.
+    unsafe { c.assume_init() }
+}
+
+/// The `m` rows of c (row-major [m, n]) from the `m` rows of x ([m, k] row-major) by the panels:
+/// every cell is stored. The CPU has AVX2 and FMA (checked by `linear`).
+fn rows_of(xs: &[f32], m: usize, w: &Panels<NR>, cs: &mut [MaybeUninit<f32>]) {
+    let (n, k) = (w.n, w.k);
+    let data = w.data();
+    for k0 in (0..k).step_by(KC) {
+        let kc = KC.min(k - k0);
+        for g0 in (0..m).step_by(MC) {
+            for j in (0..n).step_by(W) {
+                // the quarter panel of columns j..j + W: its rows k0.. are NR apart in panel j / NR
+                let panel = &data[(j / NR) * k * NR + k0 * NR + j % NR..][..(kc - 1) * NR + W];
+                let cols = W.min(n - j);
+                for g in (g0..m.min(g0 + MC)).step_by(MR) {
+                    let rows = MR.min(m - g);
+                    let tile = Tile { x: &xs[g * k + k0..], k, panel, kc, c: &mut cs[g * n + j..], n, cols, first: k0 == 0 };
+                    // SAFETY: `linear` checked available(), so the CPU has AVX2 and FMA.
+                    unsafe {
+                        match rows {
+                            MR => run::<MR>(tile),
+                            5 => run::<5>(tile),
+                            4 => run::<4>(tile),
+                            3 => run::<3>(tile),
+                            2 => run::<2>(tile),
+                            _ => run::<1>(tile),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // The k0 = 0 pass ran a tile on every group of rows (g over 0..m by MR, block by block) and
+    // every W columns (j over 0..n), each storing its `cols` columns of its rows: all of [m, n].
+}
+
+/// One tile: R rows of x times a quarter panel's slice (row stride NR), into R rows of c.
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn run<const R: usize>(t: Tile<'_>) {
+    assert!(t.kc > 0 && t.x.len() >= (R - 1) * t.k + t.kc && t.panel.len() >= (t.kc - 1) * NR + W);
+    assert!(t.cols <= W && t.c.len() >= (R - 1) * t.n + t.cols);
+    let mut acc = [[_mm256_setzero_ps(); 2]; R];
+    let (xp, bp) = (t.x.as_ptr(), t.panel.as_ptr());
+    for kk in 0..t.kc {
+        // SAFETY: kk < kc, so the panel reads at kk*NR .. kk*NR + W stay in panel[..(kc-1)*NR + W]
+        // and the x reads at r*k + kk in x[..(R-1)*k + kc], both checked above; the loads need no
+        // alignment.
+        unsafe {
+            let b = [_mm256_loadu_ps(bp.add(kk * NR)), _mm256_loadu_ps(bp.add(kk * NR + 8))];
+            for (r, acc) in acc.iter_mut().enumerate() {
+                let a = _mm256_broadcast_ss(&*xp.add(r * t.k + kk));
+                acc[0] = _mm256_fmadd_ps(a, b[0], acc[0]);
+                acc[1] = _mm256_fmadd_ps(a, b[1], acc[1]);
+            }
+        }
+    }
+    let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (r, acc) in acc.iter().enumerate() {
+        for (v, &acc) in acc.iter().enumerate() {
+            let real = t.cols.saturating_sub(8 * v).min(8);
+            if real == 0 {
+                break; // past the last real column of a partial panel
+            }
+            // SAFETY: row r's cells r*n .. r*n + cols lie in c (checked above; MaybeUninit<f32> has
+            // f32's layout): 8 whole lanes are written and read as one ymm, a partial vector's
+            // through a mask that keeps every access to its real cells (a masked-off lane is never
+            // touched). Cells are only read after the first k block stored them.
+            unsafe {
+                let p = (t.c.as_mut_ptr().add(r * t.n) as *mut f32).add(8 * v);
+                if real == 8 {
+                    let sum = if t.first { acc } else { _mm256_add_ps(_mm256_loadu_ps(p), acc) };
+                    _mm256_storeu_ps(p, sum);
+                } else {
+                    let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(real as i32), lanes);
+                    let sum = if t.first { acc } else { _mm256_add_ps(_mm256_maskload_ps(p, mask), acc) };
+                    _mm256_maskstore_ps(p, mask, sum);
+                }
+            }
+        }
+    }
+}
