@@ -10,7 +10,7 @@
 //!   `linear` runs this file's own kernel (`linear/avx512.rs`): a 6-row x 64-column register tile
 //!   of fused multiply-adds, with no per-call repacking of the weight (gemm packs its right-hand side
 //!   on every call, a fifth of a layer's time at T = 128; BENCHMARKS.md section 2). On a CPU with
-//!   AVX2 and FMA but not AVX-512F the same panels go to `linear/avx2.rs`, a 6-row x 16-column tile.
+//!   AVX2 and FMA but not AVX-512F, 16-column panels and `linear/avx2.rs`, a 6-row x 16-column tile.
 //! - Natively on any other CPU, and for attention's products everywhere natively, the `gemm` crate on one
 //!   thread, picked over ndarray's `.dot` (matrixmultiply) by measurement at MiniMind-3's shapes
 //!   (its AVX-512 kernels with the `x86-v4` feature, its AVX2 ones where the CPU has no more). There
@@ -53,9 +53,12 @@ enum Store {
     /// Natively where neither x86-64 kernel runs: W^T, row-major `[in, out]`, for gemm.
     #[cfg(not(target_arch = "wasm32"))]
     Transposed(Array2<f32>),
-    /// x86-64 with AVX-512F, or AVX2 and FMA: 64-column panels, and the kernel that reads them.
+    /// x86-64 with AVX-512F: the AVX-512 kernel's 64-column panels.
     #[cfg(target_arch = "x86_64")]
-    Packed(Panels<{ avx512::NR }>, Kernel),
+    Avx512(Panels<{ avx512::NR }>),
+    /// x86-64 with AVX2 and FMA but not AVX-512F: the AVX2 kernel's 16-column panels.
+    #[cfg(target_arch = "x86_64")]
+    Avx2(Panels<{ avx2::NR }>),
     /// wasm32: the simd128 kernel's 12-column panels.
     #[cfg(target_arch = "wasm32")]
     Panels(Panels<{ wasm::NR }>),
@@ -82,10 +85,11 @@ impl Kernel {
         }
     }
 
-    fn linear(self, x: ArrayView2<f32>, p: &Panels<{ avx512::NR }>) -> Array2<f32> {
+    /// `w` packed for this kernel.
+    fn pack(self, w: ArrayView2<f32>) -> Store {
         match self {
-            Kernel::Avx512 => avx512::linear(x, p),
-            Kernel::Avx2 => avx2::linear(x, p),
+            Kernel::Avx512 => Store::Avx512(Panels::new(w)),
+            Kernel::Avx2 => Store::Avx2(Panels::new(w)),
         }
     }
 }
@@ -107,7 +111,7 @@ impl Weight {
         let held = Store::Panels(Panels::new(w.view()));
         #[cfg(target_arch = "x86_64")]
         let held = match Kernel::best() {
-            Some(kernel) => Store::Packed(Panels::new(w.view()), kernel),
+            Some(kernel) => kernel.pack(w.view()),
             None => Weight::transposed(w).0,
         };
         #[cfg(not(any(target_arch = "x86_64", target_arch = "wasm32")))]
@@ -134,7 +138,9 @@ impl Weight {
             #[cfg(not(target_arch = "wasm32"))]
             Store::Transposed(t) => (t.ncols(), t.nrows()),
             #[cfg(target_arch = "x86_64")]
-            Store::Packed(p, _) => (p.n, p.k),
+            Store::Avx512(p) => (p.n, p.k),
+            #[cfg(target_arch = "x86_64")]
+            Store::Avx2(p) => (p.n, p.k),
             #[cfg(target_arch = "wasm32")]
             Store::Panels(p) => (p.n, p.k),
         }
@@ -148,7 +154,9 @@ impl Weight {
             #[cfg(not(target_arch = "wasm32"))]
             Store::Transposed(t) => t.select(Axis(1), ids).reversed_axes().as_standard_layout().into_owned(),
             #[cfg(target_arch = "x86_64")]
-            Store::Packed(p, _) => p.rows(ids),
+            Store::Avx512(p) => p.rows(ids),
+            #[cfg(target_arch = "x86_64")]
+            Store::Avx2(p) => p.rows(ids),
             #[cfg(target_arch = "wasm32")]
             Store::Panels(p) => p.rows(ids),
         }
@@ -163,7 +171,9 @@ impl Weight {
             #[cfg(not(target_arch = "wasm32"))]
             Store::Transposed(t) => t.t().into(),
             #[cfg(target_arch = "x86_64")]
-            Store::Packed(p, _) => p.to_array().into(),
+            Store::Avx512(p) => p.to_array().into(),
+            #[cfg(target_arch = "x86_64")]
+            Store::Avx2(p) => p.to_array().into(),
             #[cfg(target_arch = "wasm32")]
             Store::Panels(p) => p.to_array().into(),
         }
@@ -175,7 +185,11 @@ impl Weight {
         #[cfg(target_arch = "wasm32")]
         let floats = Panels::<{ wasm::NR }>::floats(out, inp);
         #[cfg(target_arch = "x86_64")]
-        let floats = if packs() { Panels::<{ avx512::NR }>::floats(out, inp) } else { out.saturating_mul(inp) };
+        let floats = match Kernel::best() {
+            Some(Kernel::Avx512) => Panels::<{ avx512::NR }>::floats(out, inp),
+            Some(Kernel::Avx2) => Panels::<{ avx2::NR }>::floats(out, inp),
+            None => out.saturating_mul(inp),
+        };
         #[cfg(not(any(target_arch = "x86_64", target_arch = "wasm32")))]
         let floats = out.saturating_mul(inp);
         floats
@@ -239,7 +253,9 @@ pub fn linear(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
         #[cfg(not(target_arch = "wasm32"))]
         Store::Transposed(t) => matmul(x, t.view()),
         #[cfg(target_arch = "x86_64")]
-        Store::Packed(p, kernel) => kernel.linear(x, p),
+        Store::Avx512(p) => avx512::linear(x, p),
+        #[cfg(target_arch = "x86_64")]
+        Store::Avx2(p) => avx2::linear(x, p),
         #[cfg(target_arch = "wasm32")]
         Store::Panels(p) => wasm::linear(x, p),
     }
@@ -253,7 +269,9 @@ pub fn linear_back(x: ArrayView2<f32>, w: &Weight) -> Array2<f32> {
         #[cfg(not(target_arch = "wasm32"))]
         Store::Transposed(t) => matmul(x, t.t()),
         #[cfg(target_arch = "x86_64")]
-        Store::Packed(p, kernel) => kernel.linear(x, &p.transposed()),
+        Store::Avx512(p) => avx512::linear(x, &p.transposed()),
+        #[cfg(target_arch = "x86_64")]
+        Store::Avx2(p) => avx2::linear(x, &p.transposed()),
         #[cfg(target_arch = "wasm32")]
         Store::Panels(p) => wasm::linear(x, &p.transposed()),
     }
@@ -299,7 +317,7 @@ mod tests {
         held.push(Weight::transposed(w.clone()));
         #[cfg(target_arch = "x86_64")]
         if Kernel::best() == Some(Kernel::Avx512) && avx2::available() {
-            held.push(Weight(Store::Packed(Panels::new(w.view()), Kernel::Avx2)));
+            held.push(Weight(Kernel::Avx2.pack(w.view())));
         }
         held
     }

@@ -12,20 +12,22 @@ use std::mem::MaybeUninit;
 
 use ndarray::{Array2, ArrayView2};
 
-use super::avx512::NR;
 use super::panels::{Panels, Tile};
 use crate::model::par;
 
-/// Output columns per tile: two ymm, a quarter of a panel.
-const W: usize = 16;
+/// Output columns per panel and tile: two ymm.
+pub const NR: usize = 16;
+const W: usize = NR;
 /// Rows of x per micro-kernel call: MR x 2 accumulators, 2 panel vectors and a broadcast in 16 ymm.
 const MR: usize = 6;
 /// Inner-dimension block: a tile's KC-long slice of its panel columns (KC x 64 bytes, 16 KiB) stays
 /// in L1 while the rows of x go by it.
 const KC: usize = 256;
-/// Rows of x per block: their KC-long slices (MC x KC x 4 bytes, 96 KiB) stay in L2 while every
-/// quarter panel goes by them all.
-const MC: usize = 96;
+/// Rows of x per block: their KC-long slices (MC x KC x 4 bytes) stay in L2 while every panel
+/// goes by them all.
+const MC: usize = 132;
+/// Output columns per block: the block's MC x NC cells of c stay in L2 across the k blocks.
+const NC: usize = 256;
 
 /// Whether this CPU runs the kernel (checked once by std, then a load).
 pub fn available() -> bool {
@@ -55,25 +57,33 @@ pub fn linear(x: ArrayView2<f32>, w: &Panels<NR>) -> Array2<f32> {
 fn rows_of(xs: &[f32], m: usize, w: &Panels<NR>, cs: &mut [MaybeUninit<f32>]) {
     let (n, k) = (w.n, w.k);
     let data = w.data();
-    for k0 in (0..k).step_by(KC) {
-        let kc = KC.min(k - k0);
-        for g0 in (0..m).step_by(MC) {
-            for j in (0..n).step_by(W) {
-                // the quarter panel of columns j..j + W: its rows k0.. are NR apart in panel j / NR
-                let panel = &data[(j / NR) * k * NR + k0 * NR + j % NR..][..(kc - 1) * NR + W];
-                let cols = W.min(n - j);
-                for g in (g0..m.min(g0 + MC)).step_by(MR) {
-                    let rows = MR.min(m - g);
-                    let tile = Tile { x: &xs[g * k + k0..], k, panel, kc, c: &mut cs[g * n + j..], n, cols, first: k0 == 0 };
-                    // SAFETY: `linear` checked available(), so the CPU has AVX2 and FMA.
-                    unsafe {
-                        match rows {
-                            MR => run::<MR>(tile),
-                            5 => run::<5>(tile),
-                            4 => run::<4>(tile),
-                            3 => run::<3>(tile),
-                            2 => run::<2>(tile),
-                            _ => run::<1>(tile),
+    let mut packed = vec![0.0f32; MC.min(m.next_multiple_of(MR)) * k];
+    for g0 in (0..m).step_by(MC) {
+        let mc = MC.min(m - g0);
+        let stride = mc.next_multiple_of(MR);
+        for k0 in (0..k).step_by(KC) {
+            pack_rows(&xs[g0 * k + k0..], k, mc, KC.min(k - k0), &mut packed[stride * k0..]);
+        }
+        for j0 in (0..n).step_by(NC) {
+            for k0 in (0..k).step_by(KC) {
+                let kc = KC.min(k - k0);
+                for j in (j0..n.min(j0 + NC)).step_by(NR) {
+                    let panel = &data[j * k + k0 * NR..][..kc * NR];
+                    let cols = NR.min(n - j);
+                    for g in (0..mc).step_by(MR) {
+                        let rows = MR.min(mc - g);
+                        let x = &packed[stride * k0 + g * kc..][..kc * MR];
+                        let tile = Tile { x, k: MR, panel, kc, c: &mut cs[(g0 + g) * n + j..], n, cols, first: k0 == 0 };
+                        // SAFETY: `linear` checked available(), so the CPU has AVX2 and FMA.
+                        unsafe {
+                            match rows {
+                                MR => run::<MR>(tile),
+                                5 => run::<5>(tile),
+                                4 => run::<4>(tile),
+                                3 => run::<3>(tile),
+                                2 => run::<2>(tile),
+                                _ => run::<1>(tile),
+                            }
                         }
                     }
                 }
@@ -84,13 +94,32 @@ fn rows_of(xs: &[f32], m: usize, w: &Panels<NR>, cs: &mut [MaybeUninit<f32>]) {
     // every W columns (j over 0..n), each storing its `cols` columns of its rows: all of [m, n].
 }
 
+/// x's rows 0..mc, columns 0..kc (row stride k) into `packed` group by group of MR rows, each group
+/// kc steps of MR numbers (x[g + r, kk] at g * kc + kk * MR + r), a last partial group's missing
+/// rows as zeros.
+fn pack_rows(xs: &[f32], k: usize, mc: usize, kc: usize, packed: &mut [f32]) {
+    for g in (0..mc).step_by(MR) {
+        let group = &mut packed[g * kc..][..kc * MR];
+        for r in 0..MR {
+            if g + r < mc {
+                let row = &xs[(g + r) * k..][..kc];
+                for (kk, &x) in row.iter().enumerate() {
+                    group[kk * MR + r] = x;
+                }
+            } else {
+                (0..kc).for_each(|kk| group[kk * MR + r] = 0.0);
+            }
+        }
+    }
+}
+
 /// One tile: R rows of x times a quarter panel's slice (row stride NR), into R rows of c.
 ///
 /// # Safety
 /// The CPU must have AVX2 and FMA.
 #[target_feature(enable = "avx2,fma")]
 unsafe fn run<const R: usize>(t: Tile<'_>) {
-    assert!(t.kc > 0 && t.x.len() >= (R - 1) * t.k + t.kc && t.panel.len() >= (t.kc - 1) * NR + W);
+    assert!(t.kc > 0 && t.x.len() >= t.kc * MR && t.panel.len() >= t.kc * NR);
     assert!(t.cols <= W && t.c.len() >= (R - 1) * t.n + t.cols);
     let mut acc = [[_mm256_setzero_ps(); 2]; R];
     let (xp, bp) = (t.x.as_ptr(), t.panel.as_ptr());
@@ -101,7 +130,7 @@ unsafe fn run<const R: usize>(t: Tile<'_>) {
         unsafe {
             let b = [_mm256_loadu_ps(bp.add(kk * NR)), _mm256_loadu_ps(bp.add(kk * NR + 8))];
             for (r, acc) in acc.iter_mut().enumerate() {
-                let a = _mm256_broadcast_ss(&*xp.add(r * t.k + kk));
+                let a = _mm256_broadcast_ss(&*xp.add(kk * MR + r));
                 acc[0] = _mm256_fmadd_ps(a, b[0], acc[0]);
                 acc[1] = _mm256_fmadd_ps(a, b[1], acc[1]);
             }
