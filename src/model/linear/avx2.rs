@@ -1,10 +1,12 @@
 //! The native kernel on x86-64 CPUs with AVX2 and FMA but no AVX-512F (AMD before Zen 4, Intel
-//! client cores): C = X · W^T with W packed once, at load, in the AVX-512 kernel's 64-column panels,
-//! which this kernel reads 16 columns (two ymm, one cache line) at a time, so a weight is packed the
-//! same way whichever of the two runs. A 6-row x 16-column register tile: per step of the inner
-//! dimension 2 panel loads, 6 broadcasts of x read in place, 12 fused multiply-adds into 12 ymm
-//! accumulators (15 of the 16 registers). Where the CPU has neither kernel's features, `Weight` holds
-//! the weight for gemm instead. BENCHMARKS.md section 1 has the measurements.
+//! client cores): C = X · W^T with W packed once, at load, in panels of `NR` = 16 output columns
+//! (two ymm, one cache line per step of the inner dimension). A 6-row x 16-column register tile: per
+//! step 2 panel loads, 6 broadcasts of x, 12 fused multiply-adds into 12 ymm accumulators (15 of the
+//! 16 registers). Unlike the AVX-512 kernel it packs x, per block of rows, 6 rows interleaved, and it
+//! keeps a block of c in L2 across the k blocks: reading x in place, or sweeping all of c per k
+//! block, left it behind gemm on this kind of CPU (Zen 3's L1 is 32 KiB, its L2 512 KiB). Where the
+//! CPU has neither kernel's features, `Weight` holds the weight for gemm instead. BENCHMARKS.md
+//! section 1 has the measurements.
 
 use std::arch::x86_64::*;
 
@@ -17,16 +19,16 @@ use crate::model::par;
 
 /// Output columns per panel and tile: two ymm.
 pub const NR: usize = 16;
-const W: usize = NR;
 /// Rows of x per micro-kernel call: MR x 2 accumulators, 2 panel vectors and a broadcast in 16 ymm.
 const MR: usize = 6;
-/// Inner-dimension block: a tile's KC-long slice of its panel columns (KC x 64 bytes, 16 KiB) stays
-/// in L1 while the rows of x go by it.
-const KC: usize = 256;
-/// Rows of x per block: their KC-long slices (MC x KC x 4 bytes) stay in L2 while every panel
-/// goes by them all.
+/// Inner-dimension block: a panel's KC-long slice (KC x 64 bytes, 24 KiB) stays in L1 while every
+/// group of 6 rows of the block goes by it (192 and 256 measured slower on Zen 3).
+const KC: usize = 384;
+/// Rows of x per block, packed once for all of k: a block's KC-long slice (MC x KC x 4 bytes,
+/// 198 KiB) stays in L2 while the panels go by it. 132 takes T = 128 in one block.
 const MC: usize = 132;
-/// Output columns per block: the block's MC x NC cells of c stay in L2 across the k blocks.
+/// Output columns per block: the block's MC x NC cells of c (132 KiB) stay in L2 across the k
+/// blocks, rather than leaving for L3 between them when a row of c is longer (2432 columns).
 const NC: usize = 256;
 
 /// Whether this CPU runs the kernel (checked once by std, then a load).
@@ -57,6 +59,7 @@ pub fn linear(x: ArrayView2<f32>, w: &Panels<NR>) -> Array2<f32> {
 fn rows_of(xs: &[f32], m: usize, w: &Panels<NR>, cs: &mut [MaybeUninit<f32>]) {
     let (n, k) = (w.n, w.k);
     let data = w.data();
+    // x's rows g0..g0 + mc, k block by k block (at stride * k0), each as `pack_rows` lays it out
     let mut packed = vec![0.0f32; MC.min(m.next_multiple_of(MR)) * k];
     for g0 in (0..m).step_by(MC) {
         let mc = MC.min(m - g0);
@@ -90,8 +93,9 @@ fn rows_of(xs: &[f32], m: usize, w: &Panels<NR>, cs: &mut [MaybeUninit<f32>]) {
             }
         }
     }
-    // The k0 = 0 pass ran a tile on every group of rows (g over 0..m by MR, block by block) and
-    // every W columns (j over 0..n), each storing its `cols` columns of its rows: all of [m, n].
+    // In every block of rows and columns the k0 = 0 pass ran a tile on every group of rows (g over
+    // 0..mc by MR) and every panel (j over the block by NR), each storing its `cols` columns of its
+    // rows: all of [m, n] (g0 over 0..m by MC, j0 over 0..n by NC).
 }
 
 /// x's rows 0..mc, columns 0..kc (row stride k) into `packed` group by group of MR rows, each group
@@ -113,19 +117,19 @@ fn pack_rows(xs: &[f32], k: usize, mc: usize, kc: usize, packed: &mut [f32]) {
     }
 }
 
-/// One tile: R rows of x times a quarter panel's slice (row stride NR), into R rows of c.
+/// One tile: R rows of x (packed, MR numbers per step) times a panel's slice, into R rows of c.
 ///
 /// # Safety
 /// The CPU must have AVX2 and FMA.
 #[target_feature(enable = "avx2,fma")]
 unsafe fn run<const R: usize>(t: Tile<'_>) {
     assert!(t.kc > 0 && t.x.len() >= t.kc * MR && t.panel.len() >= t.kc * NR);
-    assert!(t.cols <= W && t.c.len() >= (R - 1) * t.n + t.cols);
+    assert!(t.cols <= NR && t.c.len() >= (R - 1) * t.n + t.cols);
     let mut acc = [[_mm256_setzero_ps(); 2]; R];
     let (xp, bp) = (t.x.as_ptr(), t.panel.as_ptr());
     for kk in 0..t.kc {
-        // SAFETY: kk < kc, so the panel reads at kk*NR .. kk*NR + W stay in panel[..(kc-1)*NR + W]
-        // and the x reads at r*k + kk in x[..(R-1)*k + kc], both checked above; the loads need no
+        // SAFETY: kk < kc, so the panel reads at kk*NR .. kk*NR + 16 stay in panel[..kc*NR] and the
+        // x reads at kk*MR + r (r < R <= MR) in x[..kc*MR], both checked above; the loads need no
         // alignment.
         unsafe {
             let b = [_mm256_loadu_ps(bp.add(kk * NR)), _mm256_loadu_ps(bp.add(kk * NR + 8))];
