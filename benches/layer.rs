@@ -7,7 +7,7 @@
 //! - layer: one MiniMind-3 decoder layer (hidden 768, 8 query / 4 KV heads, d 96, FFN 2432, Q/K norm,
 //!   causal, empty cache, nothing recorded) at T = 128 and 1024, on each attention path, and on the
 //!   path `Model::forward` picks with the weights held transposed for gemm (how they were held
-//!   natively before the AVX-512 kernel, and still are on a CPU without AVX-512F);
+//!   natively before the x86-64 kernels, and still are on a CPU with neither AVX-512F nor AVX2);
 //!   tools/bench/run.sh sets these against PyTorch's on one thread. `LAYER_T=1024` times one length.
 //! - attention: `naive_attention` against `flash_attention` (tile 64, the default) at T = S = 512,
 //!   2048 and 8192, with the peak heap each call allocates, counted by the allocator below.
@@ -162,9 +162,9 @@ fn matmul() {
     }
 }
 
-/// The layer's weights held transposed for gemm, as `Weight::new` holds them on a CPU without
-/// AVX-512F (and held them everywhere natively before the AVX-512 kernel: the "before" of
-/// BENCHMARKS.md section 1).
+/// The layer's weights held transposed for gemm, as `Weight::new` holds them on a CPU with neither
+/// AVX-512F nor AVX2 and FMA (and held them everywhere natively before the x86-64 kernels: the
+/// "before" of BENCHMARKS.md section 1).
 fn transposed(w: &LayerWeights) -> LayerWeights {
     let transposed = |w: &Weight| Weight::transposed(w.to_array().as_standard_layout().into_owned());
     let mut out = w.clone();

@@ -2,10 +2,11 @@
 //! does), one thread each: ndarray's `.dot`, which calls matrixmultiply's sgemm (linear.rs ran it
 //! until the measurements in BENCHMARKS.md), the `gemm` crate with `Parallelism::None` (what
 //! `linear` ran natively before weights were held transposed, and what attention's products run),
-//! gemm on W^T held row-major (natively, "transposed": what `linear` runs on a CPU without
-//! AVX-512F, and ran everywhere natively before the AVX-512 kernel), and `linear` itself on the
-//! weight as the model holds it ("packed": natively the AVX-512 kernel on its panels where the CPU
-//! has AVX-512F, else the same as "transposed"; in wasm32 the packed simd128 kernel). Shared by
+//! gemm on W^T held row-major (natively, "transposed": what `linear` runs on a CPU with neither
+//! AVX-512F nor AVX2 and FMA, and ran everywhere natively before the x86-64 kernels), and `linear`
+//! itself on the weight as the model holds it ("packed": natively the AVX-512 kernel on its panels
+//! where the CPU has AVX-512F, the AVX2 kernel where it has AVX2 and FMA, else the same as
+//! "transposed"; in wasm32 the packed simd128 kernel). Shared by
 //! benches/layer.rs (native) and examples/matmul_wasm.rs (wasm32), so both targets time the same code.
 //! Each reads the weight as it would hold it, prepared once before timing (`Operand`).
 

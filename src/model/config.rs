@@ -291,7 +291,7 @@ impl Config {
     }
 
     /// Bytes the weights take in memory in this build on this CPU: f32, each once; where `linear`'s
-    /// kernel reads panels (wasm32, and x86-64 with AVX-512F) the matrices it multiplies by are held
+    /// kernel reads panels (wasm32, and x86-64 with AVX-512F or AVX2) the matrices it multiplies by are held
     /// only as those panels, the last panel of each padded to whole panels (`Weight::held_floats`).
     pub fn weight_bytes_held(&self) -> u64 {
         let (matrices, rest) = self.weight_shapes();

@@ -350,9 +350,9 @@ mod tests {
     /// `linear` by a weight as `Weight::new` holds it (and natively also transposed for gemm, and for
     /// the AVX2 kernel), at sizes that end mid-tile, mid-panel and mid-block of the panel kernels: rows
     /// under, at and past the wasm kernel's 3-row tiles and 48-row blocks, the x86 kernels' 6-row tiles
-    /// and the AVX2 kernel's 96-row blocks; columns
-    /// under, at and over 8-, 16- (one zmm) and 64-column panels, several panels, and past the AVX-512
-    /// kernel's 4 panels per pass; the inner
+    /// and the AVX2 kernel's 132-row blocks; columns under, at and over 12-, 16- (one zmm, an AVX2
+    /// panel) and 64-column panels, several panels, and past the AVX-512 kernel's 4 panels per pass
+    /// and the AVX2 kernel's 256-column blocks; the inner
     /// dimension under, at and over 256- and 384-long k blocks; from a standard-layout and a
     /// transposed-storage x.
     #[test]

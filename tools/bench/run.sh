@@ -4,9 +4,10 @@
 # rounds. Prints each figure's median over the rounds, and ratios taken within each round (the two
 # sides run a minute apart at most, so load from elsewhere hits both alike), then their median and
 # range over the rounds: layer time Rust / PyTorch (below 1: Rust is faster), also for the layer with
-# its weights held transposed for gemm (auto-transposed: how linear.rs holds them on a CPU without
-# AVX-512F, and held them everywhere before its AVX-512 kernel), and the matmul GFLOP/s of what
-# linear.rs runs ("packed": its AVX-512 kernel where the CPU has AVX-512F) against PyTorch's
+# its weights held transposed for gemm (auto-transposed: how linear.rs holds them on a CPU with
+# neither AVX-512F nor AVX2, and held them everywhere before its x86-64 kernels), and the matmul
+# GFLOP/s of what linear.rs runs ("packed": its AVX-512 kernel where the CPU has AVX-512F, its AVX2
+# kernel where it has AVX2 and FMA) against PyTorch's
 # F.linear, gemm on W^T held row-major ("transposed"), gemm on the checkpoint's layout and
 # matrixmultiply.
 #
@@ -62,8 +63,8 @@ def ratio(a, b):
 
 
 print(f"{round_no + 1} rounds: medians over the rounds; ratios within each round, then their median (range)")
-# packed = what linear.rs runs (its AVX-512 kernel where the CPU has AVX-512F, else the same as
-# transposed); transposed = gemm on W^T held row-major; gemm = the same crate on the checkpoint's
+# packed = what linear.rs runs (its AVX-512 kernel where the CPU has AVX-512F, its AVX2 kernel where
+# it has AVX2 and FMA, else the same as transposed); transposed = gemm on W^T held row-major; gemm = the same crate on the checkpoint's
 # [out, in] layout.
 print("matmul GFLOP/s  T     in    out   matrixmultiply  gemm    transposed  packed  torch   packed/torch      packed/transposed transposed/torch")
 for _, t, k, out in sorted(key for key in values if key[0] == "gemm"):
