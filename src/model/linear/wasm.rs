@@ -26,6 +26,10 @@ const KC: usize = 256;
 /// Rows of x per pass over the panels, a multiple of MR: their KC-long slices (48 KiB) stay in L2
 /// while every panel of W goes by.
 const MC: usize = 48;
+/// Output columns per block, a multiple of NR: the block's MC x NC cells of c (45 KiB) stay in L2
+/// across the k blocks, rather than leaving for L3 between them when a row of c is long (2432 or
+/// 6400 columns).
+const NC: usize = 240;
 
 /// a * b + c, lane by lane: one fused `f32x4.relaxed_madd` in the relaxed-simd build (which
 /// rounds once where the CPU has FMA, twice where it has not: both are within the contract).
@@ -62,30 +66,33 @@ pub fn linear(x: ArrayView2<f32>, w: &Panels<NR>) -> Array2<f32> {
 /// The `m` rows of c (row-major [m, n]) from the `m` rows of x ([m, k] row-major) by the panels:
 /// every cell is stored.
 fn rows_of(xs: &[f32], m: usize, w: &Panels<NR>, cs: &mut [MaybeUninit<f32>]) {
-    let k = w.k;
-    for k0 in (0..k).step_by(KC) {
-        let kc = KC.min(k - k0);
-        for i0 in (0..m).step_by(MC) {
-            let rows_here = MC.min(m - i0);
-            for p in 0..w.n.div_ceil(NR) {
-                let panel = &w.data()[p * k * NR + k0 * NR..][..kc * NR];
-                let cols = NR.min(w.n - p * NR);
-                let mut i = i0;
-                while i < i0 + rows_here {
-                    let rows = MR.min(i0 + rows_here - i);
-                    let tile = Tile { x: &xs[i * k + k0..], k, panel, kc, c: &mut cs[i * w.n + p * NR..], n: w.n, cols, first: k0 == 0 };
-                    match rows {
-                        3 => tile.run::<3>(),
-                        2 => tile.run::<2>(),
-                        _ => tile.run::<1>(),
+    let (n, k) = (w.n, w.k);
+    for i0 in (0..m).step_by(MC) {
+        let rows_here = MC.min(m - i0);
+        for j0 in (0..n).step_by(NC) {
+            for k0 in (0..k).step_by(KC) {
+                let kc = KC.min(k - k0);
+                for j in (j0..n.min(j0 + NC)).step_by(NR) {
+                    let panel = &w.data()[j * k + k0 * NR..][..kc * NR];
+                    let cols = NR.min(n - j);
+                    let mut i = i0;
+                    while i < i0 + rows_here {
+                        let rows = MR.min(i0 + rows_here - i);
+                        let tile = Tile { x: &xs[i * k + k0..], k, panel, kc, c: &mut cs[i * n + j..], n, cols, first: k0 == 0 };
+                        match rows {
+                            3 => tile.run::<3>(),
+                            2 => tile.run::<2>(),
+                            _ => tile.run::<1>(),
+                        }
+                        i += rows;
                     }
-                    i += rows;
                 }
             }
         }
     }
-    // The k0 = 0 pass ran a tile on every row (i0 over 0..m by MC, i over each block by at most MR)
-    // and every panel, each storing its `cols` columns of its rows: all of [m, n].
+    // In every block of rows (i0 over 0..m by MC) and columns (j0 over 0..n by NC) the k0 = 0 pass
+    // ran a tile on every row (i over the block by at most MR) and every panel (j over the block by
+    // NR), each storing its `cols` columns of its rows: all of [m, n].
 }
 
 impl Tile<'_> {
