@@ -28,7 +28,7 @@ const KC: usize = 256;
 const MC: usize = 48;
 /// Output columns per block, a multiple of NR: the block's MC x NC cells of c (45 KiB) stay in L2
 /// across the k blocks, rather than leaving for L3 between them when a row of c is long (2432 or
-/// 6400 columns).
+/// 6400 columns): 0.89-0.93x the forward's time at T = 128 on AMD Zen 3 (BENCHMARKS.md section 4).
 const NC: usize = 240;
 
 /// a * b + c, lane by lane: one fused `f32x4.relaxed_madd` in the relaxed-simd build (which
