@@ -13,7 +13,6 @@ use std::mem::MaybeUninit;
 use ndarray::{Array2, ArrayView2};
 
 use super::panels::{Panels, Tile};
-use crate::model::par;
 
 /// zmm per panel row.
 const V: usize = 4;
@@ -36,19 +35,9 @@ pub fn available() -> bool {
 /// x: [M, k] -> [M, n]. The output is not zeroed first: the first k block stores every cell (its
 /// tiles cover all M rows and every panel's columns), the later blocks add to them.
 pub fn linear(x: ArrayView2<f32>, w: &Panels<NR>) -> Array2<f32> {
-    let (m, k) = x.dim();
-    assert_eq!(k, w.k, "linear of [{m}, {k}] by a weight [{}, {}]", w.n, w.k);
-    if m == 0 || w.n == 0 || k == 0 {
-        return Array2::zeros((m, w.n));
-    }
     assert!(available(), "the AVX-512 kernel on a CPU without AVX-512F");
-    let x = x.as_standard_layout();
-    let xs = x.as_slice().expect("standard layout");
-    let mut c = Array2::<f32>::uninit((m, w.n));
-    let cs = c.as_slice_mut().expect("fresh array");
-    par::for_row_chunks(cs, m, w.n, k, MR, |first, rows, cs| rows_of(&xs[first * k..], rows, w, cs));
-    // SAFETY: the chunks cover every row of c, and `rows_of` stores every cell of its rows.
-    unsafe { c.assume_init() }
+    // SAFETY: `rows_of` stores every cell of its rows (the note at its end says how).
+    unsafe { w.product(x, MR, rows_of) }
 }
 
 /// The `m` rows of c (row-major [m, n]) from the `m` rows of x ([m, k] row-major) by the panels:

@@ -3,7 +3,11 @@
 //! kernel reads 12-column panels (three v128), the native AVX-512 kernel 64-column ones (four zmm).
 //! The numbers start on a 64-byte line, so that a zmm load of a panel row never straddles two.
 
+use std::mem::MaybeUninit;
+
 use ndarray::{Array2, ArrayView2};
+
+use crate::model::par;
 
 /// 16 f32 on one cache line: the unit the panels' storage is allocated in.
 #[derive(Clone, Copy)]
@@ -83,6 +87,32 @@ impl<const NR: usize> Panels<NR> {
 
     pub(super) fn to_array(&self) -> Array2<f32> {
         self.rows(&(0..self.n).collect::<Vec<_>>())
+    }
+
+    /// x: [M, k] -> [M, n] by a panel kernel: the shapes checked, an empty product zeros, else
+    /// `rows_of(x, rows, self, c)` on x in standard layout over chunks of whole `unit`-row groups of
+    /// a fresh, uninitialised output (`par::for_row_chunks`): x and c from the chunk's first row.
+    ///
+    /// # Safety
+    /// `rows_of` must store every one of the `rows * n` cells it is given: the output is returned as
+    /// they leave it.
+    pub(super) unsafe fn product<F>(&self, x: ArrayView2<f32>, unit: usize, rows_of: F) -> Array2<f32>
+    where
+        F: Fn(&[f32], usize, &Self, &mut [MaybeUninit<f32>]) + Sync + Send,
+    {
+        let (m, k) = x.dim();
+        assert_eq!(k, self.k, "linear of [{m}, {k}] by a weight [{}, {}]", self.n, self.k);
+        if m == 0 || self.n == 0 || k == 0 {
+            return Array2::zeros((m, self.n));
+        }
+        let x = x.as_standard_layout();
+        let xs = x.as_slice().expect("standard layout");
+        let mut c = Array2::<f32>::uninit((m, self.n));
+        let cs = c.as_slice_mut().expect("fresh array");
+        par::for_row_chunks(cs, m, self.n, k, unit, |first, rows, cs| rows_of(&xs[first * k..], rows, self, cs));
+        // SAFETY: the chunks cover every row of c, and `rows_of` stores every cell of its rows (the
+        // caller's promise).
+        unsafe { c.assume_init() }
     }
 
     /// The panels of W^T `[k, n]`, read from these: its row j is W's column j.
