@@ -1,6 +1,7 @@
 //! A weight `[n, k]` packed once, at load, into the column panels a micro-kernel reads: panel p
 //! holds `W[p*NR + j, kk]` at `p*k*NR + kk*NR + j`, the last panel zero-padded to NR columns. The wasm
-//! kernel reads 12-column panels (three v128), the native AVX-512 kernel 64-column ones (four zmm).
+//! kernel reads 12-column panels (three v128), the native AVX-512 kernel 64-column ones (four zmm),
+//! the AVX2 kernel 16-column ones (two ymm).
 //! The numbers start on a 64-byte line, so that a zmm load of a panel row never straddles two.
 
 use std::mem::MaybeUninit;
@@ -177,6 +178,11 @@ mod tests {
     #[test]
     fn twelve_column_panels() {
         layout_and_readers::<12>();
+    }
+
+    #[test]
+    fn sixteen_column_panels() {
+        layout_and_readers::<16>();
     }
 
     #[test]
