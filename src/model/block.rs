@@ -11,8 +11,9 @@ use super::flash::{flash_attention, FlashRecord};
 use super::interventions::Interventions;
 use super::kv_cache::LayerCache;
 use super::linear::linear;
-use super::rms_norm::rms_norm;
+use super::rms_norm::{rms_norm, rms_norm_owned};
 use super::rope::RopeTable;
+use super::scratch;
 use super::moe::moe_feed_forward;
 use super::swiglu::swiglu;
 use crate::trace::Recorder;
@@ -60,13 +61,16 @@ pub fn decoder_layer(cfg: &Config, w: &LayerWeights, x: Array2<f32>, cache: &mut
     put(rec, "attn.q", &[t, n_h, d], q.as_slice().unwrap());
     put(rec, "attn.k", &[t, n_kv, d], k.as_slice().unwrap());
     put(rec, "attn.v", &[t, n_kv, d], v.as_slice().unwrap());
+    // Each large intermediate goes back to the scratch pool once read for the last time (recorded
+    // ones have been copied by then), for the next product or norm to write into.
+    scratch::recycle(h);
 
     let head_norm = |x: Array3<f32>, weight: &Option<ndarray::Array1<f32>>| -> Array3<f32> {
         match weight {
             Some(wn) => {
                 let (a, b, c) = x.dim();
                 let flat = x.into_shape_with_order((a * b, c)).unwrap(); // (T*heads, d)
-                rms_norm(flat.view(), wn, cfg.rms_norm_eps).into_shape_with_order((a, b, c)).unwrap()
+                rms_norm_owned(flat, wn, cfg.rms_norm_eps).into_shape_with_order((a, b, c)).unwrap()
             }
             None => x,
         }
@@ -76,8 +80,10 @@ pub fn decoder_layer(cfg: &Config, w: &LayerWeights, x: Array2<f32>, cache: &mut
     put(rec, "attn.q_norm", &[t, n_h, d], q.as_slice().unwrap());
     put(rec, "attn.k_norm", &[t, n_kv, d], k.as_slice().unwrap());
 
-    let q = run.rope.apply(q.view());
-    let k = run.rope.apply(k.view());
+    let (q_rope, k_rope) = (run.rope.apply(q.view()), run.rope.apply(k.view()));
+    scratch::recycle(q);
+    scratch::recycle(k);
+    let (q, k) = (q_rope, k_rope);
     put(rec, "attn.q_rope", &[t, n_h, d], q.as_slice().unwrap());
     put(rec, "attn.k_rope", &[t, n_kv, d], k.as_slice().unwrap());
 
@@ -85,6 +91,8 @@ pub fn decoder_layer(cfg: &Config, w: &LayerWeights, x: Array2<f32>, cache: &mut
         k.view().into_shape_with_order((t, n_kv * d)).unwrap(),
         v.view().into_shape_with_order((t, n_kv * d)).unwrap(),
     );
+    scratch::recycle(k);
+    scratch::recycle(v);
     let (k_all, v_all) = (cache.k(), cache.v()); // (S, nKV, d)
     let s_len = k_all.dim().0;
     put(rec, "attn.k_cache", &[s_len, n_kv, d], k_all.as_slice().unwrap());
@@ -148,11 +156,15 @@ pub fn decoder_layer(cfg: &Config, w: &LayerWeights, x: Array2<f32>, cache: &mut
         (record, diff)
     });
 
+    scratch::recycle(q);
+
     let ctx_flat = context.into_shape_with_order((t, n_h * d)).unwrap(); // (T, nH*d)
     let attn_out = linear(ctx_flat.view(), &w.o_proj);
     let kept = run.keep_context.then(|| ctx_flat.clone());
+    scratch::recycle(ctx_flat);
     put(rec, "attn.out", &[t, cfg.hidden_size], attn_out.as_slice().unwrap());
     let x = x + &attn_out;
+    scratch::recycle(attn_out);
     put(rec, "attn.residual", &[t, cfg.hidden_size], x.as_slice().unwrap());
 
     let g = rms_norm(x.view(), &w.post_attention_layernorm, cfg.rms_norm_eps);
@@ -165,6 +177,7 @@ pub fn decoder_layer(cfg: &Config, w: &LayerWeights, x: Array2<f32>, cache: &mut
             put(rec, "ffn.gate", &[t, inter], ffn.gate.as_slice().unwrap());
             put(rec, "ffn.up", &[t, inter], ffn.up.as_slice().unwrap());
             put(rec, "ffn.act", &[t, inter], ffn.act.as_slice().unwrap());
+            [ffn.gate, ffn.up, ffn.act].into_iter().for_each(scratch::recycle);
             ffn.out
         }
         Mlp::Moe(m) => {
@@ -179,8 +192,10 @@ pub fn decoder_layer(cfg: &Config, w: &LayerWeights, x: Array2<f32>, cache: &mut
             moe.out
         }
     };
+    scratch::recycle(g);
     put(rec, "ffn.out", &[t, cfg.hidden_size], ffn_out.as_slice().unwrap());
     let x = x + &ffn_out;
+    scratch::recycle(ffn_out);
     put(rec, "out", &[t, cfg.hidden_size], x.as_slice().unwrap());
     LayerOut { x, flash, context: kept }
 }

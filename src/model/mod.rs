@@ -16,6 +16,7 @@ pub mod moe;
 pub mod par;
 pub mod rms_norm;
 pub mod rope;
+pub mod scratch;
 pub mod swiglu;
 pub mod wide;
 

@@ -3,11 +3,27 @@
 
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 
+use super::scratch;
 use super::wide::wide;
 
 /// x: [N, D] normalised row by row; weight: [D].
 pub fn rms_norm(x: ArrayView2<f32>, weight: &Array1<f32>, eps: f64) -> Array2<f32> {
-    let mut out = x.to_owned();
+    let copy = match x.as_slice() {
+        Some(xs) => {
+            let mut v = scratch::take(xs.len());
+            v.iter_mut().zip(xs).for_each(|(o, &x)| {
+                o.write(x);
+            });
+            // SAFETY: the zip wrote every entry (v is as long as xs).
+            Array2::from_shape_vec(x.raw_dim(), unsafe { scratch::assume_init(v) }).expect("x's shape")
+        }
+        None => x.to_owned(),
+    };
+    rms_norm_owned(copy, weight, eps)
+}
+
+/// `rms_norm` in place, on an array the caller gives up.
+pub fn rms_norm_owned(mut out: Array2<f32>, weight: &Array1<f32>, eps: f64) -> Array2<f32> {
     let eps = eps as f32;
     let d = out.ncols();
     assert_eq!(weight.len(), d, "RMSNorm of rows of {d} by a weight of {}", weight.len());

@@ -2,8 +2,11 @@
 //! `apply_rotary_pos_emb`. Frequencies and angles are computed in f32 exactly as PyTorch does
 //! (inv_freq in f32, angle = f32(p) * inv_freq rounded to f32), so tables match at large positions.
 
+use std::mem::MaybeUninit;
+
 use ndarray::{Array2, Array3, ArrayView3};
 
+use super::scratch;
 use super::wide::wide;
 
 use super::config::{
@@ -71,10 +74,11 @@ impl RopeTable {
     pub fn apply(&self, x: ArrayView3<f32>) -> Array3<f32> {
         let (n, heads, d) = x.dim();
         assert!(n <= self.cos.nrows() && d == self.cos.ncols(), "RoPE of {:?} by a table {:?}", x.dim(), self.cos.dim());
+        assert!(d % 2 == 0, "RoPE rotates pairs: head_dim {d} is odd");
         let x = x.as_standard_layout();
         let xs = x.as_slice().expect("standard layout");
         let (cos, sin) = (self.cos.as_slice().expect("a fresh table"), self.sin.as_slice().expect("a fresh table"));
-        let mut out = vec![0.0f32; n * heads * d];
+        let mut out = scratch::take(n * heads * d);
         if d > 0 {
             wide(#[inline(always)] || {
                 for (r, (x, out)) in xs.chunks_exact(heads * d).zip(out.chunks_exact_mut(heads * d)).enumerate() {
@@ -85,21 +89,23 @@ impl RopeTable {
                 }
             });
         }
+        // SAFETY: `rotate` wrote every entry of every head of every row (d > 0), or there are none.
+        let out = unsafe { scratch::assume_init(out) };
         Array3::from_shape_vec((n, heads, d), out).expect("[n, heads, d]")
     }
 }
 
 /// One head's vector: out[i] = x[i] cos[i] + rotate_half(x)[i] sin[i].
 #[inline(always)]
-fn rotate(x: &[f32], cos: &[f32], sin: &[f32], out: &mut [f32]) {
+fn rotate(x: &[f32], cos: &[f32], sin: &[f32], out: &mut [MaybeUninit<f32>]) {
     let half = x.len() / 2;
     let (first, second) = out.split_at_mut(half);
     for (i, o) in first.iter_mut().enumerate() {
-        *o = x[i] * cos[i] + -x[i + half] * sin[i];
+        o.write(x[i] * cos[i] + -x[i + half] * sin[i]);
     }
     for (i, o) in second.iter_mut().enumerate() {
         let i = i + half;
-        *o = x[i] * cos[i] + x[i - half] * sin[i];
+        o.write(x[i] * cos[i] + x[i - half] * sin[i]);
     }
 }
 

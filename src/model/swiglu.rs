@@ -5,6 +5,7 @@ use ndarray::{Array2, ArrayView2};
 
 use super::exp::exp;
 use super::linear::linear;
+use super::scratch;
 use super::wide::wide;
 use crate::weights::FeedForward;
 
@@ -20,17 +21,16 @@ pub fn silu(z: f32) -> f32 {
     z / (1.0 + exp(-z))
 }
 
-/// silu(g) * u, entry by entry, into a fresh vector (never zeroed first); a loop that vectorises.
+/// silu(g) * u, entry by entry, into an unwritten vector (`scratch::take`); a loop that vectorises.
 #[inline(always)]
 fn silu_times(g: &[f32], u: &[f32]) -> Vec<f32> {
     assert_eq!(g.len(), u.len());
-    let mut out = Vec::with_capacity(g.len());
-    for (o, (&g, &u)) in out.spare_capacity_mut().iter_mut().zip(g.iter().zip(u)) {
+    let mut out = scratch::take(g.len());
+    for (o, (&g, &u)) in out.iter_mut().zip(g.iter().zip(u)) {
         o.write(silu(g) * u);
     }
-    // SAFETY: the loop wrote all g.len() entries of the capacity (u and the capacity are as long).
-    unsafe { out.set_len(g.len()) };
-    out
+    // SAFETY: the loop wrote all g.len() entries (u and out are as long).
+    unsafe { scratch::assume_init(out) }
 }
 
 /// g: [T, H], the post-attention-normed hidden state.

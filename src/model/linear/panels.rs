@@ -8,7 +8,7 @@ use std::mem::MaybeUninit;
 
 use ndarray::{Array2, ArrayView2};
 
-use crate::model::par;
+use crate::model::{par, scratch};
 
 /// 16 f32 on one cache line: the unit the panels' storage is allocated in.
 #[derive(Clone, Copy)]
@@ -92,7 +92,8 @@ impl<const NR: usize> Panels<NR> {
 
     /// x: [M, k] -> [M, n] by a panel kernel: the shapes checked, an empty product zeros, else
     /// `rows_of(x, rows, self, c)` on x in standard layout over chunks of whole `unit`-row groups of
-    /// a fresh, uninitialised output (`par::for_row_chunks`): x and c from the chunk's first row.
+    /// an unwritten output (`par::for_row_chunks`): x and c from the chunk's first row. The output
+    /// comes from `scratch::take` (natively, a block a finished layer handed back).
     ///
     /// # Safety
     /// `rows_of` must store every one of the `rows * n` cells it is given: the output is returned as
@@ -108,7 +109,7 @@ impl<const NR: usize> Panels<NR> {
         }
         let x = x.as_standard_layout();
         let xs = x.as_slice().expect("standard layout");
-        let mut c = Array2::<f32>::uninit((m, self.n));
+        let mut c = Array2::from_shape_vec((m, self.n), scratch::take(m * self.n)).expect("[m, n] cells");
         let cs = c.as_slice_mut().expect("fresh array");
         par::for_row_chunks(cs, m, self.n, k, unit, |first, rows, cs| rows_of(&xs[first * k..], rows, self, cs));
         // SAFETY: the chunks cover every row of c, and `rows_of` stores every cell of its rows (the
