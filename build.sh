@@ -4,7 +4,7 @@
 #   ./build.sh setup   toolchain: wasm32 target, pinned nightly, wasm-bindgen-cli, npm packages, Chromium
 #   ./build.sh build   Rust core -> www/pkg, www/pkg-relaxed, www/pkg-threads (wasm-bindgen, wasm-opt -O3)
 #   ./build.sh serve   setup + build, then serve www/ on http://localhost:8080 (PORT=... to change)
-#   ./build.sh test    setup + build, then native, GPU (lavapipe), wasm-in-Chromium, JS unit, end-to-end tests
+#   ./build.sh test    setup + build, then native and GPU (lavapipe), wasm-in-Chromium, JS unit, end-to-end tests
 #
 # Pinned versions live in one place each: wasm-bindgen in Cargo.toml (exact, and the CLI installed here
 # follows Cargo.lock), binaryen and playwright-core in package-lock.json, Chromium is Debian's.
@@ -247,28 +247,27 @@ cmd_build() {
   step "build: assets -> www/minimind" copy_assets
 }
 
+# Natively, with the wgpu path compiled in (the `gpu` feature only adds src/gpu, so the CPU tests are
+# the same; one compile of the crate and its tests instead of two), which runs on Mesa's software
+# Vulkan (lavapipe, from setup's apt list). A machine without an adapter fails here rather than
+# skipping: CI must run the GPU tests for real.
 native_tests() {
   # Every target must compile, benches and examples included, but only tests run: under
   # `cargo test --all-targets` a `harness = false` bench would run its whole benchmark.
-  cargo test --all-targets --no-run
-  cargo test
+  cargo test --all-targets --features gpu --no-run
+  ATTNSCOPE_REQUIRE_GPU=1 cargo test --features gpu
   # The matmuls' row split and attention's heads across rayon's pool (the page's threads build), natively.
   cargo test --lib --features threads model::
 }
 
-# The wgpu path natively, on Mesa's software Vulkan (lavapipe, from setup's apt list). A machine
-# without an adapter fails here rather than skipping: CI must run these for real.
-gpu_tests() {
-  ATTNSCOPE_REQUIRE_GPU=1 cargo test --features gpu --test gpu
-  ATTNSCOPE_REQUIRE_GPU=1 cargo test --features gpu --lib gpu::
-}
-
 # With the relaxed-simd build's kernel, the one Chromium loads in the page; the plain simd128 build is
-# checked against it in the page (tests/e2e/wasm_builds.test.mjs).
+# checked against it in the page (tests/e2e/wasm_builds.test.mjs). In the release profile with the
+# features of www/pkg-relaxed, so that the dependencies build_wasm compiled are reused (the debug
+# profile compiled them all again) and the code tested is the code the page runs.
 wasm_tests() {
   CHROMEDRIVER=$(command -v chromedriver) \
     WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-300} \
-    cargo test --target "$WASM_TARGET" --test wasm --features relaxed-simd
+    cargo test --release --target "$WASM_TARGET" --test wasm --features gpu,relaxed-simd
 }
 
 # The page's modules that need no browser (the link format, www/state.js), tested in node.
@@ -309,8 +308,7 @@ e2e_tests() {
 cmd_test() {
   cmd_setup
   cmd_build
-  step "test: native (cargo test)" native_tests
-  step "test: GPU path (wgpu on lavapipe)" gpu_tests
+  step "test: native + GPU path (lavapipe)" native_tests
   if [ -f tests/wasm.rs ]; then
     step "test: wasm in Chromium" wasm_tests
   else
