@@ -23,7 +23,7 @@ const MIN_FLOATS: usize = 1 << 16;
 /// At most this many blocks kept per thread: a MiniMind layer hands back about a dozen.
 #[cfg(not(target_arch = "wasm32"))]
 const MAX_KEPT: usize = 24;
-/// At most this many bytes kept per thread (the flash path's layer at T = 1024 peaks at 64 MB).
+/// At most this many bytes kept per thread (the flash path's layer at T = 1024 uses about 50 MB).
 #[cfg(not(target_arch = "wasm32"))]
 const MAX_BYTES: usize = 512 << 20;
 
@@ -115,6 +115,11 @@ mod tests {
         KEPT.with(|k| k.borrow().iter().map(|b| b.as_ptr()).collect())
     }
 
+    /// The kept blocks whose first number is still NaN: poisoned blocks no call has written.
+    fn unwritten() -> Vec<*const f32> {
+        KEPT.with(|k| k.borrow().iter().filter(|b| b[0].is_nan()).map(|b| b.as_ptr()).collect())
+    }
+
     /// A block handed back is handed out again to a request it holds, the smallest that does and
     /// none more than twice the request; small ones are not kept.
     #[test]
@@ -136,7 +141,8 @@ mod tests {
         let third = vec![3.0f32; MIN_FLOATS];
         let third_at = third.as_ptr();
         give(third);
-        assert_ne!(take(MIN_FLOATS - 1).as_ptr() as *const f32, third_at, "a request under MIN_FLOATS is not served from the pool");
+        let small_request = take(MIN_FLOATS - 1);
+        assert_ne!(small_request.as_ptr() as *const f32, third_at, "a request under MIN_FLOATS is not served from the pool");
         release();
         assert!(kept().is_empty());
     }
@@ -199,8 +205,9 @@ mod tests {
             let poisoned_at: Vec<*const f32> = poisoned.iter().map(|b| b.as_ptr()).collect();
             poisoned.into_iter().for_each(give);
             let dirty = run_layer(flash_tile);
-            let still_kept = kept();
-            let used = poisoned_at.iter().filter(|p| !still_kept.contains(p) || KEPT.with(|k| k.borrow().iter().any(|b| b.as_ptr() == **p && !b[0].is_nan()))).count();
+            // A poisoned block was used if it is no longer kept, or kept again with numbers written.
+            let untouched = unwritten();
+            let used = poisoned_at.iter().filter(|p| !untouched.contains(p)).count();
             assert!(used >= 6, "the layer took {used} of the 10 poisoned blocks");
             assert!(dirty.iter().zip(&clean).all(|(a, b)| a.to_bits() == b.to_bits()), "{flash_tile:?}: a pooled block's old numbers reached the output");
         }
