@@ -70,6 +70,9 @@ const known = { views: Object.keys(VIEWS), stages: Object.keys(STAGES), lessons:
 const reader = readerLanguage(navigator.languages);
 const opened = await decodeLink(location.hash, { known, lang: reader });
 const embed = opened.embed;
+// Everything below is built in the link's language from the start, the banner that explains a
+// damaged link included (it is written before the first open() applies the language).
+setLanguage(opened.state.lang);
 
 // The shareable fields, plus what the page derives from them: the tokens and the padding mask
 // (a link carries the padded positions, `pad`, which open() turns into the mask).

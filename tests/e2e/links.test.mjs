@@ -162,6 +162,17 @@ test('an old format-1 link opens exactly the state it did: the random model, its
   }
 });
 
+test('a link with a field it cannot open explains it in the reader\'s language, from the first paint', async () => {
+  for (const [locale, lang] of [['zh-CN', 'zh'], ['en-US', 'en']]) {
+    const page = await freshPage('#view=no-such-view', locale);
+    assert.equal((await shown(page)).lang, lang);
+    const banner = (await page.locator('.banner-title').innerText()).trim();
+    assert.equal(banner, STRINGS[lang]['link.fields'].replace('{fields}', 'view'), `${locale}: the banner's sentence`);
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+  }
+});
+
 test('a browser whose language is Chinese opens in 简体中文 with a Chinese sample, unless the link says otherwise', async () => {
   const page = await freshPage('', 'zh-CN');
   const s = await shown(page);
