@@ -8,9 +8,11 @@
 //!   causal, empty cache, nothing recorded) at T = 128 and 1024, on each attention path, and on the
 //!   path `Model::forward` picks with the weights held transposed for gemm (how they were held
 //!   natively before the x86-64 kernels, and still are on a CPU with neither AVX-512F nor AVX2);
-//!   tools/bench/run.sh sets these against PyTorch's on one thread. `LAYER_T=1024` times one length.
+//!   tools/bench/run.sh sets these against PyTorch's on one thread.
 //! - attention: `naive_attention` against `flash_attention` (tile 64, the default) at T = S = 512,
 //!   2048 and 8192, with the peak heap each call allocates, counted by the allocator below.
+//!
+//! `LAYER_T=1024` (comma-separated) times only the lengths named, in the layer and attention sections.
 //!
 //! Every line is `section key=value ...` so scripts can read it. Timings are medians over rounds in
 //! which the compared functions take turns, so load from elsewhere on the machine hits them alike.
@@ -258,7 +260,7 @@ fn attention() {
     let (n_h, n_kv, d) = (cfg.num_attention_heads, cfg.num_key_value_heads, cfg.head_dim());
     let scale = 1.0 / (d as f32).sqrt();
     let mask = MaskSpec { causal: true, prefix_len: 0, padding: None };
-    for t in [512, 2048, 8192] {
+    for t in lengths(&[512, 2048, 8192]) {
         let shaped = |heads: usize, seed: u64| -> Array3<f32> {
             kernels::filled(t, heads * d, seed).into_shape_with_order((t, heads, d)).unwrap() // (T, heads, d)
         };
