@@ -323,17 +323,28 @@ function refresh() {
   }
   dom.view.setAttribute('aria-busy', String(previewing));
   if (current?.id !== state.view) {
+    const switched = current !== null;
     if (current) current.instance.destroy();
     dom.view.replaceChildren(ablated.node);
     const root = el('div', { className: `view-root view-${state.view}` });
     dom.view.append(root);
     current = { id: state.view, instance: VIEWS[state.view].mount(root, app) };
+    if (switched) showViewTop();
   }
   rendered = current.instance.update().catch((err) => {
     app.phase = err.cancelled ? 'cancelled' : 'error';
     app.error = err.message;
     refresh();
   });
+}
+
+// A view opened from another (a tab, a block of the overview, a token chip, a link) starts at its top:
+// the page would otherwise keep the old view's scroll and put the reader mid-page. The sticky top bar
+// stays clear of it; an embed's view scrolls in its own box (share.css).
+function showViewTop() {
+  dom.view.scrollTop = 0;
+  const above = dom.view.getBoundingClientRect().top - (document.querySelector('.topbar')?.offsetHeight ?? 0);
+  if (above < 0) scrollBy(0, above);
 }
 
 async function runModel() {

@@ -53,7 +53,7 @@ test('every string writes the glossary’s terms its one way, in both languages'
 
 test('the tutorials’ terms are the ones on screen', () => {
   const zh = STRINGS.zh;
-  assert.equal(zh['stage.scores'], '原始匹配分数');
+  assert.equal(zh['stage.scores'], '缩放后的匹配分数'); // MiniMind's scores are after ÷ √d: the tutorial's 缩放后的分数, not its 原始匹配分数
   assert.equal(zh['stage.probs'], '注意力权重');
   assert.equal(zh['tip.prob'], '权重');
   assert.match(zh['tip.query'], /^Q（查询）/);

@@ -185,7 +185,7 @@ export function mount(root, app) {
       el(
         'table',
         { className: 'data-table close-table' },
-        el('thead', {}, el('tr', {}, [t('lesson.flow.key'), t('lesson.flow.cos'), 'q·k', t('lesson.flow.weight')].map((c) => el('th', { attrs: { scope: 'col' } }, c)))),
+        el('thead', {}, el('tr', {}, [t('lesson.flow.key'), t('lesson.flow.cos'), t('lesson.flow.qk'), t('lesson.flow.weight')].map((c) => el('th', { attrs: { scope: 'col' } }, c)))),
         el(
           'tbody',
           {},

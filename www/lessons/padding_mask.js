@@ -85,7 +85,7 @@ export function mount(root, app) {
           'figure',
           { className: 'panel-cell', dataset: { mode: m } },
           el('figcaption', { className: 'panel-title' }, t(`lesson.padding.${m}`)),
-          matrixTable({ data: masked, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, scale: diverging(1), digits: 1, corner: t('stage.scores') }),
+          matrixTable({ data: masked, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, scale: diverging(1), digits: 1, corner: t('stage.masked') }),
           matrixTable({ data: probs, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, scale: sequential(0, 1), digits: 2, corner: t('stage.probs') }),
           el('p', { className: 'hint' }, t('lesson.padding.padRow')),
           el('p', { className: 'leak', dataset: { leak: m } }, t('lesson.padding.leak'), ' ', value(leak, 3)),

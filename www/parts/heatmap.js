@@ -99,7 +99,7 @@ export function headCells({ data, T, S, pieces, mask, maxCell, labelChars = 8 })
 // `tensor` by its index, then its query and key tokens.
 export function headTip(tensor, h, pieces) {
   return (i, j) => [
-    [tensor, `[${h}, ${i}, ${j}]`],
+    [tensor, `[0, ${h}, ${i}, ${j}]`], // as the shape beside it, [1, nH, T, S]: batch, head, query, key
     [t('tip.query'), `${i} ${tokenText(pieces[i])}`],
     [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
   ];

@@ -43,9 +43,10 @@ export function lineChart({ xs, series, markers = [], xLabel, yLabel, label, wid
     xTicks.map((v) => svg('text', { class: 'chart-tick', x: px(v), y: PAD.top + h + 14, 'text-anchor': 'middle' }, short(v))),
     svg('text', { class: 'chart-axis', x: PAD.left + w / 2, y: height - 4, 'text-anchor': 'middle' }, xLabel),
     svg('text', { class: 'chart-axis', x: 10, y: PAD.top + h / 2, 'text-anchor': 'middle', 'dominant-baseline': 'hanging', transform: `rotate(-90 10 ${PAD.top + h / 2})` }, yLabel),
-    markers.map((m) => [
+    markers.map((m, n) => [
       svg('line', { class: 'chart-marker', x1: px(m.x), x2: px(m.x), y1: PAD.top, y2: PAD.top + h }),
-      svg('text', { class: 'chart-marker-label', x: px(m.x) + 4, y: PAD.top + 10 }, m.label),
+      // A label within a few pixels of an earlier marker's goes one line lower, so the two never overprint.
+      svg('text', { class: 'chart-marker-label', x: px(m.x) + 4, y: PAD.top + 10 + 14 * markers.slice(0, n).filter((o) => Math.abs(px(o.x) - px(m.x)) < 28).length }, m.label),
     ]),
     series.map((s) => svg('path', { class: `chart-line ${s.className ?? ''}`, d: path(s.values) })),
     cursor,

@@ -34,7 +34,6 @@ export function predictionList(app, top, i, V) {
   const actual = i + 1 < ids.length ? ids[i + 1] : null;
   const heading = t('output.heading', { i, token: tokenText(pieces[i]) });
   const missing = actual !== null && !top.some((c) => c.id === actual);
-  const whitespace = top.filter((c) => /^\s+$/.test(c.piece.replace(/^Ġ/, ' ')));
   return el(
     'div',
     { className: 'prediction' },
@@ -42,9 +41,24 @@ export function predictionList(app, top, i, V) {
     el('p', { className: 'hint' }, t('output.note', { v: V })),
     candidateBars(top, { label: heading, mark: actual, markNote: t('output.actual') }),
     missing ? el('p', { className: 'hint' }, t('output.actualMissing', { token: tokenText(pieces[i + 1]), k: top.length })) : null,
-    // A chat-format marker among the candidates is not a word: say what it is.
-    top.some((c) => c.piece === END_OF_MESSAGE) ? el('p', { className: 'hint' }, t('output.endOfMessage', { token: END_OF_MESSAGE })) : null,
-    // So are a space and a line break, drawn as ␣ and ↵.
-    whitespace.length ? el('p', { className: 'hint', dataset: { note: 'whitespace' } }, t('output.whitespace', { tokens: whitespace.map((c) => `“${tokenText(c.piece)}”`).join(' ') })) : null,
+    ...candidateNotes(top, 'p'),
   );
+}
+
+/**
+ * What a newcomer needs told about candidates that are not words, as `tag` elements ('p' or, inside a
+ * link, 'span'): a chat-format marker, and a space or a line break (drawn as ␣ and ↵).
+ */
+export function candidateNotes(top, tag) {
+  const whitespace = top.filter((c) => /^\s+$/.test(c.piece.replace(/^Ġ/, ' ')));
+  return [
+    top.some((c) => c.piece === END_OF_MESSAGE) ? el(tag, { className: 'hint', dataset: { note: 'end-of-message' } }, t('output.endOfMessage', { token: END_OF_MESSAGE })) : null,
+    whitespace.length ? el(tag, { className: 'hint', dataset: { note: 'whitespace' } }, t('output.whitespace', { tokens: whitespace.map(whitespaceName).join(t('overview.listSep')) })) : null,
+  ];
+}
+
+// A whitespace candidate as drawn, with what it is: “↵” (a line break), “␣” (a space).
+function whitespaceName(c) {
+  const token = tokenText(c.piece);
+  return token.includes('↵') ? t('output.lineBreak', { token }) : token.startsWith('␣') ? t('output.space', { token }) : `“${token}”`;
 }

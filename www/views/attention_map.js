@@ -36,7 +36,7 @@ export function mount(root, app) {
     const [, T, S] = tensor.shape;
     const h = state.head;
     const data = tensor.data.subarray(h * T * S, (h + 1) * T * S);
-    caption.replaceChildren(el('code', { className: 'tensor-name' }, `${name}[${h}]`), el('span', { className: 'shape' }, shapeLabel(tensor.shape)));
+    caption.replaceChildren(el('code', { className: 'tensor-name' }, `${name}[0, ${h}]`), el('span', { className: 'shape' }, shapeLabel(tensor.shape)));
     explain.textContent = t(`attention.explain.${state.stage}`);
     const measured = roles[state.layer]?.[h] ?? null;
     const pieces = state.tokens.pieces;
@@ -50,7 +50,8 @@ export function mount(root, app) {
     map.update({
       cells,
       scale: scaleFor(name, [data]),
-      labels: { ...labels, sums: true },
+      // Σ row means something only for the weights: each row of them sums to 1 (a masked row's is −∞).
+      labels: { ...labels, sums: state.stage === 'probs' },
       interaction: {
         name: `${name}, ${t('tip.head')} ${h}`,
         describe: headTip(name, h, state.tokens.pieces),

@@ -98,7 +98,7 @@ export function mount(root, app) {
       interaction: {
         name: t('flash.rowHeading'),
         describe: (_, j) => [
-          ['masked_scores', `[${h}, ${row}, ${j}]`],
+          ['masked_scores', `[0, ${h}, ${row}, ${j}]`],
           [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
           [t('flash.tile'), Math.floor(j / tile) + 1],
         ],

@@ -38,7 +38,7 @@ export function mount(root, app) {
     el('div', { className: 'toolbar' }, controls.map((c) => c.node)),
     el('p', { className: 'explain' }, t('gqa.explain')),
     el('section', { className: 'card' }, el('h3', {}, t('gqa.sharingHeading')), el('p', { className: 'hint sharing-note' }), sharing),
-    el('section', { className: 'card' }, el('h3', {}, t('gqa.variantsHeading')), el('p', { className: 'hint' }, t('gqa.variantsNote')), variantsRow),
+    el('section', { className: 'card' }, el('h3', {}, t('gqa.variantsHeading')), el('p', { className: 'hint variants-note' }), variantsRow),
     el('section', { className: 'card' }, el('h3', {}, t('gqa.costHeading')), el('div', { className: 'toolbar' }, el('label', { htmlFor: 'gqa-context' }, t('gqa.context')), contextInput), costs),
   );
   let maps = [];
@@ -64,11 +64,14 @@ export function mount(root, app) {
     const base = app.model;
     const configs = [MINIMIND3, base].flatMap((c) => kvChoices(c.num_attention_heads).map((n) => ({ ...c, num_key_value_heads: n })));
     const small = app.model.weight_count * 4 <= VARIANT_BYTES;
-    const run = (n) => (n === nKV ? app.tensors(names).then((found) => ({ found, cache_bytes: null })) : app.call('variantTensors', { config: { ...base, num_key_value_heads: n }, seed: state.seed, args: app.args(), names }).then(({ tensors, cache_bytes }) => ({ found: new Map(tensors.map((x) => [x.name, x])), cache_bytes })));
+    // On random weights the current model is one of the three; a trained model's weights exist only for
+    // its own nKV, so then all three are random models of its shape, differing in nothing but nKV.
+    const random = app.source?.kind === 'random';
+    const run = (n) => (random && n === nKV ? app.tensors(names).then((found) => ({ found, cache_bytes: null })) : app.call('variantTensors', { config: { ...base, num_key_value_heads: n }, seed: state.seed, args: app.args(), names }).then(({ tensors, cache_bytes }) => ({ found: new Map(tensors.map((x) => [x.name, x])), cache_bytes })));
     const [own, described, variants] = await Promise.all([
       app.tensors(names),
       Promise.all(configs.map((config) => app.call('describe', { config }))),
-      Promise.all(choices.map((n) => (n === nKV || small ? run(n) : null))),
+      Promise.all(choices.map((n) => ((random && n === nKV) || small ? run(n) : null))),
     ]);
     if (my !== seq) return;
     maps.forEach((m) => m.destroy());
@@ -83,9 +86,10 @@ export function mount(root, app) {
     const rep = nH / nKV;
     root.querySelector('.sharing-note').textContent = t('gqa.sharingNote', {
       groups: range(nKV)
-        .map((g) => `${range(rep).map((r) => `Q${g * rep + r}`).join(', ')} → KV${g}`)
-        .join('; '),
+        .map((g) => `${range(rep).map((r) => `Q${g * rep + r}`).join(t('gqa.headsSep'))} → KV${g}`)
+        .join(t('gqa.groupsSep')),
     });
+    root.querySelector('.variants-note').textContent = random ? t('gqa.variantsNote') : t('gqa.variantsNoteTrained', { seed: state.seed });
     const kScale = diverging(extent([kCache.data]).maxAbs);
     const probPanel = (data, hh, title) => {
       const map = track(heatmap());
@@ -140,10 +144,10 @@ export function mount(root, app) {
         return el(
           'figure',
           { className: n === nKV ? 'panel-cell current' : 'panel-cell', dataset: { kv: n } },
-          el('figcaption', { className: 'panel-title' }, title, n === nKV ? ` (${t('gqa.current')})` : ''),
+          el('figcaption', { className: 'panel-title' }, n === nKV ? t(random ? 'gqa.currentTitle' : 'gqa.sameLayoutTitle', { title }) : title),
           el('p', { className: 'hint' }, `k_cache ${shapeLabel(vk.shape)}`),
           probPanel(vp.data, h, t('gqa.variantLabel', { kind: kindOf(nH, n), h })),
-          el('p', { className: 'hint' }, t('gqa.perTokenIs'), ' ', el('span', { className: 'bytes', dataset: { bytes: perToken } }, bytes(perToken))),
+          el('p', { className: 'hint' }, t('gqa.perTokenIs'), t('gqa.perTokenIs').endsWith('：') ? '' : ' ', el('span', { className: 'bytes', dataset: { bytes: perToken } }, bytes(perToken))),
         );
       }),
     );

@@ -112,7 +112,7 @@ export function mount(root, app) {
           interaction: {
             name: t('grid.open', { l, h }),
             describe: (i, j) => [
-              [names[l], `[${h}, ${span(pooled.rowStart, i)}, ${span(pooled.colStart, j)}]`],
+              [names[l], `[0, ${h}, ${span(pooled.rowStart, i)}, ${span(pooled.colStart, j)}]`],
               [t('tip.query'), span(pooled.rowStart, i)],
               [t('tip.key'), span(pooled.colStart, j)],
               ...(many ? [[t('grid.pooled'), t('grid.pooledCells', { rows: pooled.rowStart[i + 1] - pooled.rowStart[i], cols: pooled.colStart[j + 1] - pooled.colStart[j] })]] : []),

@@ -13,6 +13,7 @@ import { el, svg } from '../parts/dom.js';
 import { tokenText, shapeLabel, percent } from '../parts/format.js';
 import { range } from '../parts/controls.js';
 import { modelName } from '../panels/model_panel.js';
+import { candidateNotes } from '../parts/prediction.js';
 import { MINIMIND3 } from './gqa.js';
 import { t } from '../strings.js';
 
@@ -260,6 +261,8 @@ export function mount(root, app) {
       el('span', { className: 'ov-top', dataset: { id: best.id, p: best.p } }, el('span', { className: 'ov-top-token' }, tokenText(best.piece)), el('span', { className: 'ov-top-p' }, percent(best.p))),
       el('span', { className: 'ov-bar', attrs: { 'aria-hidden': 'true' } }, bar),
       rest.length > 0 && el('span', { className: 'ov-rest' }, t('overview.then', { list: rest.map((r) => t('overview.candidate', { token: tokenText(r.piece), p: percent(r.p) })).join(t('overview.listSep')) })),
+      // ↵, ␣ or <|im_end|> shown here must not be left for the reader to guess.
+      ...candidateNotes(top, 'span').filter(Boolean).map((note) => (note.classList.add('ov-note'), note)),
     );
   }
 
