@@ -22,6 +22,11 @@ test('the default second sentence swaps the first word of a known pair, whole wo
   assert.equal(swapWord('She said that he was kind.'), 'He said that he was kind.');
   assert.equal(swapWord('The king said to his son'), 'The queen said to his son');
   assert.equal(swapWord('To be, or not to be'), 'To go, or not to be');
+  // Each of the built-in model's samples (www/models/builtin/samples.json) opens the view on a real pair.
+  assert.equal(swapWord('I love you more than words can say, and I will love you forever.'), 'I hate you more than words can say, and I will love you forever.');
+  assert.equal(swapWord('A good friend is someone who listens when you need to talk.'), 'A bad friend is someone who listens when you need to talk.');
+  assert.equal(swapWord('中国的经济在过去二十年里发展得很快。'), '中国的经济在过去二十年里发展得很慢。');
+  assert.equal(swapWord('老师告诉我们，读书是了解世界最好的方法。'), '老师告诉我们，读书是了解世界最坏的方法。');
   assert.equal(swapWord('他今天很开心。'), '她今天很开心。');
   assert.equal(swapWord('这本书写得非常好，我一口气就看完了。'), '这本书写得非常坏，我一口气就看完了。');
   assert.equal(swapWord('A cathedral at dawn.'), 'A cathedral at dawn.', 'no pair: the sentence itself');

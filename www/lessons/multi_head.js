@@ -49,7 +49,7 @@ export function mount(root, app) {
   const reset = el('button', { type: 'button', className: 'action secondary', on: { click: () => { m = fresh(); app.redraw(); } } }, t('lesson.reset'));
   root.append(
     el('section', { className: 'card' }, el('h3', {}, t('lesson.multihead.inputs')), el('p', { className: 'hint' }, t('lesson.multihead.inputsNote')), inputs, reset),
-    el('section', { className: 'card' }, el('h3', {}, t('lesson.multihead.headsHeading')), heads, compare),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.multihead.headsHeading')), el('p', { className: 'hint' }, t('lesson.multihead.noMask')), heads, compare),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.multihead.contextHeading')), context),
   );
   let seq = 0;

@@ -12,7 +12,8 @@
 //   scale: the colour scale (parts/color_scale.js), so several heatmaps can share one;
 //   legend: bool (default true), the scale's legend under the cells;
 //   labels: {rows, cols: string[] (absent: none, or index ticks along columns under row labels),
-//            groups: {size, label(g)} to frame groups of columns (heads inside a [T, nH*d] row),
+//            groups: {size, label(g), short(g) (optional: where label(g) does not fit, e.g. a short last group)}
+//            to frame groups of columns (heads inside a [T, nH*d] row),
 //            sums: bool, each row's sum at its right} (absent: no labels);
 //   mark: {r, c} or null, a cell outlined for good (the pair a view is explaining);
 //   interaction: {name: accessible name, describe(r, c): [key, value] pairs naming the cell for

@@ -153,14 +153,18 @@ function drawGroups(ctx, cells, { groups }, g, colours) {
   if (!groups) return;
   const { size, label } = groups;
   const n = Math.ceil(cells.cols / size);
-  const gw = (g.w * size) / cells.cols;
+  const cw = g.w / cells.cols;
   ctx.font = FONT;
   ctx.textBaseline = 'middle';
   ctx.textAlign = 'center';
   for (let k = 0; k < n; k++) {
-    const x = g.x0 + k * gw;
+    const x = g.x0 + k * size * cw;
+    // The last group may be short (a last tile of fewer keys): its label and rule span only its columns,
+    // and a label too wide for them gives way to its short form (groups.short), where there is one.
+    const gw = Math.min(size, cells.cols - k * size) * cw;
+    const text = groups.short && ctx.measureText(label(k)).width > gw - 2 ? groups.short(k) : label(k);
     ctx.fillStyle = colours.text;
-    ctx.fillText(label(k), x + gw / 2, g.groupBand / 2, gw - 2);
+    ctx.fillText(text, x + gw / 2, g.groupBand / 2, gw - 2);
     ctx.fillStyle = colours.rule;
     ctx.fillRect(x + 1, g.groupBand - 3, gw - 2, 1);
     if (k > 0) {

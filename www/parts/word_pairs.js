@@ -3,8 +3,9 @@
 
 // Words that make a minimal pair: the default second sentence swaps the first one A holds.
 const PAIRS = [
-  ['她', '他'], ['小猫', '小狗'], ['好', '坏'], ['猫', '狗'],
+  ['她', '他'], ['小猫', '小狗'], ['好', '坏'], ['猫', '狗'], ['很快', '很慢'],
   ['she', 'he'], ['her', 'his'], ['cat', 'cats'], ['king', 'queen'], ['father', 'mother'], ['son', 'daughter'], ['brave', 'afraid'], ['morning', 'evening'], ['be', 'go'],
+  ['love', 'hate'], ['good', 'bad'],
 ];
 
 /** A's first word of a known pair swapped for its partner (whole words in Latin script); A itself when none is found. */

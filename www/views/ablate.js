@@ -61,7 +61,7 @@ export function mount(root, app) {
     drawBoard();
     if (state.ablate.length === 0) {
       prediction.replaceChildren(el('p', { className: 'hint' }, t('ablate.pickFirst')));
-      changed.replaceChildren();
+      changed.replaceChildren(el('p', { className: 'hint' }, t('ablate.pickFirstLayers')));
       return;
     }
     const L = app.model.num_hidden_layers;

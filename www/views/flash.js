@@ -93,7 +93,7 @@ export function mount(root, app) {
       labels: {
         rows: [`${row} ${axisLabel(pieces[row], 6)}`],
         cols: labels.slice(0, S),
-        groups: { size: tile, label: (g) => (g === shown - 1 ? `▸ ${t('flash.tileN', { k: g + 1 })}` : t('flash.tileN', { k: g + 1 })) },
+        groups: { size: tile, label: (g) => (g === shown - 1 ? `▸ ${t('flash.tileN', { k: g + 1 })}` : t('flash.tileN', { k: g + 1 })), short: (g) => (g === shown - 1 ? `▸${g + 1}` : String(g + 1)) },
       },
       interaction: {
         name: t('flash.rowHeading'),

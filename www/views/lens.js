@@ -71,6 +71,14 @@ export function mount(root, app) {
         el('tbody', {}, range(L).map((l) => el('tr', {}, el('th', { scope: 'row' }, t('grid.layer', { l })), positions.map((_, k) => cell(l, k))))),
       ),
     );
+    // A table wider than its box opens on the chosen cell (by default the last position, the model's
+    // prediction), not on its first columns.
+    const selected = table.querySelector('.lens-cell.selected');
+    if (selected && table.scrollWidth > table.clientWidth) {
+      const cellBox = selected.getBoundingClientRect();
+      const box = table.getBoundingClientRect();
+      if (cellBox.right > box.right || cellBox.left < box.left + box.width / 4) table.scrollLeft += cellBox.left - box.left - box.width / 2 + cellBox.width / 2;
+    }
     note.textContent = from > 0 ? t('lens.lastPositions', { n: positions.length, T }) : t('lens.note', { v: V });
     const l = Math.min(state.layer, L - 1);
     const i = Math.max(at, from);

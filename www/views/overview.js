@@ -22,6 +22,7 @@ export const previews = true;
 
 const TOP = 3; // candidates shown for the next token
 const TOKENS_AT_EACH_END = 8; // a long input shows its first and last tokens
+const ELIDED_AT_LEAST = 8; // ... when that leaves out this many or more; a few more chips cost less than a gap
 const ROUTE = ['lessons', 'stepper', 'attention', 'grid'];
 const STACK_DRAWN = 3; // at most this many cards drawn behind the detailed layer
 
@@ -96,7 +97,7 @@ export function mount(root, app) {
   // The input's tokens as the tokenizer cut them; a long input shows both ends.
   function tokens(T) {
     const pieces = state.tokens.pieces;
-    const shown = T > 2 * TOKENS_AT_EACH_END ? [...range(TOKENS_AT_EACH_END), null, ...range(TOKENS_AT_EACH_END).map((i) => T - TOKENS_AT_EACH_END + i)] : range(T);
+    const shown = T >= 2 * TOKENS_AT_EACH_END + ELIDED_AT_LEAST ? [...range(TOKENS_AT_EACH_END), null, ...range(TOKENS_AT_EACH_END).map((i) => T - TOKENS_AT_EACH_END + i)] : range(T);
     const chips = shown.map((i) => (i === null ? el('span', { className: 'ov-more' }, t('overview.tokensMore', { n: T - 2 * TOKENS_AT_EACH_END })) : el('span', { className: state.tokens.special?.[i] ? 'ov-token special' : 'ov-token', dataset: { index: i } }, tokenText(pieces[i]))));
     const focusInput = () => {
       const input = document.getElementById('text');

@@ -232,7 +232,7 @@ export function mount(root, app) {
     card.replaceChildren(
       el('div', { className: 'step-kicker' }, perLayer(step) ? `${layerOf(l)} · ` : '', `${t(`stepper.section.${step.section}`)} · `, t('stepper.stepOf', { i: i + 1, n: total() })),
       el('h2', {}, t(`step.${step.id}.title`)),
-      el('pre', { className: 'formula' }, t(`step.${step.id}.formula`)),
+      el('pre', { className: 'formula' }, t(`step.${step.id}.formula`, { vocab: app.model.vocab_size })),
       el('p', { className: 'explain' }, t(`step.${step.id}.explain`)),
       ...missing.map((n) => el('p', { className: 'hint' }, t('stepper.missing', { name: n }))),
       ...extra,
