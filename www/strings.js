@@ -1052,7 +1052,7 @@ const zh = {
   'role.previous': '看前一个 token',
   'role.current': '看当前 token',
   'role.first': '看首个 token',
-  'role.fixed': '总看某个固定 token',
+  'role.fixed': '固定 token',
   'role.broad': '分散',
   'role.mixed': '混合',
   'role.label': '{role} {score}',

@@ -8,10 +8,12 @@
 //! previous and current are three different keys (on an unpadded causal input: query positions 2
 //! and later). A head is previous-token, current-token or first-token when that score is over 0.5, and
 //! weakly so when it is the largest of the three and at least 0.3 (head_stats.json's "(weak)").
-//! Without a position role, a head that keeps its weight on one and the same key whatever the query
-//! (a punctuation mark, say: the mean weight on that key, over the rows that see it, at least 0.3)
-//! is a fixed-token head; one whose rows are nearly uniform (mean normalised entropy at least 0.8) is
-//! broad; anything else is mixed.
+//! A head that keeps more weight on one and the same key whatever the query (a punctuation mark, say:
+//! the mean weight on that key, over the rows that see it, at least 0.3) than on any of the three
+//! positions is a fixed-token head: its label then says what its map shows (a weak first-token score
+//! beside a stronger pull to a comma is the comma's head). Where that key is the first one, the two
+//! scores are equal and the head stays first-token. A head with none of these, whose rows are nearly
+//! uniform (mean normalised entropy at least 0.8), is broad; anything else is mixed.
 //!
 //! Which keys a query row sees comes from the run's masks (`MaskSpec`): causal keys after it and
 //! padding keys are not visible, padded query rows are not counted, and with a KV-cache prefix
@@ -27,6 +29,8 @@ use crate::model::attention::MaskSpec;
 pub const STRONG: f32 = 0.5;
 /// The largest position score at least this makes a weak role; head_stats.json's "(weak)".
 pub const WEAK: f32 = 0.3;
+/// How much more than the best position score the fixed key's must be for a fixed-token head.
+pub const FIXED_MARGIN: f32 = 0.01;
 /// Mean normalised entropy at least this, with no position role, makes a broad head.
 pub const BROAD: f32 = 0.8;
 
@@ -149,12 +153,12 @@ impl HeadScores {
 
     pub fn role(self) -> HeadRole {
         let positions = [(Role::Previous, self.previous), (Role::Current, self.current), (Role::First, self.first)];
-        let (role, score) = positions.into_iter().fold((Role::Mixed, f32::MIN), |best, p| if p.1 > best.1 { p } else { best });
+        let best = positions.into_iter().fold((Role::Mixed, f32::MIN), |best, p| if p.1 > best.1 { p } else { best });
+        // The fixed key outranks the positions only by a visible margin (the badge's two decimals): where
+        // it is the first key its score is the first-token score, up to rounding, and the head stays first-token.
+        let (role, score) = if self.fixed > best.1 + FIXED_MARGIN { (Role::Fixed, self.fixed) } else { best };
         if score >= WEAK {
             return HeadRole { role, score, strong: score > STRONG, scores: self };
-        }
-        if self.fixed >= WEAK {
-            return HeadRole { role: Role::Fixed, score: self.fixed, strong: self.fixed > STRONG, scores: self };
         }
         let role = if self.spread >= BROAD { Role::Broad } else { Role::Mixed };
         HeadRole { role, score: self.spread, strong: false, scores: self }
@@ -222,6 +226,21 @@ mod tests {
         let r = s.role();
         assert_eq!((r.role, r.strong), (Role::Fixed, true), "{r:?}");
         assert!(r.score > 0.8, "{r:?}");
+    }
+
+    /// A weak first-token score beside a stronger pull to one later key: the label names the key's pull,
+    /// as the map shows it (rows that see key 4 put 0.5 on it and 0.35 on the first key).
+    #[test]
+    fn a_stronger_fixed_key_outranks_a_weak_position() {
+        let s = one(12, &CAUSAL, |i, j| if i >= 4 { [0.35, 0.5][(j == 4) as usize] * (j == 0 || j == 4) as u8 as f32 + 0.15 / (i as f32 - 1.0) * (j != 0 && j != 4) as u8 as f32 } else { (j == 0) as u8 as f32 });
+        assert_eq!(s.fixed_key, Some(4), "{s:?}");
+        assert!(s.first >= WEAK && s.first < s.fixed, "{s:?}");
+        let r = s.role();
+        assert_eq!(r.role, Role::Fixed, "{r:?}");
+        assert!(close(r.score, s.fixed));
+        // The first key as the fixed one is the same weight as the first-token score: first-token.
+        let r = one(10, &CAUSAL, |_, j| if j == 0 { 3.0 } else { 1.0 }).role();
+        assert_eq!(r.role, Role::First, "{r:?}");
     }
 
     #[test]

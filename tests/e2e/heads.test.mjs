@@ -78,9 +78,11 @@ function measure(probs, T, S, h, mask, causal) {
 // The role the measures make, by the thresholds head_stats.json names (0.5 strong, 0.3 weak) and
 // 0.8 spread for a broad head; the score is the one behind the label.
 function roleOf(m) {
-  const [role, score] = [['previous', m.previous], ['current', m.current], ['first', m.first]].reduce((a, b) => (b[1] > a[1] ? b : a));
+  // The fixed key outranks the positions only by more than 0.01 (head_roles.rs's FIXED_MARGIN), so the
+  // first key as the fixed one leaves the head first-token.
+  const best = [['previous', m.previous], ['current', m.current], ['first', m.first]].reduce((a, b) => (b[1] > a[1] ? b : a));
+  const [role, score] = m.fixed > best[1] + 0.01 ? ['fixed', m.fixed] : best;
   if (score >= 0.3) return { role, score };
-  if (m.fixed >= 0.3) return { role: 'fixed', score: m.fixed };
   return { role: m.spread >= 0.8 ? 'broad' : 'mixed', score: m.spread };
 }
 

@@ -317,7 +317,7 @@ test('SVG and PNG exports of every view: the SVG parses with real text, the PNG 
     assert.ok(parsed.texts.length > 3, 'labels are real SVG text');
     assert.ok(view === 'lines' || parsed.images > 0, 'heatmaps as images');
     assert.deepEqual((await decode(hashOf(parsed.desc))).state, await getState(page), 'the SVG carries its link');
-    if (view === 'attention') assert.ok(parsed.texts.some((s) => s.includes('layers.1.attn.probs[3]')), 'the tensor’s name as text');
+    if (view === 'attention') assert.ok(parsed.texts.some((s) => s.includes('layers.1.attn.probs[0, 3]')), 'the tensor’s name as text');
     if (view === 'lines') assert.ok(parsed.texts.some((s) => s === 'queries' || s === 'QUERIES'));
 
     const png = await downloadOf(page, '#export-png');

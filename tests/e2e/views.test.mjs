@@ -117,7 +117,7 @@ test('the attention map shows one head with exact values at each stage', async (
   const T = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
   const canvas = page.locator('.attention-figure canvas');
   const { value, text } = await readCell(canvas, 4, 2);
-  assert.match(text, /\[3, 4, 2\]/);
+  assert.match(text, /\[0, 3, 4, 2\]/); // [batch, head, query, key], as the shape [1, nH, T, S] beside it
   sameF32(value, await tensorValue('layers.1.attn.probs', (3 * T + 4) * T + 2));
 
   // The mouse sees the same cell the keyboard focused.
