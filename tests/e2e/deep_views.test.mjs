@@ -151,6 +151,19 @@ test('scale: the seed rows by the core, and τ = √d reproduces the model’s o
   await settled(page);
 });
 
+test('MHA / GQA / MQA on a trained model: all three designs on random weights of its shape, and the page says so', async () => {
+  const trained = await openPage(browser, `${server.url}#view=gqa&lang=en`);
+  await trained.waitForFunction(() => window.attnscope?.app?.source?.kind === 'builtin', null, { timeout: 120_000 });
+  await settled(trained);
+  const nKV = await trained.evaluate(() => window.attnscope.app.model.num_key_value_heads);
+  const same = trained.locator(`.view-gqa .multiples .panel-cell[data-kv="${nKV}"]`);
+  assert.match(await same.locator('.panel-title').innerText(), /\(this model’s layout\)$/);
+  assert.equal(await same.locator('canvas').count(), 1, 'its attention, from a random model of the same shape');
+  assert.match(await trained.locator('.view-gqa .variants-note').innerText(), /random weights \(seed \d+\)/);
+  assert.deepEqual(trained.consoleErrors, []);
+  await trained.close();
+});
+
 test('MHA / GQA / MQA: repeat_kv groups, three variants, KV-cache bytes from the core', async () => {
   await go(page, 'gqa');
   assert.equal(await page.locator('.view-gqa .kv-groups .kv-group').count(), NKV);
@@ -159,6 +172,9 @@ test('MHA / GQA / MQA: repeat_kv groups, three variants, KV-cache bytes from the
   assert.deepEqual(await variants.evaluateAll((n) => n.map((x) => x.dataset.kv)), ['4', '2', '1']);
   const T = await tokenCount();
   assert.match(await variants.nth(2).innerText(), new RegExp(`k_cache \\[1, ${T}, 1, ${D}\\]`));
+  // On random weights the current model is one of the three, named so.
+  assert.match(await variants.nth(1).locator('.panel-title').innerText(), /\(this model\)$/);
+  assert.doesNotMatch(await page.locator('.view-gqa .variants-note').innerText(), /random weights/);
   const bytes = (config, kv, col) => page.locator(`.view-gqa tr[data-config="${config}"][data-kv="${kv}"] td`).nth(col).getAttribute('data-bytes');
   // MiniMind-3: 2 (K and V) × 8 layers × nKV × 96 × 4 bytes.
   assert.equal(await bytes('minimind3', 4, 2), String(2 * 8 * 4 * 96 * 4));

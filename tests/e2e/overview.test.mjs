@@ -100,7 +100,27 @@ test('the diagram shows the built-in model’s own sizes, its trace’s shapes a
   assert.ok(Math.abs(p - 1 / z) < 1e-5, `its probability: shown ${p}, softmax ${1 / z}`);
   assert.equal(await page.locator('.ov-top-p').innerText(), `${(100 / z).toFixed(1 / z >= 0.1 ? 1 : 2)} %`);
   assert.ok((await page.locator('.ov-predict .ov-sub').innerText()).includes(`“${pieces[T - 1].replace(/^[ Ġ]/, '␣')}”`), 'after the last token');
+  // A space or a line break among the candidates shown is named there, not left for the reader to guess.
+  const candidates = await page.evaluate(async ({ T, V }) => {
+    const logits = await window.attnscope.tensor('logits');
+    return (await window.attnscope.call('top', { logits: logits.slice((T - 1) * V, T * V), k: 3 })).map((c) => c.piece);
+  }, { T, V });
+  const whitespace = candidates.some((piece) => /^\s+$/.test(piece.replace(/^Ġ/, ' ')));
+  assert.equal(await page.locator('.ov-predict [data-note="whitespace"]').count(), whitespace ? 1 : 0, `candidates ${JSON.stringify(candidates)}`);
+  if (whitespace) assert.match(await page.locator('.ov-predict [data-note="whitespace"]').innerText(), /a line break|a space/);
   assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+test('a view opened from the overview starts at its top, not at the overview’s scroll', async () => {
+  const page = await freshPage('#view=overview&lang=en');
+  await page.evaluate(() => scrollTo(0, document.documentElement.scrollHeight));
+  assert.ok((await page.evaluate(() => scrollY)) > 300, 'the prediction is far down the page');
+  await page.locator('.ov-predict').click();
+  await page.waitForSelector('.view-output');
+  await settled(page);
+  const { viewTop, bar } = await page.evaluate(() => ({ viewTop: document.querySelector('#view').getBoundingClientRect().top, bar: document.querySelector('.topbar').offsetHeight }));
+  assert.ok(viewTop >= bar - 1 && viewTop < bar + 200, `the output view's top is in sight below the top bar: ${viewTop} (bar ${bar})`);
   await page.context().close();
 });
 

@@ -126,9 +126,12 @@ test('the attention map shows one head with exact values at each stage', async (
   assert.equal(await page.locator('#tooltip').getAttribute('data-value'), value);
   await screenshot(page, 'views-attention-probs');
 
+  // Row sums are drawn beside the weights (each row sums to 1), never beside scores.
+  assert.equal(await canvas.getAttribute('data-row-sums'), 'true');
   for (const stage of ['scores', 'masked']) {
     await page.locator(`.segment[data-stage="${stage}"]`).click();
     await settled();
+    assert.equal(await canvas.getAttribute('data-row-sums'), 'false', `no Σ row beside the ${stage}`);
     await screenshot(page, `views-attention-${stage}`);
   }
   const masked = await readCell(canvas, 1, 5);

@@ -34,6 +34,7 @@ export function paint(canvas, o, g) {
   canvas.dataset.rotatedLabels = drawn.rotated.join('\n');
   canvas.dataset.skippedLabels = drawn.skipped;
   canvas.dataset.ticks = drawn.ticks.join('\n');
+  canvas.dataset.rowSums = String(Boolean(labels.sums));
   drawMark(ctx, o.cells, o.mark, g, colours);
 }
 
