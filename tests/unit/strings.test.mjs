@@ -62,3 +62,10 @@ test('the tutorials’ terms are the ones on screen', () => {
   for (const [key, text] of Object.entries(zh)) if (/\{i\}/.test(text) && /位置 \{i\}/.test(text)) assert.match(text, /位置 \{i\}（从 0 开始数）|位置 \{i\} 之后/, key);
   for (const [key, text] of Object.entries(STRINGS.en)) if (/token \{i\}/i.test(text)) assert.match(text, /token \{i\} \(counting from 0/i, key);
 });
+
+test('a value follows its label after one space, or straight after a Chinese full-width colon', async () => {
+  const { gap } = await import('../../www/parts/format.js');
+  assert.equal(gap('Entropy:'), ' ');
+  assert.equal(gap('熵（权重有多分散）：'), '');
+  assert.equal(gap('每个 token 的 KV Cache：'), '');
+});

@@ -75,8 +75,8 @@ export function mount(root, app) {
           'figure',
           { className: 'panel-cell', dataset: { head: h } },
           el('figcaption', { className: 'panel-title' }, t('lesson.multihead.head', { h }), ' · ', t(`lesson.multihead.role${h}`)),
-          matrixTable({ data: out.scores.subarray(h * 9, (h + 1) * 9), rows: 3, cols: 3, rowLabels: TOKENS, colLabels: TOKENS, scale: diverging(1), digits: 3, corner: 'scores' }),
-          matrixTable({ data: probs, rows: 3, cols: 3, rowLabels: TOKENS, colLabels: TOKENS, scale: sequential(0, 1), digits: 3, mark: { r: 2 }, corner: 'probs' }),
+          matrixTable({ data: out.scores.subarray(h * 9, (h + 1) * 9), rows: 3, cols: 3, rowLabels: TOKENS, colLabels: TOKENS, scale: diverging(1), digits: 3, corner: t('stage.scores') }),
+          matrixTable({ data: probs, rows: 3, cols: 3, rowLabels: TOKENS, colLabels: TOKENS, scale: sequential(0, 1), digits: 3, mark: { r: 2 }, corner: t('stage.probs') }),
           el('p', { className: 'answer' }, TOKENS.map((name, c) => el('span', { className: 'pair', dataset: { key: name } }, ` 她→${name}: `, value(probs[6 + c], 3)))),
         );
       }),
@@ -87,7 +87,7 @@ export function mount(root, app) {
     );
     context.replaceChildren(
       el('p', { className: 'hint' }, t('lesson.multihead.contextNote')),
-      matrixTable({ data: out.context, rows: 3, cols: HEADS * D, rowLabels: TOKENS, colLabels: COLS, scale: diverging(1), digits: 3, corner: 'context' }),
+      matrixTable({ data: out.context, rows: 3, cols: HEADS * D, rowLabels: TOKENS, colLabels: COLS, scale: diverging(1), digits: 3, corner: t('lesson.multihead.context') }),
     );
   }
 

@@ -7,6 +7,7 @@
 import { el } from '../parts/dom.js';
 import { matrixTable } from '../parts/matrix_table.js';
 import { value } from '../parts/value.js';
+import { gap } from '../parts/format.js';
 import { sequential, diverging } from '../parts/color_scale.js';
 import { TOKENS as WORDS, SCORES as REAL } from './causal_mask.js';
 import { t } from '../strings.js';
@@ -57,7 +58,7 @@ export function mount(root, app) {
         'table',
         { className: 'data-table' },
         el('thead', {}, el('tr', {}, el('th', { attrs: { scope: 'col' } }, t('lesson.padding.mask')), el('th', { attrs: { scope: 'col' } }, t('lesson.padding.purpose')))),
-        el('tbody', {}, el('tr', {}, el('th', { attrs: { scope: 'row' } }, 'causal mask'), el('td', {}, t('lesson.padding.causalPurpose'))), el('tr', {}, el('th', { attrs: { scope: 'row' } }, 'attention_mask'), el('td', {}, t('lesson.padding.paddingPurpose')))),
+        el('tbody', {}, el('tr', {}, el('th', { attrs: { scope: 'row' } }, t('lesson.padding.causalName')), el('td', {}, t('lesson.padding.causalPurpose'))), el('tr', {}, el('th', { attrs: { scope: 'row' } }, 'attention_mask'), el('td', {}, t('lesson.padding.paddingPurpose')))),
       ),
     ),
   );
@@ -88,7 +89,7 @@ export function mount(root, app) {
           matrixTable({ data: masked, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, scale: diverging(1), digits: 1, corner: t('stage.masked') }),
           matrixTable({ data: probs, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, scale: sequential(0, 1), digits: 2, corner: t('stage.probs') }),
           el('p', { className: 'hint' }, t('lesson.padding.padRow')),
-          el('p', { className: 'leak', dataset: { leak: m } }, t('lesson.padding.leak'), ' ', value(leak, 3)),
+          el('p', { className: 'leak', dataset: { leak: m } }, t('lesson.padding.leak'), gap(t('lesson.padding.leak')), value(leak, 3)),
         );
       }),
     );

@@ -10,7 +10,7 @@
 import { el } from '../parts/dom.js';
 import { bars } from '../parts/bars.js';
 import { value } from '../parts/value.js';
-import { fixed } from '../parts/format.js';
+import { fixed, gap } from '../parts/format.js';
 import { entropy } from '../parts/entropy.js';
 import { t } from '../strings.js';
 import { SENTENCE, WORDS } from './qk_match.js';
@@ -72,7 +72,7 @@ export function mount(root, app) {
           { className: 'panel-cell', dataset: { row: n } },
           el('figcaption', { className: 'panel-title' }, rows[n]),
           valid[n] ? bars(r.map((x, c) => ({ label: fixed(x, 1), value: soft[n].probs[c] })), { label: `softmax([${r.join(', ')}])` }) : el('p', { className: 'field-error' }, t('scale.ownInvalid')),
-          valid[n] && el('p', { className: 'hint' }, t('scale.entropy'), ' ', value(entropy(soft[n].probs), 3), ` ${t('scale.bits')}`),
+          valid[n] && el('p', { className: 'hint' }, t('scale.entropy'), gap(t('scale.entropy')), value(entropy(soft[n].probs), 3), ` ${t('scale.bits')}`),
         ),
       ),
     );
@@ -80,12 +80,12 @@ export function mount(root, app) {
     const spread = Math.max(...raw.scores) - Math.min(...raw.scores);
     growth.replaceChildren(
       // Three separate facts, each with its own label: never one line that reads as a product.
-      el('p', {}, t('lesson.sqrt_d.spread', { d }), ' ', value(spread, 2), t('lesson.sqrt_d.root'), value(Math.sqrt(d), 2), t('lesson.sqrt_d.after'), value(Math.max(...scaled.scores) - Math.min(...scaled.scores), 2)),
+      el('p', {}, t('lesson.sqrt_d.spread', { d }), gap(t('lesson.sqrt_d.spread', { d })), value(spread, 2), t('lesson.sqrt_d.root'), value(Math.sqrt(d), 2), t('lesson.sqrt_d.after'), value(Math.max(...scaled.scores) - Math.min(...scaled.scores), 2)),
       el(
         'div',
         { className: 'multiples wide' },
-        el('figure', { className: 'panel-cell', dataset: { variant: 'raw' } }, el('figcaption', { className: 'panel-title' }, t('lesson.sqrt_d.unscaled')), bars(keyLabels.map((label, j) => ({ label: `${label} (${fixed(raw.scores[j], 1)})`, value: raw.probs[j] })), { label: t('lesson.sqrt_d.unscaled') }), el('p', { className: 'hint' }, t('scale.entropy'), ' ', value(entropy(raw.probs), 3), ` ${t('scale.bits')}`)),
-        el('figure', { className: 'panel-cell', dataset: { variant: 'scaled' } }, el('figcaption', { className: 'panel-title' }, t('lesson.sqrt_d.scaled')), bars(keyLabels.map((label, j) => ({ label: `${label} (${fixed(scaled.scores[j], 1)})`, value: scaled.probs[j] })), { label: t('lesson.sqrt_d.scaled') }), el('p', { className: 'hint' }, t('scale.entropy'), ' ', value(entropy(scaled.probs), 3), ` ${t('scale.bits')}`)),
+        el('figure', { className: 'panel-cell', dataset: { variant: 'raw' } }, el('figcaption', { className: 'panel-title' }, t('lesson.sqrt_d.unscaled')), bars(keyLabels.map((label, j) => ({ label: `${label} (${fixed(raw.scores[j], 1)})`, value: raw.probs[j] })), { label: t('lesson.sqrt_d.unscaled') }), el('p', { className: 'hint' }, t('scale.entropy'), gap(t('scale.entropy')), value(entropy(raw.probs), 3), ` ${t('scale.bits')}`)),
+        el('figure', { className: 'panel-cell', dataset: { variant: 'scaled' } }, el('figcaption', { className: 'panel-title' }, t('lesson.sqrt_d.scaled')), bars(keyLabels.map((label, j) => ({ label: `${label} (${fixed(scaled.scores[j], 1)})`, value: scaled.probs[j] })), { label: t('lesson.sqrt_d.scaled') }), el('p', { className: 'hint' }, t('scale.entropy'), gap(t('scale.entropy')), value(entropy(scaled.probs), 3), ` ${t('scale.bits')}`)),
       ),
       el('p', { className: 'hint' }, t('lesson.sqrt_d.takeaway')),
     );

@@ -84,3 +84,8 @@ export function axisLabel(piece, max = 10) {
   const text = tokenText(piece);
   return text.length > max && !SPECIAL_PIECE.test(piece) ? `${text.slice(0, max - 1)}…` : text;
 }
+
+/** The space between a label and the value after it: none after Chinese full-width punctuation (“熵：1.2”), one otherwise. */
+export function gap(label) {
+  return /[\u3000-\u303f\uff00-\uffef]$/.test(label) ? '' : ' ';
+}

@@ -9,7 +9,7 @@ import { el } from '../parts/dom.js';
 import { headTip, heatmap } from '../parts/heatmap.js';
 import { layerSelect, headSelect, range } from '../parts/controls.js';
 import { sequential, diverging, extent } from '../parts/color_scale.js';
-import { axisLabel, bytes, shapeLabel, tokenText } from '../parts/format.js';
+import { axisLabel, bytes, gap, shapeLabel, tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 
 // MiniMind-3 as the seed and minimind-semantics.md give it; the core fills in the rest (d = 96 …).
@@ -147,7 +147,7 @@ export function mount(root, app) {
           el('figcaption', { className: 'panel-title' }, n === nKV ? t(random ? 'gqa.currentTitle' : 'gqa.sameLayoutTitle', { title }) : title),
           el('p', { className: 'hint' }, `k_cache ${shapeLabel(vk.shape)}`),
           probPanel(vp.data, h, t('gqa.variantLabel', { kind: kindOf(nH, n), h })),
-          el('p', { className: 'hint' }, t('gqa.perTokenIs'), t('gqa.perTokenIs').endsWith('：') ? '' : ' ', el('span', { className: 'bytes', dataset: { bytes: perToken } }, bytes(perToken))),
+          el('p', { className: 'hint' }, t('gqa.perTokenIs'), gap(t('gqa.perTokenIs')), el('span', { className: 'bytes', dataset: { bytes: perToken } }, bytes(perToken))),
         );
       }),
     );

@@ -11,7 +11,7 @@ import { lineChart } from '../parts/line_chart.js';
 import { value } from '../parts/value.js';
 import { layerSelect, headSelect, range } from '../parts/controls.js';
 import { sequential } from '../parts/color_scale.js';
-import { axisLabel, fixed } from '../parts/format.js';
+import { axisLabel, fixed, gap } from '../parts/format.js';
 import { entropy } from '../parts/entropy.js';
 import { t } from '../strings.js';
 
@@ -98,7 +98,7 @@ export function mount(root, app) {
         { className: 'panel-cell' },
         el('figcaption', { className: 'panel-title' }, title),
         bars(own.map((x, c) => ({ label: String(x), value: probs[c] })), { label: title }),
-        el('p', { className: 'hint' }, t('scale.entropy'), ' ', value(entropy(probs), 3), ` ${t('scale.bits')}`),
+        el('p', { className: 'hint' }, t('scale.entropy'), gap(t('scale.entropy')), value(entropy(probs), 3), ` ${t('scale.bits')}`),
       );
     ownOut.replaceChildren(
       ownValid
