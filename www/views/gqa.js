@@ -2,7 +2,8 @@
 // First repeat_kv in the running model: each KV head's cached keys with the query heads that read
 // them framed together (Q0, Q1 → KV0 …), each query head's real attention pattern beside. Then the
 // same input through models that differ only in num_key_value_heads (nH, nH/2, 1), each run by the
-// core, with the cache it filled. Last, the KV cache priced per token and for a context length, for
+// core, with the cache it filled: on random weights the current model is one of them; a trained model
+// has weights for its own nKV only, so then all three are random models of its shape (and say so). Last, the KV cache priced per token and for a context length, for
 // MiniMind-3 and the current config, from the core's own resolution of each config (describeConfig).
 
 import { el } from '../parts/dom.js';
