@@ -65,6 +65,20 @@ test('Q·K matching: editing a cell by keyboard recomputes with the core, and re
   await page.keyboard.press('Tab');
   await page.waitForFunction(() => document.querySelector('.answer .pair[data-key="小红"] output').textContent !== '0.493');
   await settled(page);
+  // The redraw with the edit's results keeps the reader in the cell Tab took them to, with their table.
+  assert.deepEqual(await page.evaluate(() => ({ ...document.activeElement.dataset, tag: document.activeElement.tagName })), { tag: 'INPUT', cellOf: 'q', r: '2', c: '1', entered: '0.1' });
+  // A redraw landing while a number is half typed keeps it, and it enters on Tab as it would have.
+  await page.keyboard.press('End'); // Tab selected the cell's text
+  await page.keyboard.type('5'); // 0.1 → 0.15, not entered yet
+  await page.evaluate(() => window.attnscope.app.redraw());
+  await settled(page);
+  assert.deepEqual(await page.evaluate(() => [document.activeElement.dataset.r, document.activeElement.dataset.c, document.activeElement.value]), ['2', '1', '0.15']);
+  await page.keyboard.press('Tab');
+  await settled(page);
+  assert.equal(await page.locator('table.editable').first().locator('tbody tr').nth(2).locator('input').nth(1).inputValue(), '0.15', 'the half-typed number entered');
+  await page.locator('table.editable').first().locator('tbody tr').nth(2).locator('input').nth(1).fill('0.1');
+  await page.keyboard.press('Tab');
+  await settled(page);
   const probs = await matrix(page.locator('[data-matrix="probs"] table'));
   // Row 她 with q = [0.1, 0.1, 0.8, 0.0]: scores [0.82, 0.11, 0.64].
   near(probs[2], softmax([0.1 * 0.8 + 0.1 * 0.2 + 0.8 * 0.9, 0.1 * 0 + 0.1 * 0.3 + 0.8 * 0.1, 0.1 * 0.7 + 0.1 * 0.1 + 0.8 * 0.7]), 1e-6, 'edited row');

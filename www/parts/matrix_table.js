@@ -72,6 +72,13 @@ export function matrixTable(opts) {
   const { data, rows, cols, rowLabels, colLabels, scale = null, digits = 2, editable = false, mark = null, caption, corner = '', id = null } = opts;
   const kept = editable && id !== null && book ? book : null;
   if (kept) bind(id, data, rows, cols);
+  // A lesson redraws its tables when an edit's results come back. If the reader is in a cell of this
+  // table by then (tabbed on, or already typing the next number), the new table's cell takes over: the
+  // focus, the caret and a number typed but not yet entered, which enters as it would have, on Enter,
+  // Tab or leaving the cell. Without this the redraw dropped the focus and any half-typed number.
+  const name = editable ? `${id ?? caption ?? corner}` : null;
+  const active = document.activeElement;
+  const carried = name !== null && active?.dataset?.cellOf === name ? { r: Number(active.dataset.r), c: Number(active.dataset.c), value: active.value, typed: active.value !== active.dataset.entered, start: active.selectionStart, end: active.selectionEnd } : null;
   const head = el('tr', {}, el('th', { className: 'corner', attrs: { scope: 'col' } }, corner), colLabels.map((c) => el('th', { attrs: { scope: 'col' } }, c)));
   const body = [];
   for (let r = 0; r < rows; r++) {
@@ -86,21 +93,32 @@ export function matrixTable(opts) {
         style: scale && !masked ? { background: scale.css(v), color: ink(scale, v) } : {},
       });
       if (editable) {
+        const shown = String(+v.toFixed(6));
+        const enter = () => {
+          if (input.value === input.dataset.entered) return;
+          input.dataset.entered = input.value;
+          const next = Number(input.value);
+          input.setAttribute('aria-invalid', String(!Number.isFinite(next)));
+          if (!Number.isFinite(next)) return;
+          if (kept && kept === book) record(id, r, c, next);
+          opts.onEdit(r, c, next);
+        };
         const input = el('input', {
           type: 'text',
           inputMode: 'decimal',
-          value: String(+v.toFixed(6)),
+          value: shown,
+          dataset: { cellOf: name, r, c, entered: shown },
           attrs: { 'aria-label': `${rowLabels[r]}, ${colLabels[c]}` },
-          on: {
-            change: () => {
-              const next = Number(input.value);
-              input.setAttribute('aria-invalid', String(!Number.isFinite(next)));
-              if (!Number.isFinite(next)) return;
-              if (kept && kept === book) record(id, r, c, next);
-              opts.onEdit(r, c, next);
-            },
-          },
+          on: { change: enter, blur: enter, keydown: (e) => e.key === 'Enter' && enter() },
         });
+        if (carried && carried.r === r && carried.c === c) {
+          if (carried.typed) input.value = carried.value;
+          queueMicrotask(() => {
+            if (!input.isConnected) return;
+            input.focus();
+            input.setSelectionRange(carried.start, carried.end);
+          });
+        }
         td.append(input);
       } else if (opts.onCellClick) {
         td.append(el('button', { type: 'button', className: 'cell-button', on: { click: () => opts.onCellClick(r, c) } }, fixed(v, digits)));
