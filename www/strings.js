@@ -1443,7 +1443,7 @@ const zh = {
   'lesson.padding.paddingPurpose': '关注 padding token（它们的列为 −1e9）。',
 
   'lesson.shapes.title': 'MiniMind-3 的形状与 GQA',
-  'lesson.shapes.intro': 'MiniMind-3 的隐藏维度为 768，有 8 个 Q 头和 4 个 K/V 头，每个头 96 维。一句 6 个 token 的话经过一层这样形状的网络（随机权重），打印出的形状正是教程调试时看到的。',
+  'lesson.shapes.intro': 'MiniMind-3 的隐藏维度为 768，有 8 个 Q 头和 4 个 KV 头，每个头 96 维。一句 6 个 token 的话经过一层这样形状的网络（随机权重），打印出的形状正是教程调试时看到的。',
   'lesson.shapes.shapesHeading': 'q、k、v 的形状',
   'lesson.shapes.sentence': '输入：',
   'lesson.shapes.name': '张量',
@@ -1451,7 +1451,7 @@ const zh = {
   'lesson.shapes.meaning': '含义',
   'lesson.shapes.dims': '批大小 1，{t} 个 token，{heads} 个头，每个头 {d} 维',
   'lesson.shapes.sharingHeading': 'repeat_kv：每个 KV 头服务两个 Q 头',
-  'lesson.shapes.sharingNote': 'K 和 V 有 4 个头，Q 有 8 个，所以每个 K/V 头服务两个 Q 头。repeat_kv 只是把头数对齐，不产生新的信息。每个 Q 头的注意力：',
+  'lesson.shapes.sharingNote': 'K 和 V 有 4 个头，Q 有 8 个，所以每个 KV 头服务两个 Q 头。repeat_kv 只是把头数对齐，不产生新的信息。每个 Q 头的注意力：',
   'lesson.shapes.costHeading': 'GQA 省下了什么：KV Cache',
   'lesson.shapes.costNote': '表中是 MiniMind-3 的 KV Cache 大小（全部 8 层，f32）：KV 头分别为 8、4、1 个时，每个 token 占 2（K 和 V）× 8 层 × KV 头数 × 96 × 4 字节，2048 个 token 再乘以 2048。GQA 把 MHA 的缓存减半；MQA 减到八分之一，但所有 Q 头共用同一组 K 和 V。',
 
