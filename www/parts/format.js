@@ -62,6 +62,11 @@ export function count(n) {
   return String(n);
 }
 
+/** An element's index in a traced tensor, batch first as its shapeLabel: [0, h, i, j] beside [1, nH, T, S]. */
+export function indexLabel(...index) {
+  return `[0, ${index.join(', ')}]`;
+}
+
 export function shapeLabel(shape) {
   return `[1, ${shape.join(', ')}]`;
 }

@@ -20,7 +20,7 @@
 //                 the tooltip, onCellClick(r, c) (optional)}.
 
 import { el } from './dom.js';
-import { axisLabel, tokenText } from './format.js';
+import { axisLabel, indexLabel, tokenText } from './format.js';
 import { legend, marksOf } from './legend.js';
 import { exportable } from './figure_export.js';
 import { layout } from './heatmap_layout.js';
@@ -100,7 +100,7 @@ export function headCells({ data, T, S, pieces, mask, maxCell, labelChars = 8 })
 // `tensor` by its index, then its query and key tokens.
 export function headTip(tensor, h, pieces) {
   return (i, j) => [
-    [tensor, `[0, ${h}, ${i}, ${j}]`], // as the shape beside it, [1, nH, T, S]: batch, head, query, key
+    [tensor, indexLabel(h, i, j)],
     [t('tip.query'), `${i} ${tokenText(pieces[i])}`],
     [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
   ];

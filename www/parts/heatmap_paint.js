@@ -163,7 +163,8 @@ function drawGroups(ctx, cells, { groups }, g, colours) {
     // The last group may be short (a last tile of fewer keys): its label and rule span only its columns,
     // and a label too wide for them gives way to its short form (groups.short), where there is one.
     const gw = Math.min(size, cells.cols - k * size) * cw;
-    const text = groups.short && ctx.measureText(label(k)).width > gw - 2 ? groups.short(k) : label(k);
+    const full = label(k);
+    const text = groups.short && ctx.measureText(full).width > gw - 2 ? groups.short(k) : full;
     ctx.fillStyle = colours.text;
     ctx.fillText(text, x + gw / 2, g.groupBand / 2, gw - 2);
     ctx.fillStyle = colours.rule;

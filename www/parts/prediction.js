@@ -47,13 +47,13 @@ export function predictionList(app, top, i, V) {
 
 /**
  * What a newcomer needs told about candidates that are not words, as `tag` elements ('p' or, inside a
- * link, 'span'): a chat-format marker, and a space or a line break (drawn as ␣ and ↵).
+ * link, 'span') of `className`: a chat-format marker, and a space or a line break (drawn as ␣ and ↵).
  */
-export function candidateNotes(top, tag) {
+export function candidateNotes(top, tag, className = 'hint') {
   const whitespace = top.filter((c) => /^\s+$/.test(c.piece.replace(/^Ġ/, ' ')));
   return [
-    top.some((c) => c.piece === END_OF_MESSAGE) ? el(tag, { className: 'hint', dataset: { note: 'end-of-message' } }, t('output.endOfMessage', { token: END_OF_MESSAGE })) : null,
-    whitespace.length ? el(tag, { className: 'hint', dataset: { note: 'whitespace' } }, t('output.whitespace', { tokens: whitespace.map(whitespaceName).join(t('overview.listSep')) })) : null,
+    top.some((c) => c.piece === END_OF_MESSAGE) ? el(tag, { className, dataset: { note: 'end-of-message' } }, t('output.endOfMessage', { token: END_OF_MESSAGE })) : null,
+    whitespace.length ? el(tag, { className, dataset: { note: 'whitespace' } }, t('output.whitespace', { tokens: whitespace.map(whitespaceName).join(t('overview.listSep')) })) : null,
   ];
 }
 

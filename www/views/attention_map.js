@@ -9,7 +9,7 @@ import { el } from '../parts/dom.js';
 import { headCells, headTip, heatmap } from '../parts/heatmap.js';
 import { layerSelect, headSelect, stageSelect, STAGES } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
-import { shapeLabel } from '../parts/format.js';
+import { indexLabel, shapeLabel } from '../parts/format.js';
 import { headRoles, lookFor, roleBadge, roleDetail } from '../parts/head_roles.js';
 import { ablateToggle } from '../parts/ablation.js';
 import { t } from '../strings.js';
@@ -36,7 +36,7 @@ export function mount(root, app) {
     const [, T, S] = tensor.shape;
     const h = state.head;
     const data = tensor.data.subarray(h * T * S, (h + 1) * T * S);
-    caption.replaceChildren(el('code', { className: 'tensor-name' }, `${name}[0, ${h}]`), el('span', { className: 'shape' }, shapeLabel(tensor.shape)));
+    caption.replaceChildren(el('code', { className: 'tensor-name' }, `${name}${indexLabel(h)}`), el('span', { className: 'shape' }, shapeLabel(tensor.shape)));
     explain.textContent = t(`attention.explain.${state.stage}`);
     const measured = roles[state.layer]?.[h] ?? null;
     const pieces = state.tokens.pieces;

@@ -9,7 +9,7 @@ import { el } from '../parts/dom.js';
 import { headCells, headTip, heatmap, paintAll } from '../parts/heatmap.js';
 import { layerSelect, headSelect } from '../parts/controls.js';
 import { diverging, sequential } from '../parts/color_scale.js';
-import { tokenText } from '../parts/format.js';
+import { indexLabel, tokenText } from '../parts/format.js';
 import { distribution, predictionDiff } from '../parts/prediction_diff.js';
 import { swapWord } from '../parts/word_pairs.js';
 import { t } from '../strings.js';
@@ -101,7 +101,7 @@ export function mount(root, app) {
       const delta = probsB.map((v, i) => v - probsA[i]);
       const maxAbs = delta.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
       const { cells, labels } = headCells({ data: delta, T: TA, S: TA, pieces: A.pieces.map((p, i) => (differ.includes(i) ? `${tokenText(p)}→${tokenText(B.pieces[i])}` : p)), mask: state.mask, maxCell: 24, labelChars: 12 });
-      maps.diff.update({ cells, scale: diverging(maxAbs), labels, interaction: { name: t('compare.diffTitle'), describe: (i, j) => [[t('compare.diffTitle'), `[0, ${h}, ${i}, ${j}]`], [t('tip.query'), String(i)], [t('tip.key'), String(j)]] } });
+      maps.diff.update({ cells, scale: diverging(maxAbs), labels, interaction: { name: t('compare.diffTitle'), describe: (i, j) => [[t('compare.diffTitle'), indexLabel(h, i, j)], [t('tip.query'), String(i)], [t('tip.key'), String(j)]] } });
     }
     paintAll([maps.a, maps.b, maps.diff]);
     const V = runA.get('logits').shape[1];

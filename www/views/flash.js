@@ -9,7 +9,7 @@ import { heatmap } from '../parts/heatmap.js';
 import { value } from '../parts/value.js';
 import { layerSelect, headSelect, tokenSelect, tokenAt } from '../parts/controls.js';
 import { diverging, extent } from '../parts/color_scale.js';
-import { axisLabel, fixed, tokenText } from '../parts/format.js';
+import { axisLabel, fixed, indexLabel, tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 
 const TILES = [1, 2, 3, 4, 8, 16, 32, 64];
@@ -98,7 +98,7 @@ export function mount(root, app) {
       interaction: {
         name: t('flash.rowHeading'),
         describe: (_, j) => [
-          ['masked_scores', `[0, ${h}, ${row}, ${j}]`],
+          ['masked_scores', indexLabel(h, row, j)],
           [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
           [t('flash.tile'), Math.floor(j / tile) + 1],
         ],

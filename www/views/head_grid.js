@@ -14,7 +14,7 @@ import { heatmap, paintAll } from '../parts/heatmap.js';
 import { legend, marksOf } from '../parts/legend.js';
 import { stageSelect, STAGES, range } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
-import { tokenText } from '../parts/format.js';
+import { indexLabel, tokenText } from '../parts/format.js';
 import { maxPool } from '../parts/pool.js';
 import { headRoles, roleBadge, ROLES } from '../parts/head_roles.js';
 import { probeHeads, probeSection, withProbe } from '../parts/induction_probe.js';
@@ -112,7 +112,7 @@ export function mount(root, app) {
           interaction: {
             name: t('grid.open', { l, h }),
             describe: (i, j) => [
-              [names[l], `[0, ${h}, ${span(pooled.rowStart, i)}, ${span(pooled.colStart, j)}]`],
+              [names[l], indexLabel(h, span(pooled.rowStart, i), span(pooled.colStart, j))],
               [t('tip.query'), span(pooled.rowStart, i)],
               [t('tip.key'), span(pooled.colStart, j)],
               ...(many ? [[t('grid.pooled'), t('grid.pooledCells', { rows: pooled.rowStart[i + 1] - pooled.rowStart[i], cols: pooled.colStart[j + 1] - pooled.colStart[j] })]] : []),

@@ -10,7 +10,7 @@ import { bars } from '../parts/bars.js';
 import { value } from '../parts/value.js';
 import { layerSelect, headSelect, tokenSelect, tokenAt } from '../parts/controls.js';
 import { sequential } from '../parts/color_scale.js';
-import { axisLabel, tokenText, fixed, factor } from '../parts/format.js';
+import { axisLabel, indexLabel, tokenText, fixed, factor } from '../parts/format.js';
 import { t } from '../strings.js';
 
 const SHOWN_TERMS = 4;
@@ -96,9 +96,9 @@ export function mount(root, app) {
         'ol',
         { className: 'qk-steps' },
         el('li', { dataset: { step: 'sum' } }, el('span', { className: 'step-name' }, t('qk.stepSum', { d })), value(sum, 4)),
-        el('li', { dataset: { step: 'scaled' } }, el('span', { className: 'step-name' }, t('qk.stepScale', { d, root: fixed(Math.sqrt(d), 3) })), el('code', {}, `scores[0, ${h}, ${i}, ${j}]`), ' = ', value(scores.data[at], 4)),
-        el('li', { dataset: { step: 'masked' } }, el('span', { className: 'step-name' }, t('qk.stepMask')), el('code', {}, `masked_scores[0, ${h}, ${i}, ${j}]`), ' = ', value(masked.data[at], 4), el('span', { className: 'hint' }, ` ${maskNote}`)),
-        el('li', { dataset: { step: 'prob' } }, el('span', { className: 'step-name' }, t('qk.stepSoftmax')), el('code', {}, `probs[0, ${h}, ${i}, ${j}]`), ' = ', value(probs.data[at], 4)),
+        el('li', { dataset: { step: 'scaled' } }, el('span', { className: 'step-name' }, t('qk.stepScale', { d, root: fixed(Math.sqrt(d), 3) })), el('code', {}, `scores${indexLabel(h, i, j)}`), ' = ', value(scores.data[at], 4)),
+        el('li', { dataset: { step: 'masked' } }, el('span', { className: 'step-name' }, t('qk.stepMask')), el('code', {}, `masked_scores${indexLabel(h, i, j)}`), ' = ', value(masked.data[at], 4), el('span', { className: 'hint' }, ` ${maskNote}`)),
+        el('li', { dataset: { step: 'prob' } }, el('span', { className: 'step-name' }, t('qk.stepSoftmax')), el('code', {}, `probs${indexLabel(h, i, j)}`), ' = ', value(probs.data[at], 4)),
       ),
       el('p', { className: 'hint' }, t('qk.index')),
       el('h4', {}, t('qk.rowHeading', { i, qi: tokenText(pieces[i]) })),
