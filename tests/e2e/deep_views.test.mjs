@@ -110,6 +110,7 @@ test('RoPE draws angles with YaRN off and on, rotates q exactly as the trace, sc
   await page.locator('#rope-yarn').check();
   await settled(page);
   assert.equal(await page.locator('[data-check="rope-trace"]').count(), 0, 'the trace has no YaRN, so there is nothing to compare');
+  assert.doesNotMatch(await page.locator('#view').innerText(), /\bfalse\b/, 'the absent check leaves no stray text');
   await shot('deep-rope-yarn');
   await page.locator('#rope-yarn').uncheck();
   await settled(page);

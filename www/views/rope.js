@@ -113,7 +113,8 @@ export function mount(root, app) {
     rotation.replaceChildren(
       el('p', { className: 'hint' }, t('rope.rotationNote', { i, token: tokenText(state.tokens.pieces[i]), h })),
       el('div', { className: 'circles', attrs: { role: 'list' } }, range(half).map((pair) => circle(pair, half, q, rot))),
-      matchesTrace && el('p', { className: 'check', dataset: { check: 'rope-trace' } }, t('rope.traceCheck'), ' ', value(traceDiff, 7)),
+      // replaceChildren is the DOM's own, not el(): it would print a bare `false`.
+      ...(matchesTrace ? [el('p', { className: 'check', dataset: { check: 'rope-trace' } }, t('rope.traceCheck'), ' ', value(traceDiff, 7))] : []),
     );
 
     const xs = range(maxDistance + 1);
