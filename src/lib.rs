@@ -25,6 +25,8 @@ pub use model::config::Config;
 pub enum Error {
     Config(String),
     Weights(String),
+    /// A checkpoint the core refuses, said so that the page can put it in the reader's language.
+    Checkpoint(Said),
     Input(String),
     Tokenizer(String),
     Io(String),
@@ -37,6 +39,7 @@ impl std::fmt::Display for Error {
         match self {
             Error::Config(m) => write!(f, "bad config: {m}"),
             Error::Weights(m) => write!(f, "bad weights: {m}"),
+            Error::Checkpoint(s) => write!(f, "bad weights: {}", s.text),
             Error::Input(m) => write!(f, "bad input: {m}"),
             Error::Tokenizer(m) => write!(f, "tokenizer: {m}"),
             Error::Io(m) => write!(f, "{m}"),
@@ -46,3 +49,13 @@ impl std::fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// A refusal with a name: `key` picks its sentence in the page's strings (`core.<key>` in
+/// www/strings.js), `args` fill it (sizes and counts as plain integers, so the page writes them in
+/// its own units), and `text` is the English sentence the CLI prints.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Said {
+    pub key: &'static str,
+    pub args: Vec<(&'static str, String)>,
+    pub text: String,
+}

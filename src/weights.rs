@@ -9,7 +9,7 @@ use safetensors::tensor::{Metadata, TensorView};
 use safetensors::{Dtype, SafeTensors};
 
 use crate::model::linear::Weight;
-use crate::{Config, Error};
+use crate::{Config, Error, Said};
 
 /// One decoder layer. Linear weights keep nn.Linear's `[out, in]` layout: y = x W^T.
 #[derive(Clone, Debug)]
@@ -192,7 +192,9 @@ type Listing = BTreeMap<String, (Dtype, Vec<usize>)>;
 fn check_listing(config: &Config, listing: &Listing) -> Result<(), Error> {
     match (config.qk_norm, has_qk_norm(listing)) {
         (true, false) => {
-            return Err(Error::Weights(
+            return Err(said(
+                "qkNormMissing",
+                vec![],
                 "the config has qk_norm = true (MiniMind-3 / Qwen3 layout) but the checkpoint has no \
                  self_attn.q_norm / k_norm weights, like a Llama-layout checkpoint; set \"qk_norm\": false \
                  in config.json"
@@ -200,7 +202,9 @@ fn check_listing(config: &Config, listing: &Listing) -> Result<(), Error> {
             ))
         }
         (false, true) => {
-            return Err(Error::Weights(
+            return Err(said(
+                "qkNormExtra",
+                vec![],
                 "the checkpoint has self_attn.q_norm / k_norm weights but the config has qk_norm = false; \
                  set \"qk_norm\": true in config.json"
                     .into(),
@@ -212,12 +216,26 @@ fn check_listing(config: &Config, listing: &Listing) -> Result<(), Error> {
     for Slot { name, shape, .. } in &slots {
         let (dtype, found) = listing
             .get(name)
-            .ok_or_else(|| Error::Weights(format!("missing tensor {name} (expected shape {shape:?})")))?;
+            .ok_or_else(|| {
+                said(
+                    "missingTensor",
+                    vec![("name", name.clone()), ("shape", format!("{shape:?}"))],
+                    format!("missing tensor {name} (expected shape {shape:?})"),
+                )
+            })?;
         if found != shape {
-            return Err(Error::Weights(format!("tensor {name} has shape {found:?}, expected {shape:?}")));
+            return Err(said(
+                "tensorShape",
+                vec![("name", name.clone()), ("found", format!("{found:?}")), ("expected", format!("{shape:?}"))],
+                format!("tensor {name} has shape {found:?}, expected {shape:?}"),
+            ));
         }
         if !matches!(dtype, Dtype::F32 | Dtype::F16 | Dtype::BF16) {
-            return Err(Error::Weights(format!("tensor {name} is stored as {dtype}; attnscope reads F32, F16 and BF16")));
+            return Err(said(
+                "tensorDtype",
+                vec![("name", name.clone()), ("dtype", dtype.to_string())],
+                format!("tensor {name} is stored as {dtype}; attnscope reads F32, F16 and BF16"),
+            ));
         }
     }
 
@@ -235,11 +253,17 @@ fn check_listing(config: &Config, listing: &Listing) -> Result<(), Error> {
         } else {
             String::new()
         };
-        let more = match unexpected.len() - 1 {
+        let others = unexpected.len() - 1;
+        let more = match others {
             0 => String::new(),
             n => format!(", and {n} more"),
         };
-        return Err(Error::Weights(format!("unexpected tensor {first}{hint}{more}")));
+        let (key, mut args) = match beyond_last_layer {
+            true => ("unexpectedLayer", vec![("layers", config.num_hidden_layers.to_string())]),
+            false => ("unexpectedTensor", vec![]),
+        };
+        args.extend([("name", first.to_string()), ("others", others.to_string())]);
+        return Err(said(key, args, format!("unexpected tensor {first}{hint}{more}")));
     }
     Ok(())
 }
@@ -256,19 +280,32 @@ pub fn load_safetensors(config: &Config, bytes: &[u8]) -> Result<Weights, Error>
     assemble(&config, |Slot { name, shape, .. }| {
         let data = to_f32(&file.tensor(name).expect("check_listing found it"));
         if let Some(at) = data.iter().position(|x| !x.is_finite()) {
-            return Err(Error::Weights(format!("tensor {name} holds {} at index {:?}", data[at], unravel(at, shape))));
+            let (value, index) = (data[at], unravel(at, shape));
+            return Err(said(
+                "nonFinite",
+                vec![("name", name.clone()), ("value", value.to_string()), ("index", format!("{index:?}"))],
+                format!("tensor {name} holds {value} at index {index:?}"),
+            ));
         }
         Ok(data)
     })
 }
 
-fn unreadable(why: impl std::fmt::Display) -> Error {
-    Error::Weights(format!("the checkpoint is not a readable safetensors file (truncated or corrupt?): {why}"))
+/// An `Error::Checkpoint`: a refusal the page says in the reader's language (see `Said`).
+fn said(key: &'static str, args: Vec<(&'static str, String)>, text: String) -> Error {
+    Error::Checkpoint(Said { key, args, text })
+}
+
+/// A file that is not a readable safetensors file; `key` (under `unreadable.`) and `args` say why,
+/// `why` in English.
+fn unreadable(key: &'static str, args: Vec<(&'static str, String)>, why: impl std::fmt::Display) -> Error {
+    let text = format!("the checkpoint is not a readable safetensors file (truncated or corrupt?): {why}");
+    Error::Checkpoint(Said { key, args, text })
 }
 
 /// Parses the header, wrapping the safetensors crate's own words in a sentence.
 fn open(bytes: &[u8]) -> Result<SafeTensors<'_>, Error> {
-    SafeTensors::deserialize(bytes).map_err(unreadable)
+    SafeTensors::deserialize(bytes).map_err(|e| unreadable("unreadable", vec![("why", e.to_string())], e))
 }
 
 fn has_qk_norm(listing: &Listing) -> bool {
@@ -419,22 +456,30 @@ const MAX_HEADER_BYTES: u64 = 100_000_000;
 pub fn check_checkpoint_size(config: &Config, size: u64) -> Result<(), Error> {
     let (smallest, largest) = checkpoint_size_range(config);
     if size < smallest {
-        return Err(Error::Weights(format!(
-            "model.safetensors is {}, but the {} weights of this config need at least {} even in f16 or bf16: \
-             the file is truncated, or config.json belongs to another model",
-            in_units(size),
-            config.weight_count(),
-            in_units(smallest)
-        )));
+        return Err(said(
+            "tooSmall",
+            vec![("size", size.to_string()), ("count", config.weight_count().to_string()), ("least", smallest.to_string())],
+            format!(
+                "model.safetensors is {}, but the {} weights of this config need at least {} even in f16 or bf16: \
+                 the file is truncated, or config.json belongs to another model",
+                in_units(size),
+                config.weight_count(),
+                in_units(smallest)
+            ),
+        ));
     }
     if size > largest {
-        return Err(Error::Weights(format!(
-            "model.safetensors is {}, more than the {} weights of this config can take even in f32 ({}): \
-             is config.json the right one?",
-            in_units(size),
-            config.weight_count(),
-            in_units(largest)
-        )));
+        return Err(said(
+            "tooLarge",
+            vec![("size", size.to_string()), ("count", config.weight_count().to_string()), ("most", largest.to_string())],
+            format!(
+                "model.safetensors is {}, more than the {} weights of this config can take even in f32 ({}): \
+                 is config.json the right one?",
+                in_units(size),
+                config.weight_count(),
+                in_units(largest)
+            ),
+        ));
     }
     Ok(())
 }
@@ -449,11 +494,13 @@ pub const MAX_LOAD_BYTES: u64 = 3 << 30;
 /// in the core (`Config::weight_bytes_held`), and `held`, what the tab holds already until the new
 /// model replaces it (the model loaded now, its trace, its kept copy). The refusal is a plain
 /// sentence: nothing is wrong with the file, only with its size here.
-pub fn check_load_budget(file: u64, weights: u64, held: u64) -> Result<(), String> {
+pub fn check_load_budget(file: u64, weights: u64, held: u64) -> Result<(), Said> {
     let need = file.saturating_mul(2).saturating_add(weights).saturating_add(held);
     if need > MAX_LOAD_BYTES {
         let gb = |b: u64| b as f64 / 1e9;
-        return Err(format!(
+        let args = [("need", need), ("file", file), ("weights", weights), ("held", held), ("most", MAX_LOAD_BYTES)];
+        let args = args.iter().map(|&(k, v)| (k, v.to_string())).collect();
+        return Err(Said { key: "budget", args, text: format!(
             "this checkpoint needs {:.2} GB to load (its {:.2} GB file twice, the page's copy and the core's, \
              {:.2} GB of f32 weights, and {:.2} GB held for the model loaded now), more than the {:.2} GB \
              a browser tab has for its models",
@@ -462,7 +509,7 @@ pub fn check_load_budget(file: u64, weights: u64, held: u64) -> Result<(), Strin
             gb(weights),
             gb(held),
             gb(MAX_LOAD_BYTES)
-        ));
+        ) });
     }
     Ok(())
 }
@@ -499,27 +546,41 @@ pub fn check_checkpoint(config_json: &str, head: &[u8], file_size: u64) -> Resul
     let n = head
         .get(..8)
         .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
-        .ok_or_else(|| unreadable("it is shorter than 8 bytes"))?;
+        .ok_or_else(|| unreadable("unreadable.short", vec![], "it is shorter than 8 bytes"))?;
     if n > MAX_HEADER_BYTES {
-        return Err(unreadable(format!("its first 8 bytes give a header length of {n} bytes, which no safetensors file has")));
+        return Err(unreadable(
+            "unreadable.headerLength",
+            vec![("n", n.to_string())],
+            format!("its first 8 bytes give a header length of {n} bytes, which no safetensors file has"),
+        ));
     }
     let data_start = 8 + n;
     if file_size < data_start {
-        return Err(unreadable(format!("the file is truncated: its header should be {n} bytes but the file is {file_size} bytes")));
+        return Err(unreadable(
+            "unreadable.shortHeader",
+            vec![("n", n.to_string()), ("size", file_size.to_string())],
+            format!("the file is truncated: its header should be {n} bytes but the file is {file_size} bytes"),
+        ));
     }
     let header = head.get(8..data_start as usize).ok_or_else(|| {
         Error::Input(format!("the first {data_start} bytes of the file are needed to read its header, {} were given", head.len()))
     })?;
-    let header = std::str::from_utf8(header).map_err(|e| unreadable(format!("its header is not UTF-8 text: {e}")))?;
-    let metadata: Metadata = serde_json::from_str(header).map_err(|e| unreadable(format!("its header is not valid: {e}")))?;
+    let header = std::str::from_utf8(header).map_err(|e| unreadable("unreadable.notText", vec![], format!("its header is not UTF-8 text: {e}")))?;
+    let metadata: Metadata = serde_json::from_str(header).map_err(|e| unreadable("unreadable.badHeader", vec![("why", e.to_string())], format!("its header is not valid: {e}")))?;
     let (described, held) = (metadata.data_len() as u64, file_size - data_start);
     if held < described {
-        return Err(unreadable(format!(
-            "the file is truncated: its header describes {described} bytes of tensor data but only {held} follow"
-        )));
+        return Err(unreadable(
+            "unreadable.shortData",
+            vec![("described", described.to_string()), ("held", held.to_string())],
+            format!("the file is truncated: its header describes {described} bytes of tensor data but only {held} follow"),
+        ));
     }
     if held > described {
-        return Err(unreadable(format!("{} bytes follow the last tensor its header describes", held - described)));
+        return Err(unreadable(
+            "unreadable.extraData",
+            vec![("extra", (held - described).to_string())],
+            format!("{} bytes follow the last tensor its header describes", held - described),
+        ));
     }
     let listing: Listing =
         metadata.tensors().into_iter().map(|(name, info)| (name, (info.dtype, info.shape.clone()))).collect();
@@ -553,6 +614,7 @@ pub fn load_dir(dir: &std::path::Path) -> Result<(Config, Weights), Error> {
     let in_file = |e: Error| match e {
         Error::Config(m) => Error::Config(format!("{}: {m}", config_path.display())),
         Error::Weights(m) => Error::Weights(format!("{}: {m}", model_path.display())),
+        Error::Checkpoint(s) => Error::Checkpoint(Said { text: format!("{}: {}", model_path.display(), s.text), ..s }),
         other => other,
     };
     let config = Config::from_json(&text).map_err(in_file)?;

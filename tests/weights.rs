@@ -296,7 +296,13 @@ fn file_too_small_for_the_config_is_refused_before_reading_it() {
     assert_eq!(smallest, llama.weight_count() * 2 + 8, "the smallest file is a Llama layout in 16 bits");
     assert!(weights::check_checkpoint_size(&config, smallest).is_ok());
     assert!(weights::check_checkpoint_size(&config, largest).is_ok());
-    let e = weights::check_checkpoint_size(&config, smallest - 1).unwrap_err().to_string();
+    let e = weights::check_checkpoint_size(&config, smallest - 1).unwrap_err();
+    // The page says it in the reader's language from the key and the sizes in bytes.
+    let attnscope::Error::Checkpoint(said) = &e else { panic!("{e:?}") };
+    assert_eq!(said.key, "tooSmall");
+    let arg = |name: &str| said.args.iter().find(|(k, _)| *k == name).map(|(_, v)| v.clone());
+    assert_eq!((arg("size"), arg("least")), (Some((smallest - 1).to_string()), Some(smallest.to_string())));
+    let e = e.to_string();
     assert!(e.contains("truncated") && e.contains("another model"), "{e}");
     let bytes = write(&checkpoint(&config), Dtype::F16);
     let e = weights::load_checkpoint(TINY_JSON, &bytes[..bytes.len() / 2]).unwrap_err().to_string();
@@ -531,11 +537,14 @@ fn a_load_counts_the_file_twice_its_f32_weights_and_what_the_tab_holds_already()
     assert!(file + file <= budget);
     weights::check_load_budget(file, file, 0).unwrap();
     let e = weights::check_load_budget(file, file, 600_000_000).unwrap_err();
+    assert_eq!(e.key, "budget");
+    assert_eq!(e.args.iter().find(|(k, _)| *k == "need").map(|(_, v)| v.as_str()), Some("3300000000"));
+    let e = e.text;
     assert!(e.starts_with("this checkpoint needs 3.30 GB to load (its 0.90 GB file twice, the page's copy and the core's, 0.90 GB of f32 weights, and 0.60 GB held for the model loaded now), more than the 3.22 GB"), "{e}");
     // A file of 1.2 GB: file + weights (2.4 GB) is within the budget, but the file twice is not.
     let file = 1_200_000_000;
     assert!(file + file <= budget && 3 * file > budget);
-    let e = weights::check_load_budget(file, file, 0).unwrap_err();
+    let e = weights::check_load_budget(file, file, 0).unwrap_err().text;
     assert!(e.contains("needs 3.60 GB"), "{e}");
     // Sizes near u64::MAX saturate instead of wrapping into a small number that would pass.
     assert!(weights::check_load_budget(u64::MAX / 2 + 1, 0, 0).is_err());

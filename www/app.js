@@ -44,6 +44,7 @@ import { modelPanel, sourceOf } from './panels/model_panel.js';
 import { sampleButtons, sampleTexts } from './panels/samples.js';
 import { bosOption } from './panels/bos_option.js';
 import * as source from './model_source.js';
+import { errorText } from './page/error_text.js';
 
 const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons, compare, ablate, lens, attribution };
 
@@ -200,7 +201,7 @@ async function open(next) {
       if (random) await buildModel(config, seed);
       else await loadCheckpoint(model);
     } catch (err) {
-      if (!err.superseded) addToBanner(t(random ? 'link.refused' : 'model.linkFailed'), [err.message]);
+      if (!err.superseded) addToBanner(t(random ? 'link.refused' : 'model.linkFailed'), [errorText(err)]);
       if (!app.model) await buildModel(DEFAULTS.config, DEFAULTS.seed).catch(() => {});
     }
   }
@@ -270,7 +271,7 @@ async function cancelWork() {
     if (app.source) app.source = { ...app.source };
   } catch (err) {
     app.phase = 'error';
-    app.error = err.message;
+    app.error = errorText(err);
   }
   app.busy = false;
   refresh();
@@ -333,7 +334,7 @@ function refresh() {
   }
   rendered = current.instance.update().catch((err) => {
     app.phase = err.cancelled ? 'cancelled' : 'error';
-    app.error = err.message;
+    app.error = errorText(err);
     refresh();
   });
 }
@@ -369,7 +370,7 @@ async function runModel() {
   } catch (err) {
     if (signal.aborted) return;
     app.phase = err.cancelled ? 'cancelled' : 'error';
-    app.error = err.message;
+    app.error = errorText(err);
   }
   app.busy = false;
   app.progress = null;
@@ -400,7 +401,7 @@ async function tokenize(keep = { pad: [], query: null, key: null }) {
     if (signal.aborted) return;
     app.phase = 'error';
     app.busy = false;
-    app.error = err.message;
+    app.error = errorText(err);
     refresh();
   }
 }
@@ -420,7 +421,7 @@ async function buildModel(config, seed) {
     adopt(resolved, { kind: 'random' }, { kind: 'random', seed, bytes: resolved.weight_count * 4, dtype: 'F32', weight_count: resolved.weight_count });
   } catch (err) {
     app.phase = app.model ? previous : 'error';
-    app.error = app.model ? app.error : err.message;
+    app.error = app.model ? app.error : errorText(err);
     refresh();
     throw err;
   }
@@ -451,7 +452,7 @@ async function loadCheckpoint(model, files = null) {
     adopt(resolved, model, { ...checkpoint.meta, restored });
     if (!restored && model.kind !== 'builtin') keep(checkpoint);
   } catch (err) {
-    if (wanted()) models.set({ progress: null, error: err.message });
+    if (wanted()) models.set({ progress: null, error: errorText(err) });
     throw err;
   } finally {
     if (wanted()) {
@@ -496,7 +497,7 @@ async function useModel(model, files = null) {
     else await loadCheckpoint(model, files);
     await tokenize();
   } catch (err) {
-    if (model.kind === 'random' && !err.superseded) models.set({ error: err.message });
+    if (model.kind === 'random' && !err.superseded) models.set({ error: errorText(err) });
   }
 }
 

@@ -37,7 +37,7 @@ export const LATIN_IN_ZH = [
   'gate', 'up', 'down', 'act', 'ctx', 'nH', 'nKV', 'max', 'exp', 'silu', 'sigmoid', 'mean', 'concat', 'triu', 'cos', 'sin',
   'log2', 'batch', 'ms', 'SVG', 'PNG', 'HTML', 'URL', 'HTTP', 'Home', 'End', 'KiB', 'MiB', 'GiB', 'Access-Control-Allow-Origin',
   'Softmax', 'Padding', 'Logits', 'Wq', 'Wk', 'Wv', 'Wo', 'Wlm', 'safetensors', 'scores', 'mask', 'BPE',
-  'True', 'False', 'Hugging', 'Face', 'Hub', 'Python', 'KL', 'logit', 'lens', 'BOS',
+  'True', 'False', 'true', 'false', 'NaN', 'Hugging', 'Face', 'Hub', 'Python', 'KL', 'logit', 'lens', 'BOS',
 ];
 
 /** The Latin words of a Chinese sentence that are not allowed: placeholders, formulas' identifiers and

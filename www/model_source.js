@@ -12,6 +12,7 @@
 
 import { isHubRepo } from './state.js';
 import { t } from './strings.js';
+import { errorText } from './page/error_text.js';
 
 export const BUILTIN_URL = new URL('./models/builtin/', import.meta.url).href;
 
@@ -257,7 +258,7 @@ export function folderUrl(url) {
 function located(url, fn) {
   return (...args) =>
     fn(...args).catch((err) => {
-      throw Object.assign(new Error(t('source.fromUrl', { url, message: err.message })), { superseded: err.superseded });
+      throw Object.assign(new Error(t('source.fromUrl', { url, message: errorText(err) })), { superseded: err.superseded });
     });
 }
 

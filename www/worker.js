@@ -367,7 +367,7 @@ async function answer({ id, type, ...body }) {
     self.postMessage({ id, ok: true, result, returned }, transfer);
   } catch (err) {
     if (err instanceof WebAssembly.RuntimeError) self.postMessage({ id, ok: false, error: err.message, panic: self.attnscopePanic ?? null, trapped: true });
-    else self.postMessage({ id, ok: false, error: err?.message ?? String(err) });
+    else self.postMessage({ id, ok: false, error: err?.message ?? String(err), code: err?.code, args: err?.args });
   } finally {
     progress = () => {};
   }

@@ -35,7 +35,8 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
         if (sticky.includes(entry.type)) lastBuilt = { type: entry.type, body: entry.body };
         entry.resolve(data.result);
       } else {
-        const error = new Error(data.trapped ? trapped(data) : data.error);
+        // A refusal the core said with a code (src/lib.rs `Said`) keeps it, for page/error_text.js.
+        const error = Object.assign(new Error(data.trapped ? trapped(data) : data.error), data.code ? { code: data.code, args: data.args } : {});
         entry.reject(error);
         if (data.trapped) restart(lastBuilt, error).catch(() => {});
       }

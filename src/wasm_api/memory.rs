@@ -5,7 +5,7 @@ use js_sys::Reflect;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::{js, to_js};
+use super::{js, js_said, said_error, to_js};
 use crate::weights;
 use crate::Config;
 
@@ -41,11 +41,11 @@ pub fn describe_config(config_json: &str) -> Result<JsValue, JsError> {
 /// or too large for it, a header that does not describe the file or names a missing, misshaped or
 /// integer tensor, or a load that would not fit the tab (`weights::check_load_budget`).
 #[wasm_bindgen(js_name = checkCheckpoint)]
-pub fn check_checkpoint(config_json: &str, file_bytes: f64, head: &[u8], held_bytes: f64) -> Result<JsValue, JsError> {
+pub fn check_checkpoint(config_json: &str, file_bytes: f64, head: &[u8], held_bytes: f64) -> Result<JsValue, JsValue> {
     // `as` saturates: a negative or NaN size reads as 0, a huge one as u64::MAX, both refused by size.
     let size = file_bytes as u64;
-    let header = weights::check_checkpoint(config_json, head, size).map_err(js)?;
-    weights::check_load_budget(size, header.config.weight_bytes_held(), held_bytes as u64).map_err(|m| JsError::new(&m))?;
+    let header = weights::check_checkpoint(config_json, head, size).map_err(js_said)?;
+    weights::check_load_budget(size, header.config.weight_bytes_held(), held_bytes as u64).map_err(|s| said_error(&s, &s.text))?;
     let view = config_view(&header.config)?;
     let dtype = header.dtypes.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
     Reflect::set(&view, &JsValue::from_str("dtype"), &JsValue::from_str(&dtype)).map_err(|_| JsError::new("cannot pass result to JS"))?;

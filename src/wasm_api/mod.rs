@@ -5,13 +5,14 @@
 //! head), `memory` (what a config or checkpoint costs, asked before anything is allocated), `warm_up` (a
 //! small forward that takes V8's hot code to its optimising tier before the reader's first run) and
 //! `gpu` (the WebGPU promises). This file holds what they share: error and value conversion, the panic hook.
-//! Errors reach JS as Error with the core's message.
+//! Errors reach JS as Error with the core's message; a checkpoint's refusal (`Said`) also carries
+//! `code` and `args`, so that the page can say it in the reader's language.
 
 use js_sys::{Float32Array, Object, Reflect};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::Error;
+use crate::{Error, Said};
 
 mod lesson;
 mod memory;
@@ -32,6 +33,26 @@ pub use wasm_bindgen_rayon::init_thread_pool;
 
 fn js(e: Error) -> JsError {
     JsError::new(&e.to_string())
+}
+
+/// An Error as a JS Error; a checkpoint's refusal also gets `code` (its `Said::key`) and `args`.
+fn js_said(e: Error) -> JsValue {
+    match e {
+        Error::Checkpoint(ref said) => said_error(said, &e.to_string()),
+        e => js(e).into(),
+    }
+}
+
+/// A JS Error with `message`, and the sentence's `code` and `args` (an object of strings).
+fn said_error(said: &Said, message: &str) -> JsValue {
+    let error = JsValue::from(JsError::new(message));
+    let args = Object::new();
+    for (name, value) in &said.args {
+        let _ = Reflect::set(&args, &JsValue::from_str(name), &JsValue::from_str(value));
+    }
+    let _ = Reflect::set(&error, &JsValue::from_str("code"), &JsValue::from_str(said.key));
+    let _ = Reflect::set(&error, &JsValue::from_str("args"), &args);
+    error
 }
 
 fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsError> {

@@ -201,8 +201,8 @@ impl Session {
     /// A checkpoint: config.json text and model.safetensors bytes (f32, f16 or bf16); without a
     /// `qk_norm` key in config.json, the checkpoint's tensors decide it (see `weights::load_checkpoint`).
     #[wasm_bindgen(js_name = fromCheckpoint)]
-    pub fn from_checkpoint(config_json: &str, safetensors: &[u8]) -> Result<Session, JsError> {
-        let (config, w) = weights::load_checkpoint(config_json, safetensors).map_err(js)?;
+    pub fn from_checkpoint(config_json: &str, safetensors: &[u8]) -> Result<Session, JsValue> {
+        let (config, w) = weights::load_checkpoint(config_json, safetensors).map_err(super::js_said)?;
         Ok(Session::with(Model::new(config, w)))
     }
 

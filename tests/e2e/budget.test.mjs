@@ -98,7 +98,7 @@ async function loadUrl(page, url) {
 
 // The sentence's numbers: need, file, f32 weights, held (GB, as printed).
 function parts(message) {
-  const m = message.match(/this checkpoint needs ([0-9.]+) GB to load \(its ([0-9.]+) GB file twice, the page['’]s copy and the core['’]s, ([0-9.]+) GB of f32 weights, and ([0-9.]+) GB held for the model loaded now\), more than the 3\.22 GB a browser tab has for its models/);
+  const m = message.match(/[Tt]his checkpoint needs ([0-9.]+) GB to load \(its ([0-9.]+) GB file twice, the page['’]s copy and the core['’]s, ([0-9.]+) GB of f32 weights, and ([0-9.]+) GB held for the model loaded now\), more than the 3\.22 GB a browser tab has for its models/);
   assert.ok(m, `the budget's sentence: ${message}`);
   return m.slice(1).map(Number);
 }

@@ -306,11 +306,11 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
   // A small tensor: without it the file is still as large as the config's weights need.
   const NORM_1 = 'model.layers.1.post_attention_layernorm.weight';
   const broken = [
-    { name: 'truncated', files: filesOf(LLAMA, { model: LLAMA.model.subarray(0, LLAMA.model.length - 1000) }), says: /truncated/ },
+    { name: 'truncated', files: filesOf(LLAMA, { model: LLAMA.model.subarray(0, LLAMA.model.length - 1000) }), says: /cut short/ },
     { name: 'bad-header', files: filesOf(LLAMA, { model: Buffer.concat([Buffer.from([40, 0, 0, 0, 0, 0, 0, 0]), Buffer.from('{"this is": not a safetensors header}!!!'), LLAMA.model.subarray(48)]) }), says: /not a readable safetensors file/ },
-    { name: 'missing-tensor', files: filesOf(LLAMA, { model: without(LLAMA.model, NORM_1) }), says: /missing tensor model\.layers\.1\.post_attention_layernorm\.weight \(expected shape \[32\]\)/ },
-    { name: 'misshaped-tensor', files: filesOf(LLAMA, { model: reshaped(LLAMA.model, q0, [16, 64]) }), says: /q_proj\.weight has shape \[16, 64\], expected \[32, 32\]/ },
-    { name: 'config-mismatch', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { intermediate_size: 60 }) }), says: /gate_proj\.weight has shape \[64, 32\], expected \[60, 32\]/ },
+    { name: 'missing-tensor', files: filesOf(LLAMA, { model: without(LLAMA.model, NORM_1) }), says: /has no tensor model\.layers\.1\.post_attention_layernorm\.weight \(its shape should be \[32\]\)/ },
+    { name: 'misshaped-tensor', files: filesOf(LLAMA, { model: reshaped(LLAMA.model, q0, [16, 64]) }), says: /q_proj\.weight has shape \[16, 64\]; config\.json asks for \[32, 32\]/ },
+    { name: 'config-mismatch', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { intermediate_size: 60 }) }), says: /gate_proj\.weight has shape \[64, 32\]; config\.json asks for \[60, 32\]/ },
     { name: 'config-not-json', files: filesOf(LLAMA, { config: '{"hidden_size": 32,' }), says: /config\.json is not valid JSON/ },
     { name: 'too-big', files: filesOf(LLAMA, { config: JSON.stringify({ hidden_size: 8192, num_hidden_layers: 64, num_attention_heads: 64, num_key_value_heads: 8, vocab_size: 262144 }) }), says: /over the budget/ },
     { name: 'no-weights', files: filesOf(LLAMA, { model: null }), says: /Missing: model\.safetensors/ },
@@ -319,7 +319,7 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
     // One vocabulary entry with a huge id (issue 12): refused by its size before 400 million pieces are built.
     { name: 'tokenizer-huge-id', files: filesOf(LLAMA, { tokenizer: withVocabId(LLAMA.tokenizer, 400000000) }), says: /tokenizer: the tokenizer has 400000001 tokens but the model's vocabulary has only 256/ },
     { name: 'tokenizer-id-u32-max', files: filesOf(LLAMA, { tokenizer: withVocabId(LLAMA.tokenizer, 4294967295) }), says: /tokenizer: the tokenizer has 4294967296 tokens but the model's vocabulary has only 256/ },
-    { name: 'moe', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { use_moe: true }) }), says: /model\.safetensors is [0-9.]+ kB, but the [0-9]+ weights of this config need at least [0-9.]+ kB even in f16 or bf16: the file is truncated, or config\.json belongs to another model/ },
+    { name: 'moe', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { use_moe: true }) }), says: /model\.safetensors is [0-9.]+ KiB, but the [0-9,]+ weights of this config need at least [0-9.]+ KiB even in f16 or bf16: the file is cut short, or config\.json belongs to another model/ },
     { name: 'gelu', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { hidden_act: 'gelu' }) }), says: /bad config: hidden_act is "gelu": attnscope's FFN runs silu \(SwiGLU\) only/ },
   ];
   for (const bad of broken) {
@@ -336,6 +336,22 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
     }
     if (['truncated', 'missing-tensor', 'too-big', 'tokenizer-too-big', 'tokenizer-huge-id', 'moe'].includes(bad.name)) await screenshot(page, `checkpoint-refused-${bad.name}`);
     await assertStillRuns(page, 'llama_f16');
+  }
+  // The core's refusals are said in the reader's language (src/lib.rs `Said`, www/page/error_text.js),
+  // with sizes in the page's own units: not an English sentence on the Chinese page.
+  await page.click('#lang-switch');
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+  const inChinese = [
+    { name: 'moe', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { use_moe: true }) }), says: /model\.safetensors 只有 [0-9.]+ KiB，而 config\.json 的这 [0-9,]+ 个权重即使用 f16 或 bf16 存储也至少要 [0-9.]+ KiB/ },
+    { name: 'missing-tensor', files: filesOf(LLAMA, { model: without(LLAMA.model, NORM_1) }), says: /检查点里缺少张量 model\.layers\.1\.post_attention_layernorm\.weight（它的形状应为 \[32\]）/ },
+    { name: 'bad-header', files: broken[1].files, says: /这个检查点不是可读的 safetensors 文件/ },
+  ];
+  for (const bad of inChinese) {
+    await chooseFiles(page, bad.files);
+    const said = await refused(page);
+    assert.match(said, bad.says, `${bad.name} in Chinese: ${said}`);
+    assert.doesNotMatch(said, /bad weights|need at least|missing tensor|not a readable/, `${bad.name}: no English left`);
+    if (bad.name === 'moe') await screenshot(page, 'checkpoint-refused-zh');
   }
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
@@ -558,7 +574,7 @@ test('a download is checked before it is trusted: the header sets the size; a se
     long: new RegExp(`lies/long/: the server sent more than the ${total} bytes model\\.safetensors’s own header describes`),
     short: new RegExp(`lies/short/: the server sent only ${(MINIMIND.model.length - 5000).toLocaleString('en-US')} of the ${total} bytes`),
     liar: /lies\/liar\/: the download of model\.safetensors broke off after [0-9,]+ bytes/,
-    huge: /lies\/huge\/: bad weights: model\.safetensors is 8\.000 GB, more than the [0-9]+ weights of this config can take even in f32/,
+    huge: /lies\/huge\/: model\.safetensors is 7\.451 GiB, more than the [0-9,]+ weights of this config can take even in f32/,
     html: /lies\/html\/: model\.safetensors does not begin with a safetensors header/,
   };
   for (const [how, message] of Object.entries(refusals)) {

@@ -1,0 +1,26 @@
+// A failure in the reader's language. The core's refusals of a checkpoint come with `code` and `args`
+// (src/lib.rs `Said`, carried through worker.js and worker_client.js): their sentence is
+// strings.js's `core.<code>`, sizes in binary units (the load budget's in GB with two decimals, as
+// the page's other budget sentences) and counts as the language groups them. Any other error keeps its
+// message.
+
+import { STRINGS, language, t } from '../strings.js';
+import { bytes } from '../parts/format.js';
+
+const SIZES = new Set(['size', 'least', 'most', 'need', 'file', 'weights', 'held', 'described', 'extra']);
+const COUNTS = new Set(['count', 'n', 'layers']);
+
+export function errorText(err) {
+  const key = err?.code && `core.${err.code}`;
+  if (!key || !(key in STRINGS.en)) return err?.message ?? String(err);
+  const args = {};
+  for (const [name, value] of Object.entries(err.args ?? {})) {
+    const n = Number(value);
+    if (SIZES.has(name) && Number.isFinite(n)) args[name] = err.code === 'budget' ? `${(n / 1e9).toFixed(2)} GB` : bytes(n);
+    else if (COUNTS.has(name) && Number.isFinite(n)) args[name] = n.toLocaleString(language() === 'zh' ? 'zh-CN' : 'en-US');
+    else args[name] = value;
+  }
+  const others = Number(err.args?.others ?? 0);
+  args.more = others > 0 ? t('core.andMore', { n: others.toLocaleString() }) : '';
+  return t(key, args);
+}
