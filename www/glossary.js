@@ -11,6 +11,8 @@ export const TERMS = [
   { id: 'probs', en: 'attention weights', zh: '注意力权重', notZh: [/\bprobs\b(?!\[)/] },
   { id: 'weight', en: 'weight (one attention weight, in a tooltip)', zh: '权重' },
   { id: 'position', en: 'token 2 (counting from 0)', zh: '位置 2（从 0 开始数）', notZh: [/第 \{\w+\} 个 token/], notEn: [/\btoken \{i\}(?! \(counting from 0)/i] },
+  // Layers count from 0 as heads do (MiniMind's layers[0]): 层 0 beside 头 0, never an ordinal 第 0 层.
+  { id: 'layer', en: 'layer 0', zh: '层 0', notZh: [/第 \{l\} 层/] },
   { id: 'causal', en: 'causal mask (Causal mask at the start of a sentence)', zh: '因果掩码（Causal Mask）', notZh: [/causal mask/, /\bmask\b(?!\))/], notEn: [/Causal Mask/, /causal Mask/] },
   { id: 'padding', en: 'padding mask', zh: 'padding 掩码', notEn: [/Padding Mask/, /padding Mask/] },
   { id: 'attention', en: 'attention', zh: '注意力', notZh: [/\battention\b(?!_)/i] },
@@ -35,7 +37,7 @@ export const LATIN_IN_ZH = [
   'MoE', 'top-k',
   'RoPE', 'YaRN', 'SwiGLU', 'SiLU', 'RMSNorm', 'Norm', 'FFN', 'FlashAttention', 'logits', 'prefill', 'id', 'ids',
   'gate', 'up', 'down', 'act', 'ctx', 'nH', 'nKV', 'max', 'exp', 'silu', 'sigmoid', 'mean', 'concat', 'triu', 'cos', 'sin',
-  'log2', 'batch', 'ms', 'SVG', 'PNG', 'HTML', 'URL', 'HTTP', 'Home', 'End', 'KiB', 'MiB', 'GiB', 'Access-Control-Allow-Origin',
+  'log2', 'batch', 'ms', 'SVG', 'PNG', 'HTML', 'URL', 'HTTP', 'Home', 'End', 'Tab', 'KiB', 'MiB', 'GiB', 'Access-Control-Allow-Origin',
   'Softmax', 'Padding', 'Logits', 'Wq', 'Wk', 'Wv', 'Wo', 'Wlm', 'safetensors', 'scores', 'mask', 'BPE',
   'True', 'False', 'true', 'false', 'NaN', 'Hugging', 'Face', 'Hub', 'Python', 'KL', 'logit', 'lens', 'BOS',
 ];

@@ -208,6 +208,14 @@ test('KV cache: prefill then one token at a time, each step equal to full recomp
     assert.ok(diff <= 1e-4, `call ${n}: max |cached − full| = ${diff}`);
   }
   assert.equal(await page.locator('.decode-sequence .chip.generated').count(), 3, 'each call chose one token');
+  // Whose row is shown: the newest token fed in (the second chosen one, at position T + 1), and what it predicted.
+  const chosen = await page.locator('.decode-sequence .chip.generated .chip-piece').allInnerTexts();
+  assert.equal(await page.locator('.decode-query').innerText(), `The query is “${chosen[1]}”, token ${T + 1} (counting from 0): the newest token fed in at this call. At its position the model predicted “${chosen[2]}”.`);
+  // The stack marks the future one way: the prefill's zero weights above the diagonal and the keys
+  // not generated yet are both hatched as future tokens, and nothing calls them −∞.
+  const legendText = await page.locator('.split .card').first().locator('.legend').last().innerText();
+  assert.match(legendText, /masked: a future token \(weight 0\)/);
+  assert.doesNotMatch(legendText, /−∞/);
   await shot('deep-decode');
 });
 

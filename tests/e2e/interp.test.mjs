@@ -212,7 +212,7 @@ test('knock out: the before / after view shows the two predictions, their change
   const other = await openPage(browser, `${link}&lang=zh`);
   await settled(other);
   assert.deepEqual(await other.evaluate(() => window.attnscope.getState().ablate), [[0, 1], [3, 2]]);
-  assert.match(await other.locator('.ablation-bar').innerText(), /第 0 层头 1/);
+  assert.match(await other.locator('.ablation-bar').innerText(), /层 0 头 1/);
   await other.setViewportSize({ width: 1400, height: 1000 });
   await cleanScreenshot(other, 'interp-ablate-zh');
   assert.deepEqual(other.consoleErrors, []);
@@ -290,7 +290,7 @@ test('head attribution: the heatmap is the core’s head_logit at the position, 
       continue;
     }
     assert.deepEqual([Number(shown.head.layer), Number(shown.head.head)], [best.l, best.h], `${side}: ${shown.text}`);
-    assert.ok(shown.text.includes(`L${best.l} H${best.h} (${best.v.toFixed(3).replace('-', '−')})`), `${side}: ${shown.text} vs ${best.v}`);
+    assert.ok(shown.text.includes(`L${best.l} H${best.h} (${best.v > 0 ? '+' : ''}${best.v.toFixed(3).replace('-', '−')} on the logit)`), `${side}: ${shown.text} vs ${best.v}`);
   }
   await page.click(`.view-attribution .attribution-up .ablate-toggle[data-layer="${up.l}"][data-head="${up.h}"]`);
   await page.waitForFunction((pair) => JSON.stringify(window.attnscope.getState().ablate) === JSON.stringify([pair]), [up.l, up.h]);
@@ -298,7 +298,24 @@ test('head attribution: the heatmap is the core’s head_logit at the position, 
   // Knocked out, the head's own output is zero, so its direct push is too.
   const zeroed = await tensorsOf({ headLogit: true, targetToken: top }, [names[up.l]]);
   assert.equal(Math.abs(zeroed[0].data[7 * nH + up.h]), 0);
-  assert.equal(Math.abs(Number((await readCell(page, canvas, up.l, up.h)).value)), 0);
+  const offCell = await readCell(page, canvas, up.l, up.h);
+  assert.equal(Math.abs(Number(offCell.value)), 0);
+  // Its 0 is not a head that does not touch the target: the cell is striped, the tooltip and legend say why.
+  assert.match(offCell.text, /knocked out: this head’s output is zeroed/);
+  assert.match(await page.locator('.view-attribution .legend').innerText(), /knocked out \(its push is 0\)/);
+  // The focus outline sits on the cell (readCell left it there): the canvas pixels inside it hold
+  // the stripes' dark grey, which no cell of the diverging scale has near 0.
+  const dark = await page.evaluate(() => {
+    const box = document.querySelector('.view-attribution .heatmap-focus').getBoundingClientRect();
+    const canvas = document.querySelector('.view-attribution canvas.heatmap-canvas');
+    const c = canvas.getBoundingClientRect();
+    const k = canvas.width / c.width;
+    const px = canvas.getContext('2d').getImageData(Math.round((box.left - c.left + 3) * k), Math.round((box.top - c.top + 3) * k), Math.max(1, Math.round((box.width - 6) * k)), Math.max(1, Math.round((box.height - 6) * k))).data;
+    let n = 0;
+    for (let p = 0; p < px.length; p += 4) if (px[p] < 120 && px[p + 1] < 120 && px[p + 2] < 120) n++;
+    return n / (px.length / 4);
+  });
+  assert.ok(dark > 0.15, `the knocked-out cell is striped: ${(dark * 100).toFixed(0)} % dark pixels`);
   await page.click('.ablation-bar .ablation-clear');
   await page.waitForFunction(() => window.attnscope.getState().ablate.length === 0);
   await settled(page);

@@ -193,12 +193,21 @@ test('token lines draw one line per attended key and focus on hover', async () =
   const visible = await page.locator('.attn-line:not(.hidden)').count();
   assert.ok(visible > 0 && visible <= 4, `query 3 attends to at most 4 keys under the causal mask, saw ${visible}`);
   await screenshot(page, 'views-lines-focus');
+  assert.ok(await page.locator('.lines-key').isHidden(), 'one head: one colour, no key');
   await page.locator('#lines-all').check();
   await settled();
+  // All heads: a key says which colour is which head, and the head picker has nothing to pick.
+  const nH = await page.evaluate(() => window.attnscope.app.model.num_attention_heads);
+  const key = await page.locator('.lines-key .legend-item').evaluateAll((items) => items.map((n) => [n.textContent, getComputedStyle(n.querySelector('.swatch')).backgroundColor]));
+  assert.deepEqual(key.map(([label]) => label), Array.from({ length: nH }, (_, h) => `head ${h}`));
+  const lineColours = await page.locator('.attn-line').evaluateAll((ls) => [...new Set(ls.map((l) => getComputedStyle(l).stroke))]);
+  assert.ok(lineColours.every((c) => key.some(([, swatch]) => swatch === c)), `every line's colour is in the key: ${lineColours} vs ${key.map(([, c]) => c)}`);
+  assert.ok(await page.locator('.view .picker select[name="head"]').isDisabled());
   await page.mouse.move(5, 5);
   await screenshot(page, 'views-lines-all-heads');
   await page.locator('#lines-all').uncheck();
   await settled();
+  assert.ok(!(await page.locator('.view .picker select[name="head"]').isDisabled()));
 });
 
 test('a config the core refuses is explained inline and the page keeps working', async () => {

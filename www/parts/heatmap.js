@@ -8,7 +8,10 @@
 //
 // Options for update(), in groups:
 //   cells: {data (Float32Array), rows, cols, rowMask: 0/1 per row (0: padded query row) or null,
-//           maxCell: largest cell side in CSS px (default 28), square: bool}
+//           maxCell: largest cell side in CSS px (default 28), square: bool,
+//           future: bool, −∞ cells are attention weights of future tokens (weight 0, hatched as
+//           masked) rather than the causal mask's −∞ scores,
+//           off: a Set of flat cell indices drawn striped over their colour, knocked-out heads}
 //   scale: the colour scale (parts/color_scale.js), so several heatmaps can share one;
 //   legend: bool (default true), the scale's legend under the cells;
 //   labels: {rows, cols: string[] (absent: none, or index ticks along columns under row labels),
@@ -65,7 +68,10 @@ export function heatmap() {
       opts = next;
       reader.reset();
       legendSlot.replaceChildren();
-      if (opts.legend !== false) legendSlot.append(legend(opts.scale, marksOf(opts.cells.data, opts.cells.rowMask)));
+      if (opts.legend !== false) {
+        const marks = { ...marksOf(opts.cells.data, opts.cells.rowMask), off: opts.cells.off?.size > 0 };
+        legendSlot.append(legend(opts.scale, opts.cells.future ? { ...marks, neginf: false, future: marks.neginf } : marks));
+      }
       if (node.isConnected) draw();
       else lastWidth = 0;
     },

@@ -16,6 +16,7 @@ import { t } from '../strings.js';
 const NEGINF = [0xff3a3a3a, 0xff8c8c8c]; // dark grey, light stripes (ABGR, little-endian)
 const PADDING = [0xffd6d6d6, 0xff9e9e9e]; // light grey, darker stripes
 const PADDED_ROW = 0xffc8c8c8;
+const OFF = 0xff606060; // a knocked-out head's cell: dark stripes over its own colour
 
 /** Paints heatmap options `o` ({cells, scale, labels, mark}) on `canvas` at layout `g`, resizing it. */
 export function paint(canvas, o, g) {
@@ -61,7 +62,7 @@ const strip = new OffscreenCanvas(1, 1);
 // ImageData one pixel row per row of cells, and each row is stretched to its cells' height; the
 // hatching (-∞ and padding cells, padded query rows) is filled over them with patterns, in runs
 // of cells, and the gaps are restored over the hatching.
-function drawCells(ctx, { data, rows, cols, rowMask }, scale, g, colours) {
+function drawCells(ctx, { data, rows, cols, rowMask, off = null }, scale, g, colours) {
   const { dpr } = g;
   const pw = Math.round(g.w * dpr);
   const ph = Math.round(g.h * dpr);
@@ -114,11 +115,16 @@ function drawCells(ctx, { data, rows, cols, rowMask }, scale, g, colours) {
   const padded = rowMask ? range(rows).filter((r) => !rowMask[r]) : [];
   ctx.fillStyle = hatch(ctx, 'paddedRow', stripe);
   for (const r of padded) ctx.fillRect(0, ys[r], pw, ys[r + 1] - ys[r] - gapY);
+  ctx.fillStyle = hatch(ctx, 'off', stripe);
+  for (const k of off ?? []) {
+    const [r, c] = [Math.floor(k / cols), k % cols];
+    ctx.fillRect(xs[c], ys[r], xs[c + 1] - xs[c], ys[r + 1] - ys[r] - gapY);
+  }
   for (const kind of [1, 2]) {
     ctx.fillStyle = hatch(ctx, kind === 1 ? 'neginf' : 'padding', stripe);
     for (const [k, r, c0, c1] of hatched) if (k === kind) ctx.fillRect(xs[c0], ys[r], xs[c1] - xs[c0], ys[r + 1] - ys[r] - gapY);
   }
-  if ((hatched.length || padded.length) && (gapX || gapY)) {
+  if ((hatched.length || padded.length || off?.size) && (gapX || gapY)) {
     ctx.fillStyle = colours.gapCss;
     if (gapX) for (let c = 1; c <= cols; c++) ctx.fillRect(xs[c] - 1, 0, 1, ph);
     if (gapY) for (let r = 1; r <= rows; r++) ctx.fillRect(0, ys[r] - 1, pw, 1);
@@ -131,6 +137,7 @@ const HATCH = {
   neginf: { base: NEGINF[0], line: NEGINF[1], on: (x, y, p) => (x + y) % p },
   padding: { base: PADDING[0], line: PADDING[1], on: (x, y, p) => (x - y + p) % p },
   paddedRow: { base: 0, line: PADDED_ROW, on: (x, y, p) => (x + y) % p },
+  off: { base: 0, line: OFF, on: (x, y, p) => (x - y + p) % p },
 };
 const tiles = new Map();
 function hatch(ctx, name, stripe) {

@@ -7,7 +7,8 @@ import { short } from './format.js';
 import { isMasked } from './color_scale.js';
 import { t } from '../strings.js';
 
-// marks: which special swatches to show, e.g. {neginf: true, padding: true, paddedRows: true}.
+// marks: which special swatches to show, e.g. {neginf: true, padding: true, paddedRows: true};
+// `future` is the same hatching on attention weights: a future token's weight, 0; `off`: knocked-out heads.
 // A null scale leaves out the gradient: a mask has only the values 0, -∞ and -1e9.
 export function legend(scale, marks = {}) {
   return el(
@@ -16,8 +17,10 @@ export function legend(scale, marks = {}) {
     scale && gradient(scale),
     marks.visible && swatch('swatch-visible', t('legend.visible')),
     marks.neginf && swatch('swatch-neginf', t('legend.neginf')),
+    marks.future && swatch('swatch-neginf', t('legend.future')),
     marks.padding && swatch('swatch-padding', t('legend.padding')),
     marks.paddedRows && swatch('swatch-padded-row', t('legend.paddedRow')),
+    marks.off && swatch('swatch-off', t('legend.off')),
   );
 }
 

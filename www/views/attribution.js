@@ -62,12 +62,14 @@ export function mount(root, app) {
     const token = tokenText(piece);
     caption.textContent = t('attribution.title', { i, at: tokenText(state.tokens.pieces[i]), token, id: chosen });
     map.update({
-      cells: { data, rows: L, cols: nH, rowMask: null, maxCell: 48 },
+      // A knocked-out head pushes exactly 0, like a head that does not touch the target: striped, so the two differ.
+      cells: { data, rows: L, cols: nH, rowMask: null, maxCell: 48, off: new Set(state.ablate.filter(([l, h]) => l < L && h < nH).map(([l, h]) => l * nH + h)) },
       scale: diverging(extent([data]).maxAbs),
       labels: { rows: range(L).map((l) => t('grid.layer', { l })), cols: range(nH).map((h) => t('ablate.headColumn', { h })) },
       interaction: {
         name: caption.textContent,
-        describe: (l, h) => [[`layers.${l}.attn.head_logit`, `[${i}, ${h}]`], [t('attribution.push'), exact(data[l * nH + h])]],
+        // The tooltip's own value line is the push; the first line says what it is.
+        describe: (l, h) => [[t('attribution.push'), t('ablate.headName', { l, h })], [`layers.${l}.attn.head_logit`, `[${i}, ${h}]`]],
         onCellClick: (l, h) => {
           app.set({ layer: l, head: h });
           app.go('attention');
@@ -80,7 +82,7 @@ export function mount(root, app) {
     const [up, down] = [order[0], order[order.length - 1]];
     const named = (k) => {
       const [l, h] = [Math.floor(k / nH), k % nH];
-      return [el('span', { className: 'attribution-head', dataset: { layer: l, head: h, value: String(data[k]) } }, t('attribution.headPush', { head: t('ablate.headName', { l, h }), push: fixed(data[k], 3) })), ' ', ablateToggle(app, l, h, { short: true })];
+      return [el('span', { className: 'attribution-head', dataset: { layer: l, head: h, value: String(data[k]) } }, t('attribution.headPush', { head: t('ablate.headName', { l, h }), push: `${data[k] > 0 ? '+' : ''}${fixed(data[k], 3)}` })), ' ', ablateToggle(app, l, h, { short: true })];
     };
     strongest.replaceChildren(
       el('span', { className: 'attribution-up' }, ...(data[up] > 0 ? [t('attribution.up', { token }), ' ', ...named(up)] : [t('attribution.noUp', { token })])),

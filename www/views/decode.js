@@ -37,11 +37,20 @@ export function mount(root, app) {
   const rowMap = heatmap();
   const table = el('div', { className: 'table-scroll' });
   const candidates = el('div', {});
+  const rowQuery = el('p', { className: 'decode-query' });
+  const stackNote = el('p', { className: 'hint' });
+  const limitNote = el('p', { className: 'hint decode-limit', hidden: true });
   root.append(
     el('div', { className: 'toolbar' }, controls.map((c) => c.node), stepButton, runButton, resetButton),
+    limitNote,
     el('p', { className: 'explain' }, t('decode.explain')),
     el('section', { className: 'card' }, el('h3', {}, t('decode.sequenceHeading')), sequence),
-    el('div', { className: 'split' }, el('section', { className: 'card' }, el('h3', {}, t('decode.rowHeading')), el('p', { className: 'hint' }, t('decode.rowNote')), rowMap.node, el('h4', {}, t('decode.stackHeading')), map.node), el('section', { className: 'card' }, el('h3', {}, t('decode.candidatesHeading')), candidates)),
+    el(
+      'div',
+      { className: 'split' },
+      el('section', { className: 'card' }, el('h3', {}, t('decode.rowHeading')), el('p', { className: 'hint' }, t('decode.rowNote')), rowQuery, rowMap.node, el('h4', {}, t('decode.stackHeading')), stackNote, map.node),
+      el('section', { className: 'card' }, el('h3', {}, t('decode.candidatesHeading')), candidates),
+    ),
     el('section', { className: 'card' }, el('h3', {}, t('decode.cacheHeading')), table),
   );
 
@@ -92,15 +101,19 @@ export function mount(root, app) {
     const pieces = await app.call('pieces', { ids: allIds });
     if (my !== seq) return;
     stepButton.disabled = runButton.disabled = steps.length >= MAX_STEPS;
+    limitNote.hidden = steps.length < MAX_STEPS;
+    limitNote.textContent = t('decode.limit', { n: MAX_STEPS });
 
-    // The stacked rows: the prefill's P rows, then one row per decoding step; keys not yet cached are the future (−∞).
+    // The stacked rows: the prefill's P rows, then one row per decoding step. A key after its query
+    // is the future, masked: its weight is 0 whether the prefill computed it (a 0 in its rows) or it
+    // was not generated yet; both are −∞ here, drawn hatched as a future token (cells.future).
     const S = allIds.length - 1;
     const stack = new Float32Array(S * S).fill(-Infinity);
     let r = 0;
     for (const s of steps) {
       const { data, shape } = s.probs[l];
       const [, rows, cols] = shape;
-      for (let i = 0; i < rows; i++, r++) stack.set(data.subarray((h * rows + i) * cols, (h * rows + i + 1) * cols), r * S);
+      for (let i = 0; i < rows; i++, r++) stack.set(data.subarray((h * rows + i) * cols, (h * rows + i) * cols + r + 1), r * S);
     }
     const labels = pieces.slice(0, S).map((p) => axisLabel(p, 6));
     const describe = (i, j) => [
@@ -108,7 +121,9 @@ export function mount(root, app) {
       [t('tip.key'), `${j} ${tokenText(pieces[j])}`],
       [t('decode.computedAt'), i < P ? t('decode.prefill') : t('decode.stepN', { n: i - P + 1 })],
     ];
-    map.update({ cells: { data: stack, rows: S, cols: S, square: true, maxCell: 22 }, scale: sequential(0, 1), labels: { rows: labels, cols: labels }, interaction: { name: t('decode.stackHeading'), describe } });
+    stackNote.textContent = t('decode.stackNote', { p: P });
+    rowQuery.textContent = t('decode.rowQuery', { token: tokenText(pieces[S - 1]), i: S - 1, next: tokenText(pieces[S]) });
+    map.update({ cells: { data: stack, rows: S, cols: S, square: true, maxCell: 22, future: true }, scale: sequential(0, 1), labels: { rows: labels, cols: labels }, interaction: { name: t('decode.stackHeading'), describe } });
     const { data, shape } = last.probs[l];
     const [, rows, cols] = shape;
     rowMap.update({

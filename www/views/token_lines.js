@@ -12,6 +12,8 @@ import { t } from '../strings.js';
 // The eighth, Okabe-Ito's black, is the text colour (currentColor), so it stays visible in dark mode.
 const HEAD_COLOURS = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', 'currentColor'];
 const ROW = 26;
+// The key's swatch for head h: currentColor there would be the legend's grey, not the lines' ink.
+const swatchColour = (h) => (HEAD_COLOURS[h % HEAD_COLOURS.length] === 'currentColor' ? 'var(--ink)' : HEAD_COLOURS[h % HEAD_COLOURS.length]);
 const TOP = 28;
 
 export function mount(root, app) {
@@ -19,9 +21,12 @@ export function mount(root, app) {
   const controls = [layerSelect(app), headSelect(app)];
   const allBox = el('input', { type: 'checkbox', id: 'lines-all', on: { change: () => app.set({ allHeads: allBox.checked }) } });
   const stage = el('div', { className: 'lines-stage' });
+  // With all heads on: which colour is which head (the head picker has nothing to pick then).
+  const key = el('div', { className: 'legend lines-key', hidden: true });
   root.append(
     el('div', { className: 'toolbar' }, controls.map((c) => c.node), el('label', { className: 'switch' }, allBox, el('span', {}, t('control.allHeads')))),
     el('p', { className: 'explain' }, t('lines.explain')),
+    key,
     stage,
   );
   let seq = 0;
@@ -30,6 +35,7 @@ export function mount(root, app) {
     const my = ++seq;
     controls.forEach((c) => c.update());
     allBox.checked = !!state.allHeads;
+    controls[1].node.querySelector('select').disabled = !!state.allHeads;
     const name = `layers.${state.layer}.attn.probs`;
     const tensor = (await app.tensors([name])).get(name);
     if (my !== seq) return;
@@ -46,6 +52,12 @@ export function mount(root, app) {
     const y = (i) => TOP + i * ROW + ROW / 2;
     const pinned = () => (state.query === null || state.query === undefined ? null : { side: 'q', index: state.query });
 
+    key.hidden = !state.allHeads;
+    key.replaceChildren(
+      ...(state.allHeads
+        ? [el('span', {}, t('lines.keyTitle')), ...heads.map((h) => el('span', { className: 'legend-item', dataset: { head: h } }, el('span', { className: 'swatch', style: { background: swatchColour(h) } }), t('lines.headN', { h })))]
+        : []),
+    );
     const lines = [];
     for (const h of heads) {
       const colour = state.allHeads ? HEAD_COLOURS[h % HEAD_COLOURS.length] : '#2b59c3';
