@@ -331,7 +331,12 @@ function refresh() {
     dom.view.append(root);
     current = { id: state.view, instance: VIEWS[state.view].mount(root, app) };
     if (switched) showViewTop();
+    // The control that opened this view (an overview block, a chip, a button of the old view) is
+    // gone with it: focus goes to the view, so the next Tab continues there and not at the page's top.
+    if (switched && (document.activeElement === document.body || !document.activeElement)) dom.view.focus({ preventScroll: true });
   }
+  // The window's title names the view, so a tab, a bookmark and a screen reader tell them apart.
+  document.title = `${t(`view.${state.view}`)} · ${t('app.pageTitle')}`;
   rendered = current.instance.update().catch((err) => {
     app.phase = err.cancelled ? 'cancelled' : 'error';
     app.error = errorText(err);
@@ -581,13 +586,22 @@ const backend = backendControls({ call: app.call, args: () => runArgs(), choose:
 // Static text in index.html is marked data-i18n (text) or data-i18n-label (aria-label).
 function fillStaticText() {
   for (const node of document.querySelectorAll('[data-i18n]')) node.textContent = t(node.dataset.i18n);
-  document.title = t('app.pageTitle');
+  document.title = `${t(`view.${state.view}`)} · ${t('app.pageTitle')}`;
   document.getElementById('lang-switch').lang = state.lang === 'zh' ? 'en' : 'zh';
   for (const node of document.querySelectorAll('[data-i18n-label]')) node.setAttribute('aria-label', t(node.dataset.i18nLabel));
 }
 
 function wireInput() {
   document.getElementById('lang-switch').addEventListener('click', () => navigate({ lang: state.lang === 'zh' ? 'en' : 'zh' }));
+  // The skip link jumps over the top bar and the input panels to the view (without touching the
+  // address, which holds the link's state).
+  document.getElementById('skip-link').addEventListener('click', (e) => {
+    e.preventDefault();
+    dom.view.focus();
+  });
+  // Whatever is focused or scrolled to stays clear of the sticky top bar, however tall it wraps.
+  const topbar = document.querySelector('.topbar');
+  new ResizeObserver(() => (document.documentElement.style.scrollPaddingTop = `${topbar.offsetHeight + 8}px`)).observe(topbar);
   document.getElementById('theme-toggle').replaceWith(theme.node);
   dom.text.value = state.text;
   dom.chips.replaceWith(chips.node);

@@ -231,6 +231,43 @@ test('a config the core refuses is explained inline and the page keeps working',
   await screenshot(page, 'views-grid-mqa');
 });
 
+test('by keyboard: a skip link to the view, one Tab stop for the stepper rail, Enter on a grid thumbnail opens its head with the focus kept, Escape puts the tooltip away, and the title names the view', async () => {
+  await go('stepper');
+  // One Tab stop for the rail: the step shown.
+  const stops = await page.locator('.rail-step').evaluateAll((bs) => bs.filter((b) => b.tabIndex === 0).map((b) => b.getAttribute('aria-current')));
+  assert.deepEqual(stops, ['step']);
+  // The skip link is the first Tab stop and lands on the view.
+  const first = await page.evaluate(() => document.querySelector('a[href], button, input, select, textarea, [tabindex="0"]').textContent);
+  assert.equal(first, 'Skip to the view', 'the first Tab stop');
+  await page.focus('#skip-link');
+  assert.ok((await page.locator('#skip-link').boundingBox()).y >= 0, 'shown while focused');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'view');
+  assert.equal(await page.evaluate(() => location.hash.includes('view=stepper') || !location.hash.includes('#view')), true, 'the address keeps the link');
+
+  await go('grid');
+  assert.match(await page.title(), /^Head grid · attnscope/);
+  const thumb = page.locator('.thumb[data-layer="1"][data-head="0"] canvas.heatmap-canvas');
+  assert.equal(await thumb.getAttribute('role'), 'application');
+  assert.equal(await thumb.getAttribute('aria-roledescription'), 'heatmap');
+  assert.match(await thumb.getAttribute('aria-label'), /Enter opens it/);
+  // Escape puts a cell's tooltip away.
+  await thumb.focus();
+  await page.keyboard.press('ArrowRight');
+  assert.ok(await page.locator('#tooltip').isVisible());
+  await page.keyboard.press('Escape');
+  assert.ok(await page.locator('#tooltip').isHidden());
+  // Enter on a thumbnail, before any cell was picked, opens that head; the focus goes to the view.
+  await thumb.evaluate((node) => node.blur());
+  await thumb.focus();
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => window.attnscope.getState().view === 'attention');
+  await settled();
+  assert.deepEqual(await page.evaluate(() => [window.attnscope.getState().layer, window.attnscope.getState().head]), [1, 0]);
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'view');
+  assert.equal(await page.title(), `${await page.locator('a.tab[data-view="attention"]').innerText()} · attnscope — MiniMind attention, tensor by tensor`);
+});
+
 test('no console errors', () => {
   assert.deepEqual(page.consoleErrors, []);
 });

@@ -50,7 +50,8 @@ export function tabBar(nav, go) {
       tabs.hidden = head.getAttribute('aria-expanded') !== 'true';
       head.classList.toggle('holds-active', Boolean(inside));
       const group = t(`nav.group.${head.parentNode.dataset.group}`);
-      head.textContent = `${inside && tabs.hidden ? `${group}: ${inside.textContent}` : group} ${tabs.hidden ? '▸' : '▾'}`;
+      // The arrow is a picture of aria-expanded, which a screen reader says already: not in the name.
+      head.replaceChildren(`${inside && tabs.hidden ? `${group}: ${inside.textContent}` : group} `, el('span', { attrs: { 'aria-hidden': 'true' } }, tabs.hidden ? '▸' : '▾'));
     }
     shownView = view;
     // On a phone the tabs scroll sideways; the active one is brought to the middle of the strip.

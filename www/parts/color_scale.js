@@ -1,15 +1,26 @@
 // Colour scales for tensors: viridis (sequential, for probabilities) and a blue-white-red
 // diverging scale centred on 0 (for signed activations). Both are colour-blind safe
-// (viridis by design; the diverging one is ColorBrewer's RdBu). A scale maps a value to one of
+// (viridis by design; the diverging one is ColorBrewer's RdBu). In dark mode the diverging scale
+// keeps RdBu's hues but runs from a dark grey at 0 to light ends, so zero stays the quiet colour
+// of the page instead of a white slab (`neutralWord` names it). A scale maps a value to one of
 // 256 packed RGBA colours, so a heatmap fills ImageData with a table look-up per cell.
 //
 // Masked cells never take a scale colour: -∞ (the causal mask) and values at or below -1e8
 // (MiniMind's padding mask adds -1e9) are drawn as hatching by the heatmap and named in the legend.
 
+import { isDark } from './theme_colours.js';
+import { t } from '../strings.js';
+
 const VIRIDIS = ['#440154', '#482475', '#414487', '#355f8d', '#2a788e', '#21918c', '#22a884', '#44bf70', '#7ad151', '#bddf26', '#fde725'];
 const RDBU = ['#2166ac', '#4393c3', '#92c5de', '#d1e5f0', '#f7f7f7', '#fddbc7', '#f4a582', '#d6604d', '#b2182b'];
+const RDBU_DARK = ['#92c5de', '#4b9bd4', '#2f6ea8', '#1d3f66', '#2a2d33', '#66261f', '#a8382b', '#dc6a52', '#f4a582'];
 
 const PADDING_LIMIT = -1e8;
+
+/** The diverging scale's colour for 0, as a sentence names it: white, or dark grey in dark mode. */
+export function neutralWord() {
+  return t(isDark() ? 'scale.neutralDark' : 'scale.neutral');
+}
 
 export function isMasked(v) {
   return !(v > PADDING_LIMIT) && !Number.isNaN(v);
@@ -35,10 +46,10 @@ function table(anchors) {
   return { packed, css };
 }
 
-const TABLES = { sequential: table(VIRIDIS), diverging: table(RDBU) };
+const TABLES = { sequential: table(VIRIDIS), diverging: table(RDBU), divergingDark: table(RDBU_DARK) };
 
 function makeScale(kind, min, max) {
-  const { packed, css } = TABLES[kind];
+  const { packed, css } = TABLES[kind === 'diverging' && isDark() ? 'divergingDark' : kind];
   const span = max - min || 1;
   const index = (v) => {
     const i = Math.round(((v - min) / span) * 255);
@@ -58,7 +69,7 @@ export function sequential(min, max) {
   return makeScale('sequential', min, max);
 }
 
-// Symmetric around 0 so that white always means zero.
+// Symmetric around 0 so that the middle colour (white, dark grey in dark mode) always means zero.
 export function diverging(maxAbs) {
   const m = maxAbs > 0 ? maxAbs : 1;
   return makeScale('diverging', -m, m);

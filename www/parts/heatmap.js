@@ -20,7 +20,8 @@
 //            sums: bool, each row's sum at its right} (absent: no labels);
 //   mark: {r, c} or null, a cell outlined for good (the pair a view is explaining);
 //   interaction: {name: accessible name, describe(r, c): [key, value] pairs naming the cell for
-//                 the tooltip, onCellClick(r, c) (optional)}.
+//                 the tooltip, onCellClick(r, c) (optional), onOpen() (optional: Enter or Space
+//                 before a cell is outlined, for a map that stands for one thing, a grid thumbnail)}.
 
 import { el } from './dom.js';
 import { axisLabel, indexLabel, tokenText } from './format.js';
@@ -32,7 +33,8 @@ import { cellReader } from './heatmap_interaction.js';
 import { t } from '../strings.js';
 
 export function heatmap() {
-  const canvas = el('canvas', { className: 'heatmap-canvas', tabIndex: 0, attrs: { role: 'img' } });
+  // Arrow keys read its cells: an interactive widget (heatmap_interaction.js), not a still image.
+  const canvas = el('canvas', { className: 'heatmap-canvas', tabIndex: 0, attrs: { role: 'application' } });
   const focusBox = el('div', { className: 'heatmap-focus', hidden: true });
   const legendSlot = el('div', { className: 'heatmap-legend' });
   const node = el('div', { className: 'heatmap' }, el('div', { className: 'heatmap-stage' }, canvas, focusBox), legendSlot);

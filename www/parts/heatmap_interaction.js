@@ -1,7 +1,9 @@
 // Reading a heatmap's cells by mouse and keyboard: hovering or the arrow keys (Home / End: the
 // row's ends) outline a cell and show its exact value in the tooltip, which screen readers hear
-// (tooltip.js); a click or Enter calls the heatmap's `interaction.onCellClick`. The canvas's
-// accessible name is the heatmap's `interaction.name` and how to use the keys.
+// (tooltip.js); a click or Enter calls the heatmap's `interaction.onCellClick`, Enter before any
+// cell is outlined its `interaction.onOpen`; Escape puts the tooltip away. The canvas is an
+// interactive "heatmap" (role application, for the arrow keys), named by `interaction.name` and how
+// to use the keys.
 
 import { exact } from './format.js';
 import { isMasked } from './color_scale.js';
@@ -78,8 +80,19 @@ export function cellReader(canvas, focusBox, current) {
     if (cell) current().o.interaction.onCellClick?.(cell.r, cell.c);
   });
   canvas.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' && focus) {
-      current().o.interaction.onCellClick?.(focus.r, focus.c);
+    // Enter or Space acts on the outlined cell; before any cell is outlined, on the whole map
+    // (`interaction.onOpen`: a head-grid thumbnail opens its head).
+    if (e.key === 'Enter' || e.key === ' ') {
+      const { interaction } = current().o;
+      const act = focus ? interaction.onCellClick && (() => interaction.onCellClick(focus.r, focus.c)) : interaction.onOpen;
+      if (act) {
+        e.preventDefault();
+        act();
+      }
+      return;
+    }
+    if (e.key === 'Escape' && focus) {
+      clear();
       return;
     }
     if (!MOVES[e.key]) return;
@@ -95,7 +108,9 @@ export function cellReader(canvas, focusBox, current) {
 
   return {
     painted() {
-      canvas.setAttribute('aria-label', `${current().o.interaction.name ?? ''}. ${t('heatmap.keys')}`);
+      const { interaction } = current().o;
+      canvas.setAttribute('aria-label', `${interaction.name ?? ''}${t('heatmap.nameEnd')}${t(interaction.onOpen ? 'heatmap.keysOpen' : 'heatmap.keys')}`);
+      canvas.setAttribute('aria-roledescription', t('heatmap.role'));
       if (focus) place(focus.r, focus.c);
     },
     reset,

@@ -10,13 +10,13 @@ import { short } from './format.js';
 import { isMasked } from './color_scale.js';
 import { range } from './controls.js';
 import { FONT, STACK_LINE, labelFont } from './heatmap_layout.js';
-import { themeColours } from './theme_colours.js';
+import { isDark, themeColours } from './theme_colours.js';
 import { t } from '../strings.js';
 
 const NEGINF = [0xff3a3a3a, 0xff8c8c8c]; // dark grey, light stripes (ABGR, little-endian)
 const PADDING = [0xffd6d6d6, 0xff9e9e9e]; // light grey, darker stripes
 const PADDED_ROW = 0xffc8c8c8;
-const OFF = 0xff606060; // a knocked-out head's cell: dark stripes over its own colour
+const OFF = [0xff606060, 0xffa8a8a8]; // a knocked-out head's cell: stripes over its own colour, dark (light in dark mode)
 
 /** Paints heatmap options `o` ({cells, scale, labels, mark}) on `canvas` at layout `g`, resizing it. */
 export function paint(canvas, o, g) {
@@ -115,7 +115,7 @@ function drawCells(ctx, { data, rows, cols, rowMask, off = null }, scale, g, col
   const padded = rowMask ? range(rows).filter((r) => !rowMask[r]) : [];
   ctx.fillStyle = hatch(ctx, 'paddedRow', stripe);
   for (const r of padded) ctx.fillRect(0, ys[r], pw, ys[r + 1] - ys[r] - gapY);
-  ctx.fillStyle = hatch(ctx, 'off', stripe);
+  ctx.fillStyle = hatch(ctx, isDark() ? 'offDark' : 'off', stripe);
   for (const k of off ?? []) {
     const [r, c] = [Math.floor(k / cols), k % cols];
     ctx.fillRect(xs[c], ys[r], xs[c + 1] - xs[c], ys[r + 1] - ys[r] - gapY);
@@ -137,7 +137,8 @@ const HATCH = {
   neginf: { base: NEGINF[0], line: NEGINF[1], on: (x, y, p) => (x + y) % p },
   padding: { base: PADDING[0], line: PADDING[1], on: (x, y, p) => (x - y + p) % p },
   paddedRow: { base: 0, line: PADDED_ROW, on: (x, y, p) => (x + y) % p },
-  off: { base: 0, line: OFF, on: (x, y, p) => (x - y + p) % p },
+  off: { base: 0, line: OFF[0], on: (x, y, p) => (x - y + p) % p },
+  offDark: { base: 0, line: OFF[1], on: (x, y, p) => (x - y + p) % p },
 };
 const tiles = new Map();
 function hatch(ctx, name, stripe) {

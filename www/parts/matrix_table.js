@@ -132,8 +132,19 @@ export function matrixTable(opts) {
   return el('table', { className: editable ? 'matrix editable' : 'matrix', dataset: kept ? { table: id } : {} }, caption && el('caption', {}, caption), el('thead', {}, head), el('tbody', {}, body));
 }
 
-// Dark text on light cells, light text on dark ones, so every number stays readable on its colour.
+// Of dark and white text, the one with the higher WCAG contrast on the cell's colour, so every
+// number stays readable on its colour (mid tones included).
 function ink(scale, v) {
-  const [r, g, b] = scale.css(v).match(/\d+/g).map(Number);
-  return 0.299 * r + 0.587 * g + 0.114 * b > 140 ? '#1f2430' : '#ffffff';
+  const cell = luminance(scale.css(v).match(/\d+/g).map(Number));
+  const dark = luminance([0x1f, 0x24, 0x30]);
+  return (cell + 0.05) / (dark + 0.05) >= 1.05 / (cell + 0.05) ? '#1f2430' : '#ffffff';
+}
+
+// WCAG relative luminance of an sRGB colour.
+function luminance(rgb) {
+  const [r, g, b] = rgb.map((c) => {
+    const s = c / 255;
+    return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
 }

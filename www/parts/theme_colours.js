@@ -9,6 +9,12 @@ let probe = null;
 let themed = { key: null, colours: null };
 const systemDark = matchMedia('(prefers-color-scheme: dark)');
 
+/** Is the page dark now: the reader's pick, else the system's. */
+export function isDark() {
+  const pick = document.documentElement.dataset.theme;
+  return pick ? pick === 'dark' : systemDark.matches;
+}
+
 /** {gap (packed pixel), gapCss, text, faint, rule, strong}: CSS colours, gap also as a pixel. */
 export function themeColours() {
   const key = `${document.documentElement.dataset.theme ?? ''}|${systemDark.matches}`;

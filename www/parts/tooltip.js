@@ -1,10 +1,20 @@
 // The one floating tooltip every view shares. It is also a polite live region, so a keyboard
-// user moving through a heatmap hears the value the mouse user sees.
+// user moving through a heatmap hears the value the mouse user sees; it is in the page from the
+// start (a live region added at its first message is not heard), hidden from everyone while not
+// shown, and Escape puts it away.
 // Its data-value attribute carries the exact number shown, for tests and for copy-paste.
 
 import { el } from './dom.js';
 
 let node = null;
+if (typeof document !== 'undefined') {
+  const ready = () => tooltip();
+  if (document.body) ready();
+  else addEventListener('DOMContentLoaded', ready, { once: true });
+  addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') hideTooltip();
+  });
+}
 
 function tooltip() {
   if (!node) {

@@ -10,7 +10,7 @@
 import { el } from '../parts/dom.js';
 import { heatmap } from '../parts/heatmap.js';
 import { range, tokenSelect, tokenAt } from '../parts/controls.js';
-import { diverging, extent } from '../parts/color_scale.js';
+import { diverging, extent, neutralWord } from '../parts/color_scale.js';
 import { exact, fixed, percent, tokenText } from '../parts/format.js';
 import { ablateToggle } from '../parts/ablation.js';
 import { t } from '../strings.js';
@@ -24,7 +24,7 @@ export function mount(root, app) {
   const targetId = `target-${Math.random().toString(36).slice(2, 7)}`;
   const target = el('select', { id: targetId, name: 'target', on: { change: () => app.set({ target: target.value === '' ? null : Number(target.value) }) } });
   const caption = el('h3', {});
-  const sign = el('p', { className: 'explain' }, t('attribution.sign'));
+  const sign = el('p', { className: 'explain' }, t('attribution.sign', { neutral: neutralWord() }));
   const strongest = el('div', { className: 'hint attribution-strongest' });
   const map = heatmap();
   root.append(

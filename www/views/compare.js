@@ -8,7 +8,7 @@
 import { el } from '../parts/dom.js';
 import { headCells, headTip, heatmap, paintAll } from '../parts/heatmap.js';
 import { layerSelect, headSelect } from '../parts/controls.js';
-import { diverging, sequential } from '../parts/color_scale.js';
+import { diverging, neutralWord, sequential } from '../parts/color_scale.js';
 import { indexLabel, tokenText } from '../parts/format.js';
 import { distribution, predictionDiff } from '../parts/prediction_diff.js';
 import { swapWord } from '../parts/word_pairs.js';
@@ -96,7 +96,7 @@ export function mount(root, app) {
     draw(maps.b, probsB, TB, B, t('compare.b'), null);
     maps.diff.node.hidden = differ === null;
     titles.diff.textContent = t('compare.diffTitle');
-    diffNote.textContent = differ === null ? t('compare.noDiff', { a: TA, b: TB }) : t('compare.diffExplain');
+    diffNote.textContent = differ === null ? t('compare.noDiff', { a: TA, b: TB }) : t('compare.diffExplain', { neutral: neutralWord() });
     if (differ !== null) {
       const delta = probsB.map((v, i) => v - probsA[i]);
       const maxAbs = delta.reduce((m, v) => Math.max(m, Math.abs(v)), 0);

@@ -118,6 +118,7 @@ export function mount(root, app) {
               ...(many ? [[t('grid.pooled'), t('grid.pooledCells', { rows: pooled.rowStart[i + 1] - pooled.rowStart[i], cols: pooled.colStart[j + 1] - pooled.colStart[j] })]] : []),
             ],
             onCellClick: () => open(l, h),
+            onOpen: () => open(l, h),
           },
         });
         const role = roles[l]?.[h] ?? null;

@@ -140,8 +140,10 @@ export function mount(root, app) {
       return items;
     }),
   );
-  const card = el('section', { className: 'step-card', attrs: { 'aria-live': 'polite' } });
-  root.append(el('div', { className: 'toolbar' }, prev, el('div', { className: 'rail-wrap' }, rail), next, layer.node), card);
+  const card = el('section', { className: 'step-card' });
+  // What a screen reader hears on a step change: where it is and the step's title, not the whole card.
+  const said = el('p', { className: 'sr-only', attrs: { 'aria-live': 'polite' } });
+  root.append(el('div', { className: 'toolbar' }, prev, el('div', { className: 'rail-wrap' }, rail), next, layer.node), said, card);
 
   const onKey = (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
@@ -175,11 +177,16 @@ export function mount(root, app) {
     const key = `${active}|${l}|${layers()}`;
     if (key === shown) return;
     shown = key;
+    // One Tab stop for the whole rail (the step shown); the arrow keys move along it, and the
+    // focus follows the step when it was in the rail.
+    const focused = rail.contains(document.activeElement);
     railSteps.forEach((button, i) => {
       button.classList.toggle('active', i === active);
+      button.tabIndex = i === active ? 0 : -1;
       if (i === active) button.setAttribute('aria-current', 'step');
       else button.removeAttribute('aria-current');
     });
+    if (focused) railSteps[active].focus({ preventScroll: true });
     // In the next frame, when the page is laid out anyway, rather than forcing a layout now.
     requestAnimationFrame(() => railSteps[active].scrollIntoView({ block: 'nearest', inline: 'center' }));
   }
@@ -229,6 +236,7 @@ export function mount(root, app) {
     const ctx = { pieces: state.tokens.pieces, mask: state.mask, nRep: app.model.num_attention_heads / app.model.num_key_value_heads };
     figures = present.map((n) => tensorFigure(n, found.get(n), ctx));
     const missing = names.filter((n) => !present.includes(n));
+    said.textContent = `${t('stepper.stepOf', { i: i + 1, n: total() })}${t('heatmap.nameEnd')}${t(`step.${step.id}.title`)}`;
     card.replaceChildren(
       el('div', { className: 'step-kicker' }, perLayer(step) ? `${layerOf(l)} · ` : '', `${t(`stepper.section.${step.section}`)} · `, t('stepper.stepOf', { i: i + 1, n: total() })),
       el('h2', {}, t(`step.${step.id}.title`)),

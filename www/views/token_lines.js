@@ -123,7 +123,7 @@ export function mount(root, app) {
     stage.replaceChildren(
       svg(
         'svg',
-        { width, height, viewBox: `0 0 ${width} ${height}`, class: 'lines-svg', role: 'img', 'aria-label': `${name}, ${state.allHeads ? t('control.allHeads') : `${t('tip.head')} ${state.head}`}` },
+        { width, height, viewBox: `0 0 ${width} ${height}`, class: 'lines-svg', role: 'group', 'aria-label': `${name}, ${state.allHeads ? t('control.allHeads') : `${t('tip.head')} ${state.head}`}` },
         svg('text', { x: leftX, y: 12, 'text-anchor': 'end', class: 'column-title' }, t('lines.queries')),
         svg('text', { x: rightX, y: 12, 'text-anchor': 'start', class: 'column-title' }, t('lines.keys')),
         svg('g', {}, lines),
