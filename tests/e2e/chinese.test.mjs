@@ -168,3 +168,20 @@ test('every view in 简体中文 has no Latin word outside the glossary', async 
   assert.deepEqual(stray, {});
   assert.deepEqual(page.consoleErrors, []);
 });
+
+// A view that hands the DOM's own replaceChildren a false or a null prints it as a word: no view, in
+// either language, shows a bare null, undefined, false, NaN or [object …].
+test('no view prints a bare null, undefined, false or NaN, in English or Chinese', async () => {
+  const found = {};
+  for (const lang of ['en', 'zh']) {
+    for (const view of VIEWS) {
+      await page.evaluate(([v, l]) => (location.hash = `view=${v}&lang=${l}`), [view, lang]);
+      await page.waitForSelector(`.view-${view}`);
+      await settled();
+      const text = await page.locator('#view').innerText();
+      const bad = text.match(/\b(null|undefined|false|NaN)\b|\[object \w+\]/g);
+      if (bad) found[`${lang} ${view}`] = [...new Set(bad)].join(' ');
+    }
+  }
+  assert.deepEqual(found, {});
+});

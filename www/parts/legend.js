@@ -30,7 +30,8 @@ function gradient(scale) {
     'div',
     { className: 'legend-scale' },
     el('div', { className: 'legend-bar', style: { background: scale.gradient() } }),
-    el('div', { className: 'legend-ticks' }, el('span', {}, short(scale.min)), el('span', {}, short(mid)), el('span', {}, short(scale.max))),
+    // A scale may name its three ticks itself (RoPE's angles: 0, π, 2π).
+    el('div', { className: 'legend-ticks' }, (scale.ticks ?? [scale.min, mid, scale.max].map(short)).map((text) => el('span', {}, text))),
   );
 }
 

@@ -5,6 +5,11 @@
 import { svg } from './dom.js';
 import { exact, short } from './format.js';
 import { showTooltip, hideTooltip } from './tooltip.js';
+import { t } from '../strings.js';
+
+const SUPERSCRIPT = '⁰¹²³⁴⁵⁶⁷⁸⁹';
+// A power of ten as a log axis labels it: 1, 10, 10², 10³ …
+const decade = (k) => (k === 0 ? '1' : k === 1 ? '10' : `10${[...String(k)].map((c) => (c === '-' ? '⁻' : SUPERSCRIPT[c])).join('')}`);
 
 const PAD = { left: 62, right: 12, top: 12, bottom: 34 };
 
@@ -29,7 +34,11 @@ export function lineChart({ xs, series, markers = [], xLabel, yLabel, label, wid
       .filter(Boolean)
       .map((p, i) => `${i ? 'L' : 'M'}${p}`)
       .join('');
-  const ticks = [lo, (lo + hi) / 2, hi].map((v) => (logY ? 10 ** v : v));
+  // A log axis is marked at its whole powers of ten (written 10², 10³), and says it is one.
+  const decades = logY ? Array.from({ length: Math.max(0, Math.floor(hi) - Math.ceil(lo) + 1) }, (_, n) => Math.ceil(lo) + n) : [];
+  const ticks = decades.length >= 2 ? decades.map((k) => 10 ** k) : [lo, (lo + hi) / 2, hi].map((v) => (logY ? 10 ** v : v));
+  const tickText = (v) => (decades.length >= 2 ? decade(Math.round(Math.log10(v))) : short(v));
+  const yName = logY ? t('chart.logScale', { label: yLabel }) : yLabel;
   const xTicks = [xs[0], xs[Math.floor((xs.length - 1) / 2)], xs[xs.length - 1]];
   const cursor = svg('line', { class: 'chart-cursor', y1: PAD.top, y2: PAD.top + h, visibility: 'hidden' });
   const node = svg(
@@ -38,11 +47,11 @@ export function lineChart({ xs, series, markers = [], xLabel, yLabel, label, wid
     svg('rect', { class: 'chart-frame', x: PAD.left, y: PAD.top, width: w, height: h }),
     ticks.map((v) => [
       svg('line', { class: 'chart-grid', x1: PAD.left, x2: PAD.left + w, y1: py(v), y2: py(v) }),
-      svg('text', { class: 'chart-tick', x: PAD.left - 6, y: py(v), 'text-anchor': 'end', 'dominant-baseline': 'middle' }, short(v)),
+      svg('text', { class: 'chart-tick', x: PAD.left - 6, y: py(v), 'text-anchor': 'end', 'dominant-baseline': 'middle' }, tickText(v)),
     ]),
     xTicks.map((v) => svg('text', { class: 'chart-tick', x: px(v), y: PAD.top + h + 14, 'text-anchor': 'middle' }, short(v))),
     svg('text', { class: 'chart-axis', x: PAD.left + w / 2, y: height - 4, 'text-anchor': 'middle' }, xLabel),
-    svg('text', { class: 'chart-axis', x: 10, y: PAD.top + h / 2, 'text-anchor': 'middle', 'dominant-baseline': 'hanging', transform: `rotate(-90 10 ${PAD.top + h / 2})` }, yLabel),
+    svg('text', { class: 'chart-axis', x: 10, y: PAD.top + h / 2, 'text-anchor': 'middle', 'dominant-baseline': 'hanging', transform: `rotate(-90 10 ${PAD.top + h / 2})` }, yName),
     markers.map((m, n) => [
       svg('line', { class: 'chart-marker', x1: px(m.x), x2: px(m.x), y1: PAD.top, y2: PAD.top + h }),
       // A label within a few pixels of an earlier marker's goes one line lower, so the two never overprint.

@@ -7,7 +7,7 @@
 
 import { el } from '../parts/dom.js';
 import { heatmap } from '../parts/heatmap.js';
-import { candidateBars } from '../parts/prediction.js';
+import { candidateBars, candidateNotes } from '../parts/prediction.js';
 import { value } from '../parts/value.js';
 import { layerSelect, headSelect, range } from '../parts/controls.js';
 import { sequential } from '../parts/color_scale.js';
@@ -141,10 +141,14 @@ export function mount(root, app) {
         allIds.map((id, i) => el('span', { className: i < P ? 'chip static' : 'chip static generated', dataset: { index: i } }, el('span', { className: 'chip-piece' }, tokenText(pieces[i])), el('span', { className: 'chip-id' }, id))),
       ),
       el('p', { className: 'hint' }, t('decode.sequenceNote', { p: P, n: allIds.length - P })),
+      // The marks a token's piece is drawn with, said once where they appear.
+      // (replaceChildren is the DOM's own: a null would print "null", so absent parts are left out.)
+      ...(pieces.some((p) => /^[ Ġ]|[\n\t]/.test(p)) ? [el('p', { className: 'hint', dataset: { note: 'marks' } }, t('decode.marks'))] : []),
     );
     candidates.replaceChildren(
       el('p', { className: 'hint' }, t('decode.candidatesNote', { token: tokenText(last.piece), v: app.model.vocab_size })),
       candidateBars(last.top, { label: t('decode.candidatesHeading'), mark: last.token }),
+      ...candidateNotes(last.top, 'p').filter(Boolean),
     );
     table.replaceChildren(
       el(
@@ -168,6 +172,7 @@ export function mount(root, app) {
           ),
         ),
       ),
+      el('p', { className: 'hint' }, t('decode.bytesNote', { layers: app.model.num_hidden_layers, kv: app.model.num_key_value_heads, d: app.model.head_dim })),
       el('p', { className: 'hint' }, t('decode.checkNote')),
     );
   }

@@ -26,8 +26,11 @@ export function mount(root, app) {
   const angleRow = el('div', { className: 'split' });
   const rotation = el('div', {});
   const distance = el('div', {});
+  // What the switch is: this view's pictures with or without YaRN, not the model's own setting.
+  const yarnNote = el('p', { className: 'hint', dataset: { note: 'yarn' } });
   root.append(
     el('div', { className: 'toolbar' }, controls.map((c) => c.node), el('label', { className: 'switch' }, yarnBox, el('span', {}, t('rope.yarn')))),
+    yarnNote,
     el('p', { className: 'explain' }, t('rope.explain')),
     el('section', { className: 'card' }, el('h3', {}, t('rope.anglesHeading')), el('p', { className: 'hint' }, t('rope.anglesNote')), angleRow),
     el('section', { className: 'card' }, el('h3', {}, t('rope.rotationHeading')), rotation),
@@ -40,6 +43,7 @@ export function mount(root, app) {
     controls.forEach((c) => c.update());
     yarnBox.checked = !!state.yarn;
     const yarn = !!state.yarn;
+    yarnNote.textContent = t(app.model.inference_rope_scaling ? 'rope.yarnNoteOn' : 'rope.yarnNoteOff');
     const l = state.layer;
     const h = state.head;
     const names = [`layers.${l}.attn.q_norm`, `layers.${l}.attn.k_norm`, `layers.${l}.attn.q_rope`];
@@ -70,7 +74,8 @@ export function mount(root, app) {
     const wrapped = Float32Array.from({ length: half * positions }, (_, at) => angles[(at % positions) * half + Math.floor(at / positions)] % (2 * Math.PI));
     angleMap.update({
       cells: { data: wrapped, rows: half, cols: positions, maxCell: 10 },
-      scale: sequential(0, 2 * Math.PI),
+      // One turn, ticked as an angle: 0, π, 2π (radians) rather than 0, 3.14, 6.28.
+      scale: { ...sequential(0, 2 * Math.PI), ticks: ['0', 'π', t('rope.twoPi')] },
       labels: { rows: half <= 16 ? range(half).map((pair) => `${t('rope.pair')} ${pair}`) : null },
       interaction: {
         name: `${t('rope.anglesHeading')}, ${t(yarn ? 'rope.yarnOn' : 'rope.yarnOff')}`,
