@@ -27,6 +27,8 @@ pub enum Error {
     Weights(String),
     /// A checkpoint the core refuses, said so that the page can put it in the reader's language.
     Checkpoint(Said),
+    /// A config or a run over a memory budget, said so that the page can put it in the reader's language.
+    Budget(Said),
     Input(String),
     Tokenizer(String),
     Io(String),
@@ -40,6 +42,7 @@ impl std::fmt::Display for Error {
             Error::Config(m) => write!(f, "bad config: {m}"),
             Error::Weights(m) => write!(f, "bad weights: {m}"),
             Error::Checkpoint(s) => write!(f, "bad weights: {}", s.text),
+            Error::Budget(s) => write!(f, "bad input: {}", s.text),
             Error::Input(m) => write!(f, "bad input: {m}"),
             Error::Tokenizer(m) => write!(f, "tokenizer: {m}"),
             Error::Io(m) => write!(f, "{m}"),

@@ -370,6 +370,11 @@ fn a_checkpoint_too_big_for_the_tab_is_refused_from_its_header() {
     };
     let refused = message(&head, size, 1e9);
     assert!(refused.contains("and 1.00 GB held for the model loaded now"), "{refused}");
+    // The page says it in the reader's language from its code and raw sizes (www/page/error_text.js).
+    let err = JsValue::from(check_checkpoint(config, size, &head, 1e9).unwrap_err());
+    assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap().as_string().as_deref(), Some("budget"));
+    let args = js_sys::Reflect::get(&err, &"args".into()).unwrap();
+    assert_eq!(js_sys::Reflect::get(&args, &"held".into()).unwrap().as_string().as_deref(), Some("1000000000"));
     let (head, size) = header_only(&tensors, "F32", 4);
     let refused = message(&head, size, 0.0);
     assert!(refused.contains("needs 3.95 GB to load") && refused.contains("1.32 GB of f32 weights, and") && refused.contains("a browser tab has for its models"), "{refused}");

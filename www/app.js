@@ -271,7 +271,7 @@ async function cancelWork() {
     if (app.source) app.source = { ...app.source };
   } catch (err) {
     app.phase = 'error';
-    app.error = errorText(err);
+    app.error = err;
   }
   app.busy = false;
   refresh();
@@ -312,7 +312,7 @@ function refresh() {
     current = null;
     const box =
       app.phase === 'error'
-        ? message('error', t('app.errorTitle'), app.error)
+        ? message('error', t('app.errorTitle'), errorText(app.error))
         : app.phase === 'empty'
           ? message('empty', t('app.empty'))
           : app.phase === 'cancelled'
@@ -339,7 +339,7 @@ function refresh() {
   document.title = `${t(`view.${state.view}`)} · ${t('app.pageTitle')}`;
   rendered = current.instance.update().catch((err) => {
     app.phase = err.cancelled ? 'cancelled' : 'error';
-    app.error = errorText(err);
+    app.error = err;
     refresh();
   });
 }
@@ -375,7 +375,7 @@ async function runModel() {
   } catch (err) {
     if (signal.aborted) return;
     app.phase = err.cancelled ? 'cancelled' : 'error';
-    app.error = errorText(err);
+    app.error = err;
   }
   app.busy = false;
   app.progress = null;
@@ -406,7 +406,7 @@ async function tokenize(keep = { pad: [], query: null, key: null }) {
     if (signal.aborted) return;
     app.phase = 'error';
     app.busy = false;
-    app.error = errorText(err);
+    app.error = err;
     refresh();
   }
 }
@@ -426,7 +426,7 @@ async function buildModel(config, seed) {
     adopt(resolved, { kind: 'random' }, { kind: 'random', seed, bytes: resolved.weight_count * 4, dtype: 'F32', weight_count: resolved.weight_count });
   } catch (err) {
     app.phase = app.model ? previous : 'error';
-    app.error = app.model ? app.error : errorText(err);
+    app.error = app.model ? app.error : err;
     refresh();
     throw err;
   }
@@ -457,7 +457,7 @@ async function loadCheckpoint(model, files = null) {
     adopt(resolved, model, { ...checkpoint.meta, restored });
     if (!restored && model.kind !== 'builtin') keep(checkpoint);
   } catch (err) {
-    if (wanted()) models.set({ progress: null, error: errorText(err) });
+    if (wanted()) models.set({ progress: null, error: err });
     throw err;
   } finally {
     if (wanted()) {
@@ -502,7 +502,7 @@ async function useModel(model, files = null) {
     else await loadCheckpoint(model, files);
     await tokenize();
   } catch (err) {
-    if (model.kind === 'random' && !err.superseded) models.set({ error: errorText(err) });
+    if (model.kind === 'random' && !err.superseded) models.set({ error: err });
   }
 }
 

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::linear::Weight;
-use crate::Error;
+use crate::{Error, Said};
 
 /// Largest sizes attnscope accepts. They keep a typo in a config or a link from freezing a tab.
 pub const MAX_HIDDEN: usize = 8192;
@@ -233,11 +233,13 @@ impl Config {
         }
         let held = self.weight_bytes_held();
         if held > MAX_WEIGHT_BYTES {
-            return bad(format!(
+            let text = format!(
                 "this configuration needs {:.2} GB of f32 weights, over the budget of {:.2} GB",
                 held as f64 / 1e9,
                 MAX_WEIGHT_BYTES as f64 / 1e9
-            ));
+            );
+            let args = vec![("need", held.to_string()), ("most", MAX_WEIGHT_BYTES.to_string())];
+            return Err(Error::Budget(Said { key: "configBudget", args, text }));
         }
         Ok(self)
     }

@@ -16,7 +16,7 @@ use super::rms_norm::rms_norm;
 use super::rope::RopeTable;
 use crate::trace::{Recorder, Selection, Trace};
 use crate::weights::Weights;
-use crate::Error;
+use crate::{Error, Said};
 
 /// From this many keys on, `Auto` takes the flash path.
 pub const AUTO_FLASH_MIN_KEYS: usize = 1024;
@@ -233,17 +233,24 @@ pub(crate) fn check_input(cfg: &Config, p: usize, ids: &[u32], mask: Option<&[u8
     let bytes = trace_bytes(cfg, ids.len(), s_len, rec);
     if bytes > MAX_TRACE_BYTES {
         // The logit lens is [T, vocab] per layer: often most of the trace, so it is named when asked.
-        let lens = rec.selection.logit_lens.then(|| {
+        let lens_bytes = rec.selection.logit_lens.then(|| {
             let layers = (0..cfg.num_hidden_layers).filter(|&l| rec.wants_logit_lens(l)).count();
-            let gb = (layers * ids.len()) as f64 * cfg.vocab_size as f64 * 4.0 / 1e9;
+            (layers * ids.len()) as u64 * cfg.vocab_size as u64 * 4
+        });
+        let lens = lens_bytes.map(|b| {
+            let gb = b as f64 / 1e9;
             format!(" (the logit lens {gb:.2} GB of it); record fewer layers or heads, or leave out the logit lens")
         });
-        return Err(Error::Input(format!(
+        let text = format!(
             "recording this trace needs {:.2} GB{} (the limit is {:.2} GB)",
             bytes as f64 / 1e9,
             lens.unwrap_or_else(|| "; record fewer layers or heads".into()),
             MAX_TRACE_BYTES as f64 / 1e9
-        )));
+        );
+        let mut args = vec![("need", bytes.to_string()), ("most", MAX_TRACE_BYTES.to_string())];
+        args.extend(lens_bytes.map(|b| ("lens", b.to_string())));
+        let key = if lens_bytes.is_some() { "traceBudgetLens" } else { "traceBudget" };
+        return Err(Error::Budget(Said { key, args, text }));
     }
     Ok(())
 }
@@ -257,14 +264,16 @@ fn check_memory(cfg: &Config, t: usize, s_len: usize, rec: &Recorder, flash_tile
     let total = model + trace + working;
     if total > MAX_MEMORY_BYTES {
         let gb = |b: u64| b as f64 / 1e9;
-        return Err(Error::Input(format!(
+        let text = format!(
             "this run needs {:.2} GB at once (the model's weights {:.2} GB, the trace {:.2} GB, working memory {:.2} GB), over the budget of {:.2} GB; use fewer tokens or record fewer layers or heads",
             gb(total),
             gb(model),
             gb(trace),
             gb(working),
             gb(MAX_MEMORY_BYTES)
-        )));
+        );
+        let args = [("need", total), ("weights", model), ("trace", trace), ("work", working), ("most", MAX_MEMORY_BYTES)];
+        return Err(Error::Budget(Said { key: "runMemory", args: args.iter().map(|&(k, v)| (k, v.to_string())).collect(), text }));
     }
     Ok(())
 }

@@ -35,10 +35,10 @@ fn js(e: Error) -> JsError {
     JsError::new(&e.to_string())
 }
 
-/// An Error as a JS Error; a checkpoint's refusal also gets `code` (its `Said::key`) and `args`.
+/// An Error as a JS Error; a checkpoint's refusal or a budget's also gets `code` (its `Said::key`) and `args`.
 fn js_said(e: Error) -> JsValue {
     match e {
-        Error::Checkpoint(ref said) => said_error(said, &e.to_string()),
+        Error::Checkpoint(ref said) | Error::Budget(ref said) => said_error(said, &e.to_string()),
         e => js(e).into(),
     }
 }

@@ -153,13 +153,13 @@ struct StepResult<'a> {
 
 /// `run`'s work, shared with `runGpu`'s fallback: runs `req` on the CPU into `rec` and makes it the last
 /// run; the metadata `run` returns, with `cpuFallback` when given.
-pub(super) fn run_on_cpu(model: &Model, last: &RefCell<Trace>, last_request: &RefCell<Option<RunRequest>>, req: RunRequest, rec: Recorder, cpu_fallback: Option<String>) -> Result<JsValue, JsError> {
+pub(super) fn run_on_cpu(model: &Model, last: &RefCell<Trace>, last_request: &RefCell<Option<RunRequest>>, req: RunRequest, rec: Recorder, cpu_fallback: Option<String>) -> Result<JsValue, JsValue> {
     let opts = req.options().map_err(js)?;
     // The last run's trace goes first, so two are never held at once (MAX_MEMORY_BYTES counts one).
     *last.borrow_mut() = Trace::default();
     *last_request.borrow_mut() = None;
     let t0 = now_ms();
-    let out = model.trace_into(&req.ids, req.attention_mask.as_deref(), req.prefix_len, &opts, rec).map_err(js)?;
+    let out = model.trace_into(&req.ids, req.attention_mask.as_deref(), req.prefix_len, &opts, rec).map_err(super::js_said)?;
     let ms = now_ms() - t0;
     *last.borrow_mut() = out.trace;
     *last_request.borrow_mut() = Some(req);
@@ -172,6 +172,7 @@ pub(super) fn run_on_cpu(model: &Model, last: &RefCell<Trace>, last_request: &Re
         cache_bytes: out.cache.bytes(),
         cpu_fallback,
     })
+    .map_err(JsValue::from)
 }
 
 #[wasm_bindgen]
@@ -192,8 +193,8 @@ pub struct Session {
 #[wasm_bindgen]
 impl Session {
     /// A model with seeded random weights for any valid configuration (HF config.json keys).
-    pub fn random(config_json: &str, seed: f64) -> Result<Session, JsError> {
-        let config = Config::from_json(config_json).map_err(js)?;
+    pub fn random(config_json: &str, seed: f64) -> Result<Session, JsValue> {
+        let config = Config::from_json(config_json).map_err(super::js_said)?;
         let w = weights::random(&config, seed as u64);
         Ok(Session::with(Model::new(config, w)))
     }
@@ -253,7 +254,7 @@ impl Session {
 
     /// One traced forward call; see RunRequest. Returns entry metadata; tensors via `tensor(name)`.
     /// `progress`, when given, is called as progress(layersDone, layersInAll) after each layer.
-    pub fn run(&mut self, request: JsValue, progress: Option<js_sys::Function>) -> Result<JsValue, JsError> {
+    pub fn run(&mut self, request: JsValue, progress: Option<js_sys::Function>) -> Result<JsValue, JsValue> {
         let req: RunRequest = from_js(request, "run request")?;
         let mut rec = Recorder::new(req.selection());
         if let Some(f) = progress {

@@ -25,7 +25,7 @@ const TOKENS: u32 = 64;
 
 /// One forward of a small random model on each attention path; nothing is kept.
 #[wasm_bindgen(js_name = warmUp)]
-pub fn warm_up() -> Result<(), JsError> {
+pub fn warm_up() -> Result<(), JsValue> {
     let config = Config::from_json(CONFIG).map_err(js)?;
     let ids: Vec<u32> = (0..TOKENS).map(|i| (i * 37 + 11) % config.vocab_size as u32).collect();
     let weights = weights::random(&config, 1);

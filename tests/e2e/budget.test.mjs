@@ -157,7 +157,7 @@ test('a link to a random model whose run would not fit in memory is refused with
   const message = page.locator('.message-error pre');
   await message.waitFor({ timeout: 120_000 });
   const shown = await message.innerText();
-  const m = shown.match(/this run needs ([0-9.]+) GB at once \(the model['’]s weights ([0-9.]+) GB, the trace ([0-9.]+) GB, working memory ([0-9.]+) GB\), over the budget of 3\.22 GB; use fewer tokens or record fewer layers or heads/);
+  const m = shown.match(/This run needs ([0-9.]+) GB at once \(the model['’]s weights ([0-9.]+) GB, the trace ([0-9.]+) GB, working memory ([0-9.]+) GB\), over the budget of 3\.22 GB\. Use fewer tokens, or record fewer layers or heads\./);
   assert.ok(m, `the core's sentence: ${shown}`);
   const [total, weights, trace, working] = m.slice(1).map(Number);
   const d = 5120 / 40;
@@ -166,6 +166,15 @@ test('a link to a random model whose run would not fit in memory is refused with
   assert.ok(trace <= GIB / 1e9 && weights <= (2 * GIB) / 1e9, 'each part is within its own limit');
   assert.ok(Math.abs(total - (weights + trace + working)) <= 0.02 && total > BUDGET / 1e9);
   await cleanScreenshot(page, 'budget-refused-run');
+  // The same refusal on the Chinese page is Chinese, from the core's code and numbers.
+  await page.click('#lang-switch');
+  await page.waitForFunction(() => /这次运行一下子需要 [0-9.]+ GB/.test(document.querySelector('.message-error pre')?.innerText ?? ''), null, { timeout: 120_000 });
+  assert.match(await message.innerText(), /^这次运行一下子需要 [0-9.]+ GB（模型权重 [0-9.]+ GB，记录的张量 [0-9.]+ GB，计算中的工作内存 [0-9.]+ GB），超过了 3\.22 GB 的上限。/);
+  await page.click('#lang-switch');
+  await page.waitForFunction(() => /This run needs/.test(document.querySelector('.message-error pre')?.innerText ?? ''), null, { timeout: 120_000 });
+  // The two switches were two steps of history (the language is part of the link): back over them.
+  await page.goBack();
+  await page.goBack();
 
   // Back to the link before: the page opens its model again, with the same numbers.
   await page.goBack();

@@ -1,13 +1,15 @@
 // A failure in the reader's language. The core's refusals of a checkpoint come with `code` and `args`
 // (src/lib.rs `Said`, carried through worker.js and worker_client.js): their sentence is
-// strings.js's `core.<code>`, sizes in binary units (the load budget's in GB with two decimals, as
-// the page's other budget sentences) and counts as the language groups them. Any other error keeps its
+// strings.js's `core.<code>`, sizes in binary units (the memory budgets' in GB with two decimals, as
+// the budgets are set) and counts as the language groups them. Any other error keeps its
 // message.
 
 import { STRINGS, language, t } from '../strings.js';
 import { bytes } from '../parts/format.js';
 
-const SIZES = new Set(['size', 'least', 'most', 'need', 'file', 'weights', 'held', 'described', 'extra']);
+const SIZES = new Set(['size', 'least', 'most', 'need', 'file', 'weights', 'held', 'described', 'extra', 'trace', 'work', 'lens']);
+// The memory budgets' sentences keep decimal GB with two decimals, as the budgets are set.
+const IN_GB = new Set(['budget', 'runMemory', 'traceBudget', 'traceBudgetLens', 'configBudget']);
 const COUNTS = new Set(['count', 'n', 'layers']);
 
 export function errorText(err) {
@@ -16,7 +18,7 @@ export function errorText(err) {
   const args = {};
   for (const [name, value] of Object.entries(err.args ?? {})) {
     const n = Number(value);
-    if (SIZES.has(name) && Number.isFinite(n)) args[name] = err.code === 'budget' ? `${(n / 1e9).toFixed(2)} GB` : bytes(n);
+    if (SIZES.has(name) && Number.isFinite(n)) args[name] = IN_GB.has(err.code) ? `${(n / 1e9).toFixed(2)} GB` : bytes(n);
     else if (COUNTS.has(name) && Number.isFinite(n)) args[name] = n.toLocaleString(language() === 'zh' ? 'zh-CN' : 'en-US');
     else args[name] = value;
   }

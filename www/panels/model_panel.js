@@ -9,6 +9,7 @@ import { el } from '../parts/dom.js';
 import { bytes, count } from '../parts/format.js';
 import { HUB_EXAMPLE, droppedFiles } from '../model_source.js';
 import { t } from '../strings.js';
+import { errorText } from '../page/error_text.js';
 
 const SOURCES = ['builtin', 'random', 'own'];
 
@@ -171,7 +172,7 @@ export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget }
           : t('model.progressStart');
     }
     error.hidden = !ui.error;
-    error.replaceChildren(...(ui.error ? [el('p', { className: 'model-error-title' }, t('model.failed')), el('p', {}, ui.error), el('p', { className: 'field-note' }, t(ui.loaded ? 'model.previousKept' : 'model.nothingLoaded'))] : []));
+    error.replaceChildren(...(ui.error ? [el('p', { className: 'model-error-title' }, t('model.failed')), el('p', {}, errorText(ui.error)), el('p', { className: 'field-note' }, t(ui.loaded ? 'model.previousKept' : 'model.nothingLoaded'))] : []));
     note.hidden = !ui.note;
     note.textContent = ui.note ?? '';
   }
