@@ -746,7 +746,8 @@ const en = {
 
   // A Hugging Face Hub repo id in the model panel (panels/model_panel.js, model_source.js fromHub).
   'hub.label': 'Or a Hugging Face Hub repo id',
-  'hub.placeholder': 'owner/model, e.g. {example}',
+  'hub.placeholder': 'owner/model',
+  'hub.example': 'For example {example}.',
   'hub.source': 'from the Hugging Face Hub ({repo})',
   'hub.pytorchOnly': '{repo} has its weights only as pytorch_model.bin, which a browser cannot read safely. Convert them to model.safetensors with Python ({install}), in the folder you downloaded:\n{code}\nthen choose that folder here (or add model.safetensors to the repo).',
   'hub.noWeights': '{repo} has no model.safetensors (nor a sharded model.safetensors.index.json): there are no weights here the page can read.',
@@ -1653,7 +1654,8 @@ const zh = {
 
   // 模型面板中的 Hugging Face Hub 仓库名（panels/model_panel.js，model_source.js fromHub）。
   'hub.label': '或者填写 Hugging Face Hub 上的仓库名（作者/模型）',
-  'hub.placeholder': '作者/模型，例如 {example}',
+  'hub.placeholder': '作者/模型',
+  'hub.example': '例如 {example}。',
   'hub.source': '来自 Hugging Face Hub（{repo}）',
   'hub.pytorchOnly': '{repo} 的权重只有 pytorch_model.bin 格式，浏览器无法安全地读取。请在下载下来的文件夹里用 Python 把它转换成 model.safetensors（{install}）：\n{code}\n然后在这里选择这个文件夹（或者把 model.safetensors 加到这个仓库里）。',
   'hub.noWeights': '{repo} 里没有 model.safetensors（也没有分片的 model.safetensors.index.json），页面找不到能读取的权重。',

@@ -329,9 +329,13 @@ test('dark mode follows the toggle, with the page’s own colours', async () => 
   await shot('deep-dark-qk');
   await go(page, 'rope');
   await shot('deep-dark-rope');
+  // The second press picks the system's own theme (light here): the page follows the system again.
   await page.locator('#theme-toggle').click();
   await settled(page);
-  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'light');
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme ?? null), null);
+  assert.equal(await page.evaluate(() => localStorage.getItem('attnscope.theme')), '');
+  const light = (await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).match(/\d+/g).map(Number);
+  assert.ok(light[0] + light[1] + light[2] > 600, `a light background again: ${light}`);
 });
 
 test('on a phone-sized screen the view comes before the input panels', async () => {

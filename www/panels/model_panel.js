@@ -66,7 +66,9 @@ export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget }
   const keptLoad = el('button', { type: 'button', className: 'button', on: { click: () => onKept() } });
   const forget = el('button', { type: 'button', className: 'button button-quiet model-forget', on: { click: () => onForget() } });
   const keptRow = el('p', { className: 'model-kept' }, keptText, ' ', keptLoad, ' ', forget);
-  const own = el('div', { className: 'model-own' }, drop, urlForm, hubForm);
+  // The example repo id is longer than the field is wide: it goes under it, whole, not in the placeholder.
+  const hubExample = el('p', { className: 'field-note hub-example' });
+  const own = el('div', { className: 'model-own' }, drop, urlForm, hubForm, hubExample);
 
   const bar = el('progress', { className: 'model-progress-bar' });
   const barText = el('span', { className: 'model-progress-text' });
@@ -145,7 +147,8 @@ export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget }
     urlInput.placeholder = t('model.urlPlaceholder');
     urlButton.textContent = t('model.urlLoad');
     hubLabel.textContent = t('hub.label');
-    hubInput.placeholder = t('hub.placeholder', { example: HUB_EXAMPLE });
+    hubInput.placeholder = t('hub.placeholder');
+    hubExample.textContent = t('hub.example', { example: HUB_EXAMPLE });
     hubButton.textContent = t('model.urlLoad');
 
     const k = ui.kept;

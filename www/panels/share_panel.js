@@ -59,13 +59,10 @@ export function sharePanel(app, { getState, view }) {
   const node = el(
     'div',
     { className: 'share' },
-    el(
-      'div',
-      { className: 'share-row' },
-      button('share.copyLink', async () => copy(await linkTo(getState()), t('share.copied')), { id: 'share-link' }),
-      button('share.copyEmbed', async () => copy(await embedCode(getState(), title(), embedSize()), t('share.embedCopied')), { id: 'share-embed' }),
-    ),
+    el('div', { className: 'share-row' }, button('share.copyLink', async () => copy(await linkTo(getState()), t('share.copied')), { id: 'share-link' })),
+    // The embed's options come before the button that copies it: they change the code it copies.
     el('fieldset', { className: 'share-hide' }, el('legend', {}, t('share.hideLabel')), HIDE_FLAGS.map((flag, i) => el('label', { className: 'switch' }, hideBoxes[i], el('span', {}, t(`share.hide.${flag}`))))),
+    el('div', { className: 'share-row' }, button('share.copyEmbed', async () => copy(await embedCode(getState(), title(), embedSize()), t('share.embedCopied')), { id: 'share-embed' })),
     el(
       'div',
       { className: 'share-row' },

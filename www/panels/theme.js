@@ -1,5 +1,5 @@
-// The colour theme: the system's (prefers-color-scheme) unless the reader picks light or dark with
-// the top bar's button. The pick is this browser's reading preference (localStorage), not part of a
+// The colour theme: the system's (prefers-color-scheme) unless the reader picks the other one with
+// the top bar's button (picking the system's own again follows the system again). The pick is this browser's reading preference (localStorage), not part of a
 // shared link. style.css does the rest with light-dark() on its colour variables; canvases read the
 // resolved colours when they paint, so onChange lets the page redraw its view.
 
@@ -38,9 +38,13 @@ export function themeToggle(onChange) {
     button.setAttribute('aria-pressed', String(dark));
   }
 
+  // A pick that is the system's own theme is no pick: the page follows the system again (and goes
+  // on following it when it changes), so two presses always lead back to the system's theme.
   function pick(theme) {
-    root.dataset.theme = theme;
-    store(theme);
+    const system = media.matches ? 'dark' : 'light';
+    if (theme === system) delete root.dataset.theme;
+    else root.dataset.theme = theme;
+    store(theme === system ? '' : theme);
     relabel();
     onChange();
   }
