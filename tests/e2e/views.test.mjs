@@ -236,6 +236,20 @@ test('by keyboard: a skip link to the view, one Tab stop for the stepper rail, E
   // One Tab stop for the rail: the step shown.
   const stops = await page.locator('.rail-step').evaluateAll((bs) => bs.filter((b) => b.tabIndex === 0).map((b) => b.getAttribute('aria-current')));
   assert.deepEqual(stops, ['step']);
+  // The arrows step the pipeline from the view, not from a tab in the top bar.
+  const step = await page.evaluate(() => window.attnscope.getState().step);
+  await page.locator('a.tab[data-view="grid"]').focus();
+  await page.keyboard.press('ArrowRight');
+  await settled();
+  assert.equal(await page.evaluate(() => window.attnscope.getState().step), step);
+  // Escape in an unfolded group of tabs folds it and gives the focus back to its button.
+  const fold = page.locator('[data-group="deep"] .tab-fold');
+  await fold.click();
+  assert.equal(await fold.getAttribute('aria-expanded'), 'true');
+  await page.locator('#tabs-deep a.tab').first().focus();
+  await page.keyboard.press('Escape');
+  assert.equal(await fold.getAttribute('aria-expanded'), 'false');
+  assert.equal(await page.evaluate(() => document.activeElement.classList.contains('tab-fold')), true);
   // The skip link is the first Tab stop and lands on the view.
   const first = await page.evaluate(() => document.querySelector('a[href], button, input, select, textarea, [tabindex="0"]').textContent);
   assert.equal(first, 'Skip to the view', 'the first Tab stop');

@@ -24,6 +24,14 @@ export function tabBar(nav, go) {
     nav.replaceChildren(
       ...TAB_GROUPS.map(({ id, views, folds }) => {
         const tabs = el('div', { className: 'tab-group-tabs', id: `tabs-${id}` }, views.map(tab));
+        // Escape in an unfolded group folds it and gives the focus back to its button.
+        if (folds)
+          tabs.addEventListener('keydown', (e) => {
+            if (e.key !== 'Escape') return;
+            head.setAttribute('aria-expanded', 'false');
+            render(shownView);
+            head.focus();
+          });
         const head = folds
           ? el('button', { type: 'button', className: 'tab tab-fold', attrs: { 'aria-expanded': 'false', 'aria-controls': tabs.id }, on: { click: () => { head.setAttribute('aria-expanded', String(tabs.hidden)); render(shownView); } } })
           : views.length > 1 && el('span', { className: 'tab-group-label', attrs: { 'aria-hidden': 'true' } }, t(`nav.group.${id}`));

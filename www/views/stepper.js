@@ -148,6 +148,8 @@ export function mount(root, app) {
   const onKey = (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
     if (e.target.closest('input, textarea, select, canvas, [contenteditable]')) return;
+    // Not from the tab strip or a widget with arrow keys of its own: those keep them.
+    if (e.target.closest('nav, [role="tablist"], [role="radiogroup"], [role="slider"], [role="listbox"]')) return;
     if (e.key === 'ArrowRight') go(index() + 1);
     else if (e.key === 'ArrowLeft') go(index() - 1);
     else return;
