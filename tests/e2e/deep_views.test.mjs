@@ -213,7 +213,7 @@ test('KV cache: prefill then one token at a time, each step equal to full recomp
   assert.equal(await page.locator('.decode-query').innerText(), `The query is “${chosen[1]}”, token ${T + 1} (counting from 0): the newest token fed in at this call. At its position the model predicted “${chosen[2]}”.`);
   // The stack marks the future one way: the prefill's zero weights above the diagonal and the keys
   // not generated yet are both hatched as future tokens, and nothing calls them −∞.
-  const legendText = await page.locator('.split .card').first().locator('.legend').last().innerText();
+  const legendText = await page.locator('.decode-stack .legend').innerText();
   assert.match(legendText, /masked: a future token \(weight 0\)/);
   assert.doesNotMatch(legendText, /−∞/);
   await shot('deep-decode');

@@ -48,9 +48,11 @@ export function mount(root, app) {
     el(
       'div',
       { className: 'split' },
-      el('section', { className: 'card' }, el('h3', {}, t('decode.rowHeading')), el('p', { className: 'hint' }, t('decode.rowNote')), rowQuery, rowMap.node, el('h4', {}, t('decode.stackHeading')), stackNote, map.node),
+      el('section', { className: 'card' }, el('h3', {}, t('decode.rowHeading')), el('p', { className: 'hint' }, t('decode.rowNote')), rowQuery, rowMap.node),
       el('section', { className: 'card' }, el('h3', {}, t('decode.candidatesHeading')), candidates),
     ),
+    // The stack gets the page's width: after a few dozen calls it is a large square.
+    el('section', { className: 'card decode-stack' }, el('h3', {}, t('decode.stackHeading')), stackNote, map.node),
     el('section', { className: 'card' }, el('h3', {}, t('decode.cacheHeading')), table),
   );
 
