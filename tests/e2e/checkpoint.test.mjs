@@ -319,7 +319,7 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
     // One vocabulary entry with a huge id (issue 12): refused by its size before 400 million pieces are built.
     { name: 'tokenizer-huge-id', files: filesOf(LLAMA, { tokenizer: withVocabId(LLAMA.tokenizer, 400000000) }), says: /tokenizer: the tokenizer has 400000001 tokens but the model's vocabulary has only 256/ },
     { name: 'tokenizer-id-u32-max', files: filesOf(LLAMA, { tokenizer: withVocabId(LLAMA.tokenizer, 4294967295) }), says: /tokenizer: the tokenizer has 4294967296 tokens but the model's vocabulary has only 256/ },
-    { name: 'moe', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { use_moe: true }) }), says: /model\.safetensors is [0-9.]+ KiB, but the [0-9,]+ weights of this config need at least [0-9.]+ KiB even in f16 or bf16: the file is cut short, or config\.json belongs to another model/ },
+    { name: 'moe', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { use_moe: true }) }), says: /model\.safetensors is [0-9.]+ KiB, but this config’s weights need at least [0-9.]+ KiB even in f16 or bf16: the file is cut short, or config\.json belongs to another model/ },
     { name: 'gelu', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { hidden_act: 'gelu' }) }), says: /bad config: hidden_act is "gelu": attnscope's FFN runs silu \(SwiGLU\) only/ },
   ];
   for (const bad of broken) {
@@ -342,7 +342,7 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
   await page.click('#lang-switch');
   await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
   const inChinese = [
-    { name: 'moe', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { use_moe: true }) }), says: /model\.safetensors 只有 [0-9.]+ KiB，而 config\.json 的这 [0-9,]+ 个权重即使用 f16 或 bf16 存储也至少要 [0-9.]+ KiB/ },
+    { name: 'moe', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { use_moe: true }) }), says: /model\.safetensors 只有 [0-9.]+ KiB，而按 config\.json，这个模型的权重即使用 f16 或 bf16 存储也至少需要 [0-9.]+ KiB/ },
     { name: 'missing-tensor', files: filesOf(LLAMA, { model: without(LLAMA.model, NORM_1) }), says: /检查点里缺少张量 model\.layers\.1\.post_attention_layernorm\.weight（它的形状应为 \[32\]）/ },
     { name: 'bad-header', files: broken[1].files, says: /这个检查点不是可读的 safetensors 文件/ },
   ];

@@ -110,6 +110,7 @@ test('RoPE draws angles with YaRN off and on, rotates q exactly as the trace, sc
   await page.locator('#rope-yarn').check();
   await settled(page);
   assert.equal(await page.locator('[data-check="rope-trace"]').count(), 0, 'the trace has no YaRN, so there is nothing to compare');
+  assert.match(await page.locator('[data-check="none"]').innerText(), /^No check with YaRN switched the other way: the model loaded runs without YaRN/);
   assert.doesNotMatch(await page.locator('#view').innerText(), /\bfalse\b/, 'the absent check leaves no stray text');
   await shot('deep-rope-yarn');
   await page.locator('#rope-yarn').uncheck();
@@ -193,6 +194,8 @@ test('MHA / GQA / MQA: repeat_kv groups, three variants, KV-cache bytes from the
 test('KV cache: prefill then one token at a time, each step equal to full recomputation', async () => {
   await go(page, 'decode');
   const T = await tokenCount();
+  // Before any decoding step, the row shown is the prefill's last row, and the page says so.
+  assert.match(await page.locator('.decode-query').innerText(), new RegExp(`^This call was the prefill: it ran all ${T} prompt tokens at once\\. Shown is the row of the last one, “.+”, token ${T - 1} \\(counting from 0\\)`));
   await page.locator('#decode-step').click();
   await page.waitForSelector('.decode-table tbody tr:nth-child(2)');
   await page.locator('#decode-step').click();

@@ -9,12 +9,12 @@ const { errorText } = await import('../../www/page/error_text.js');
 
 const tooSmall = { message: 'bad weights: model.safetensors is 100 bytes, but …', code: 'tooSmall', args: { size: '100', count: '3295000', least: '6590008' } };
 
-test('a coded refusal is said in the page’s language, sizes in binary units, counts grouped', () => {
+test('a coded refusal is said in the page’s language, sizes in binary units', () => {
   setLanguage('en');
-  assert.equal(errorText(tooSmall), 'model.safetensors is 100 B, but the 3,295,000 weights of this config need at least 6.285 MiB even in f16 or bf16: the file is cut short, or config.json belongs to another model.');
+  assert.equal(errorText(tooSmall), 'model.safetensors is 100 B, but this config’s weights need at least 6.285 MiB even in f16 or bf16: the file is cut short, or config.json belongs to another model.');
   setLanguage('zh');
   const zh = errorText(tooSmall);
-  assert.match(zh, /^model\.safetensors 只有 100 B，而 config\.json 的这 3,295,000 个权重即使用 f16 或 bf16 存储也至少要 6\.285 MiB/);
+  assert.match(zh, /^model\.safetensors 只有 100 B，而按 config\.json，这个模型的权重即使用 f16 或 bf16 存储也至少需要 6\.285 MiB/);
   assert.doesNotMatch(zh, /bad weights|need at least|\{\w+\}/);
 });
 

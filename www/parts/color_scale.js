@@ -13,7 +13,7 @@ import { t } from '../strings.js';
 
 const VIRIDIS = ['#440154', '#482475', '#414487', '#355f8d', '#2a788e', '#21918c', '#22a884', '#44bf70', '#7ad151', '#bddf26', '#fde725'];
 const RDBU = ['#2166ac', '#4393c3', '#92c5de', '#d1e5f0', '#f7f7f7', '#fddbc7', '#f4a582', '#d6604d', '#b2182b'];
-const RDBU_DARK = ['#92c5de', '#4b9bd4', '#2f6ea8', '#1d3f66', '#2a2d33', '#66261f', '#a8382b', '#dc6a52', '#f4a582'];
+const RDBU_DARK = ['#7cc0f2', '#4b9bd4', '#2f6ea8', '#1d3f66', '#2a2d33', '#66261f', '#a8382b', '#dc4f3a', '#ff7a5c'];
 
 const PADDING_LIMIT = -1e8;
 

@@ -124,7 +124,8 @@ export function mount(root, app) {
       [t('decode.computedAt'), i < P ? t('decode.prefill') : t('decode.stepN', { n: i - P + 1 })],
     ];
     stackNote.textContent = t('decode.stackNote', { p: P });
-    rowQuery.textContent = t('decode.rowQuery', { token: tokenText(pieces[S - 1]), i: S - 1, next: tokenText(pieces[S]) });
+    // After the prefill alone, the row shown is the last prompt token's, from a call that ran them all.
+    rowQuery.textContent = t(steps.length === 1 ? 'decode.rowQueryPrefill' : 'decode.rowQuery', { token: tokenText(pieces[S - 1]), i: S - 1, next: tokenText(pieces[S]), p: P });
     map.update({ cells: { data: stack, rows: S, cols: S, square: true, maxCell: 22, future: true }, scale: sequential(0, 1), labels: { rows: labels, cols: labels }, interaction: { name: t('decode.stackHeading'), describe } });
     const { data, shape } = last.probs[l];
     const [, rows, cols] = shape;

@@ -31,7 +31,7 @@ export function mount(root, app) {
   root.append(
     el('div', { className: 'toolbar' }, controls.map((c) => c.node), el('label', { className: 'switch' }, yarnBox, el('span', {}, t('rope.yarn')))),
     yarnNote,
-    el('p', { className: 'explain' }, t('rope.explain')),
+    el('p', { className: 'explain' }, t('rope.explain', { theta: Number(app.model.rope_theta).toLocaleString('en-US') })),
     el('section', { className: 'card' }, el('h3', {}, t('rope.anglesHeading')), el('p', { className: 'hint' }, t('rope.anglesNote')), angleRow),
     el('section', { className: 'card' }, el('h3', {}, t('rope.rotationHeading')), rotation),
     el('section', { className: 'card' }, el('h3', {}, t('rope.distanceHeading')), distance),
@@ -119,7 +119,9 @@ export function mount(root, app) {
       el('p', { className: 'hint' }, t('rope.rotationNote', { i, token: tokenText(state.tokens.pieces[i]), h })),
       el('div', { className: 'circles', attrs: { role: 'list' } }, range(half).map((pair) => circle(pair, half, q, rot))),
       // replaceChildren is the DOM's own, not el(): it would print a bare `false`.
-      ...(matchesTrace ? [el('p', { className: 'check', dataset: { check: 'rope-trace' } }, t('rope.traceCheck'), ' ', value(traceDiff, 7))] : []),
+      matchesTrace
+        ? el('p', { className: 'check', dataset: { check: 'rope-trace' } }, t('rope.traceCheck'), ' ', value(traceDiff, 7), traceDiff <= 1e-5 ? ' ✓' : ' ✗')
+        : el('p', { className: 'hint', dataset: { check: 'none' } }, t('rope.noCheck', { state: t(app.model.inference_rope_scaling ? 'rope.withYarn' : 'rope.withoutYarn') })),
     );
 
     const xs = range(maxDistance + 1);

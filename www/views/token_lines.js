@@ -23,9 +23,10 @@ export function mount(root, app) {
   const stage = el('div', { className: 'lines-stage' });
   // With all heads on: which colour is which head (the head picker has nothing to pick then).
   const key = el('div', { className: 'legend lines-key', hidden: true });
+  const explain = el('p', { className: 'explain' });
   root.append(
     el('div', { className: 'toolbar' }, controls.map((c) => c.node), el('label', { className: 'switch' }, allBox, el('span', {}, t('control.allHeads')))),
-    el('p', { className: 'explain' }, t('lines.explain')),
+    explain,
     key,
     stage,
   );
@@ -53,6 +54,8 @@ export function mount(root, app) {
     const pinned = () => (state.query === null || state.query === undefined ? null : { side: 'q', index: state.query });
 
     key.hidden = !state.allHeads;
+    // With every head, colour says which head: only width and opacity say how much.
+    explain.textContent = t(state.allHeads ? 'lines.explainAll' : 'lines.explain');
     key.replaceChildren(
       ...(state.allHeads
         ? [el('span', {}, t('lines.keyTitle')), ...heads.map((h) => el('span', { className: 'legend-item', dataset: { head: h } }, el('span', { className: 'swatch', style: { background: swatchColour(h) } }), t('lines.headN', { h })))]
