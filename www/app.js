@@ -45,6 +45,7 @@ import { sampleButtons, sampleTexts } from './panels/samples.js';
 import { bosOption } from './panels/bos_option.js';
 import * as source from './model_source.js';
 import { errorText } from './page/error_text.js';
+import { keepFocus } from './page/focus_keeper.js';
 
 const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons, compare, ablate, lens, attribution };
 
@@ -592,6 +593,7 @@ function fillStaticText() {
 }
 
 function wireInput() {
+  keepFocus(() => dom.view);
   document.getElementById('lang-switch').addEventListener('click', () => navigate({ lang: state.lang === 'zh' ? 'en' : 'zh' }));
   // The skip link jumps over the top bar and the input panels to the view (without touching the
   // address, which holds the link's state).

@@ -285,10 +285,11 @@ test('screenshots: the built-in and a MiniMind-3-size model, en and zh, light an
       for (const lang of ['en', 'zh']) {
         await setState(page, { lang });
         for (const theme of ['light', 'dark']) {
-          // The toggle flips between light and dark (the first click leaves the system's scheme).
-          for (let i = 0; i < 2 && (await page.evaluate(() => document.documentElement.dataset.theme)) !== theme; i++) await page.locator('#theme-toggle').click();
+          // The toggle flips between light and dark (picking the system's own scheme follows the system).
+          const shown = () => page.evaluate(() => document.documentElement.dataset.theme ?? (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'));
+          for (let i = 0; i < 2 && (await shown()) !== theme; i++) await page.locator('#theme-toggle').click();
           await settled(page);
-          assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), theme);
+          assert.equal(await shown(), theme);
           const width = await page.evaluate(() => document.documentElement.scrollWidth);
           assert.ok(width <= viewport.width + 1, `${model} ${lang} ${theme} ${size}: no sideways scrolling (${width})`);
           if (lang === 'zh') assert.doesNotMatch(await page.locator('.ov-head, .ov-route').allInnerTexts().then((x) => x.join(' ')), /\b(layers|heads|Start here|Prediction)\b/);

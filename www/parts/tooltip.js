@@ -28,6 +28,8 @@ function tooltip() {
 export function showTooltip(clientX, clientY, lines, value = null) {
   const t = tooltip();
   t.replaceChildren(
+    // Heard first (the live region reads in order): the value, then what it is.
+    ...(value === null ? [] : [el('span', { className: 'sr-only' }, `${value}; `)]),
     ...lines.map((line) =>
       Array.isArray(line)
         ? el('div', { className: 'tooltip-row' }, el('span', { className: 'tooltip-key' }, line[0]), el('span', {}, line[1]))

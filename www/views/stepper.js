@@ -238,7 +238,8 @@ export function mount(root, app) {
     const ctx = { pieces: state.tokens.pieces, mask: state.mask, nRep: app.model.num_attention_heads / app.model.num_key_value_heads };
     figures = present.map((n) => tensorFigure(n, found.get(n), ctx));
     const missing = names.filter((n) => !present.includes(n));
-    said.textContent = `${t('stepper.stepOf', { i: i + 1, n: total() })}${t('heatmap.nameEnd')}${t(`step.${step.id}.title`)}`;
+    const where = t('stepper.stepOf', { i: i + 1, n: total() });
+    said.textContent = `${where.charAt(0).toUpperCase()}${where.slice(1)}${t('heatmap.nameEnd')}${t(`step.${step.id}.title`)}`;
     card.replaceChildren(
       el('div', { className: 'step-kicker' }, perLayer(step) ? `${layerOf(l)} · ` : '', `${t(`stepper.section.${step.section}`)} · `, t('stepper.stepOf', { i: i + 1, n: total() })),
       el('h2', {}, t(`step.${step.id}.title`)),
