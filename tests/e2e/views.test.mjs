@@ -291,6 +291,8 @@ test('by keyboard: a skip link to the view, one Tab stop for the stepper rail, E
   assert.deepEqual(await page.evaluate(() => [window.attnscope.getState().layer, window.attnscope.getState().head]), [1, 0]);
   assert.equal(await page.evaluate(() => document.activeElement.id), 'view');
   assert.equal(await page.title(), `${await page.locator('a.tab[data-view="attention"]').innerText()} · attnscope — MiniMind attention, tensor by tensor`);
+  // The map's accessible name says what it is in words, then the tensor.
+  assert.match(await page.locator('.view-attention canvas.heatmap-canvas').first().getAttribute('aria-label'), /^(Attention weights|Scaled scores|Masked scores) \(layers\.1\.attn\.\w+\), head 0\. /);
 });
 
 test('no console errors', () => {

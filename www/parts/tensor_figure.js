@@ -73,7 +73,7 @@ function attentionPanels(name, data, shape, ctx, maps) {
       scale,
       legend: false,
       interaction: {
-        name: `${name}, ${t('tip.head')} ${h}`,
+        name: t('heatmap.headName', { name, h }),
         describe: headTip(name, h, ctx.pieces),
       },
     });

@@ -53,7 +53,7 @@ export function mount(root, app) {
       // Σ row means something only for the weights: each row of them sums to 1 (a masked row's is −∞).
       labels: { ...labels, sums: state.stage === 'probs' },
       interaction: {
-        name: `${name}, ${t('tip.head')} ${h}`,
+        name: t('heatmap.stageName', { what: t(`heatmap.stage.${state.stage}`), name, h }),
         describe: headTip(name, h, state.tokens.pieces),
       },
     });
