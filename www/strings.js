@@ -901,7 +901,7 @@ const en = {
   'lens.detailNote': 'lm_head(final RMSNorm(layers.{l}.out)), softmax over all {v} logits; the ten most likely tokens.',
   'lens.toAttribution': 'Which heads push the model’s prediction after token {i} (counting from 0)? Head attribution →',
   'attribution.explain': 'Which heads push the prediction? A token’s logit is the model’s score for it before the final softmax over the vocabulary. Each head’s output is added to the residual stream, so its share of the final logit of a token can be read off directly: its o_proj output, scaled by the final RMSNorm as it was in this run, dotted with the token’s row of lm_head. This ignores what later layers make of a head’s output (only its direct path to the logits counts).',
-  'attribution.sign': 'Red: the head raises the target token’s logit (makes it more likely); blue: it lowers it; {neutral}: it does not touch it directly; striped: knocked out (⊘), so it adds nothing.',
+  'attribution.sign': 'Red: the head raises the target token’s logit (makes it more likely); blue: it lowers it; {neutral}: it does not touch it directly; hatched: knocked out (⊘), so it adds nothing.',
   'attribution.target': 'Target token',
   'attribution.topOne': 'top-1 next token (“{token}”)',
   'attribution.title': 'After token {i} (counting from 0) “{at}”: each head’s direct push on the logit of “{token}” (id {id})',

@@ -8,6 +8,17 @@ import { showTooltip, hideTooltip } from './tooltip.js';
 import { t } from '../strings.js';
 
 const SUPERSCRIPT = '⁰¹²³⁴⁵⁶⁷⁸⁹';
+
+// Two to four round values (steps of 1, 2 or 5 times a power of ten) inside [lo, hi], for a linear
+// axis: −8, −6, −4 rather than −8.13, −6.47, −4.8. Falls back to the ends.
+function niceTicks(lo, hi) {
+  const span = hi - lo;
+  const mag = 10 ** Math.floor(Math.log10(span / 3));
+  const step = [1, 2, 5, 10].map((m) => m * mag).find((st) => span / st <= 4);
+  const ticks = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi + span * 1e-9; v += step) ticks.push(+v.toPrecision(12));
+  return ticks.length >= 2 ? ticks : [lo, hi];
+}
 // A power of ten as a log axis labels it: 1, 10, 10², 10³ …
 const decade = (k) => (k === 0 ? '1' : k === 1 ? '10' : `10${[...String(k)].map((c) => (c === '-' ? '⁻' : SUPERSCRIPT[c])).join('')}`);
 
@@ -36,7 +47,7 @@ export function lineChart({ xs, series, markers = [], xLabel, yLabel, label, wid
       .join('');
   // A log axis is marked at its whole powers of ten (written 10², 10³), and says it is one.
   const decades = logY ? Array.from({ length: Math.max(0, Math.floor(hi) - Math.ceil(lo) + 1) }, (_, n) => Math.ceil(lo) + n) : [];
-  const ticks = decades.length >= 2 ? decades.map((k) => 10 ** k) : [lo, (lo + hi) / 2, hi].map((v) => (logY ? 10 ** v : v));
+  const ticks = decades.length >= 2 ? decades.map((k) => 10 ** k) : logY ? [lo, (lo + hi) / 2, hi].map((v) => 10 ** v) : niceTicks(lo, hi);
   const tickText = (v) => (decades.length >= 2 ? decade(Math.round(Math.log10(v))) : short(v));
   const yName = logY ? t('chart.logScale', { label: yLabel }) : yLabel;
   const xTicks = [xs[0], xs[Math.floor((xs.length - 1) / 2)], xs[xs.length - 1]];
@@ -52,12 +63,13 @@ export function lineChart({ xs, series, markers = [], xLabel, yLabel, label, wid
     xTicks.map((v) => svg('text', { class: 'chart-tick', x: px(v), y: PAD.top + h + 14, 'text-anchor': 'middle' }, short(v))),
     svg('text', { class: 'chart-axis', x: PAD.left + w / 2, y: height - 4, 'text-anchor': 'middle' }, xLabel),
     svg('text', { class: 'chart-axis', x: 10, y: PAD.top + h / 2, 'text-anchor': 'middle', 'dominant-baseline': 'hanging', transform: `rotate(-90 10 ${PAD.top + h / 2})` }, yName),
-    markers.map((m, n) => [
-      svg('line', { class: 'chart-marker', x1: px(m.x), x2: px(m.x), y1: PAD.top, y2: PAD.top + h }),
-      // A label within a few pixels of an earlier marker's goes one line lower, so the two never overprint.
-      svg('text', { class: 'chart-marker-label', x: px(m.x) + 4, y: PAD.top + 10 + 14 * markers.slice(0, n).filter((o) => Math.abs(px(o.x) - px(m.x)) < 28).length }, m.label),
-    ]),
+    markers.map((m) => svg('line', { class: 'chart-marker', x1: px(m.x), x2: px(m.x), y1: PAD.top, y2: PAD.top + h })),
     series.map((s) => svg('path', { class: `chart-line ${s.className ?? ''}`, d: path(s.values) })),
+    // The labels over the lines, on a halo of the page's colour, so a curve never runs through one; a
+    // label within a few pixels of an earlier marker's goes one line lower, so the two never overprint.
+    markers.map((m, n) =>
+      svg('text', { class: 'chart-marker-label', x: px(m.x) + 4, y: PAD.top + 10 + 14 * markers.slice(0, n).filter((o) => Math.abs(px(o.x) - px(m.x)) < 28).length }, m.label),
+    ),
     cursor,
   );
 
