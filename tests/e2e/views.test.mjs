@@ -236,6 +236,18 @@ test('by keyboard: a skip link to the view, one Tab stop for the stepper rail, E
   // One Tab stop for the rail: the step shown.
   const stops = await page.locator('.rail-step').evaluateAll((bs) => bs.filter((b) => b.tabIndex === 0).map((b) => b.getAttribute('aria-current')));
   assert.deepEqual(stops, ['step']);
+  // Enter on ← at the second step reaches the first, which disables ←: the focus goes to the step shown.
+  await page.locator('[data-step="embed"]').click();
+  await settled();
+  await page.locator('.view-stepper > .toolbar > button').last().focus();
+  await page.keyboard.press('Enter');
+  await settled();
+  const back = page.locator('.view-stepper > .toolbar > button').first();
+  await back.focus();
+  await page.keyboard.press('Enter');
+  await settled();
+  assert.ok(await back.isDisabled());
+  assert.equal(await page.evaluate(() => document.activeElement.classList.contains('rail-step') && document.activeElement.getAttribute('aria-current')), 'step');
   // The arrows step the pipeline from the view, not from a tab in the top bar.
   const step = await page.evaluate(() => window.attnscope.getState().step);
   await page.locator('a.tab[data-view="grid"]').focus();

@@ -221,11 +221,15 @@ export function mount(root, app) {
     const l = layerNow();
     const step = stepNow();
     const i = index();
+    // An arrow button that reaches the end is disabled under the focus: the focus moves to the step
+    // shown in the rail, not to the page's top.
+    const stranded = [prev, next].find((b) => b === document.activeElement);
     prev.disabled = i === 0;
     next.disabled = i === total() - 1;
     layer.update();
     layer.node.classList.toggle('inactive', !perLayer(step));
     markRail(STEPS.indexOf(step), l);
+    if (stranded?.disabled) railSteps[STEPS.indexOf(step)].focus({ preventScroll: true });
 
     const names = step.tensors.map((n) => fullName(n, l));
     const present = names.filter((n) => app.run.entries.some((e) => e.name === n));
