@@ -27,7 +27,8 @@ pub enum Error {
     Weights(String),
     /// A checkpoint the core refuses, said so that the page can put it in the reader's language.
     Checkpoint(Said),
-    /// A config or a run over a memory budget, said so that the page can put it in the reader's language.
+    /// A config or a run over a memory budget or a length limit, said so that the page can put it in the
+    /// reader's language.
     Budget(Said),
     Input(String),
     Tokenizer(String),

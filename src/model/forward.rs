@@ -207,11 +207,13 @@ pub(crate) fn check_input(cfg: &Config, p: usize, ids: &[u32], mask: Option<&[u8
         return Err(Error::Input("no tokens to run".into()));
     }
     let s_len = p + ids.len();
+    // A long paste meets these two first: said so that the page can put them in the reader's language.
+    let limit = |key, limit: usize, text| Error::Budget(Said { key, args: vec![("tokens", s_len.to_string()), ("limit", limit.to_string())], text });
     if s_len > MAX_TOKENS {
-        return Err(Error::Input(format!("{s_len} tokens is over the limit of {MAX_TOKENS}")));
+        return Err(limit("tooManyTokens", MAX_TOKENS, format!("{s_len} tokens is over the limit of {MAX_TOKENS}")));
     }
     if s_len > cfg.max_position_embeddings {
-        return Err(Error::Input(format!(
+        return Err(limit("pastPositions", cfg.max_position_embeddings, format!(
             "{s_len} tokens is more than the model's max_position_embeddings ({})",
             cfg.max_position_embeddings
         )));

@@ -185,3 +185,22 @@ test('a link to a random model whose run would not fit in memory is refused with
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
 });
+
+test('a text longer than the model has positions is refused in the reader’s language, with both numbers', async () => {
+  const page = await pageAt(randomModel({ view: 'attention' }));
+  const config = { hidden_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, intermediate_size: 64, max_position_embeddings: 8 };
+  const hash = await fragment({ ...FORMAT1_DEFAULTS, model: { kind: 'random' }, config, text: '一二三四五六七八九十', view: 'attention', lang: 'zh' });
+  await page.evaluate((h) => {
+    location.hash = h;
+  }, hash);
+  const message = page.locator('.message-error pre');
+  await message.waitFor({ timeout: 120_000 });
+  const tokens = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
+  assert.ok(tokens > 8);
+  assert.equal(await message.innerText(), `输入有 ${tokens} 个 token，超过了这个模型的 max_position_embeddings（8）：后面的 token 没有位置可用。请缩短文本。`);
+  await page.click('#lang-switch');
+  await page.waitForFunction(() => /^The input is/.test(document.querySelector('.message-error pre')?.innerText ?? ''), null, { timeout: 120_000 });
+  assert.equal(await message.innerText(), `The input is ${tokens} tokens, more than this model’s max_position_embeddings (8): it has no positions for the rest. Shorten the text.`);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
