@@ -23,15 +23,20 @@ pub use model::config::Config;
 /// Every failure attnscope reports. The message is meant for a person: it names the problem.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {
-    Config(String),
+    /// A config.json attnscope refuses, said so that the page can put it in the reader's language.
+    Config(Said),
     Weights(String),
     /// A checkpoint the core refuses, said so that the page can put it in the reader's language.
     Checkpoint(Said),
     /// A config or a run over a memory budget or a length limit, said so that the page can put it in the
     /// reader's language.
     Budget(Said),
+    /// A request the model cannot serve (an induction probe longer than its vocabulary or positions
+    /// allow), said for the page as `Budget` is.
+    Refused(Said),
     Input(String),
-    Tokenizer(String),
+    /// A tokenizer.json attnscope cannot read or use with the model, said for the page.
+    Tokenizer(Said),
     Io(String),
     /// The GPU path failed (no adapter, device lost, a validation error): callers fall back to the CPU.
     Gpu(String),
@@ -40,12 +45,12 @@ pub enum Error {
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Error::Config(m) => write!(f, "bad config: {m}"),
+            Error::Config(s) => write!(f, "bad config: {}", s.text),
             Error::Weights(m) => write!(f, "bad weights: {m}"),
             Error::Checkpoint(s) => write!(f, "bad weights: {}", s.text),
-            Error::Budget(s) => write!(f, "bad input: {}", s.text),
+            Error::Budget(s) | Error::Refused(s) => write!(f, "bad input: {}", s.text),
             Error::Input(m) => write!(f, "bad input: {m}"),
-            Error::Tokenizer(m) => write!(f, "tokenizer: {m}"),
+            Error::Tokenizer(s) => write!(f, "tokenizer: {}", s.text),
             Error::Io(m) => write!(f, "{m}"),
             Error::Gpu(m) => write!(f, "GPU: {m}"),
         }

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use crate::model::config::MAX_VOCAB;
-use crate::Error;
+use crate::{Error, Said};
 
 /// One encoded text: ids for the model, and the same tokens as people read them.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -48,6 +48,12 @@ pub struct Tokenizer {
     special: Vec<bool>,
 }
 
+/// A tokenizer refused by name (`key` is `tokenizer.<name>`, said as `core.tokenizer.<name>` in the
+/// page's strings).
+fn said(key: &'static str, args: Vec<(&'static str, String)>, text: String) -> Error {
+    Error::Tokenizer(Said { key, args, text })
+}
+
 impl Tokenizer {
     /// Reads a Hugging Face `tokenizer.json` on its own, up to the largest vocabulary attnscope accepts.
     pub fn from_json(text: &str) -> Result<Tokenizer, Error> {
@@ -59,12 +65,13 @@ impl Tokenizer {
     /// otherwise ask for 400 million of them, and `id + 1` of 4294967295 would wrap.
     pub fn for_model(text: &str, vocab_size: usize) -> Result<Tokenizer, Error> {
         let inner = tokenizers::Tokenizer::from_str(text)
-            .map_err(|e| Error::Tokenizer(format!("cannot read tokenizer.json: {e}")))?;
+            .map_err(|e| said("tokenizer.unreadable", vec![("why", e.to_string())], format!("cannot read tokenizer.json: {e}")))?;
         let byte_level = uses_byte_level(text);
         let added = inner.get_added_tokens_decoder();
         let id_count = inner.get_vocab(true).values().max().map_or(0, |&id| u64::from(id) + 1);
         if id_count > vocab_size as u64 {
-            return Err(Error::Tokenizer(format!("the tokenizer has {id_count} tokens but the model's vocabulary has only {vocab_size}")));
+            let args = vec![("count", id_count.to_string()), ("vocab", vocab_size.to_string())];
+            return Err(said("tokenizer.tooBig", args, format!("the tokenizer has {id_count} tokens but the model's vocabulary has only {vocab_size}")));
         }
         let bytes = (0..id_count as u32)
             .map(|id| match (added.get(&id), inner.id_to_token(id)) {
@@ -90,7 +97,7 @@ impl Tokenizer {
     }
 
     fn text_ids(&self, text: &str) -> Result<Vec<u32>, Error> {
-        let encoding = self.inner.encode(text, false).map_err(|e| Error::Tokenizer(format!("cannot encode: {e}")))?;
+        let encoding = self.inner.encode(text, false).map_err(|e| said("tokenizer.encode", vec![("why", e.to_string())], format!("cannot encode: {e}")))?;
         Ok(encoding.get_ids().to_vec())
     }
 
@@ -101,8 +108,13 @@ impl Tokenizer {
     /// the text's tokens read exactly as `encode` reads them (its bytes are whole characters).
     pub fn encode_with_bos(&self, text: &str, bos: u32) -> Result<Encoding, Error> {
         if !self.special.get(bos as usize).copied().unwrap_or(false) {
-            let what = if (bos as usize) < self.bytes.len() { format!("\"{}\", an ordinary token", self.id_to_piece(bos)) } else { "outside the vocabulary".to_string() };
-            return Err(Error::Tokenizer(format!("bos_token_id {bos} is not a special token of this tokenizer ({what}), so it cannot start the text")));
+            let (key, what) = if (bos as usize) < self.bytes.len() {
+                ("tokenizer.bosOrdinary", format!("\"{}\", an ordinary token", self.id_to_piece(bos)))
+            } else {
+                ("tokenizer.bosOutside", "outside the vocabulary".to_string())
+            };
+            let args = vec![("id", bos.to_string()), ("piece", if (bos as usize) < self.bytes.len() { self.id_to_piece(bos) } else { String::new() })];
+            return Err(said(key, args, format!("bos_token_id {bos} is not a special token of this tokenizer ({what}), so it cannot start the text")));
         }
         let ids: Vec<u32> = std::iter::once(bos).chain(self.text_ids(text)?).collect();
         let mut read = self.read(&ids);
@@ -114,9 +126,10 @@ impl Tokenizer {
     /// character decode to U+FFFD there, as in `tokenizers`; `read` shows such bytes instead.
     pub fn decode(&self, ids: &[u32]) -> Result<String, Error> {
         if let Some(bad) = ids.iter().find(|&&id| id as usize >= self.bytes.len()) {
-            return Err(Error::Tokenizer(format!("id {bad} is outside the vocabulary (size {})", self.bytes.len())));
+            let args = vec![("id", bad.to_string()), ("vocab", self.bytes.len().to_string())];
+            return Err(said("tokenizer.idOutside", args, format!("id {bad} is outside the vocabulary (size {})", self.bytes.len())));
         }
-        self.inner.decode(ids, false).map_err(|e| Error::Tokenizer(format!("cannot decode: {e}")))
+        self.inner.decode(ids, false).map_err(|e| said("tokenizer.decode", vec![("why", e.to_string())], format!("cannot decode: {e}")))
     }
 
     /// The ids that are ordinary tokens of text: inside the tokenizer's vocabulary and not an added

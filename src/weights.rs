@@ -612,7 +612,7 @@ pub fn load_dir(dir: &std::path::Path) -> Result<(Config, Weights), Error> {
     let text = std::fs::read_to_string(&config_path)
         .map_err(|e| Error::Io(format!("cannot read {}: {e}", config_path.display())))?;
     let in_file = |e: Error| match e {
-        Error::Config(m) => Error::Config(format!("{}: {m}", config_path.display())),
+        Error::Config(s) => Error::Config(Said { text: format!("{}: {}", config_path.display(), s.text), ..s }),
         Error::Weights(m) => Error::Weights(format!("{}: {m}", model_path.display())),
         Error::Checkpoint(s) => Error::Checkpoint(Said { text: format!("{}: {}", model_path.display(), s.text), ..s }),
         other => other,

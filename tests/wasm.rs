@@ -295,7 +295,12 @@ fn a_tokenizer_with_a_huge_id_is_refused_and_the_old_one_kept() {
     let mut json: serde_json::Value = serde_json::from_str(real).unwrap();
     for (id, tokens) in [(400_000_000u64, 400_000_001u64), (4_294_967_295, 4_294_967_296)] {
         json["model"]["vocab"]["a"] = id.into();
-        let said = message(s.set_tokenizer(&json.to_string()).unwrap_err());
+        let err = s.set_tokenizer(&json.to_string()).unwrap_err();
+        // The page says it from the code and the counts (www/page/error_text.js).
+        assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap().as_string().as_deref(), Some("tokenizer.tooBig"));
+        let args = js_sys::Reflect::get(&err, &"args".into()).unwrap();
+        assert_eq!(js_sys::Reflect::get(&args, &"count".into()).unwrap().as_string(), Some(tokens.to_string()));
+        let said = js_sys::Error::from(err).message().as_string().unwrap();
         assert_eq!(said, format!("tokenizer: the tokenizer has {tokens} tokens but the model's vocabulary has only 6400"));
     }
     assert_eq!(s.decode(vec![1, 2]).map_err(JsValue::from).unwrap(), "<|im_start|><|im_end|>", "the previous tokenizer answers");
@@ -378,4 +383,24 @@ fn a_checkpoint_too_big_for_the_tab_is_refused_from_its_header() {
     let (head, size) = header_only(&tensors, "F32", 4);
     let refused = message(&head, size, 0.0);
     assert!(refused.contains("needs 3.95 GB to load") && refused.contains("1.32 GB of f32 weights, and") && refused.contains("a browser tab has for its models"), "{refused}");
+}
+
+/// A probe the model cannot serve (a vocabulary of 20 ids, without a tokenizer every one ordinary,
+/// for 32 different tokens) is refused with a code and its counts, which the page says in the
+/// reader's language (www/parts/induction_probe.js through www/page/error_text.js).
+#[wasm_bindgen_test]
+fn probe_refusal_is_said() {
+    let s = Session::random(r#"{"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 20}"#, 7.0)
+        .map_err(JsValue::from)
+        .unwrap();
+    let request = js_sys::JSON::parse(r#"{"length": 32, "seed": 1}"#).unwrap();
+    let err = s.probe_heads(request).unwrap_err();
+    assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap().as_string().as_deref(), Some("probeVocab"));
+    let args = js_sys::Reflect::get(&err, &"args".into()).unwrap();
+    assert_eq!(js_sys::Reflect::get(&args, &"tokens".into()).unwrap().as_string().as_deref(), Some("32"));
+    assert_eq!(js_sys::Reflect::get(&args, &"count".into()).unwrap().as_string().as_deref(), Some("20"));
+    let message = js_sys::Error::from(err).message().as_string().unwrap();
+    assert!(message.contains("needs 32 different tokens but the vocabulary has only 20"), "{message}");
+    let request = js_sys::JSON::parse(r#"{"length": 8, "seed": 1}"#).unwrap();
+    assert!(s.probe_heads(request).is_ok(), "a probe the vocabulary can serve runs");
 }

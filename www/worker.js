@@ -242,7 +242,9 @@ const handlers = {
       next.setTokenizer(own);
     } catch (err) {
       next.free();
-      throw tokenizer === null ? new Error(`${err.message} (the checkpoint has no tokenizer.json, so MiniMind's was tried)`) : err;
+      // The page adds the same words in the reader's language (page/error_text.js, args.minimindTried).
+      if (tokenizer === null) throw Object.assign(new Error(`${err.message} (the checkpoint has no tokenizer.json, so MiniMind's was tried)`), { code: err.code, args: { ...err.args, minimindTried: '1' } });
+      throw err;
     }
     session?.free();
     session = next;

@@ -20,7 +20,7 @@ use crate::model::config::MAX_TOKENS;
 use crate::model::generate::SplitMix64;
 use crate::model::{Model, RunOptions};
 use crate::trace::Selection;
-use crate::Error;
+use crate::{Error, Said};
 use ndarray::ArrayView3;
 
 /// The longest random sequence the probe repeats: 2 x 256 tokens is plenty for the test and keeps
@@ -112,7 +112,8 @@ pub fn sequence(vocab: usize, ordinary: Option<&[u32]>, req: &ProbeRequest) -> R
     }
     let mut usable: Vec<u32> = ordinary.map_or_else(|| (0..vocab as u32).collect(), |o| o.iter().copied().filter(|&id| (id as usize) < vocab).collect());
     if usable.len() < req.length {
-        return Err(Error::Input(format!("the probe needs {} different tokens but the vocabulary has only {} ordinary ones", req.length, usable.len())));
+        let text = format!("the probe needs {} different tokens but the vocabulary has only {} ordinary ones", req.length, usable.len());
+        return Err(Error::Refused(Said { key: "probeVocab", args: vec![("tokens", req.length.to_string()), ("count", usable.len().to_string())], text }));
     }
     // The first `length` entries of a seeded Fisher-Yates shuffle: identical natively and in wasm.
     let mut rng = SplitMix64(req.seed);
@@ -157,7 +158,8 @@ pub fn probe(model: &Model, ordinary: Option<&[u32]>, req: &ProbeRequest) -> Res
     let ids = sequence(model.config.vocab_size, ordinary, req)?;
     let limit = model.config.max_position_embeddings.min(MAX_TOKENS);
     if ids.len() > limit {
-        return Err(Error::Input(format!("the probe's {} tokens are more than this model's {limit} positions; use a shorter probe", ids.len())));
+        let text = format!("the probe's {} tokens are more than this model's {limit} positions; use a shorter probe", ids.len());
+        return Err(Error::Refused(Said { key: "probePositions", args: vec![("tokens", ids.len().to_string()), ("limit", limit.to_string())], text }));
     }
     let out = model.trace(&ids, None, 0, &RunOptions::default(), Selection::all())?;
     let causal = MaskSpec { causal: true, prefix_len: 0, padding: None };

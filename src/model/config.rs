@@ -99,26 +99,66 @@ pub const LLAMA_ROPE_THETA: f64 = 10000.0;
 fn refuse_unsupported(raw: &serde_json::Value) -> Result<(), Error> {
     match raw.get("use_moe") {
         None | Some(serde_json::Value::Bool(_)) => {}
-        Some(other) => return Err(Error::Config(format!("use_moe must be true or false, got {other}"))),
+        Some(other) => return Err(said("config.notBool", vec![("name", "use_moe".into()), ("value", other.to_string())], format!("use_moe must be true or false, got {other}"))),
     }
     match raw.get("hidden_act") {
         None | Some(serde_json::Value::Null) => Ok(()),
         Some(serde_json::Value::String(act)) if act == "silu" || act == "swish" => Ok(()),
-        Some(other) => Err(Error::Config(format!("hidden_act is {other}: attnscope's FFN runs silu (SwiGLU) only"))),
+        Some(other) => Err(said("config.hiddenAct", vec![("value", other.to_string())], format!("hidden_act is {other}: attnscope's FFN runs silu (SwiGLU) only"))),
     }
+}
+
+/// A config refused by name (`key` is `config.<name>`, said as `core.config.<name>` in the page's strings).
+fn said(key: &'static str, args: Vec<(&'static str, String)>, text: String) -> Error {
+    Error::Config(Said { key, args, text })
+}
+
+/// The keys config.json gives as counts (whole numbers, 0 or more; head_dim and intermediate_size may be null).
+const COUNT_KEYS: [&str; 10] = [
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "intermediate_size",
+    "vocab_size",
+    "max_position_embeddings",
+    "num_experts",
+    "num_experts_per_tok",
+];
+
+/// Names the field a count or a number of the wrong kind is in (a size of 1.5, -2 or "8"), which
+/// serde's own message does not.
+fn refuse_wrong_types(raw: &serde_json::Value) -> Result<(), Error> {
+    for name in COUNT_KEYS {
+        match raw.get(name) {
+            None | Some(serde_json::Value::Null) => {}
+            Some(v) if v.as_u64().is_some_and(|v| usize::try_from(v).is_ok()) => {}
+            Some(v) => return Err(said("config.notCount", vec![("name", name.into()), ("value", v.to_string())], format!("{name} must be a whole number of 0 or more, got {v}"))),
+        }
+    }
+    for name in ["rms_norm_eps", "rope_theta"] {
+        match raw.get(name) {
+            None => {}
+            Some(v) if v.is_number() => {}
+            Some(v) => return Err(said("config.notNumber", vec![("name", name.into()), ("value", v.to_string())], format!("{name} must be a number, got {v}"))),
+        }
+    }
+    Ok(())
 }
 
 impl Config {
     /// Parses `config.json` text; unknown keys are ignored, missing ones take MiniMind-3 defaults.
     pub fn from_json(text: &str) -> Result<Config, Error> {
         let raw: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| Error::Config(format!("config.json is not valid JSON: {e}")))?;
+            serde_json::from_str(text).map_err(|e| said("config.notJson", vec![("why", e.to_string())], format!("config.json is not valid JSON: {e}")))?;
         if !raw.is_object() {
-            return Err(Error::Config("config.json must be a JSON object".into()));
+            return Err(said("config.notObject", vec![], "config.json must be a JSON object".into()));
         }
         refuse_unsupported(&raw)?;
+        refuse_wrong_types(&raw)?;
         let mut cfg: Config = serde_json::from_value(raw.clone())
-            .map_err(|e| Error::Config(format!("config.json has a field of the wrong type: {e}")))?;
+            .map_err(|e| said("config.wrongType", vec![("why", e.to_string())], format!("config.json has a field of the wrong type: {e}")))?;
         // Like MiniMind, YaRN follows `inference_rope_scaling` alone; a `rope_scaling` dict is not read.
         let model_type = raw.get("model_type").and_then(|v| v.as_str()).unwrap_or("");
         let llama_family = matches!(model_type, "llama" | "mistral");
@@ -131,7 +171,9 @@ impl Config {
             // model runs at its own class's default (LlamaConfig, MistralConfig: 10000), not MiniMind's 1e6.
             match raw.get("rope_parameters").and_then(|p| p.get("rope_theta")) {
                 Some(theta) => {
-                    cfg.rope_theta = theta.as_f64().ok_or_else(|| Error::Config(format!("rope_parameters.rope_theta must be a number, got {theta}")))?
+                    cfg.rope_theta = theta.as_f64().ok_or_else(|| {
+                        said("config.notNumber", vec![("name", "rope_parameters.rope_theta".into()), ("value", theta.to_string())], format!("rope_parameters.rope_theta must be a number, got {theta}"))
+                    })?
                 }
                 None if llama_family => cfg.rope_theta = LLAMA_ROPE_THETA,
                 None => {}
@@ -141,7 +183,8 @@ impl Config {
         cfg.bos_token_id = match raw.get("bos_token_id") {
             None | Some(serde_json::Value::Null) => None,
             Some(id) => Some(id.as_u64().and_then(|id| u32::try_from(id).ok()).filter(|&id| (id as usize) < cfg.vocab_size).ok_or_else(|| {
-                Error::Config(format!("bos_token_id must be a token id below vocab_size ({}), got {id}", cfg.vocab_size))
+                let args = vec![("vocab", cfg.vocab_size.to_string()), ("value", id.to_string())];
+                said("config.bosId", args, format!("bos_token_id must be a token id below vocab_size ({}), got {id}", cfg.vocab_size))
             })?),
         };
         Ok(cfg)
@@ -149,87 +192,91 @@ impl Config {
 
     /// Fills derived sizes and validates; every constructor path goes through here.
     pub fn resolve(mut self) -> Result<Config, Error> {
-        let bad = |m: String| Err(Error::Config(m));
+        let n = |v: usize| v.to_string();
         let nonzero = [
             ("hidden_size", self.hidden_size),
             ("num_hidden_layers", self.num_hidden_layers),
             ("num_attention_heads", self.num_attention_heads),
             ("num_key_value_heads", self.num_key_value_heads),
             ("vocab_size", self.vocab_size),
+            ("max_position_embeddings", self.max_position_embeddings),
         ];
         for (name, v) in nonzero {
             if v == 0 {
-                return bad(format!("{name} must be at least 1"));
+                return Err(said("config.atLeastOne", vec![("name", name.into())], format!("{name} must be at least 1")));
             }
         }
-        if self.hidden_size > MAX_HIDDEN {
-            return bad(format!("hidden_size {} is over the limit of {MAX_HIDDEN}", self.hidden_size));
+        let limits = [
+            ("hidden_size", self.hidden_size, MAX_HIDDEN),
+            ("num_hidden_layers", self.num_hidden_layers, MAX_LAYERS),
+            ("num_attention_heads", self.num_attention_heads, MAX_HEADS),
+            ("vocab_size", self.vocab_size, MAX_VOCAB),
+        ];
+        for (name, v, limit) in limits {
+            if v > limit {
+                let args = vec![("name", name.into()), ("value", n(v)), ("limit", n(limit))];
+                return Err(said("config.overLimit", args, format!("{name} {v} is over the limit of {limit}")));
+            }
         }
-        if self.num_hidden_layers > MAX_LAYERS {
-            return bad(format!("num_hidden_layers {} is over the limit of {MAX_LAYERS}", self.num_hidden_layers));
-        }
-        if self.num_attention_heads > MAX_HEADS {
-            return bad(format!("num_attention_heads {} is over the limit of {MAX_HEADS}", self.num_attention_heads));
-        }
-        if self.num_attention_heads % self.num_key_value_heads != 0 {
-            return bad(format!(
-                "num_attention_heads ({}) must be divisible by num_key_value_heads ({})",
-                self.num_attention_heads, self.num_key_value_heads
-            ));
-        }
-        if self.vocab_size > MAX_VOCAB {
-            return bad(format!("vocab_size {} is over the limit of {MAX_VOCAB}", self.vocab_size));
+        let (heads, kv) = (self.num_attention_heads, self.num_key_value_heads);
+        if heads % kv != 0 {
+            let text = format!("num_attention_heads ({heads}) must be divisible by num_key_value_heads ({kv})");
+            return Err(said("config.kvHeads", vec![("heads", n(heads)), ("kv", n(kv))], text));
         }
         let head_dim = match self.head_dim {
             Some(d) => d,
             None => {
-                if self.hidden_size % self.num_attention_heads != 0 {
-                    return bad(format!(
-                        "hidden_size ({}) is not divisible by num_attention_heads ({}); set head_dim",
-                        self.hidden_size, self.num_attention_heads
-                    ));
+                if self.hidden_size % heads != 0 {
+                    let text = format!("hidden_size ({}) is not divisible by num_attention_heads ({heads}); set head_dim", self.hidden_size);
+                    return Err(said("config.headDimAuto", vec![("hidden", n(self.hidden_size)), ("heads", n(heads))], text));
                 }
-                self.hidden_size / self.num_attention_heads
+                self.hidden_size / heads
             }
         };
         if head_dim == 0 || head_dim % 2 != 0 {
-            return bad(format!("head_dim must be a positive even number (RoPE rotates pairs), got {head_dim}"));
+            let text = format!("head_dim must be a positive even number (RoPE rotates pairs), got {head_dim}");
+            return Err(said("config.headDimEven", vec![("value", n(head_dim))], text));
         }
         if head_dim > MAX_HEAD_DIM {
-            return bad(format!("head_dim {head_dim} is over the limit of {MAX_HEAD_DIM}"));
+            let args = vec![("name", "head_dim".into()), ("value", n(head_dim)), ("limit", n(MAX_HEAD_DIM))];
+            return Err(said("config.overLimit", args, format!("head_dim {head_dim} is over the limit of {MAX_HEAD_DIM}")));
         }
         self.head_dim = Some(head_dim);
+        let between = |name: &'static str, v: usize, most: usize| {
+            let text = format!("{name} must be between 1 and {most}, got {v}");
+            Err(said("config.between", vec![("name", name.into()), ("value", n(v)), ("limit", n(most))], text))
+        };
         let inter = self
             .intermediate_size
             .unwrap_or_else(|| ((self.hidden_size as f64 * std::f64::consts::PI / 64.0).ceil() as usize) * 64);
         if inter == 0 || inter > MAX_INTERMEDIATE {
-            return bad(format!("intermediate_size must be between 1 and {MAX_INTERMEDIATE}, got {inter}"));
+            return between("intermediate_size", inter, MAX_INTERMEDIATE);
         }
         self.intermediate_size = Some(inter);
         let moe_inter = self.moe_intermediate_size.unwrap_or(inter);
         if moe_inter == 0 || moe_inter > MAX_INTERMEDIATE {
-            return bad(format!("moe_intermediate_size must be between 1 and {MAX_INTERMEDIATE}, got {moe_inter}"));
+            return between("moe_intermediate_size", moe_inter, MAX_INTERMEDIATE);
         }
         self.moe_intermediate_size = Some(moe_inter);
         if self.use_moe {
             if self.num_experts == 0 || self.num_experts > MAX_EXPERTS {
-                return bad(format!("num_experts must be between 1 and {MAX_EXPERTS}, got {}", self.num_experts));
+                return between("num_experts", self.num_experts, MAX_EXPERTS);
             }
             if self.num_experts_per_tok == 0 || self.num_experts_per_tok > self.num_experts {
-                return bad(format!(
+                let text = format!(
                     "num_experts_per_tok must be between 1 and num_experts ({}), got {}",
                     self.num_experts, self.num_experts_per_tok
-                ));
+                );
+                return Err(said("config.topK", vec![("experts", n(self.num_experts)), ("value", n(self.num_experts_per_tok))], text));
             }
         }
         if !(self.rms_norm_eps.is_finite() && self.rms_norm_eps > 0.0) {
-            return bad(format!("rms_norm_eps must be a positive number, got {}", self.rms_norm_eps));
+            let text = format!("rms_norm_eps must be a positive number, got {}", self.rms_norm_eps);
+            return Err(said("config.epsPositive", vec![("value", self.rms_norm_eps.to_string())], text));
         }
         if !(self.rope_theta.is_finite() && self.rope_theta > 1.0) {
-            return bad(format!("rope_theta must be a number above 1, got {}", self.rope_theta));
-        }
-        if self.max_position_embeddings == 0 {
-            return bad("max_position_embeddings must be at least 1".into());
+            let text = format!("rope_theta must be a number above 1, got {}", self.rope_theta);
+            return Err(said("config.ropeTheta", vec![("value", self.rope_theta.to_string())], text));
         }
         let held = self.weight_bytes_held();
         if held > MAX_WEIGHT_BYTES {

@@ -35,10 +35,10 @@ fn js(e: Error) -> JsError {
     JsError::new(&e.to_string())
 }
 
-/// An Error as a JS Error; a checkpoint's refusal or a budget's also gets `code` (its `Said::key`) and `args`.
+/// An Error as a JS Error; a refusal of a config, a tokenizer, a checkpoint, a budget or a request also gets `code` (its `Said::key`) and `args`.
 fn js_said(e: Error) -> JsValue {
     match e {
-        Error::Checkpoint(ref said) | Error::Budget(ref said) => said_error(said, &e.to_string()),
+        Error::Config(ref said) | Error::Tokenizer(ref said) | Error::Checkpoint(ref said) | Error::Budget(ref said) | Error::Refused(ref said) => said_error(said, &e.to_string()),
         e => js(e).into(),
     }
 }

@@ -209,8 +209,8 @@ impl Session {
 
     /// Loads a tokenizer.json; refused when it has more ids than the model's vocabulary.
     #[wasm_bindgen(js_name = setTokenizer)]
-    pub fn set_tokenizer(&mut self, tokenizer_json: &str) -> Result<(), JsError> {
-        let t = Tokenizer::for_model(tokenizer_json, self.model.config.vocab_size).map_err(js)?;
+    pub fn set_tokenizer(&mut self, tokenizer_json: &str) -> Result<(), JsValue> {
+        let t = Tokenizer::for_model(tokenizer_json, self.model.config.vocab_size).map_err(super::js_said)?;
         self.tokenizer = Some(t);
         Ok(())
     }
@@ -223,7 +223,7 @@ impl Session {
     /// cut over several tokens shown in each with its part (昨¹ 昨²), the token's bytes in hex, and
     /// whether it is a special token (tokenizer.rs). `options.bos`: the config's `bos_token_id` first,
     /// as MiniMind trains; refused for a model whose config names none.
-    pub fn tokenize(&self, text: &str, options: JsValue) -> Result<JsValue, JsError> {
+    pub fn tokenize(&self, text: &str, options: JsValue) -> Result<JsValue, JsValue> {
         let options: TokenizeOptions = if options.is_undefined() || options.is_null() { TokenizeOptions::default() } else { from_js(options, "tokenize options")? };
         let tokenizer = self.tokenizer()?;
         let enc = if options.bos {
@@ -232,7 +232,7 @@ impl Session {
         } else {
             tokenizer.encode(text)
         };
-        to_js(&enc.map_err(js)?)
+        Ok(to_js(&enc.map_err(super::js_said)?)?)
     }
 
     /// Readable piece of each id of a run, read in sequence as `tokenize` reads them.
@@ -366,10 +366,10 @@ impl Session {
     /// `{ids, length, layers: [{layer, heads: [{head, induction, duplicate, rows, role, score, strong,
     /// positions}]}]}`, `positions` being what `headRoles` says of the head on that sequence.
     #[wasm_bindgen(js_name = probeHeads)]
-    pub fn probe_heads(&self, request: JsValue) -> Result<JsValue, JsError> {
+    pub fn probe_heads(&self, request: JsValue) -> Result<JsValue, JsValue> {
         let req: induction::ProbeRequest = if request.is_undefined() || request.is_null() { Default::default() } else { from_js(request, "probe request")? };
         let ordinary = self.tokenizer.as_ref().map(Tokenizer::ordinary_ids);
-        to_js(&induction::probe(&self.model, ordinary.as_deref(), &req).map_err(js)?)
+        Ok(to_js(&induction::probe(&self.model, ordinary.as_deref(), &req).map_err(super::js_said)?)?)
     }
 }
 

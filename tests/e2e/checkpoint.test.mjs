@@ -314,13 +314,13 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
     { name: 'config-not-json', files: filesOf(LLAMA, { config: '{"hidden_size": 32,' }), says: /config\.json is not valid JSON/ },
     { name: 'too-big', files: filesOf(LLAMA, { config: JSON.stringify({ hidden_size: 8192, num_hidden_layers: 64, num_attention_heads: 64, num_key_value_heads: 8, vocab_size: 262144 }) }), says: /over the budget/ },
     { name: 'no-weights', files: filesOf(LLAMA, { model: null }), says: /Missing: model\.safetensors/ },
-    { name: 'tokenizer-too-big', files: filesOf(LLAMA, { tokenizer: null }), says: /6400 tokens but the model's vocabulary has only 256.*MiniMind's was tried/ },
-    { name: 'tokenizer-not-json', files: filesOf(LLAMA, { tokenizer: Buffer.from('{"version": ') }), says: /tokenizer: cannot read tokenizer\.json/ },
+    { name: 'tokenizer-too-big', files: filesOf(LLAMA, { tokenizer: null }), says: /tokenizer\.json has 6,400 tokens, but the model’s vocabulary \(vocab_size in config\.json\) has only 256\. \(The checkpoint has no tokenizer\.json, so MiniMind’s was tried\.\)/ },
+    { name: 'tokenizer-not-json', files: filesOf(LLAMA, { tokenizer: Buffer.from('{"version": ') }), says: /tokenizer\.json cannot be read: / },
     // One vocabulary entry with a huge id (issue 12): refused by its size before 400 million pieces are built.
-    { name: 'tokenizer-huge-id', files: filesOf(LLAMA, { tokenizer: withVocabId(LLAMA.tokenizer, 400000000) }), says: /tokenizer: the tokenizer has 400000001 tokens but the model's vocabulary has only 256/ },
-    { name: 'tokenizer-id-u32-max', files: filesOf(LLAMA, { tokenizer: withVocabId(LLAMA.tokenizer, 4294967295) }), says: /tokenizer: the tokenizer has 4294967296 tokens but the model's vocabulary has only 256/ },
+    { name: 'tokenizer-huge-id', files: filesOf(LLAMA, { tokenizer: withVocabId(LLAMA.tokenizer, 400000000) }), says: /tokenizer\.json has 400,000,001 tokens, but the model’s vocabulary \(vocab_size in config\.json\) has only 256\./ },
+    { name: 'tokenizer-id-u32-max', files: filesOf(LLAMA, { tokenizer: withVocabId(LLAMA.tokenizer, 4294967295) }), says: /tokenizer\.json has 4,294,967,296 tokens, but the model’s vocabulary \(vocab_size in config\.json\) has only 256\./ },
     { name: 'moe', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { use_moe: true }) }), says: /model\.safetensors is [0-9.]+ KiB, but this config’s weights need at least [0-9.]+ KiB even in f16 or bf16: the file is cut short, or config\.json belongs to another model/ },
-    { name: 'gelu', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { hidden_act: 'gelu' }) }), says: /bad config: hidden_act is "gelu": attnscope's FFN runs silu \(SwiGLU\) only/ },
+    { name: 'gelu', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { hidden_act: 'gelu' }) }), says: /config\.json: hidden_act is "gelu", but attnscope’s FFN runs silu \(SwiGLU\) only/ },
   ];
   for (const bad of broken) {
     await page.evaluate(() => {
@@ -345,12 +345,14 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
     { name: 'moe', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { use_moe: true }) }), says: /model\.safetensors 只有 [0-9.]+ KiB，而按 config\.json，这个模型的权重即使用 f16 或 bf16 存储也至少需要 [0-9.]+ KiB/ },
     { name: 'missing-tensor', files: filesOf(LLAMA, { model: without(LLAMA.model, NORM_1) }), says: /检查点里缺少张量 model\.layers\.1\.post_attention_layernorm\.weight（它的形状应为 \[32\]）/ },
     { name: 'bad-header', files: broken[1].files, says: /这个检查点不是可读的 safetensors 文件/ },
+    { name: 'tokenizer-too-big', files: filesOf(LLAMA, { tokenizer: null }), says: /^[^]*tokenizer\.json 有 6,400 个 token，而模型的词表（config\.json 中的 vocab_size）只有 256 个。（这个检查点没有自带 tokenizer\.json，所以试用了 MiniMind 的分词器。）/ },
+    { name: 'gelu', files: broken.find((b) => b.name === 'gelu').files, says: /config\.json：hidden_act 是 "gelu"，而 attnscope 的 FFN 只支持 silu（SwiGLU）。/ },
   ];
   for (const bad of inChinese) {
     await chooseFiles(page, bad.files);
     const said = await refused(page);
     assert.match(said, bad.says, `${bad.name} in Chinese: ${said}`);
-    assert.doesNotMatch(said, /bad weights|need at least|missing tensor|not a readable/, `${bad.name}: no English left`);
+    assert.doesNotMatch(said, /bad weights|bad config|need at least|missing tensor|not a readable|tokenizer:|was tried|but the/, `${bad.name}: no English left`);
     if (bad.name === 'moe') await screenshot(page, 'checkpoint-refused-zh');
   }
   assert.deepEqual(page.consoleErrors, []);

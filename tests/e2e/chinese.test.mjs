@@ -5,7 +5,7 @@
 // Screenshots of every view in 简体中文: artifacts/screenshots/zh-<view>.png.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { cleanScreenshot, launch, openPage, settled as pageSettled, startServer } from './helpers.mjs';
+import { cleanScreenshot, launch, openPage, randomModel, settled as pageSettled, startServer } from './helpers.mjs';
 import { strayLatin } from '../../www/glossary.js';
 
 // A Chinese sentence among the built-in model's sample candidates (tools/train/head_stats.py) and the tutorials' sentence.
@@ -184,4 +184,32 @@ test('no view prints a bare null, undefined, false or NaN, in English or Chinese
     }
   }
   assert.deepEqual(found, {});
+});
+
+// The core's refusal of a size typed in the model panel reaches the Chinese page in Chinese, under
+// the field it names (src/model/config.rs says it with a key and its numbers), and in English again
+// after a language switch.
+test('a config the core refuses is explained in Chinese under its field', async () => {
+  await page.evaluate((hash) => (location.hash = hash), randomModel({ view: 'grid', lang: 'zh' }));
+  await page.waitForSelector('.view-grid');
+  await settled();
+  await page.fill('#cfg-num_key_value_heads', '3');
+  await page.press('#cfg-num_key_value_heads', 'Enter');
+  const error = page.locator('#cfg-num_key_value_heads-error');
+  await error.waitFor({ state: 'visible' });
+  const zh = await error.innerText();
+  assert.match(zh, /num_attention_heads（4）必须是 num_key_value_heads（3）的整数倍/);
+  assert.doesNotMatch(zh, /divisible|must be|bad config/);
+  await page.fill('#cfg-num_key_value_heads', '');
+  await page.fill('#cfg-hidden_size', '90');
+  await page.press('#cfg-hidden_size', 'Enter');
+  const hidden = page.locator('#cfg-hidden_size-error');
+  await hidden.waitFor({ state: 'visible' });
+  assert.match(await hidden.innerText(), /hidden_size（90）不能被 num_attention_heads（4）整除/);
+  await page.fill('#cfg-hidden_size', '64');
+  await page.fill('#cfg-num_key_value_heads', '2');
+  await page.press('#cfg-num_key_value_heads', 'Enter');
+  await hidden.waitFor({ state: 'hidden' });
+  await settled();
+  assert.deepEqual(page.consoleErrors, []);
 });

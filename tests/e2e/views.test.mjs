@@ -215,7 +215,7 @@ test('a config the core refuses is explained inline and the page keeps working',
   await page.press('#cfg-num_key_value_heads', 'Enter');
   const error = page.locator('#cfg-num_key_value_heads-error');
   await error.waitFor({ state: 'visible' });
-  assert.match(await error.innerText(), /divisible/);
+  assert.match(await error.innerText(), /must be a multiple of num_key_value_heads \(3\): in GQA/);
   await settled();
   await screenshot(page, 'views-config-error');
   await go('stepper');

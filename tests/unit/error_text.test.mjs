@@ -33,3 +33,19 @@ test('an error without a known code keeps its own message', () => {
   assert.equal(errorText({ message: 'm', code: 'noSuchKey', args: {} }), 'm');
   assert.equal(errorText('plain'), 'plain');
 });
+
+test('the induction probe’s refusal is said with its counts', () => {
+  const err = { message: 'bad input: the probe needs 32 different tokens but the vocabulary has only 20 ordinary ones', code: 'probeVocab', args: { tokens: '32', count: '20' } };
+  setLanguage('zh');
+  assert.equal(errorText(err), '探针需要 32 个互不相同的 token，而这个模型的词表里只有 20 个普通 token（特殊 token 不算）。');
+  setLanguage('en');
+  assert.match(errorText(err), /^the probe needs 32 different tokens, but this model’s vocabulary has only 20 ordinary ones/);
+});
+
+test('a tokenizer refused for a checkpoint without its own says MiniMind’s was tried, in the page’s language', () => {
+  const err = { message: 'tokenizer: …', code: 'tokenizer.tooBig', args: { count: '6400', vocab: '256', minimindTried: '1' } };
+  setLanguage('zh');
+  assert.equal(errorText(err), 'tokenizer.json 有 6,400 个 token，而模型的词表（config.json 中的 vocab_size）只有 256 个。（这个检查点没有自带 tokenizer.json，所以试用了 MiniMind 的分词器。）');
+  setLanguage('en');
+  assert.equal(errorText(err), 'tokenizer.json has 6,400 tokens, but the model’s vocabulary (vocab_size in config.json) has only 256. (The checkpoint has no tokenizer.json, so MiniMind’s was tried.)');
+});

@@ -10,7 +10,7 @@ import { bytes } from '../parts/format.js';
 const SIZES = new Set(['size', 'least', 'most', 'need', 'file', 'weights', 'held', 'described', 'extra', 'trace', 'work', 'lens']);
 // The memory budgets' sentences keep decimal GB with two decimals, as the budgets are set.
 const IN_GB = new Set(['budget', 'runMemory', 'traceBudget', 'traceBudgetLens', 'configBudget']);
-const COUNTS = new Set(['count', 'n', 'layers', 'tokens', 'limit']);
+const COUNTS = new Set(['count', 'n', 'layers', 'tokens', 'limit', 'vocab']);
 
 export function errorText(err) {
   const key = err?.code && `core.${err.code}`;
@@ -24,5 +24,7 @@ export function errorText(err) {
   }
   const others = Number(err.args?.others ?? 0);
   args.more = others > 0 ? t('core.andMore', { n: others.toLocaleString() }) : '';
-  return t(key, args);
+  const said = t(key, args);
+  // A checkpoint without its own tokenizer.json was tried with MiniMind's (worker.js).
+  return err.args?.minimindTried ? [said, t('core.minimindTried')].join(language() === 'zh' ? '' : ' ') : said;
 }

@@ -5,6 +5,7 @@
 
 import { el } from '../parts/dom.js';
 import { t } from '../strings.js';
+import { errorText } from '../page/error_text.js';
 
 const FIELDS = ['num_hidden_layers', 'hidden_size', 'num_attention_heads', 'num_key_value_heads', 'head_dim', 'rope_theta'];
 // Shown and sent only with use_moe; empty fields take MiniMind's defaults (the placeholders).
@@ -65,8 +66,11 @@ export function configPanel({ config, seed, causal }, { onApply, onCausal }) {
   }
 
   // Under the field the message names; the one just edited wins when it names several.
-  function showError(message, edited) {
-    const key = edited && errors[edited] && message.includes(edited) ? edited : [...NUMBER_FIELDS, 'seed'].find((k) => message.includes(k));
+  // err: the core's Error; its field is `args.name` when it has one, else the first named in its message.
+  function showError(err, edited) {
+    const named = err.args?.name ?? err.message ?? '';
+    const message = errorText(err);
+    const key = edited && errors[edited] && (named === edited || message.includes(edited)) ? edited : [...NUMBER_FIELDS, 'seed'].find((k) => named === k || message.includes(k));
     const target = key ? errors[key] : general;
     target.replaceChildren(message, el('span', { className: 'field-note' }, t('config.notApplied')));
     target.hidden = false;
@@ -81,14 +85,19 @@ export function configPanel({ config, seed, causal }, { onApply, onCausal }) {
     general.hidden = true;
   }
 
+  // Only the latest apply speaks: an earlier one that settles later (a valid size, whose model takes
+  // longer to build than the next size's refusal) must not clear the newer message.
+  let applied = 0;
   async function apply(edited) {
     const { config: next, seed: nextSeed } = read();
+    const mine = ++applied;
     try {
       await onApply(next, nextSeed);
-      clearErrors();
+      if (mine === applied) clearErrors();
     } catch (err) {
+      if (mine !== applied) return;
       clearErrors();
-      showError(err.message, edited);
+      showError(err, edited);
     }
   }
 

@@ -13,6 +13,7 @@ import { scaleFor } from './color_scale.js';
 import { layerSelect, headSelect } from './controls.js';
 import { ablateToggle } from './ablation.js';
 import { t } from '../strings.js';
+import { errorText } from '../page/error_text.js';
 
 // 32 random tokens, twice: long enough that a head cannot score by chance, short enough that the
 // probe's map shows every token. A model with fewer positions gets a shorter probe.
@@ -109,7 +110,7 @@ export function probeSection(app) {
       const [top] = best(await probeHeads(app), 'induction');
       app.set({ probe: true, layer: top.l, head: top.h });
     } catch (err) {
-      failed(err.message);
+      failed(errorText(err));
       button.disabled = false;
       button.textContent = t('probe.run');
     }

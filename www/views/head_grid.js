@@ -20,6 +20,7 @@ import { headRoles, roleBadge, ROLES } from '../parts/head_roles.js';
 import { probeHeads, probeSection, withProbe } from '../parts/induction_probe.js';
 import { ablateToggle, isAblated } from '../parts/ablation.js';
 import { t } from '../strings.js';
+import { errorText } from '../page/error_text.js';
 
 // A thumbnail's side in CSS px: as large as lets a layer's heads fit the page, within these bounds.
 // The lower one keeps a role label to two lines ("盯住同一个 / token 0.32", "one fixed / token 0.41");
@@ -71,7 +72,7 @@ export function mount(root, app) {
     const { num_hidden_layers: L, num_attention_heads: nH, num_key_value_heads: nKV } = app.model;
     const rep = nH / nKV;
     const names = range(L).map((l) => `layers.${l}.${STAGES[state.stage]}`);
-    const [found, live, probed] = await Promise.all([app.tensors(names), headRoles(app), state.probe ? probeHeads(app).catch((err) => ({ error: err.message })) : null]);
+    const [found, live, probed] = await Promise.all([app.tensors(names), headRoles(app), state.probe ? probeHeads(app).catch((err) => ({ error: errorText(err) })) : null]);
     if (my !== seq) return;
     const probing = probed && !probed.error ? probed : null;
     const roles = live.map((heads, l) => heads.map((r, h) => withProbe(r, probing?.heads[l]?.[h])));
