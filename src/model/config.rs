@@ -228,7 +228,7 @@ impl Config {
             None => {
                 if self.hidden_size % heads != 0 {
                     let text = format!("hidden_size ({}) is not divisible by num_attention_heads ({heads}); set head_dim", self.hidden_size);
-                    return Err(said("config.headDimAuto", vec![("hidden", n(self.hidden_size)), ("heads", n(heads))], text));
+                    return Err(said("config.headDimAuto", vec![("dim", n(self.hidden_size)), ("heads", n(heads))], text));
                 }
                 self.hidden_size / heads
             }

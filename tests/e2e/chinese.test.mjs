@@ -97,6 +97,25 @@ test('heatmap axes show characters, never bytes, and CJK labels are never turned
   await cleanScreenshot(page, 'zh-attention-axes');
 });
 
+// A predicted token that holds only the first bytes of a character (the core writes <E6 A3>) is said
+// as part of a character, with a note, in the Output view, the overview's prediction and the pipeline.
+test('a predicted half character reads as part of a character, never as bare bytes', async () => {
+  await type('今天天气很');
+  for (const view of ['output', 'overview', 'lens']) {
+    await page.evaluate((v) => (location.hash = `view=${v}&lang=zh`), view);
+    await page.waitForSelector(`.view-${view}`);
+    await settled();
+    const text = await page.locator('#view').innerText();
+    assert.doesNotMatch(text, BYTES, `${view}: ${text.match(BYTES)?.[0]}`);
+  }
+  await page.evaluate(() => (location.hash = 'view=output&lang=zh'));
+  await settled();
+  const text = await page.locator('#view').innerText();
+  assert.match(text, /半个字（E6 [0-9A-F]{2}…）/, 'the built-in model puts a half character among its candidates after 今天天气很');
+  assert.match(await page.locator('[data-note="part"]').first().innerText(), /模型还要再预测一个 token 才能拼成整个字/);
+  await cleanScreenshot(page, 'zh-output-half-character');
+});
+
 test('small multiples keep every label: each head of the GQA view is labelled 她 … on both axes', async () => {
   await type('小红很开心，她笑了。');
   await page.evaluate(() => (location.hash = 'view=gqa&lang=zh'));

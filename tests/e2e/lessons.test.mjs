@@ -328,6 +328,29 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
     assert.deepEqual(opened.state.model, { kind: 'builtin' });
     assert.deepEqual(opened.pieces, pieces, `${id}: the view runs the sentence's tokens`);
     if (['qk', 'who', 'flow', 'sqrt_d', 'multihead'].includes(id)) assert.equal(opened.state.query, pieces.lastIndexOf('她'), `${id}: the row of 她 is chosen`);
+    if (id === 'who') {
+      // The attention map follows 她's row: outlined, its weights read, and for each earlier word the
+      // head that gives it most of 她's weight, computed from every layer's probs; 红 (of 小红) among them.
+      const she = pieces.lastIndexOf('她');
+      assert.match(await page.locator('.query-row-title').innerText(), new RegExp(`“她” \\(row ${she}\\)`));
+      const heads = await page.locator('.query-row-head').evaluateAll((bs) => bs.map((b) => ({ text: b.textContent, layer: Number(b.dataset.layer), head: Number(b.dataset.head) })));
+      const red = heads.find((h) => h.text.startsWith('红 '));
+      assert.ok(red, `红 is among the words 她 looks at: ${heads.map((h) => h.text).join(' | ')}`);
+      const weight = Number(red.text.split(' ')[1]);
+      const probs = await page.evaluate(async ({ layer }) => {
+        const t = (await window.attnscope.app.tensors([`layers.${layer}.attn.probs`])).get(`layers.${layer}.attn.probs`);
+        return { data: Array.from(t.data), shape: t.shape };
+      }, red);
+      const [, T, S] = probs.shape;
+      const at = probs.data[(red.head * T + she) * S + pieces.indexOf('红')];
+      assert.ok(Math.abs(at - weight) <= 0.005, `the listed weight is the run's: ${weight} vs ${at}`);
+      await page.locator('.query-row-head', { hasText: /^红 / }).click();
+      await settled(page);
+      const picked = await page.evaluate(() => window.attnscope.getState());
+      assert.deepEqual([picked.layer, picked.head, picked.query], [red.layer, red.head, she], 'the head opens with the row kept');
+      assert.equal(await page.locator('.query-row-head[aria-current]').count(), 1);
+      await shot('door-who-attention-row');
+    }
     if (id === 'causal') await shot('door-causal-masks');
   }
   await lesson('qk');
@@ -420,7 +443,7 @@ test('every lesson renders in 简体中文', async () => {
     await shot(`lesson-zh-${id}`);
   }
   await lesson('who');
-  assert.match(await page.locator('.lesson-door').innerText(), /在内置模型上看看[\s\S]*注意力图会直接选中“她”这一行/);
+  assert.match(await page.locator('.lesson-door').innerText(), /在内置模型上看看[\s\S]*注意力图打开时，“她”这一行已作为 Q（查询）框出/);
   await lesson('sqrt_d');
   assert.match(await page.locator('[data-note="overstates"]').innerText(), /几百甚至上千[\s\S]*√96 ≈ 9\.8/);
   await lesson('multihead');

@@ -2,7 +2,7 @@
 // Shapes follow MiniMind's own debug prints: the batch dimension 1 comes first ([1, 6, 8, 96]),
 // while the trace itself (trace-contract.md) drops it.
 
-import { language } from '../strings.js';
+import { language, t } from '../strings.js';
 
 // The shortest decimal that reads back as the same f32: what a tooltip calls the "exact" value.
 export function exact(v) {
@@ -75,10 +75,25 @@ export function shapeLabel(shape) {
 // is escaped, and long pieces are cut for axis labels. The core already wrote a character cut over
 // several tokens as the character with its part (昨¹ 昨²; tokenizer.rs), so no raw bytes reach here.
 export function tokenText(piece) {
+  const part = partOfCharacter(piece);
+  if (part) return part;
   return piece
     .replace(/^[ Ġ]/, '␣')
     .replace(/\n/g, '↵')
     .replace(/\t/g, '⇥');
+}
+
+// A token alone that holds only part of a character's UTF-8 bytes (the core writes it <E6 A3>: a
+// prediction, a generated token, out of the context that would finish the character): said as part
+// of a character, its bytes kept, never as a bare <E6 A3>. A first byte 80–BF continues a character
+// begun in an earlier token. Other pieces: null.
+const BYTE_PIECE = /^<([0-9A-F]{2}(?: [0-9A-F]{2})*)>$/;
+export function partOfCharacter(piece) {
+  const found = BYTE_PIECE.exec(piece);
+  if (!found) return null;
+  const bytes = found[1];
+  const continues = parseInt(bytes, 16) >= 0x80 && parseInt(bytes, 16) < 0xc0;
+  return t(continues ? 'token.partEnd' : 'token.partStart', { bytes });
 }
 
 // Special tokens as MiniMind's tokenizer writes them (<|im_start|>, the input's BOS token) stay

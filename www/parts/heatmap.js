@@ -18,7 +18,7 @@
 //            groups: {size, label(g), short(g) (optional: where label(g) does not fit, e.g. a short last group)}
 //            to frame groups of columns (heads inside a [T, nH*d] row),
 //            sums: bool, each row's sum at its right} (absent: no labels);
-//   mark: {r, c} or null, a cell outlined for good (the pair a view is explaining);
+//   mark: {r, c} or null, a cell outlined for good (the pair a view is explaining); {r, c: null}: row r;
 //   interaction: {name: accessible name, describe(r, c): [key, value] pairs naming the cell for
 //                 the tooltip, onCellClick(r, c) (optional), onOpen() (optional: Enter or Space
 //                 before a cell is outlined, for a map that stands for one thing, a grid thumbnail)}.

@@ -43,9 +43,16 @@ function drawMark(ctx, cells, mark, g, colours) {
   if (!mark) return;
   const cw = g.w / cells.cols;
   const ch = g.h / cells.rows;
-  ctx.lineWidth = 2;
+  // c null: the whole row (the query a view follows).
+  const row = mark.c === null || mark.c === undefined;
+  const box = [g.x0 + (row ? 0 : mark.c * cw) + 1, g.y0 + mark.r * ch + 1, Math.max((row ? g.w : cw) - 2, 2), Math.max(ch - 2, 2)];
+  // The ink's line with the page's surface inside it: seen on dark cells and on light ones.
+  ctx.lineWidth = 3;
   ctx.strokeStyle = colours.strong;
-  ctx.strokeRect(g.x0 + mark.c * cw + 1, g.y0 + mark.r * ch + 1, Math.max(cw - 2, 2), Math.max(ch - 2, 2));
+  ctx.strokeRect(...box);
+  ctx.lineWidth = 1;
+  ctx.strokeStyle = colours.gapCss;
+  ctx.strokeRect(...box);
 }
 
 // Pixel x of a picture pw wide shows column floor(x * cols / pw): column c starts at edges[c].

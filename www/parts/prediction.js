@@ -5,7 +5,7 @@
 
 import { el } from './dom.js';
 import { bars } from './bars.js';
-import { tokenText, percent } from './format.js';
+import { partOfCharacter, tokenText, percent } from './format.js';
 import { t } from '../strings.js';
 
 export const TOP = 10;
@@ -47,13 +47,15 @@ export function predictionList(app, top, i, V) {
 
 /**
  * What a newcomer needs told about candidates that are not words, as `tag` elements ('p' or, inside a
- * link, 'span') of `className`: a chat-format marker, and a space or a line break (drawn as ␣ and ↵).
+ * link, 'span') of `className`: a chat-format marker, a space or a line break (drawn as ␣ and ↵), and
+ * part of a character (a token of some of a character's bytes).
  */
 export function candidateNotes(top, tag, className = 'hint') {
   const whitespace = top.filter((c) => /^\s+$/.test(c.piece.replace(/^Ġ/, ' ')));
   return [
     top.some((c) => c.piece === END_OF_MESSAGE) ? el(tag, { className, dataset: { note: 'end-of-message' } }, t('output.endOfMessage', { token: END_OF_MESSAGE })) : null,
     whitespace.length ? el(tag, { className, dataset: { note: 'whitespace' } }, t('output.whitespace', { tokens: whitespace.map(whitespaceName).join(t('overview.listSep')) })) : null,
+    top.some((c) => partOfCharacter(c.piece)) ? el(tag, { className, dataset: { note: 'part' } }, t('output.partOfCharacter')) : null,
   ];
 }
 

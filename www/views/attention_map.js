@@ -3,7 +3,8 @@
 // causal and padding masks, or the softmax probabilities. Each row's sum stands beside it, so a
 // softmax row visibly adds up to 1 and a masked row shows what the mask removed. Above it, what the
 // core measured this head doing on this input (parts/head_roles.js): its role, the score behind it,
-// and what to look for in the picture.
+// and what to look for in the picture. Under it, the row picked as the query (a click, the link's
+// `query`, a lesson's door): where its weights go, and the heads where it looks most at another token.
 
 import { el } from '../parts/dom.js';
 import { headCells, headTip, heatmap } from '../parts/heatmap.js';
@@ -12,6 +13,7 @@ import { scaleFor } from '../parts/color_scale.js';
 import { indexLabel, shapeLabel } from '../parts/format.js';
 import { headRoles, lookFor, roleBadge, roleDetail } from '../parts/head_roles.js';
 import { ablateToggle } from '../parts/ablation.js';
+import { queryOf, queryRowBox } from '../parts/query_row.js';
 import { t } from '../strings.js';
 
 export function mount(root, app) {
@@ -22,7 +24,8 @@ export function mount(root, app) {
   const role = el('div', { className: 'head-role' });
   const knock = el('div', { className: 'picker' }); // this head's knock-out toggle (parts/ablation.js)
   const map = heatmap();
-  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node), knock), el('figure', { className: 'tensor-figure attention-figure' }, caption, role, explain, el('p', { className: 'hint axes-note' }, t('attention.axes')), map.node));
+  const row = queryRowBox({ pick: (layer, head) => app.set({ layer, head }), clear: () => app.set({ query: null }) });
+  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node), knock), el('figure', { className: 'tensor-figure attention-figure' }, caption, role, explain, el('p', { className: 'hint axes-note' }, t('attention.axes')), map.node, row.node));
   let seq = 0;
 
   async function update() {
@@ -30,10 +33,13 @@ export function mount(root, app) {
     controls.forEach((c) => c.update());
     knock.replaceChildren(ablateToggle(app, state.layer, state.head));
     const name = `layers.${state.layer}.${STAGES[state.stage]}`;
-    const [found, roles] = await Promise.all([app.tensors([name]), headRoles(app)]);
+    // The query row's box reads every layer's weights (parts/query_row.js).
+    const probsNames = Array.from({ length: app.model.num_hidden_layers }, (_, l) => `layers.${l}.attn.probs`);
+    const [found, roles] = await Promise.all([app.tensors([...new Set([name, ...probsNames])]), headRoles(app)]);
     if (my !== seq) return;
     const tensor = found.get(name);
     const [, T, S] = tensor.shape;
+    const query = queryOf(state, T);
     const h = state.head;
     const data = tensor.data.subarray(h * T * S, (h + 1) * T * S);
     caption.replaceChildren(el('code', { className: 'tensor-name' }, `${name}${indexLabel(h)}`), el('span', { className: 'shape' }, shapeLabel(tensor.shape)));
@@ -52,11 +58,16 @@ export function mount(root, app) {
       scale: scaleFor(name, [data]),
       // Σ row means something only for the weights: each row of them sums to 1 (a masked row's is −∞).
       labels: { ...labels, sums: state.stage === 'probs' },
+      mark: query === null ? null : { r: query, c: null },
       interaction: {
         name: t('heatmap.stageName', { what: t(`heatmap.stage.${state.stage}`), name, h }),
         describe: headTip(name, h, state.tokens.pieces),
+        // A click on a row follows its token as the query; on the followed row, lets it go.
+        onCellClick: (r) => app.set({ query: r === query ? null : r }),
       },
     });
+    const layers = probsNames.map((n) => found.get(n));
+    row.update({ row: query, pieces, probs: found.get(`layers.${state.layer}.attn.probs`), layers, at: { layer: state.layer, head: h } });
   }
 
   return {
