@@ -50,6 +50,7 @@ import { keepFocus } from './page/focus_keeper.js';
 const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons, compare, ablate, lens, attribution };
 
 const TYPING_PAUSE_MS = 200;
+let typing = 0; // the timer of text typed and not yet in the state, or 0
 
 // A trap in the core is told in the reader's language; the panic's own message stays the core's.
 // `?wasm=simd128` in the page's address (a debug switch, outside the link format) makes the worker
@@ -223,7 +224,15 @@ async function open(next) {
 // fields ("view=grid") change the current state, a whole link ("s3.…") replaces it.
 async function openFromHash(hash) {
   writer.cancel();
-  const { state: next, problems } = await decodeLink(hash, { base: shared(), known, lang: reader });
+  // Text typed in the last TYPING_PAUSE_MS is not in the state yet: a tab or the language button
+  // clicked now keeps it (the view opens on it), rather than putting the old text back in the box.
+  const base = shared();
+  if (typing) {
+    clearTimeout(typing);
+    typing = 0;
+    base.text = dom.text.value;
+  }
+  const { state: next, problems } = await decodeLink(hash, { base, known, lang: reader });
   explain(problems);
   await open(next);
 }
@@ -610,10 +619,10 @@ function wireInput() {
   dom.config.replaceWith(models.node, panel.node);
   dom.text.after(bos.node, samples.node);
   document.getElementById('share').replaceWith(share.node);
-  let timer = 0;
   dom.text.addEventListener('input', () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
+    clearTimeout(typing);
+    typing = setTimeout(() => {
+      typing = 0;
       state.text = dom.text.value;
       tokenize();
     }, TYPING_PAUSE_MS);

@@ -57,6 +57,25 @@ test('typing a sentence tokenizes it live into chips with ids', async () => {
   assert.equal(pieces.length, ids.length);
 });
 
+// Typing waits for a pause before it tokenizes: a tab or the language button clicked before then
+// keeps what was typed (the box once went back to the old text, the typing lost).
+test('text typed just before a tab or the language button is clicked is kept and run', async () => {
+  for (const [typed, click] of [['a cat sat on the mat', '.tab[data-view="grid"]'], ['the mat sat on a cat', '#lang-switch']]) {
+    await page.fill('#text', typed);
+    await page.click(click);
+    await page.waitForFunction((s) => window.attnscope.app.state.text === s, typed);
+    await settled();
+    assert.equal(await page.inputValue('#text'), typed, click);
+    const { tokens } = await page.evaluate(() => window.attnscope.app.state);
+    assert.equal(tokens.pieces.join('').replace(/Ġ/g, ' ').trim(), typed, `${click}: the view runs the typed text`);
+  }
+  await page.click('#lang-switch');
+  await page.waitForFunction(() => window.attnscope.app.state.lang === 'en');
+  await page.fill('#text', SENTENCE);
+  await page.waitForFunction((n) => window.attnscope.app.state.text === n, SENTENCE);
+  await settled();
+});
+
 test('the stepper walks every pipeline step with the arrow keys, each with a shape and a heatmap', async () => {
   await go('stepper');
   await page.locator('[data-step="embed"]').click();
