@@ -339,7 +339,7 @@ function refresh() {
     dom.view.replaceChildren(ablated.node);
     const root = el('div', { className: `view-root view-${state.view}` });
     dom.view.append(root);
-    current = { id: state.view, instance: VIEWS[state.view].mount(root, app) };
+    current = { id: state.view, root, instance: VIEWS[state.view].mount(root, app) };
     if (switched) showViewTop();
     // The control that opened this view (an overview block, a chip, a button of the old view) is
     // gone with it: focus goes to the view, so the next Tab continues there and not at the page's top.
@@ -347,10 +347,20 @@ function refresh() {
   }
   // The window's title names the view, so a tab, a bookmark and a screen reader tell them apart.
   document.title = `${t(`view.${state.view}`)} · ${t('app.pageTitle')}`;
-  rendered = current.instance.update().catch((err) => {
-    app.phase = err.cancelled ? 'cancelled' : 'error';
-    app.error = err;
-    refresh();
+  const shown = current;
+  shown.root.querySelector(':scope > .view-error')?.remove();
+  rendered = shown.instance.update().catch((err) => {
+    if (err.cancelled) {
+      app.phase = 'cancelled';
+      app.error = err;
+      refresh();
+      return;
+    }
+    // A request of this view alone failed (a second sentence over the token limit, say): it is said
+    // at the view's top, whose controls stay to fix it, and the other views still draw the run.
+    if (current !== shown) return;
+    shown.root.querySelector(':scope > .view-error')?.remove();
+    shown.root.prepend(el('div', { className: 'view-error' }, message('error', t('app.viewErrorTitle'), errorText(err))));
   });
 }
 

@@ -398,11 +398,13 @@ export function validate(raw, base = DEFAULTS, known = {}, format = VERSION) {
  * The layer and head clamped to a model's sizes (a config.json; absent sizes leave them alone), and
  * the knocked-out heads the model does not have dropped.
  */
-export function fitToModel({ layer, head, ablate = [] }, { num_hidden_layers: layers, num_attention_heads: heads }) {
+export function fitToModel({ layer, head, ablate = [], target = null }, { num_hidden_layers: layers, num_attention_heads: heads, vocab_size: vocab }) {
   return {
     layer: layers ? Math.min(layer, layers - 1) : layer,
     head: heads ? Math.min(head, heads - 1) : head,
     ablate: ablate.filter(([l, h]) => (!layers || l < layers) && (!heads || h < heads)),
+    // A target token past this model's vocabulary (a link made for a bigger one): back to the top-1 token.
+    target: vocab && target !== null && target >= vocab ? null : target,
   };
 }
 

@@ -157,7 +157,7 @@ test('a link to a random model whose run would not fit in memory is refused with
   const message = page.locator('.message-error pre');
   await message.waitFor({ timeout: 120_000 });
   const shown = await message.innerText();
-  const m = shown.match(/This run needs ([0-9.]+) GB at once \(the model['’]s weights ([0-9.]+) GB, the trace ([0-9.]+) GB, working memory ([0-9.]+) GB\), over the budget of 3\.22 GB\. Use fewer tokens, or record fewer layers or heads\./);
+  const m = shown.match(/This run needs ([0-9.]+) GB at once \(the model['’]s weights ([0-9.]+) GB, the trace ([0-9.]+) GB, working memory ([0-9.]+) GB\), over the budget of 3\.22 GB\. Use a shorter text: the attention weights grow with the square of the number of tokens\./);
   assert.ok(m, `the core's sentence: ${shown}`);
   const [total, weights, trace, working] = m.slice(1).map(Number);
   const d = 5120 / 40;
@@ -201,6 +201,33 @@ test('a text longer than the model has positions is refused in the reader’s la
   await page.click('#lang-switch');
   await page.waitForFunction(() => /^The input is/.test(document.querySelector('.message-error pre')?.innerText ?? ''), null, { timeout: 120_000 });
   assert.equal(await message.innerText(), `The input is ${tokens} tokens, more than this model’s max_position_embeddings (8): it has no positions for the rest. Shorten the text.`);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
+
+// A view's own request that the core refuses is said in that view, whose controls stay to fix it: a
+// second sentence over the model's positions in Compare (said under its field), a link's target
+// token past the vocabulary in Attribution (back to the top-1 token). The other views still draw.
+test('a view’s own refusal stays in that view: the compare field is kept, other views still draw', async () => {
+  const config = { hidden_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, intermediate_size: 64, max_position_embeddings: 8 };
+  const page = await pageAt(`#${await fragment({ ...FORMAT1_DEFAULTS, model: { kind: 'random' }, config, text: '一二三', view: 'compare', lang: 'en' })}`);
+  const long = '一二三四五六七八九十';
+  await page.fill('.compare-input', long);
+  await page.press('.compare-input', 'Enter');
+  const refusal = page.locator('.compare-sentences .message-error');
+  await refusal.waitFor({ timeout: 60_000 });
+  assert.match(await refusal.innerText(), /^The second sentence cannot run: The input is \d+ tokens, more than this model’s max_position_embeddings \(8\)/);
+  assert.equal(await page.inputValue('.compare-input'), long, 'the field keeps what was typed');
+  assert.equal(await page.locator('.view-error').count(), 0);
+  await page.evaluate(() => (location.hash = 'view=grid'));
+  await page.waitForSelector('.view-grid .thumb canvas');
+  await settled(page);
+  assert.equal(await page.locator('.message-error').count(), 0, 'the grid draws the first sentence’s run');
+  await page.evaluate(() => (location.hash = 'view=attribution&target=6400'));
+  await page.waitForSelector('.view-attribution canvas.heatmap-canvas');
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.attnscope.getState().target), null, 'a target past the vocabulary is the top-1 token again');
+  assert.equal(await page.locator('.message-error').count(), 0);
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
 });

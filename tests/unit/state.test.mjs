@@ -496,7 +496,9 @@ test('text stays text: markup, unpaired surrogates and astral characters survive
 });
 
 test('the page clamps to the loaded model and to the tokens it has', () => {
-  assert.deepEqual(fitToModel({ layer: 5, head: 7, ablate: [] }, { num_hidden_layers: 2, num_attention_heads: 4 }), { layer: 1, head: 3, ablate: [] });
+  assert.deepEqual(fitToModel({ layer: 5, head: 7, ablate: [] }, { num_hidden_layers: 2, num_attention_heads: 4 }), { layer: 1, head: 3, ablate: [], target: null });
+  const target = (t) => fitToModel({ layer: 0, head: 0, target: t }, { num_hidden_layers: 2, num_attention_heads: 4, vocab_size: 6400 }).target;
+  assert.deepEqual([target(6399), target(6400), target(262143), target(null)], [6399, null, null, null], 'a target past the vocabulary goes back to the top-1 token');
   assert.deepEqual(fitToModel({ layer: 0, head: 0, ablate: [[0, 3], [0, 4], [1, 2], [2, 0]] }, { num_hidden_layers: 2, num_attention_heads: 4 }).ablate, [[0, 3], [1, 2]], 'heads the model lacks are no longer knocked out');
   assert.deepEqual(fitToTokens({ pad: [0, 3, 9], query: 9, key: 3 }, 4), { pad: [0, 3], query: null, key: 3 });
   assert.deepEqual(fitToTokens({ pad: [1], query: 2, key: null }, 4), { pad: [1], query: 2, key: null });

@@ -13,6 +13,7 @@ import { indexLabel, tokenText } from '../parts/format.js';
 import { distribution, predictionDiff } from '../parts/prediction_diff.js';
 import { swapWord } from '../parts/word_pairs.js';
 import { t } from '../strings.js';
+import { errorText } from '../page/error_text.js';
 
 const TYPING_PAUSE_MS = 300;
 
@@ -63,8 +64,16 @@ export function mount(root, app) {
     const textB = state.compare ?? swapWord(state.text);
     if (document.activeElement !== input) input.value = textB;
     const A = state.tokens;
-    const B = await tokensOf(textB);
-    if (my !== seq) return;
+    // The second sentence's own refusal (over the token limit, say) is said under its field, which
+    // stays to fix it; the first sentence's run is not at fault.
+    const refusedB = (err) => {
+      if (my !== seq || err.cancelled) throw err;
+      cards.forEach((card) => (card.hidden = true));
+      sentences.replaceChildren(el('p', { className: 'message message-error', attrs: { role: 'alert' } }, t('compare.bFailed', { why: errorText(err) })));
+      return null;
+    };
+    const B = await tokensOf(textB).catch(refusedB);
+    if (my !== seq || !B) return;
     // Nothing to compare with: no maps or predictions of an earlier second sentence stay on screen.
     // An empty sentence is empty even where BOS alone would make it one token.
     const empty = textB === '';
@@ -74,8 +83,8 @@ export function mount(root, app) {
       return;
     }
     const name = `layers.${state.layer}.attn.probs`;
-    const [runA, runB] = await Promise.all([app.tensors([name, 'logits']), app.tensors([name, 'logits'], { ids: B.ids, attention_mask: null })]);
-    if (my !== seq) return;
+    const [runA, runB] = await Promise.all([app.tensors([name, 'logits']), app.tensors([name, 'logits'], { ids: B.ids, attention_mask: null }).catch(refusedB)]);
+    if (my !== seq || !runB) return;
     const h = state.head;
     const slice = (run, T) => run.get(name).data.subarray(h * T * T, (h + 1) * T * T);
     const TA = A.ids.length;
