@@ -244,9 +244,14 @@ export async function droppedFiles(dataTransfer) {
 
 // --- a folder URL ---
 
-/** The folder a model URL names: itself, or the folder of a file in it; relative to the page. */
+/**
+ * The folder a model URL names: itself, or the folder of a file in it; relative to the page. Only an
+ * http(s) address is fetched: anything else (javascript:, file:, data:, a bare "http://") is refused
+ * in the reader's language before any request.
+ */
 export function folderUrl(url) {
-  const resolved = new URL(url, location.href);
+  const resolved = URL.canParse(url, location.href) ? new URL(url, location.href) : null;
+  if (!resolved || !['http:', 'https:'].includes(resolved.protocol) || !resolved.host) throw new Error(t('source.notHttp', { url }));
   if (/\.(json|safetensors)$/.test(resolved.pathname)) resolved.pathname = resolved.pathname.replace(/[^/]*$/, '');
   else if (!resolved.pathname.endsWith('/')) resolved.pathname += '/';
   resolved.search = '';

@@ -41,7 +41,7 @@ const MAX_EXPERTS = 256;
 const MAX_VOCAB = 262_144;
 const MAX_TOKENS = 8192;
 const MAX_SEED = Number.MAX_SAFE_INTEGER;
-const MAX_CONTEXT = 1 << 20;
+export const MAX_CONTEXT = 1 << 20;
 
 export const MAX_TEXT = 2000; // characters (code points) of input text a link may carry
 const MAX_ID = 64; // lesson, view and step ids

@@ -113,26 +113,30 @@ fn said(key: &'static str, args: Vec<(&'static str, String)>, text: String) -> E
     Error::Config(Said { key, args, text })
 }
 
-/// The keys config.json gives as counts (whole numbers, 0 or more; head_dim and intermediate_size may be null).
-const COUNT_KEYS: [&str; 10] = [
+/// The keys config.json gives as counts (whole numbers, 0 or more); of them only head_dim,
+/// intermediate_size and moe_intermediate_size may be null (their sizes then follow from the others).
+const COUNT_KEYS: [&str; 11] = [
     "hidden_size",
     "num_hidden_layers",
     "num_attention_heads",
     "num_key_value_heads",
     "head_dim",
     "intermediate_size",
+    "moe_intermediate_size",
     "vocab_size",
     "max_position_embeddings",
     "num_experts",
     "num_experts_per_tok",
 ];
+const NULLABLE_KEYS: [&str; 3] = ["head_dim", "intermediate_size", "moe_intermediate_size"];
 
 /// Names the field a count or a number of the wrong kind is in (a size of 1.5, -2 or "8"), which
 /// serde's own message does not.
 fn refuse_wrong_types(raw: &serde_json::Value) -> Result<(), Error> {
     for name in COUNT_KEYS {
         match raw.get(name) {
-            None | Some(serde_json::Value::Null) => {}
+            None => {}
+            Some(serde_json::Value::Null) if NULLABLE_KEYS.contains(&name) => {}
             Some(v) if v.as_u64().is_some_and(|v| usize::try_from(v).is_ok()) => {}
             Some(v) => return Err(said("config.notCount", vec![("name", name.into()), ("value", v.to_string())], format!("{name} must be a whole number of 0 or more, got {v}"))),
         }
@@ -369,6 +373,25 @@ mod tests {
         assert_eq!(c.intermediate_size(), 2432);
         assert_eq!(c.n_rep(), 2);
         assert!(c.tie_word_embeddings);
+    }
+
+    /// Each refusal carries its key and numbers for the page (www/strings.js `core.config.*`); a
+    /// count of the wrong kind, null included where a size is needed, is named by its field.
+    #[test]
+    fn refusals_are_said_by_key_with_their_field() {
+        let said = |json: &str| match Config::from_json(json).unwrap_err() {
+            Error::Config(s) => (s.key, s.args.into_iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")),
+            other => panic!("{other}"),
+        };
+        assert_eq!(said(r#"{"num_attention_heads": 8, "num_key_value_heads": 3}"#), ("config.kvHeads", "heads=8 kv=3".into()));
+        assert_eq!(said(r#"{"num_hidden_layers": null}"#), ("config.notCount", "name=num_hidden_layers value=null".into()));
+        assert_eq!(said(r#"{"hidden_size": 1.5}"#), ("config.notCount", "name=hidden_size value=1.5".into()));
+        assert_eq!(said(r#"{"vocab_size": -2}"#), ("config.notCount", "name=vocab_size value=-2".into()));
+        assert_eq!(said(r#"{"rope_theta": "big"}"#), ("config.notNumber", "name=rope_theta value=\"big\"".into()));
+        assert_eq!(said(r#"{"hidden_size": 90, "num_attention_heads": 4, "num_key_value_heads": 2}"#), ("config.headDimAuto", "dim=90 heads=4".into()));
+        assert_eq!(said(r#"{"num_hidden_layers": 65}"#), ("config.overLimit", "name=num_hidden_layers value=65 limit=64".into()));
+        assert_eq!(said(r#"{"hidden_act": "gelu"}"#), ("config.hiddenAct", "value=\"gelu\"".into()));
+        assert!(Config::from_json(r#"{"head_dim": null, "intermediate_size": null}"#).is_ok(), "sizes that follow from the others may be null");
     }
 
     #[test]

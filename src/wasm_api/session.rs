@@ -309,20 +309,21 @@ impl Session {
 
     /// Starts decoding from `ids` with `{temperature, top_k, top_p, seed}`.
     #[wasm_bindgen(js_name = generateStart)]
-    pub fn generate_start(&mut self, ids: Vec<u32>, sampling: JsValue) -> Result<(), JsError> {
+    pub fn generate_start(&mut self, ids: Vec<u32>, sampling: JsValue) -> Result<(), JsValue> {
         let sampling: Sampling = if sampling.is_undefined() || sampling.is_null() { Sampling::default() } else { from_js(sampling, "sampling")? };
-        self.generator = Some(Generator::new(&self.model, &ids, sampling).map_err(js)?);
+        self.generator = Some(Generator::new(&self.model, &ids, sampling).map_err(super::js_said)?);
         Ok(())
     }
 
     /// One decoding step (the first one prefills the prompt); records `request`'s layers and heads.
     #[wasm_bindgen(js_name = generateStep)]
-    pub fn generate_step(&mut self, request: JsValue) -> Result<JsValue, JsError> {
+    pub fn generate_step(&mut self, request: JsValue) -> Result<JsValue, JsValue> {
         let req: RunRequest = if request.is_undefined() || request.is_null() { RunRequest::default() } else { from_js(request, "step request")? };
         let opts = req.options().map_err(js)?;
         let gen = self.generator.as_mut().ok_or_else(|| JsError::new("call generateStart first"))?;
         let t0 = now_ms();
-        let step = gen.step(&self.model, &opts, req.selection()).map_err(js)?;
+        // A step past the model's positions is said for the page (`Error::Budget`'s pastPositions).
+        let step = gen.step(&self.model, &opts, req.selection()).map_err(super::js_said)?;
         let ms = now_ms() - t0;
         *self.last.borrow_mut() = step.trace;
         let last = self.last.borrow();
@@ -332,7 +333,7 @@ impl Session {
         });
         let top = step.top.iter().map(|&(id, p)| Candidate { id, p, piece: self.piece(id) }).collect();
         let gen = self.generator.as_ref().expect("set above");
-        to_js(&StepResult {
+        Ok(to_js(&StepResult {
             token: step.token,
             piece: self.piece(step.token),
             ids: &gen.ids,
@@ -341,7 +342,7 @@ impl Session {
             ms,
             cache_len: gen.cache().len(),
             cache_bytes: gen.cache().bytes(),
-        })
+        })?)
     }
 
     /// Cached decoding against recomputation: the last step's logits row, computed with the KV cache,

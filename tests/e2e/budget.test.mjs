@@ -231,3 +231,21 @@ test('a view’s own refusal stays in that view: the compare field is kept, othe
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
 });
+
+// Decoding past the model's positions is refused in the reader's language, at the KV cache view's
+// top, with its buttons still there (Reset starts over).
+test('decoding past max_position_embeddings is said in Chinese and the KV cache view keeps its buttons', async () => {
+  const config = { hidden_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, intermediate_size: 64, max_position_embeddings: 8 };
+  const page = await pageAt(`#${await fragment({ ...FORMAT1_DEFAULTS, model: { kind: 'random' }, config, text: '一二三', view: 'decode', lang: 'zh' })}`);
+  await page.click('#decode-run');
+  const refusal = page.locator('.view-error .message-error');
+  await refusal.waitFor({ timeout: 60_000 });
+  assert.match(await refusal.innerText(), /这个视图没能画出来：[\s\S]*输入有 9 个 token，超过了这个模型的 max_position_embeddings（8）/);
+  assert.doesNotMatch(await refusal.innerText(), /bad input|more than/);
+  assert.ok(await page.locator('#decode-reset').isVisible());
+  await page.click('#decode-reset');
+  await page.waitForFunction(() => !document.querySelector('.view-error'));
+  await settled(page);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});

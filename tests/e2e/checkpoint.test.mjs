@@ -386,6 +386,16 @@ test('a folder URL loads with the bytes counted; a site without CORS is refused 
   assert.match(await refused(page), /could not read config\.json from https:\/\/nocors\.example\/model\/.*Access-Control-Allow-Origin/);
   await screenshot(page, 'checkpoint-refused-cors');
   await assertStillRuns(page, 'tiny');
+  // Only an http(s) address is fetched: the others are refused as such, not blamed on the site's CORS.
+  for (const url of ['javascript:alert(1)', 'file:///etc/passwd', 'http://', 'data:text/plain,x']) {
+    await page.fill('#model-url', url);
+    await page.click('.model-url button[type="submit"]');
+    await page.waitForFunction((u) => document.querySelector('.model-error').innerText.includes(`“${u}”`), url, { timeout: 60_000 });
+    const said = await refused(page);
+    assert.ok(said.includes(`“${url}” is not a web address attnscope can load from: give the http:// or https:// address`), `${url}: ${said}`);
+    assert.doesNotMatch(said, /Access-Control|Invalid URL/, url);
+  }
+  await assertStillRuns(page, 'tiny');
   assert.ok(page.consoleErrors.every((e) => /nocors\.example|net::ERR_FAILED/.test(e)), `only the refused site logs errors: ${page.consoleErrors}`);
   await page.context().close();
 });

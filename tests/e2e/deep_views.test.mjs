@@ -188,6 +188,16 @@ test('MHA / GQA / MQA: repeat_kv groups, three variants, KV-cache bytes from the
   await page.press('#gqa-context', 'Enter');
   await settled(page);
   assert.equal(await bytes('minimind3', 4, 3), String(2 * 8 * 4 * 96 * 4 * 32768));
+  // An absurd length is the link's largest, 2^20, never Infinity TiB.
+  await page.fill('#gqa-context', '1e308');
+  await page.press('#gqa-context', 'Enter');
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.attnscope.getState().context), 2 ** 20);
+  assert.equal(await bytes('minimind3', 4, 3), String(2 * 8 * 4 * 96 * 4 * 2 ** 20));
+  assert.doesNotMatch(await page.locator('.view-gqa').innerText(), /Infinity|NaN/);
+  await page.fill('#gqa-context', '32768');
+  await page.press('#gqa-context', 'Enter');
+  await settled(page);
   await shot('deep-gqa');
 });
 

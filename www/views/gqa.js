@@ -12,6 +12,7 @@ import { layerSelect, headSelect, range } from '../parts/controls.js';
 import { sequential, diverging, extent } from '../parts/color_scale.js';
 import { axisLabel, bytes, gap, shapeLabel, tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
+import { MAX_CONTEXT } from '../state.js';
 
 // MiniMind-3 as the seed and minimind-semantics.md give it; the core fills in the rest (d = 96 …).
 export const MINIMIND3 = { hidden_size: 768, num_hidden_layers: 8, num_attention_heads: 8, num_key_value_heads: 4, vocab_size: 6400 };
@@ -28,10 +29,17 @@ export function kvChoices(nH) {
   return [...new Set([nH, nH % 2 === 0 ? nH / 2 : null, 1].filter((n) => n !== null))];
 }
 
+// A context length typed in the field, as the link keeps it: a whole number from 1 to MAX_CONTEXT
+// (1e308 would price the cache at Infinity TiB); anything else is the default.
+export function contextOf(typed) {
+  const n = Math.round(Number(typed));
+  return Number.isFinite(n) && n >= 1 ? Math.min(n, MAX_CONTEXT) : DEFAULT_CONTEXT;
+}
+
 export function mount(root, app) {
   const { state } = app;
   const controls = [layerSelect(app), headSelect(app)];
-  const contextInput = el('input', { type: 'number', id: 'gqa-context', min: 1, step: 1, on: { change: () => app.set({ context: Math.max(1, Math.round(Number(contextInput.value)) || DEFAULT_CONTEXT) }) } });
+  const contextInput = el('input', { type: 'number', id: 'gqa-context', min: 1, step: 1, max: MAX_CONTEXT, on: { change: () => app.set({ context: contextOf(contextInput.value) }) } });
   const sharing = el('div', { className: 'kv-groups' });
   const variantsRow = el('div', { className: 'multiples wide' });
   const costs = el('div', {});
