@@ -202,6 +202,23 @@ test('on the built-in model, the Chinese previous-token sample shows its head as
   const zhThumb = (await thumbs(page)).find((s) => s.layer === layer && s.head === head);
   assert.match(zhThumb.text, /^看前一个 token/);
   await cleanScreenshot(page, 'heads-grid-zh');
+
+  // A head resting on the first token says why the first column is bright, and offers the heads that
+  // do something else on this sentence, strongest first, from the same measures as the grid's labels.
+  const zhShown = await thumbs(page);
+  const resting = zhShown.find((s) => s.role === 'first');
+  assert.ok(resting, 'the built-in model has a head resting on the first token');
+  await page.evaluate(([l, h]) => window.attnscope.app.set({ layer: l, head: h }), [resting.layer, resting.head]);
+  await go(page, 'attention');
+  assert.match(await page.locator('.head-role-look').innerText(), /为什么第一列这么亮？[\s\S]*注意力汇聚点/);
+  const offered = await page.locator('.head-role-others button').evaluateAll((bs) => bs.map((b) => [Number(b.dataset.layer), Number(b.dataset.head)]));
+  const clear = zhShown.filter((s) => ['previous', 'current', 'fixed'].includes(s.role));
+  assert.ok(offered.length > 0 && offered.length <= 3);
+  for (const [l, h] of offered) assert.ok(clear.some((s) => s.layer === l && s.head === h), `L${l}H${h} has a clear role in the grid`);
+  await page.locator('.head-role-others button').first().click();
+  await settled(page);
+  assert.deepEqual(await page.evaluate(() => [window.attnscope.getState().layer, window.attnscope.getState().head]), offered[0]);
+  assert.equal(await page.locator('.head-role-others').count(), 0, 'a head with a role of its own offers no others');
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
 });

@@ -10,11 +10,29 @@ import { el } from '../parts/dom.js';
 import { headCells, headTip, heatmap } from '../parts/heatmap.js';
 import { layerSelect, headSelect, stageSelect, STAGES } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
-import { indexLabel, shapeLabel } from '../parts/format.js';
-import { headRoles, lookFor, roleBadge, roleDetail } from '../parts/head_roles.js';
+import { gap, indexLabel, shapeLabel } from '../parts/format.js';
+import { headRoles, lookFor, roleBadge, roleDetail, roleText } from '../parts/head_roles.js';
 import { ablateToggle } from '../parts/ablation.js';
 import { queryOf, queryRowBox } from '../parts/query_row.js';
 import { t } from '../strings.js';
+
+// The three heads with the strongest clear role other than resting on the first token (previous
+// token, itself, one fixed token), from parts/head_roles.js's measures of this run; null if none.
+const CLEAR = new Set(['previous', 'current', 'fixed', 'induction', 'duplicate']);
+function otherHeads(roles, pieces, open) {
+  const found = roles
+    .flatMap((heads, l) => (heads ?? []).map((r, h) => ({ l, h, r })))
+    .filter(({ r }) => r && CLEAR.has(r.role))
+    .sort((a, b) => b.r.score - a.r.score)
+    .slice(0, 3);
+  if (found.length === 0) return null;
+  return el(
+    'p',
+    { className: 'head-role-others' },
+    el('strong', {}, t('role.tryOther')),
+    found.map(({ l, h, r }) => el('button', { type: 'button', className: 'query-row-head', dataset: { layer: l, head: h }, on: { click: () => open(l, h) } }, t('role.tryHead', { l, h, role: roleText(r) }))),
+  );
+}
 
 export function mount(root, app) {
   const { state } = app;
@@ -50,7 +68,10 @@ export function mount(root, app) {
     role.replaceChildren(
       el('p', { className: 'head-role-line' }, el('span', { className: 'head-role-title' }, t('role.title')), roleBadge(measured, pieces), el('span', { className: 'head-role-detail' }, roleDetail(measured, pieces))),
       // replaceChildren writes null as the text "null": a mixed head has nothing to look for.
-      ...(look ? [el('p', { className: 'head-role-look' }, el('strong', {}, t('role.lookFor')), look)] : []),
+      ...(look ? [el('p', { className: 'head-role-look' }, el('strong', {}, t('role.lookFor')), gap(t('role.lookFor')), look)] : []),
+      // A head resting on the first token (most heads of layer 0, where every view opens) shows
+      // little: the strongest heads that do something else here, measured on this run, are a click away.
+      ...[measured?.role === 'first' ? otherHeads(roles, pieces, (l, hh) => app.set({ layer: l, head: hh })) : null].filter(Boolean),
     );
     const { cells, labels } = headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, maxCell: 44, labelChars: 12 });
     map.update({
