@@ -189,6 +189,10 @@ test('on the built-in model, the Chinese previous-token sample shows its head as
   assert.match(role, /What this head does here:\s*previous-token/);
   assert.ok(role.includes(m.previous.toFixed(2)), `the attention map shows the score ${m.previous.toFixed(2)}: ${role}`);
   assert.match(role, /What to look for:\s*each row’s weight sits one step left of the diagonal/);
+  // Every view's head picker names the head by what it does (the masks view here).
+  await go(page, 'masks');
+  await page.waitForFunction((h) => / · previous-token/.test(document.querySelector(`select[name="head"] option[value="${h}"]`)?.textContent ?? ''), head);
+  await go(page, 'attention');
   await cleanScreenshot(page, 'heads-attention-en');
 
   await page.click('#lang-switch');

@@ -197,7 +197,7 @@ test('ticking use_moe in the config panel turns the dense FFN view into the rout
   await page.locator('#cfg-num_experts_per_tok').fill('5');
   await page.locator('#cfg-num_experts_per_tok').dispatchEvent('change');
   await page.waitForSelector('#cfg-num_experts_per_tok-error:not([hidden])');
-  assert.match(await page.locator('#cfg-num_experts_per_tok-error').innerText(), /num_experts_per_tok must be between 1 and num_experts \(4\), got 5/);
+  assert.match(await page.locator('#cfg-num_experts_per_tok-error').innerText(), /num_experts_per_tok must be between 1 and num_experts \(4\), not 5\./);
   await page.locator('#cfg-use_moe').uncheck();
   await page.waitForSelector('.neuron-table');
   await settled(page);

@@ -4,6 +4,7 @@
 import { el } from './dom.js';
 import { tokenText } from './format.js';
 import { t } from '../strings.js';
+import { headRoles, roleText } from './head_roles.js';
 
 // options(): [{value, label}] with numeric values, read from and written to app.state[key];
 // fallback(): the value shown while the state holds none (null).
@@ -25,11 +26,38 @@ export function layerSelect(app) {
   return picker(app, 'layer', 'control.layer', () => range(app.model.num_hidden_layers).map((l) => ({ value: l, label: String(l) })));
 }
 
-export function headSelect(app) {
-  return picker(app, 'head', 'control.head', () => {
+// Each head is named with what it does on the input (parts/head_roles.js, measured on the page's run),
+// once that is known: "head 6 (KV 3) · previous-token 0.75". A head without one clear role keeps its number.
+// roles: false where the view's heads run on other tokens than the page's input (the KV cache's
+// generated text, Compare's second sentence, the induction probe's random tokens).
+export function headSelect(app, { roles = true } = {}) {
+  const options = () => {
     const rep = app.model.num_attention_heads / app.model.num_key_value_heads;
     return range(app.model.num_attention_heads).map((h) => ({ value: h, label: t('control.headOption', { h, kv: Math.floor(h / rep) }) }));
-  });
+  };
+  const p = picker(app, 'head', 'control.head', options);
+  const select = p.node.querySelector('select');
+  let asked = 0;
+  return {
+    node: p.node,
+    update() {
+      p.update();
+      if (!roles) return;
+      const mine = ++asked;
+      const layer = app.state.layer;
+      const labels = options();
+      headRoles(app)
+        .then((roles) => {
+          if (mine !== asked) return;
+          for (const option of select.options) {
+            const h = Number(option.value);
+            const r = roles[layer]?.[h];
+            if (r?.role && r.role !== 'mixed') option.textContent = t('control.headOptionRole', { head: labels[h].label, role: roleText(r, true) });
+          }
+        })
+        .catch(() => {}); // the view says what failed; the picker keeps the numbers
+    },
+  };
 }
 
 // A token of the input, by position; while the state holds none (null) it shows the last token,

@@ -94,7 +94,7 @@ export function probeSection(app) {
   const summary = el('div', { className: 'probe-summary' });
   const node = el('section', { className: 'probe-box', attrs: { 'aria-label': t('probe.title') } }, el('div', { className: 'probe-head' }, el('strong', {}, t('probe.title')), button), explain, summary);
   const layer = layerSelect(app);
-  const head = headSelect(app);
+  const head = headSelect(app, { roles: false });
   const caption = el('p', { className: 'probe-caption' });
   const look = el('p', { className: 'explain' });
   const map = heatmap();
