@@ -71,6 +71,15 @@ test('text typed just before a tab or the language button is clicked is kept and
   }
   await page.click('#lang-switch');
   await page.waitForFunction(() => window.attnscope.app.state.lang === 'en');
+  // Longer than a link carries: it runs whole, and the box says the link keeps only the first 2,000.
+  const long = 'ab '.repeat(700);
+  await page.fill('#text', long);
+  await page.waitForFunction((s) => window.attnscope.app.state.text === s, long);
+  await settled();
+  assert.equal(await page.locator('.long-text').innerText(), 'The text is 2,100 characters. It all runs, but a link (and so a reload or a shared copy) keeps only the first 2,000.');
+  await page.fill('#text', SENTENCE);
+  await page.waitForFunction((n) => window.attnscope.app.state.text === n, SENTENCE);
+  assert.ok(await page.locator('.long-text').isHidden());
   await page.fill('#text', SENTENCE);
   await page.waitForFunction((n) => window.attnscope.app.state.text === n, SENTENCE);
   await settled();
