@@ -133,24 +133,28 @@ export function textOf({ text, lang }, samples) {
 
 // --- field checks: each returns {value} or {value, clamped: true}, or null when unusable ---
 
+// Number checks carry their range (`range`: {lo, hi, integer}), which the model panel refuses
+// outside of, so that what it applies is what its link then says.
 function int(lo, hi) {
-  return (v) => {
+  const check = (v) => {
     if (typeof v !== 'number' || !Number.isFinite(v)) return null;
     const r = Math.min(hi, Math.max(lo, Math.round(v)));
     return r === v ? { value: r } : { value: r, clamped: true };
   };
+  return Object.assign(check, { range: { lo, hi, integer: true } });
 }
 
 function real(lo, hi) {
-  return (v) => {
+  const check = (v) => {
     if (typeof v !== 'number' || !Number.isFinite(v)) return null;
     const r = Math.min(hi, Math.max(lo, v));
     return r === v ? { value: r } : { value: r, clamped: true };
   };
+  return Object.assign(check, { range: { lo, hi, integer: false } });
 }
 
 function nullable(check) {
-  return (v, known) => (v === null ? { value: null } : check(v, known));
+  return Object.assign((v, known) => (v === null ? { value: null } : check(v, known)), { range: check.range });
 }
 
 function bool(v) {
@@ -320,6 +324,11 @@ const FIELDS = {
 const FORMAT1_FIELDS = Object.fromEntries(Object.entries({ ...FIELDS, text, model: (v) => (v?.kind === 'hub' ? null : model(v)) }).filter(([key]) => !FORMAT2_ONLY.includes(key) && !FORMAT3_ONLY.includes(key)));
 const FORMAT2_FIELDS = Object.fromEntries(Object.entries(FIELDS).filter(([key]) => !FORMAT3_ONLY.includes(key)));
 const FIELDS_OF = { 1: FORMAT1_FIELDS, 2: FORMAT2_FIELDS, 3: FIELDS };
+
+/** The range a link keeps of a config key or of `seed`: {lo, hi, integer}, or null where it has none. */
+export function linkRange(key) {
+  return (key === 'seed' ? FIELDS.seed : CONFIG[key])?.range ?? null;
+}
 
 function isObject(v) {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

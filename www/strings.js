@@ -54,6 +54,8 @@ const en = {
   'config.causal': 'Causal mask',
   'config.summary': 'head_dim {d}, FFN {i}, {kind} ({rep} query heads per KV head)',
   'config.notApplied': 'Not applied; the views still show the previous model.',
+  'config.wholeRange': '{name} must be a whole number from {least} to {most}.',
+  'config.numberRange': '{name} must be a number from {least} to {most}.',
 
   'control.layer': 'Layer',
   'control.head': 'Head',
@@ -1019,6 +1021,8 @@ const zh = {
   'config.causal': '因果掩码（Causal Mask）',
   'config.summary': 'head_dim = {d}，FFN 中间维度 {i}，{kind}（每个 KV 头服务 {rep} 个 Q 头）',
   'config.notApplied': '未生效；视图仍显示之前的模型。',
+  'config.wholeRange': '{name} 必须是 {least} 到 {most} 之间的整数。',
+  'config.numberRange': '{name} 必须是 {least} 到 {most} 之间的数。',
 
   'control.layer': '层',
   'control.head': '头',

@@ -257,6 +257,21 @@ test('a config the core refuses is explained inline and the page keeps working',
   await go('grid');
   assert.deepEqual(await page.locator('.kv-label').allInnerTexts(), ['KV 0']);
   await screenshot(page, 'views-grid-mqa');
+  // What the link would change is refused under its field: a copied link opens the model on screen.
+  const before = await page.evaluate(() => window.attnscope.getState().seed);
+  for (const [field, value, says] of [['seed', '1.5', /^seed must be a whole number from 0 to 9,007,199,254,740,991\./], ['rope_theta', '1e308', /^rope_theta must be a number from 1\.0001 to 1,000,000,000,000\./]]) {
+    await page.fill(`#cfg-${field}`, value);
+    await page.press(`#cfg-${field}`, 'Enter');
+    const refused = page.locator(`#cfg-${field}-error`);
+    await refused.waitFor({ state: 'visible' });
+    assert.match(await refused.innerText(), says);
+    assert.equal(await page.evaluate(() => window.attnscope.getState().seed), before, 'nothing applied');
+  }
+  await page.fill('#cfg-seed', String(before));
+  await page.fill('#cfg-rope_theta', '1000000');
+  await page.press('#cfg-rope_theta', 'Enter');
+  await page.locator('#cfg-rope_theta-error').waitFor({ state: 'hidden' });
+  await settled();
 });
 
 test('by keyboard: a skip link to the view, one Tab stop for the stepper rail, Enter on a grid thumbnail opens its head with the focus kept, Escape puts the tooltip away, and the title names the view', async () => {

@@ -4,7 +4,8 @@
 // and its message is shown under the field it names (or under the panel), never as a dialog.
 
 import { el } from '../parts/dom.js';
-import { t } from '../strings.js';
+import { language, t } from '../strings.js';
+import { linkRange } from '../state.js';
 import { errorText } from '../page/error_text.js';
 
 const FIELDS = ['num_hidden_layers', 'hidden_size', 'num_attention_heads', 'num_key_value_heads', 'head_dim', 'rope_theta'];
@@ -88,9 +89,33 @@ export function configPanel({ config, seed, causal }, { onApply, onCausal }) {
   // Only the latest apply speaks: an earlier one that settles later (a valid size, whose model takes
   // longer to build than the next size's refusal) must not clear the newer message.
   let applied = 0;
+  // A value the link would change (a seed of 1.5, a rope_theta of 1e308) is refused here, under its
+  // field, so that a copied link opens the model on screen.
+  function outOfRange() {
+    const keys = [...(moeBox.checked ? NUMBER_FIELDS : FIELDS), 'seed'];
+    for (const key of keys) {
+      const raw = inputs[key].value.trim();
+      const range = linkRange(key);
+      if (raw === '' || !range) continue;
+      const n = Number(raw);
+      if (Number.isFinite(n) && n >= range.lo && n <= range.hi && (!range.integer || Number.isInteger(n))) continue;
+      const most = range.hi.toLocaleString(language() === 'zh' ? 'zh-CN' : 'en-US');
+      return { key, message: t(range.integer ? 'config.wholeRange' : 'config.numberRange', { name: key, least: range.lo, most }) };
+    }
+    return null;
+  }
+
   async function apply(edited) {
     const { config: next, seed: nextSeed } = read();
     const mine = ++applied;
+    const bad = outOfRange();
+    if (bad) {
+      clearErrors();
+      errors[bad.key].replaceChildren(bad.message, el('span', { className: 'field-note' }, t('config.notApplied')));
+      errors[bad.key].hidden = false;
+      inputs[bad.key].setAttribute('aria-invalid', 'true');
+      return;
+    }
     try {
       await onApply(next, nextSeed);
       if (mine === applied) clearErrors();
