@@ -333,7 +333,7 @@ function refresh() {
       app.phase === 'error'
         ? message('error', t('app.errorTitle'), errorText(app.error))
         : app.phase === 'empty'
-          ? message('empty', t('app.empty'))
+          ? message('empty', t(state.text.trim() === '' ? 'app.empty' : 'app.noTokens'))
           : app.phase === 'cancelled'
             ? message('empty', t('app.cancelled'))
           : message('loading', t(app.phase === 'building' ? 'app.building' : 'app.loading'));
