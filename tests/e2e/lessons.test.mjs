@@ -287,7 +287,7 @@ test('√d: d = 96, MiniMind-3’s head_dim, beside the hidden sizes 512 and 768
   assert.match(await page.locator('table.sizes tr[data-d="512"]').innerText(), /hidden size/);
   const overstates = await page.locator('[data-note="overstates"]').innerText();
   assert.ok(overstates.includes(`√512 ≈ ${Math.sqrt(512).toFixed(1)}`) && overstates.includes(`√96 ≈ ${Math.sqrt(96).toFixed(1)}`), overstates);
-  assert.match(await page.locator('[data-note="entropy"]').innerText(), /Entropy says how spread out/);
+  assert.match(await page.locator('[data-note="entropy"]').innerText(), /says how spread out a row of weights is \(lower = more focused\)/);
   await page.locator('#lesson-d').selectOption('96');
   await settled(page);
   assert.match(await page.locator('.lesson').innerText(), /at d = 96:/);

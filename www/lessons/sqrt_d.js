@@ -72,7 +72,7 @@ export function mount(root, app) {
           { className: 'panel-cell', dataset: { row: n } },
           el('figcaption', { className: 'panel-title' }, rows[n]),
           valid[n] ? bars(r.map((x, c) => ({ label: fixed(x, 1), value: soft[n].probs[c] })), { label: `softmax([${r.join(', ')}])` }) : el('p', { className: 'field-error' }, t('scale.ownInvalid')),
-          valid[n] && el('p', { className: 'hint' }, t('scale.entropy'), gap(t('scale.entropy')), value(entropy(soft[n].probs), 3), ` ${t('scale.bits')}`),
+          valid[n] && el('p', { className: 'hint' }, t('scale.entropyShort'), gap(t('scale.entropyShort')), value(entropy(soft[n].probs), 3), ` ${t('scale.bits')}`),
         ),
       ),
     );
@@ -84,8 +84,8 @@ export function mount(root, app) {
       el(
         'div',
         { className: 'multiples wide' },
-        el('figure', { className: 'panel-cell', dataset: { variant: 'raw' } }, el('figcaption', { className: 'panel-title' }, t('lesson.sqrt_d.unscaled')), bars(keyLabels.map((label, j) => ({ label: `${label} (${fixed(raw.scores[j], 1)})`, value: raw.probs[j] })), { label: t('lesson.sqrt_d.unscaled') }), el('p', { className: 'hint' }, t('scale.entropy'), gap(t('scale.entropy')), value(entropy(raw.probs), 3), ` ${t('scale.bits')}`)),
-        el('figure', { className: 'panel-cell', dataset: { variant: 'scaled' } }, el('figcaption', { className: 'panel-title' }, t('lesson.sqrt_d.scaled')), bars(keyLabels.map((label, j) => ({ label: `${label} (${fixed(scaled.scores[j], 1)})`, value: scaled.probs[j] })), { label: t('lesson.sqrt_d.scaled') }), el('p', { className: 'hint' }, t('scale.entropy'), gap(t('scale.entropy')), value(entropy(scaled.probs), 3), ` ${t('scale.bits')}`)),
+        el('figure', { className: 'panel-cell', dataset: { variant: 'raw' } }, el('figcaption', { className: 'panel-title' }, t('lesson.sqrt_d.unscaled')), bars(keyLabels.map((label, j) => ({ label: `${label} (${fixed(raw.scores[j], 1)})`, value: raw.probs[j] })), { label: t('lesson.sqrt_d.unscaled') }), el('p', { className: 'hint' }, t('scale.entropyShort'), gap(t('scale.entropyShort')), value(entropy(raw.probs), 3), ` ${t('scale.bits')}`)),
+        el('figure', { className: 'panel-cell', dataset: { variant: 'scaled' } }, el('figcaption', { className: 'panel-title' }, t('lesson.sqrt_d.scaled')), bars(keyLabels.map((label, j) => ({ label: `${label} (${fixed(scaled.scores[j], 1)})`, value: scaled.probs[j] })), { label: t('lesson.sqrt_d.scaled') }), el('p', { className: 'hint' }, t('scale.entropyShort'), gap(t('scale.entropyShort')), value(entropy(scaled.probs), 3), ` ${t('scale.bits')}`)),
       ),
       el('p', { className: 'hint' }, t('lesson.sqrt_d.takeaway')),
     );
