@@ -7,7 +7,9 @@ export const TERMS = [
   { id: 'query', en: 'query (Q)', zh: 'Q（查询）', notZh: [/查询\s*[ij]\b/, /查询\s*vs/i] },
   { id: 'key', en: 'key (K)', zh: 'K（键）', notZh: [/(?<!\{)\bkeys?\b(?!\})/] },
   { id: 'value', en: 'value (V)', zh: 'V（值）', notZh: [/(?<!\{)\bvalues?\b(?!\})/] },
-  { id: 'scores', en: 'scores', zh: '缩放后的匹配分数', notZh: [/^scores(?!\s*[[=+])/, /^原始匹配分数$/] },
+  { id: 'scores', en: 'scores', zh: '缩放后的匹配分数', notZh: [/^scores(?!\s*[[=+])/] },
+  // The raw stage (Q × Kᵀ before ÷ √d, parts/controls.js) and only it is 原始匹配分数.
+  { id: 'raw', en: 'raw match scores', zh: '原始匹配分数' },
   { id: 'probs', en: 'attention weights', zh: '注意力权重', notZh: [/\bprobs\b(?!\[)/] },
   { id: 'weight', en: 'weight (one attention weight, in a tooltip)', zh: '权重' },
   { id: 'position', en: 'token 2 (counting from 0)', zh: '位置 2（从 0 开始数）', notZh: [/第 \{\w+\} 个 token/], notEn: [/\btoken \{i\}(?! \(counting from 0)/i] },

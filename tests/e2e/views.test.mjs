@@ -164,6 +164,18 @@ test('the attention map shows one head with exact values at each stage', async (
   }
   const masked = await readCell(canvas, 1, 5);
   assert.equal(masked.value, '-∞', 'a future key is masked with -∞');
+  // The tutorial's step 2, Q × Kᵀ before ÷ √d: the recorded scaled scores × √head_dim, named so.
+  await page.locator('.segment[data-stage="scores"]').click();
+  await settled();
+  const scaled = Number((await readCell(canvas, 3, 1)).value);
+  await page.locator('.segment[data-stage="raw"]').click();
+  await settled();
+  const raw = Number((await readCell(canvas, 3, 1)).value);
+  const d = await page.evaluate(() => window.attnscope.app.model.head_dim);
+  assert.ok(Math.abs(raw - scaled * Math.sqrt(d)) <= 1e-4 * Math.max(1, Math.abs(raw)), `raw ${raw} = scaled ${scaled} × √${d}`);
+  assert.match(await page.locator('.attention-figure figcaption').innerText(), new RegExp(`attn\\.scores\\[0, \\d+\\] × √${d}`));
+  assert.match(await page.locator('.attention-figure .explain').innerText(), /before ÷ √d/);
+  await screenshot(page, 'views-attention-raw');
   await page.locator('.segment[data-stage="probs"]').click();
   await settled();
 });

@@ -80,9 +80,25 @@ export function tokenAt(app, key, first = false) {
   return Math.max(0, Math.min(n - 1, v));
 }
 
-export const STAGES = { scores: 'attn.scores', masked: 'attn.masked_scores', probs: 'attn.probs' };
+// The stages of one head's attention, in the tutorial's order: the raw match scores Q × Kᵀ (its step
+// 2), after ÷ √d (step 3), after the masks, the softmax weights. MiniMind divides by √d in the same
+// line as the product, so the trace has no raw scores: that stage is attn.scores multiplied back by
+// √head_dim (stageValues), and says so (stageName).
+export const STAGES = { raw: 'attn.scores', scores: 'attn.scores', masked: 'attn.masked_scores', probs: 'attn.probs' };
 
-// A segmented control: the three stages are few and worth seeing at once.
+/** A stage's numbers from its tensor's data: the raw stage's are the scaled scores × √d. */
+export function stageValues(app, stage, data) {
+  if (stage !== 'raw') return data;
+  const root = Math.sqrt(app.model.head_dim);
+  return data.map((v) => v * root);
+}
+
+/** What a stage's numbers are called: the tensor's name, × √d for the raw stage. */
+export function stageName(app, stage, name) {
+  return stage === 'raw' ? `${name} × √${app.model.head_dim}` : name;
+}
+
+// A segmented control: the four stages are few and worth seeing at once.
 export function stageSelect(app) {
   const buttons = Object.keys(STAGES).map((s) =>
     el('button', { type: 'button', className: 'segment', dataset: { stage: s }, on: { click: () => app.set({ stage: s }) } }, t(`stage.${s}`)),

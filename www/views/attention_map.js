@@ -1,5 +1,5 @@
 // The attention map: one head of one layer as a T x S matrix, queries down, keys across, token
-// text on both axes, at the stage the learner picks: the scaled scores, the scores after the
+// text on both axes, at the stage the learner picks: the raw match scores, the scaled scores, the scores after the
 // causal and padding masks, or the softmax probabilities. Each row's sum stands beside it, so a
 // softmax row visibly adds up to 1 and a masked row shows what the mask removed. Above it, what the
 // core measured this head doing on this input (parts/head_roles.js): its role, the score behind it,
@@ -8,7 +8,7 @@
 
 import { el } from '../parts/dom.js';
 import { headCells, headTip, heatmap } from '../parts/heatmap.js';
-import { layerSelect, headSelect, stageSelect, STAGES } from '../parts/controls.js';
+import { layerSelect, headSelect, stageSelect, stageName, stageValues, STAGES } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
 import { gap, indexLabel, shapeLabel } from '../parts/format.js';
 import { headRoles, lookFor, roleBadge, roleDetail, roleText } from '../parts/head_roles.js';
@@ -59,9 +59,10 @@ export function mount(root, app) {
     const [, T, S] = tensor.shape;
     const query = queryOf(state, T);
     const h = state.head;
-    const data = tensor.data.subarray(h * T * S, (h + 1) * T * S);
-    caption.replaceChildren(el('code', { className: 'tensor-name' }, `${name}${indexLabel(h)}`), el('span', { className: 'shape' }, shapeLabel(tensor.shape)));
-    explain.textContent = t(`attention.explain.${state.stage}`);
+    const data = stageValues(app, state.stage, tensor.data.subarray(h * T * S, (h + 1) * T * S));
+    const shown = stageName(app, state.stage, name);
+    caption.replaceChildren(el('code', { className: 'tensor-name' }, state.stage === 'raw' ? `${name}${indexLabel(h)} × √${app.model.head_dim}` : `${name}${indexLabel(h)}`), el('span', { className: 'shape' }, shapeLabel(tensor.shape)));
+    explain.textContent = t(`attention.explain.${state.stage}`, { d: app.model.head_dim, root: Math.sqrt(app.model.head_dim).toFixed(2) });
     const measured = roles[state.layer]?.[h] ?? null;
     const pieces = state.tokens.pieces;
     const look = lookFor(measured, pieces);
@@ -81,8 +82,8 @@ export function mount(root, app) {
       labels: { ...labels, sums: state.stage === 'probs' },
       mark: query === null ? null : { r: query, c: null },
       interaction: {
-        name: t('heatmap.stageName', { what: t(`heatmap.stage.${state.stage}`), name, h }),
-        describe: headTip(name, h, state.tokens.pieces),
+        name: t('heatmap.stageName', { what: t(`heatmap.stage.${state.stage}`), name: shown, h }),
+        describe: headTip(shown, h, state.tokens.pieces),
         // A click on a row follows its token as the query; on the followed row, lets it go.
         onCellClick: (r) => app.set({ query: r === query ? null : r }),
       },

@@ -12,7 +12,7 @@
 import { el } from '../parts/dom.js';
 import { heatmap, paintAll } from '../parts/heatmap.js';
 import { legend, marksOf } from '../parts/legend.js';
-import { stageSelect, STAGES, range } from '../parts/controls.js';
+import { stageName, stageSelect, stageValues, STAGES, range } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
 import { indexLabel, tokenText } from '../parts/format.js';
 import { maxPool } from '../parts/pool.js';
@@ -72,8 +72,10 @@ export function mount(root, app) {
     const { num_hidden_layers: L, num_attention_heads: nH, num_key_value_heads: nKV } = app.model;
     const rep = nH / nKV;
     const names = range(L).map((l) => `layers.${l}.${STAGES[state.stage]}`);
-    const [found, live, probed] = await Promise.all([app.tensors(names), headRoles(app), state.probe ? probeHeads(app).catch((err) => ({ error: errorText(err) })) : null]);
+    const [recorded, live, probed] = await Promise.all([app.tensors(names), headRoles(app), state.probe ? probeHeads(app).catch((err) => ({ error: errorText(err) })) : null]);
     if (my !== seq) return;
+    // The stage's numbers (the raw scores are the recorded scaled ones × √d), by tensor name.
+    const found = new Map(names.map((n) => [n, { ...recorded.get(n), data: stageValues(app, state.stage, recorded.get(n).data) }]));
     const probing = probed && !probed.error ? probed : null;
     const roles = live.map((heads, l) => heads.map((r, h) => withProbe(r, probing?.heads[l]?.[h])));
     maps.forEach((m) => m.destroy());
@@ -113,7 +115,7 @@ export function mount(root, app) {
           interaction: {
             name: t('grid.open', { l, h }),
             describe: (i, j) => [
-              [names[l], indexLabel(h, span(pooled.rowStart, i), span(pooled.colStart, j))],
+              [stageName(app, state.stage, names[l]), indexLabel(h, span(pooled.rowStart, i), span(pooled.colStart, j))],
               [t('tip.query'), span(pooled.rowStart, i)],
               [t('tip.key'), span(pooled.colStart, j)],
               ...(many ? [[t('grid.pooled'), t('grid.pooledCells', { rows: pooled.rowStart[i + 1] - pooled.rowStart[i], cols: pooled.colStart[j + 1] - pooled.colStart[j] })]] : []),
