@@ -12,6 +12,7 @@ import { distribution, predictionDiff } from '../parts/prediction_diff.js';
 import { short, tokenText } from '../parts/format.js';
 import { pageHref } from '../link.js';
 import { t } from '../strings.js';
+import { headRoles, roleBadge } from '../parts/head_roles.js';
 
 // Differences below this (relative to the tensor's largest magnitude) are float noise, not a change.
 const UNCHANGED = 1e-6;
@@ -43,14 +44,21 @@ export function mount(root, app) {
     el('section', { className: 'card' }, el('h3', {}, t('ablate.changedTitle')), changed),
   );
   let seq = 0;
+  let rolesShown = null;
 
-  function drawBoard() {
+  // roles: what each head does on the input (parts/head_roles.js) once measured, under its toggle,
+  // so a reader picks a head by what it does, not by its number alone.
+  function drawBoard(roles = null) {
     const { num_hidden_layers: L, num_attention_heads: nH } = app.model;
     board.style.gridTemplateColumns = `auto repeat(${nH}, minmax(2.6em, max-content))`;
+    const cell = (l, h) => {
+      const r = roles?.[l]?.[h];
+      return el('div', { className: 'ablate-board-cell' }, ablateToggle(app, l, h, { short: true }), r?.role && r.role !== 'mixed' ? roleBadge(r, state.tokens.pieces, { compact: true }) : null);
+    };
     board.replaceChildren(
       el('span', {}),
       ...range(nH).map((h) => el('span', { className: 'ablate-board-head' }, t('ablate.headColumn', { h }))),
-      ...range(L).flatMap((l) => [el('span', { className: 'ablate-board-layer' }, t('grid.layer', { l })), ...range(nH).map((h) => ablateToggle(app, l, h, { short: true }))]),
+      ...range(L).flatMap((l) => [el('span', { className: 'ablate-board-layer' }, t('grid.layer', { l })), ...range(nH).map((h) => cell(l, h))]),
     );
     chosen.textContent = state.ablate.length ? t('ablate.chosen', { heads: headList(state.ablate) }) : t('ablate.noneChosen');
   }
@@ -58,7 +66,14 @@ export function mount(root, app) {
   async function update() {
     const my = ++seq;
     position.update();
-    drawBoard();
+    drawBoard(rolesShown);
+    headRoles(app)
+      .then((roles) => {
+        if (my !== seq) return;
+        rolesShown = roles;
+        drawBoard(roles);
+      })
+      .catch(() => {}); // the board keeps its toggles without the labels
     if (state.ablate.length === 0) {
       prediction.replaceChildren(el('p', { className: 'hint' }, t('ablate.pickFirst')));
       changed.replaceChildren(el('p', { className: 'hint' }, t('ablate.pickFirstLayers')));
