@@ -10,7 +10,7 @@
 import { el } from '../parts/dom.js';
 import { bars } from '../parts/bars.js';
 import { value } from '../parts/value.js';
-import { fixed, gap } from '../parts/format.js';
+import { fixed, gap, numberList } from '../parts/format.js';
 import { entropy } from '../parts/entropy.js';
 import { t } from '../strings.js';
 import { SENTENCE, WORDS } from './qk_match.js';
@@ -51,7 +51,7 @@ export function mount(root, app) {
 
   async function update() {
     const my = ++seq;
-    const parsed = rows.map((input) => input.value.split(/[,，\s]+/).filter(Boolean).map(Number));
+    const parsed = rows.map((input) => numberList(input.value));
     const valid = parsed.map((r) => r.length > 0 && r.every(Number.isFinite));
     const d = Number(dimSelect.value);
     const q = normals(d, SEED);

@@ -109,3 +109,17 @@ export function axisLabel(piece, max = 10) {
 export function gap(label) {
   return /[\u3000-\u303f\uff00-\uffef]$/.test(label) ? '' : ' ';
 }
+
+/**
+ * The numbers a reader typed in a field, as a list: separated by commas (, ， 、) or spaces, with
+ * full-width digits and signs (a Chinese keyboard's １，－２) and the minus sign − read as their ASCII
+ * forms. Anything that is not a number comes back as NaN, for the field to flag.
+ */
+export function numberList(text) {
+  return text
+    .normalize('NFKC')
+    .replace(/\u2212/g, '-')
+    .split(/[,，、\s]+/)
+    .filter(Boolean)
+    .map(Number);
+}

@@ -11,7 +11,7 @@ import { lineChart } from '../parts/line_chart.js';
 import { value } from '../parts/value.js';
 import { layerSelect, headSelect, range } from '../parts/controls.js';
 import { sequential } from '../parts/color_scale.js';
-import { axisLabel, fixed, gap } from '../parts/format.js';
+import { axisLabel, fixed, gap, numberList } from '../parts/format.js';
 import { entropy } from '../parts/entropy.js';
 import { t } from '../strings.js';
 
@@ -68,7 +68,7 @@ export function mount(root, app) {
   async function update() {
     const my = ++seq;
     controls.forEach((c) => c.update());
-    const own = ownInput.value.split(/[,，\s]+/).filter(Boolean).map(Number);
+    const own = numberList(ownInput.value);
     const ownValid = own.length > 0 && own.every(Number.isFinite);
     ownInput.setAttribute('aria-invalid', String(!ownValid));
     const ownDivisor = 10 ** Number(ownTau.value);
