@@ -71,7 +71,7 @@ const worker = workerClient(workerUrl, {
 });
 
 // The ids a link may name; state.js checks every field of a link against them.
-const known = { views: Object.keys(VIEWS), stages: Object.keys(STAGES), lessons: Object.keys(lessons.LESSONS) };
+const known = { views: Object.keys(VIEWS), steps: stepper.STEP_IDS, stages: Object.keys(STAGES), lessons: Object.keys(lessons.LESSONS) };
 
 // The page opens what its link says. state.js decodes, validates and clamps every field (its
 // DEFAULTS list them: text, config, seed, view, step, layer, head, query, key, lang, lesson, the

@@ -171,6 +171,12 @@ test('a link with a field it cannot open explains it in the reader\'s language, 
     assert.deepEqual(page.consoleErrors, []);
     await page.context().close();
   }
+  // A step the pipeline does not have is told too, and the pipeline opens at its first step.
+  const page = await freshPage('#view=stepper&step=zzz', 'en-US');
+  assert.equal((await page.locator('.banner-title').innerText()).trim(), STRINGS.en['link.fields'].replace('{fields}', 'step'));
+  assert.equal(await page.evaluate(() => window.attnscope.getState().step), 'embed');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
 });
 
 test('a browser whose language is Chinese opens in 简体中文 with a Chinese sample, unless the link says otherwise', async () => {

@@ -49,6 +49,9 @@ const ALL_STEPS = [
   { id: 'prediction', label: null, section: 'output', tensors: [] },
 ];
 
+/** Every step's id, the ones a link's `step` may name (the walk of a dense or a MoE model). */
+export const STEP_IDS = ALL_STEPS.map((s) => s.id);
+
 function fullName(name, layer) {
   return GLOBAL.has(name) ? name : `layers.${layer}.${name}`;
 }
