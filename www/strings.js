@@ -220,6 +220,7 @@ const en = {
 
   // Head roles (parts/head_roles.js): what each head was measured doing on this input.
   'role.title': 'What this head does here:',
+  'tip.role': 'does here',
   'role.previous': 'previous-token',
   'role.current': 'current-token',
   'role.first': 'first-token',
@@ -1192,6 +1193,7 @@ const zh = {
 
   // Head roles (parts/head_roles.js): what the core measured each head doing on this input.
   'role.title': '这个头在这句话上做什么：',
+  'tip.role': '在这句话上',
   'role.previous': '看前一个 token',
   'role.current': '看自己',
   'role.first': '看首个 token',

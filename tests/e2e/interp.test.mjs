@@ -277,9 +277,12 @@ test('head attribution: the heatmap is the core’s head_logit at the position, 
   const names = Array.from({ length: L }, (_, l) => `layers.${l}.attn.head_logit`);
   const found = await tensorsOf({ headLogit: true, targetToken: top }, names);
   const canvas = page.locator('.view-attribution canvas.heatmap-canvas');
+  const roles = await page.evaluate(async () => (await window.attnscope.app.call('headRoles', { args: window.attnscope.app.args() })).map((l) => l.heads.map((h) => h.role)));
   for (const [l, h] of [[0, 0], [L - 1, nH - 1], [1, 3]]) {
-    const { value } = await readCell(page, canvas, l, h);
+    const { value, text } = await readCell(page, canvas, l, h);
     close(Number(value), found[l].data[7 * nH + h], 1e-6 * Math.max(1, Math.abs(found[l].data[7 * nH + h])), `head_logit of L${l} H${h}`);
+    // The tooltip names what the head does on the input, as the head grid does.
+    if (roles[l][h]) assert.match(text, /does here/, `L${l} H${h} (${roles[l][h]}): ${text}`);
   }
   // The strongest head each way, named only on the side it is on: the largest push if positive, the
   // smallest if negative, from the core's head_logit; each with its knock-out toggle.

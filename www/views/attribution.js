@@ -14,6 +14,7 @@ import { diverging, extent, neutralWord } from '../parts/color_scale.js';
 import { exact, fixed, percent, tokenText } from '../parts/format.js';
 import { ablateToggle } from '../parts/ablation.js';
 import { t } from '../strings.js';
+import { headRoles, roleText } from '../parts/head_roles.js';
 
 // The candidates the target picker offers: the model's most likely next tokens at the position.
 const OFFERED = 10;
@@ -55,7 +56,7 @@ export function mount(root, app) {
 
     const { num_hidden_layers: L, num_attention_heads: nH } = app.model;
     const names = range(L).map((l) => `layers.${l}.attn.head_logit`);
-    const found = await app.tensors(names, { headLogit: true, targetToken: chosen });
+    const [found, roles] = await Promise.all([app.tensors(names, { headLogit: true, targetToken: chosen }), headRoles(app).catch(() => [])]);
     if (my !== seq) return;
     const data = new Float32Array(L * nH);
     for (let l = 0; l < L; l++) data.set(found.get(names[l]).data.subarray(i * nH, (i + 1) * nH), l * nH);
@@ -69,7 +70,12 @@ export function mount(root, app) {
       interaction: {
         name: caption.textContent,
         // The tooltip's own value line is the push; the first line says what it is.
-        describe: (l, h) => [[t('attribution.push'), t('ablate.headName', { l, h })], [`layers.${l}.attn.head_logit`, `[${i}, ${h}]`]],
+        // and what the head does on the input (its role, as the head grid names it).
+        describe: (l, h) => [
+          [t('attribution.push'), t('ablate.headName', { l, h })],
+          ...(roles[l]?.[h]?.role ? [[t('tip.role'), roleText(roles[l][h], true)]] : []),
+          [`layers.${l}.attn.head_logit`, `[${i}, ${h}]`],
+        ],
         onCellClick: (l, h) => {
           app.set({ layer: l, head: h });
           app.go('attention');
