@@ -344,6 +344,11 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
       const [, T, S] = probs.shape;
       const at = probs.data[(red.head * T + she) * S + pieces.indexOf('红')];
       assert.ok(Math.abs(at - weight) <= 0.005, `the listed weight is the run's: ${weight} vs ${at}`);
+      // The keyboard starts on the followed row: the first arrow key reads 她's first key.
+      const canvas = page.locator('.view-attention canvas.heatmap-canvas');
+      await canvas.focus();
+      await canvas.press('ArrowRight');
+      assert.match(await page.locator('#tooltip').innerText(), new RegExp(`${she} 她`));
       await page.locator('.query-row-head', { hasText: /^红 / }).click();
       await settled(page);
       const picked = await page.evaluate(() => window.attnscope.getState());

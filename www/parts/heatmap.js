@@ -21,7 +21,8 @@
 //   mark: {r, c} or null, a cell outlined for good (the pair a view is explaining); {r, c: null}: row r;
 //   interaction: {name: accessible name, describe(r, c): [key, value] pairs naming the cell for
 //                 the tooltip, onCellClick(r, c) (optional), onOpen() (optional: Enter or Space
-//                 before a cell is outlined, for a map that stands for one thing, a grid thumbnail)}.
+//                 before a cell is outlined, for a map that stands for one thing, a grid thumbnail),
+//                 start: {r, c} (optional: the cell the first arrow key shows, else (0, 0))}.
 
 import { el } from './dom.js';
 import { axisLabel, indexLabel, tokenText } from './format.js';

@@ -101,7 +101,10 @@ export function cellReader(canvas, focusBox, current) {
     const [dr, dc] = MOVES[e.key];
     const { o, geo } = current();
     const { rows, cols } = o.cells;
-    const cell = focus ? { r: clamp(focus.r + dr, 0, rows - 1), c: clamp(focus.c + dc, 0, cols - 1) } : { r: 0, c: 0 };
+    // The first key shows the cell the view starts at (`interaction.start`: the followed query's row),
+    // else (0, 0).
+    const start = o.interaction?.start;
+    const cell = focus ? { r: clamp(focus.r + dr, 0, rows - 1), c: clamp(focus.c + dc, 0, cols - 1) } : start ? { r: clamp(start.r, 0, rows - 1), c: clamp(start.c, 0, cols - 1) } : { r: 0, c: 0 };
     const rect = canvas.getBoundingClientRect();
     show(cell, rect.left + geo.x0 + ((cell.c + 1) * geo.w) / cols, rect.top + geo.y0 + ((cell.r + 1) * geo.h) / rows);
   });

@@ -86,6 +86,8 @@ export function mount(root, app) {
         describe: headTip(shown, h, state.tokens.pieces),
         // A click on a row follows its token as the query; on the followed row, lets it go.
         onCellClick: (r) => app.set({ query: r === query ? null : r }),
+        // The keyboard starts on the followed row, at its first key.
+        start: query === null ? null : { r: query, c: 0 },
       },
     });
     const layers = probsNames.map((n) => found.get(n));
