@@ -217,7 +217,7 @@ test('a config the core refuses is explained in Chinese under its field', async 
   const error = page.locator('#cfg-num_key_value_heads-error');
   await error.waitFor({ state: 'visible' });
   const zh = await error.innerText();
-  assert.match(zh, /num_attention_heads（4）必须是 num_key_value_heads（3）的整数倍/);
+  assert.match(zh, /Q 头数 num_attention_heads（4）必须是 KV 头数 num_key_value_heads（3）的整数倍/);
   assert.doesNotMatch(zh, /divisible|must be|bad config/);
   await page.fill('#cfg-num_key_value_heads', '');
   await page.fill('#cfg-hidden_size', '90');

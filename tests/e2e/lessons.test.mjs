@@ -332,7 +332,7 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
       // The attention map follows 她's row: outlined, its weights read, and for each earlier word the
       // head that gives it most of 她's weight, computed from every layer's probs; 红 (of 小红) among them.
       const she = pieces.lastIndexOf('她');
-      assert.match(await page.locator('.query-row-title').innerText(), new RegExp(`“她” \\(row ${she}\\)`));
+      assert.match(await page.locator('.query-row-title').innerText(), new RegExp(`“她” \\(position ${she}, counting from 0\\)`));
       const heads = await page.locator('.query-row-head').evaluateAll((bs) => bs.map((b) => ({ text: b.textContent, layer: Number(b.dataset.layer), head: Number(b.dataset.head) })));
       const red = heads.find((h) => h.text.startsWith('红 '));
       assert.ok(red, `红 is among the words 她 looks at: ${heads.map((h) => h.text).join(' | ')}`);

@@ -79,7 +79,7 @@ export function queryRowBox({ pick, clear }) {
           el(
             'div',
             { className: 'query-row-away' },
-            el('p', {}, t('queryRow.away', { token })),
+            el('p', {}, t('queryRow.away', { token, n: away.length })),
             el(
               'ul',
               { className: 'query-row-heads' },

@@ -53,7 +53,7 @@ export function mount(root, app) {
     board.style.gridTemplateColumns = `auto repeat(${nH}, minmax(2.6em, max-content))`;
     const cell = (l, h) => {
       const r = roles?.[l]?.[h];
-      return el('div', { className: 'ablate-board-cell' }, ablateToggle(app, l, h, { short: true }), r?.role && r.role !== 'mixed' ? roleBadge(r, state.tokens.pieces, { compact: true }) : null);
+      return el('div', { className: 'ablate-board-cell' }, ablateToggle(app, l, h, { short: true }), r?.role ? roleBadge(r, state.tokens.pieces, { compact: true }) : null);
     };
     board.replaceChildren(
       el('span', {}),

@@ -42,8 +42,9 @@ export function mount(root, app) {
   const role = el('div', { className: 'head-role' });
   const knock = el('div', { className: 'picker' }); // this head's knock-out toggle (parts/ablation.js)
   const map = heatmap();
+  const axes = el('p', { className: 'hint axes-note' });
   const row = queryRowBox({ pick: (layer, head) => app.set({ layer, head }), clear: () => app.set({ query: null }) });
-  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node), knock), el('figure', { className: 'tensor-figure attention-figure' }, caption, role, explain, el('p', { className: 'hint axes-note' }, t('attention.axes')), map.node, row.node));
+  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node), knock), el('figure', { className: 'tensor-figure attention-figure' }, caption, role, explain, axes, map.node, row.node));
   let seq = 0;
 
   async function update() {
@@ -65,7 +66,10 @@ export function mount(root, app) {
     explain.textContent = t(`attention.explain.${state.stage}`, { d: app.model.head_dim, root: Math.sqrt(app.model.head_dim).toFixed(2) });
     const measured = roles[state.layer]?.[h] ?? null;
     const pieces = state.tokens.pieces;
-    const look = lookFor(measured, pieces);
+    // On the score stages the first column is a score, not yet a weight: said so for a resting head.
+    const weights = state.stage === 'probs';
+    const look = measured?.role === 'first' && !weights ? t('role.look.firstScores') : lookFor(measured, pieces);
+    axes.textContent = t(weights ? 'attention.axes' : 'attention.axesScores');
     role.replaceChildren(
       el('p', { className: 'head-role-line' }, el('span', { className: 'head-role-title' }, t('role.title')), roleBadge(measured, pieces), el('span', { className: 'head-role-detail' }, roleDetail(measured, pieces))),
       // replaceChildren writes null as the text "null": a mixed head has nothing to look for.
