@@ -52,13 +52,14 @@ export function mount(root, app) {
     controls.forEach((c) => c.update());
     knock.replaceChildren(ablateToggle(app, state.layer, state.head));
     const name = `layers.${state.layer}.${STAGES[state.stage]}`;
-    // The query row's box reads every layer's weights (parts/query_row.js).
-    const probsNames = Array.from({ length: app.model.num_hidden_layers }, (_, l) => `layers.${l}.attn.probs`);
+    // A followed query row's box reads every layer's weights (parts/query_row.js); without one, only
+    // the stage shown is fetched.
+    const query = queryOf(state, state.tokens.ids.length);
+    const probsNames = query === null ? [] : Array.from({ length: app.model.num_hidden_layers }, (_, l) => `layers.${l}.attn.probs`);
     const [found, roles] = await Promise.all([app.tensors([...new Set([name, ...probsNames])]), headRoles(app)]);
     if (my !== seq) return;
     const tensor = found.get(name);
     const [, T, S] = tensor.shape;
-    const query = queryOf(state, T);
     const h = state.head;
     const data = stageValues(app, state.stage, tensor.data.subarray(h * T * S, (h + 1) * T * S));
     const shown = stageName(app, state.stage, name);
@@ -94,8 +95,7 @@ export function mount(root, app) {
         start: query === null ? null : { r: query, c: 0 },
       },
     });
-    const layers = probsNames.map((n) => found.get(n));
-    row.update({ row: query, pieces, probs: found.get(`layers.${state.layer}.attn.probs`), layers, at: { layer: state.layer, head: h } });
+    row.update({ row: query, pieces, probs: found.get(`layers.${state.layer}.attn.probs`), layers: probsNames.map((n) => found.get(n)), at: { layer: state.layer, head: h } });
   }
 
   return {
