@@ -129,6 +129,10 @@ test('scale: the seed rows by the core, and τ = √d reproduces the model’s o
   [0.09, 0.2447, 0.6652].forEach((p, n) => close(small[n], p, 1e-3, `softmax([1, 2, 3])[${n}]`));
 
   const T = await tokenCount();
+  // No query followed (an earlier view's may be): the keyboard then starts at cell (0, 0).
+  await page.evaluate(() => window.attnscope.app.set({ query: null }));
+  await settled(page);
+  assert.equal(await page.locator('.followed-entropy').count(), 0);
   const { layer, head } = await page.evaluate(() => window.attnscope.app.state);
   const probs = await tensor(`layers.${layer}.attn.probs`);
   const canvas = page.locator('.view-scale .heatmap-canvas');
@@ -148,6 +152,13 @@ test('scale: the seed rows by the core, and τ = √d reproduces the model’s o
   assert.ok(divisor < Math.sqrt(D), `a smaller divisor, got ${divisor}`);
   const afterwards = await page.locator('.view-scale .bars').nth(2).locator('.bar-row').last().getAttribute('data-value');
   assert.ok(Number(afterwards) < Number(before), 'a smaller divisor sharpens the row: lower entropy');
+  // A row clicked is followed: its bar marked, its entropy at this τ set beside the one at √d.
+  await readCell(page, canvas, T - 1, 0);
+  await canvas.press('Enter');
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.attnscope.app.state.query), T - 1);
+  const note = await page.locator('.followed-entropy').innerText();
+  assert.match(note, new RegExp(`\\(position ${T - 1}, counting from 0\\): ${Number(afterwards).toFixed(2)} bits at τ = ${divisor.toFixed(2)}, [0-9.]+ bits at τ = √d`));
   await shot('deep-scale');
   await page.evaluate(() => window.attnscope.app.set({ divisor: null }));
   await settled(page);
@@ -195,9 +206,12 @@ test('MHA / GQA / MQA: repeat_kv groups, three variants, KV-cache bytes from the
   assert.equal(await page.evaluate(() => window.attnscope.getState().context), 2 ** 20);
   assert.equal(await bytes('minimind3', 4, 3), String(2 * 8 * 4 * 96 * 4 * 2 ** 20));
   assert.doesNotMatch(await page.locator('.view-gqa').innerText(), /Infinity|NaN/);
+  // ...and the reader is told that the table stopped there.
+  assert.match(await page.locator('.view-gqa .context-capped').innerText(), /1,048,576 tokens/);
   await page.fill('#gqa-context', '32768');
   await page.press('#gqa-context', 'Enter');
   await settled(page);
+  assert.equal(await page.locator('.view-gqa .context-capped').isVisible(), false);
   await shot('deep-gqa');
 });
 

@@ -328,6 +328,12 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
     assert.deepEqual(opened.state.model, { kind: 'builtin' });
     assert.deepEqual(opened.pieces, pieces, `${id}: the view runs the sentence's tokens`);
     if (['qk', 'who', 'flow', 'sqrt_d', 'multihead'].includes(id)) assert.equal(opened.state.query, pieces.lastIndexOf('她'), `${id}: the row of 她 is chosen`);
+    if (id === 'sqrt_d') {
+      // The scale view follows 她 too: its entropy bar marked, and its entropy at τ against √d said.
+      const she = pieces.lastIndexOf('她');
+      assert.match(await page.locator('.view-scale .bar-row.highlight').innerText(), new RegExp(`^${she} 她`));
+      assert.match(await page.locator('.followed-entropy').innerText(), new RegExp(`“她” \\(position ${she}, counting from 0\\): [0-9.]+ bits at τ = √d, as the model divides`));
+    }
     if (id === 'who') {
       // The attention map follows 她's row: outlined, its weights read, and for each earlier word the
       // head that gives it most of 她's weight, computed from every layer's probs; 红 (of 小红) among them.

@@ -39,7 +39,19 @@ export function contextOf(typed) {
 export function mount(root, app) {
   const { state } = app;
   const controls = [layerSelect(app), headSelect(app)];
-  const contextInput = el('input', { type: 'number', id: 'gqa-context', min: 1, step: 1, max: MAX_CONTEXT, on: { change: () => app.set({ context: contextOf(contextInput.value) }) } });
+  // A length past the largest is said, not silently replaced: the note stays until the next edit.
+  const capNote = el('p', { className: 'hint context-capped', hidden: true });
+  const contextInput = el('input', {
+    type: 'number', id: 'gqa-context', min: 1, step: 1, max: MAX_CONTEXT,
+    on: {
+      change: () => {
+        const capped = Number(contextInput.value) > MAX_CONTEXT;
+        capNote.hidden = !capped;
+        capNote.textContent = capped ? t('gqa.contextCapped', { max: MAX_CONTEXT.toLocaleString('en-US') }) : '';
+        app.set({ context: contextOf(contextInput.value) });
+      },
+    },
+  });
   const sharing = el('div', { className: 'kv-groups' });
   const variantsRow = el('div', { className: 'multiples wide' });
   const costs = el('div', {});
@@ -48,7 +60,7 @@ export function mount(root, app) {
     el('p', { className: 'explain' }, t('gqa.explain')),
     el('section', { className: 'card' }, el('h3', {}, t('gqa.sharingHeading')), el('p', { className: 'hint sharing-note' }), sharing),
     el('section', { className: 'card' }, el('h3', {}, t('gqa.variantsHeading')), el('p', { className: 'hint variants-note' }), variantsRow),
-    el('section', { className: 'card' }, el('h3', {}, t('gqa.costHeading')), el('div', { className: 'toolbar' }, el('label', { htmlFor: 'gqa-context' }, t('gqa.context')), contextInput), costs),
+    el('section', { className: 'card' }, el('h3', {}, t('gqa.costHeading')), el('div', { className: 'toolbar' }, el('label', { htmlFor: 'gqa-context' }, t('gqa.context')), contextInput), capNote, costs),
   );
   let maps = [];
   let seq = 0;

@@ -11,8 +11,9 @@ import { lineChart } from '../parts/line_chart.js';
 import { value } from '../parts/value.js';
 import { layerSelect, headSelect, range } from '../parts/controls.js';
 import { sequential } from '../parts/color_scale.js';
-import { axisLabel, fixed, gap, numberList } from '../parts/format.js';
+import { axisLabel, fixed, gap, numberList, tokenText } from '../parts/format.js';
 import { entropy } from '../parts/entropy.js';
+import { queryOf } from '../parts/query_row.js';
 import { t } from '../strings.js';
 
 const SEED_ROWS = ['1, 2, 3', '10, 20, 30'];
@@ -109,22 +110,48 @@ export function mount(root, app) {
     headTau.value = String(stopOf(tau));
     tauLabel.replaceChildren('τ = ', value(tau, 3), ` (√d = ${fixed(root2(), 3)})`);
     const pieces = state.tokens.pieces;
+    // The followed query (a lesson's 她, a clicked row): outlined in the map, its entropy bar marked,
+    // and its entropy at τ set beside the same row at √d.
+    const query = queryOf(state, T);
     map.update({
       ...headCells({ data: now.probs, T, S, pieces, mask: state.mask, maxCell: 26 }),
       scale: sequential(0, 1),
+      mark: query === null ? null : { r: query, c: null },
       interaction: {
         name: t('scale.headLabel', { l, h }),
         describe: (i, j) => [...headTip('probs', h, pieces)(i, j), ['τ', fixed(tau, 3)]],
+        onCellClick: (r) => app.set({ query: r === query ? null : r }),
+        start: query === null ? null : { r: query, c: 0 },
       },
     });
     const rows = range(T).filter((i) => state.mask[i] !== 0);
     const entropies = rows.map((i) => entropy(now.probs.subarray(i * S, (i + 1) * S)));
+    const atRoot = swept[(SWEEP - 1) / 2].probs; // the sweep's middle divisor is √d itself
+    const rowEntropy = (probs, i) => fixed(entropy(probs.subarray(i * S, (i + 1) * S)), 2);
+    const followedNote =
+      query !== null && rows.includes(query)
+        ? [
+            el(
+              'p',
+              { className: 'followed-entropy' },
+              t(state.divisor === null ? 'scale.followedRoot' : 'scale.followed', {
+                token: tokenText(pieces[query]),
+                i: query,
+                now: rowEntropy(now.probs, query),
+                tau: fixed(tau, 2),
+                root: rowEntropy(atRoot, query),
+                max: fixed(Math.log2(visible(now.masked.subarray(query * S, (query + 1) * S))), 2),
+              }),
+            ),
+          ]
+        : [];
     entropyOut.replaceChildren(
       el('h4', {}, t('scale.rowEntropy')),
       bars(
-        rows.map((i, n) => ({ label: `${i} ${axisLabel(pieces[i], 8)}`, value: entropies[n], note: `/ ${fixed(Math.log2(visible(now.masked.subarray(i * S, (i + 1) * S))), 2)}` })),
+        rows.map((i, n) => ({ label: `${i} ${axisLabel(pieces[i], 8)}`, value: entropies[n], note: `/ ${fixed(Math.log2(visible(now.masked.subarray(i * S, (i + 1) * S))), 2)}`, highlight: i === query })),
         { max: Math.log2(S), digits: 3, label: t('scale.rowEntropy') },
       ),
+      ...followedNote,
       el('p', { className: 'hint' }, t('scale.entropyNote')),
     );
     const meanEntropy = (probs) => rows.reduce((sum, i) => sum + entropy(probs.subarray(i * S, (i + 1) * S)), 0) / rows.length;
