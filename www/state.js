@@ -99,14 +99,23 @@ export const DEFAULTS = Object.freeze({
   target: null,
   // New in format 3: the input starts with the model's BOS token (when its config names one).
   bos: true,
+  // How the next token is chosen (parts/sampling.js, MiniMind's generate): the logits divided by
+  // `temperature` (0: always the most likely), the `topK` most likely kept (0: no cut), then the
+  // fewest whose probabilities reach `topP` (1: no cut), and the draw's seed. At their defaults the
+  // probabilities are the model's own softmax; links made before they existed meant that.
+  temperature: 1,
+  topK: 0,
+  topP: 1,
+  draw: 0,
 });
 
 // Fields format 2 gained that format 1 never had, and format 3 those format 2 never had: an older
 // link opens with them as it meant them without saying (AS_BEFORE), format 2's at their "nothing"
 // and format 3's BOS off.
 const FORMAT2_ONLY = ['edits', 'probe', 'ablate', 'compare', 'target'];
-const FORMAT3_ONLY = ['bos'];
-const AS_BEFORE = Object.freeze({ ...Object.fromEntries(FORMAT2_ONLY.map((key) => [key, DEFAULTS[key]])), bos: false });
+const SAMPLING = ['temperature', 'topK', 'topP', 'draw'];
+const FORMAT3_ONLY = ['bos', ...SAMPLING];
+const AS_BEFORE = Object.freeze({ ...Object.fromEntries([...FORMAT2_ONLY, ...SAMPLING].map((key) => [key, DEFAULTS[key]])), bos: false });
 
 // Fields every s2 link writes even at their default: the reader's language and the landing view
 // are defaults that differ between browsers and releases, and a link must not.
@@ -315,6 +324,10 @@ const FIELDS = {
   compare: nullable(text),
   target: nullable(int(0, MAX_VOCAB - 1)),
   bos: bool,
+  temperature: real(0, 10),
+  topK: int(0, MAX_VOCAB),
+  topP: real(0.01, 1),
+  draw: int(0, MAX_SEED),
 };
 
 // Format 1 had no sample text: its text null was refused, as it still is. Nor had it the FORMAT2_ONLY
@@ -481,7 +494,7 @@ export async function fragment(state, { embed = false } = {}) {
 
 // Plain "key=value" fields: strings turned into what a JSON payload would hold.
 const PLAIN = {
-  number: ['seed', 'layer', 'head', 'query', 'key', 'divisor', 'tile', 'context', 'target'],
+  number: ['seed', 'layer', 'head', 'query', 'key', 'divisor', 'tile', 'context', 'target', 'temperature', 'topK', 'topP', 'draw'],
   boolean: ['causal', 'allHeads', 'yarn', 'probe', 'bos'],
   list: ['hide', 'pad', 'ablate'],
   string: ['lesson', 'lang', 'text', 'view', 'step', 'stage', 'backend', 'compare'],

@@ -300,6 +300,9 @@ const handlers = {
   top({ logits, k }) {
     return { result: needSession().topTokens(logits, k) };
   },
+  sample({ logits, sampling, ids }) {
+    return { result: needSession().sampleTokens(logits, sampling, Uint32Array.from(ids)) };
+  },
   ropeAngles({ positions, yarn }) {
     return typed({ angles: needSession().ropeAngles(positions, yarn) });
   },

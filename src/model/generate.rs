@@ -21,6 +21,38 @@ pub struct Sampling {
     pub seed: u64,
 }
 
+impl Sampling {
+    /// Refuses settings no draw can use: a temperature below 0 or not a number, a top-p outside
+    /// (0, 1].
+    pub fn check(&self) -> Result<(), Error> {
+        if !(self.temperature >= 0.0 && self.temperature.is_finite()) {
+            return Err(Error::Input(format!("temperature must be a number of at least 0, got {}", self.temperature)));
+        }
+        if !(self.top_p > 0.0 && self.top_p <= 1.0) {
+            return Err(Error::Input(format!("top_p must be above 0 and at most 1, got {}", self.top_p)));
+        }
+        Ok(())
+    }
+}
+
+/// What a set of sampling settings makes of one logits row: how many tokens can still be drawn,
+/// the probability each of `ids` has after the settings (0 where they cut it), and the token drawn
+/// by `pick` from a generator seeded with `s.seed` (the first draw a decoding run with these
+/// settings makes).
+pub struct Draw {
+    pub kept: usize,
+    pub probs: Vec<f32>,
+    pub drawn: (u32, f32),
+}
+
+pub fn draw(logits: &[f32], s: &Sampling, ids: &[u32]) -> Result<Draw, Error> {
+    s.check()?;
+    let c = candidates(logits, s);
+    let p_of = |id: u32| c.iter().find(|x| x.0 == id).map_or(0.0, |x| x.1);
+    let id = pick(logits, s, &mut SplitMix64(s.seed));
+    Ok(Draw { kept: if s.temperature > 0.0 { c.len() } else { 1 }, probs: ids.iter().map(|&i| p_of(i)).collect(), drawn: (id, p_of(id)) })
+}
+
 impl Default for Sampling {
     fn default() -> Self {
         Sampling { temperature: 0.0, top_k: 0, top_p: 1.0, seed: 0 }
@@ -149,6 +181,25 @@ impl Generator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_draw_reports_what_the_settings_keep_and_the_decoder_s_first_pick() {
+        let logits = [1.0, 3.0, 2.0, -1.0];
+        let s = Sampling { temperature: 0.7, top_k: 2, top_p: 1.0, seed: 5 };
+        let d = draw(&logits, &s, &[1, 2, 0]).unwrap();
+        assert_eq!(d.kept, 2);
+        // top-k 2 at temperature 0.7: softmax([3, 2] / 0.7) over ids 1 and 2; id 0 is cut.
+        let e = (1.0f32 / 0.7).exp();
+        assert!((d.probs[0] - e / (e + 1.0)).abs() < 1e-6 && (d.probs[1] - 1.0 / (e + 1.0)).abs() < 1e-6);
+        assert_eq!(d.probs[2], 0.0);
+        assert_eq!(d.drawn.0, pick(&logits, &s, &mut SplitMix64(5)));
+        // Greedy: one token can be drawn, the argmax, whatever the seed.
+        let g = draw(&logits, &Sampling { seed: 9, ..Sampling::default() }, &[]).unwrap();
+        assert_eq!((g.kept, g.drawn.0), (1, 1));
+        for bad in [Sampling { temperature: -1.0, ..s.clone() }, Sampling { temperature: f32::NAN, ..s.clone() }, Sampling { top_p: 0.0, ..s.clone() }, Sampling { top_p: 1.5, ..s.clone() }] {
+            assert!(draw(&logits, &bad, &[]).is_err());
+        }
+    }
 
     #[test]
     fn greedy_takes_the_argmax() {

@@ -15,7 +15,7 @@ use super::{expect_len, from_js, js, now_ms, to_js};
 use crate::analysis::head_roles::{self, HeadRole};
 use crate::analysis::induction;
 use crate::model::attention::MaskSpec;
-use crate::model::generate::{top_tokens, Generator, Sampling};
+use crate::model::generate::{draw, top_tokens, Generator, Sampling};
 use crate::model::{AttentionPath, FlashProbe, Interventions, Model, RunOptions};
 use crate::tokenizer::Tokenizer;
 use crate::trace::{Recorder, Selection, Trace};
@@ -118,6 +118,13 @@ struct Candidate {
     id: u32,
     p: f32,
     piece: String,
+}
+
+#[derive(Serialize)]
+struct SampleView {
+    kept: usize,
+    probs: Vec<f32>,
+    drawn: Candidate,
 }
 
 #[derive(Serialize)]
@@ -250,6 +257,19 @@ impl Session {
     pub fn top_tokens(&self, logits: &[f32], k: usize) -> Result<JsValue, JsError> {
         expect_len("logits", logits.len(), self.model.config.vocab_size, "one row of [T, V]")?;
         to_js(&top_tokens(logits, k).iter().map(|&(id, p)| Candidate { id, p, piece: self.piece(id) }).collect::<Vec<_>>())
+    }
+
+    /// What sampling settings (`{temperature, top_k, top_p, seed}`, MiniMind's generate) make of one
+    /// logits row: `{kept, probs, drawn: {id, p, piece}}`, where `kept` is how many tokens can still
+    /// be drawn, `probs` the probability of each of `ids` after the settings (0 where they are cut),
+    /// and `drawn` the token a decoding run with these settings would pick first.
+    #[wasm_bindgen(js_name = sampleTokens)]
+    pub fn sample_tokens(&self, logits: &[f32], sampling: JsValue, ids: Vec<u32>) -> Result<JsValue, JsValue> {
+        expect_len("logits", logits.len(), self.model.config.vocab_size, "one row of [T, V]")?;
+        let sampling: Sampling = from_js(sampling, "sampling")?;
+        let d = draw(logits, &sampling, &ids).map_err(js)?;
+        let drawn = Candidate { id: d.drawn.0, p: d.drawn.1, piece: self.piece(d.drawn.0) };
+        Ok(to_js(&SampleView { kept: d.kept, probs: d.probs, drawn })?)
     }
 
     /// One traced forward call; see RunRequest. Returns entry metadata; tensors via `tensor(name)`.

@@ -244,6 +244,20 @@ test('KV cache: prefill then one token at a time, each step equal to full recomp
   assert.match(legendText, /masked: a future token \(weight 0\)/);
   assert.doesNotMatch(legendText, /−∞/);
   await shot('deep-decode');
+  // The generated tokens go into the text: the page then runs the prompt and them as its input.
+  const ids = await page.evaluate(() => [...document.querySelectorAll('.decode-sequence .chip-id')].map((c) => Number(c.textContent)));
+  const before = await page.evaluate(() => window.attnscope.app.state.text);
+  await page.locator('#decode-use').click();
+  await settled(page);
+  const after = await page.evaluate(() => window.attnscope.app.state);
+  assert.ok(after.text.startsWith(before) && after.text.length > before.length, after.text);
+  // All of them, but a last one that only starts a character (no text on its own).
+  const added = after.text.slice(before.length);
+  const whole = await page.evaluate((tail) => window.attnscope.call('decode', { ids: tail }), ids.slice(T));
+  assert.ok(whole === added || (whole.startsWith(added) && whole.endsWith('\uFFFD')), `${added} of ${whole}`);
+  assert.ok(!added.includes('\uFFFD'));
+  await page.evaluate((text) => window.attnscope.app.navigate({ text }), before);
+  await settled(page);
 });
 
 test('flash: the tile walk ends at the naive path, with the core’s max |diff|', async () => {
@@ -304,13 +318,83 @@ test('output: the top next tokens are the softmax of the logits row, in order', 
   const m = Math.max(...row);
   const z = row.reduce((s, v) => s + Math.exp(v - m), 0);
   const best = row.indexOf(m);
-  const bars = page.locator('.view-output .bar-row');
+  const bars = page.locator('.view-output .prediction .bar-row');
   assert.equal(await bars.count(), 10);
   close(Number(await bars.first().getAttribute('data-value')), 1 / z, 1e-5, 'top probability');
   assert.match(await bars.first().innerText(), new RegExp(`· ${best}\\b`));
   const ps = await bars.evaluateAll((r) => r.map((x) => Number(x.dataset.value)));
   assert.deepEqual([...ps].sort((a, b) => b - a), ps);
   await shot('deep-output');
+});
+
+test('output: temperature, top-k and top-p as MiniMind samples, the draw, and the drawn token written into the text', async () => {
+  await go(page, 'output');
+  const T = await tokenCount();
+  await pick('output', 'query', T - 1);
+  const logits = await tensor('logits');
+  const V = logits.length / T;
+  const row = Array.from(logits.slice((T - 1) * V, T * V));
+  const order = row.map((x, id) => ({ id, x })).sort((a, b) => b.x - a.x || a.id - b.id);
+  const softmax = (xs) => {
+    const m = Math.max(...xs);
+    const e = xs.map((x) => Math.exp(x - m));
+    const z = e.reduce((a, b) => a + b, 0);
+    return e.map((v) => v / z);
+  };
+  const bars = page.locator('.view-output .sampling .bar-row');
+  const shown = () => bars.evaluateAll((r) => r.map((x) => Number(x.dataset.value)));
+  const summary = () => page.locator('.sampling-summary').innerText();
+  // Temperature 0.5, top-k 3: softmax(logits / 0.5) over the three most likely; the rest are cut to 0.
+  await page.evaluate(() => window.attnscope.app.set({ temperature: 0.5, topK: 3, topP: 1 }));
+  await settled(page);
+  const sharp = softmax(order.slice(0, 3).map((c) => c.x / 0.5));
+  const ps = await shown();
+  assert.equal(ps.length, 10);
+  sharp.forEach((p, n) => close(ps[n], p, 1e-5, `p[${n}] after T = 0.5, top-k 3`));
+  assert.deepEqual(ps.slice(3), Array(7).fill(0));
+  assert.match(await bars.nth(5).innerText(), /cut \(softmax/);
+  assert.match(await summary(), new RegExp(`3 of the ${V.toLocaleString('en-US')} tokens can be drawn`));
+  const drawnIndex = await bars.evaluateAll((r) => r.findIndex((x) => x.classList.contains('highlight')));
+  assert.ok(drawnIndex >= 0 && drawnIndex < 3, `the drawn token is one of those kept, got row ${drawnIndex}`);
+  // top-p 0.5 at temperature 1: the fewest most likely tokens whose probabilities reach one half.
+  await page.evaluate(() => window.attnscope.app.set({ temperature: 1, topK: 0, topP: 0.5 }));
+  await settled(page);
+  const full = softmax(order.map((c) => c.x));
+  let kept = 0;
+  for (let acc = 0; acc < 0.5; kept++) acc += full[kept];
+  assert.match(await summary(), new RegExp(`${kept.toLocaleString('en-US')} of the`));
+  // A new seed is a new draw, and the link keeps it.
+  await page.locator('#sampling-again').click();
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.attnscope.getState().draw), 1);
+  // Temperature 0 is greedy: the argmax is taken, there is nothing to draw again.
+  await page.locator('#sampling-temperature').fill('0');
+  await settled(page);
+  assert.match(await summary(), /Temperature 0 means no draw/);
+  assert.equal(await page.locator('#sampling-again').count(), 0);
+  const best = (await page.locator('.view-output .prediction .bar-row .bar-label').first().innerText()).split(' · ')[0];
+  assert.ok((await page.locator('.sampling-drawn').innerText()).startsWith(`Taken: “${best}”, the most likely token.`), best);
+  // At an earlier position there is no end of the text to add to.
+  await pick('output', 'query', 1);
+  assert.equal(await page.locator('#sampling-append').count(), 0);
+  assert.match(await page.locator('.sampling-drawn').innerText(), /choose the last position/);
+  await pick('output', 'query', T - 1);
+  // The drawn token goes on the end of the text, and the page runs one token further.
+  const before = await page.evaluate(() => window.attnscope.app.state.text);
+  const piece = await page.evaluate((id) => window.attnscope.call('decode', { ids: [id] }), order[0].id);
+  await page.locator('#sampling-append').click();
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.attnscope.app.state.text), before + piece);
+  const ran = await page.evaluate(async () => {
+    const { app, call } = window.attnscope;
+    return { ids: app.state.tokens.ids, expected: (await call('tokenize', { text: app.state.text })).ids };
+  });
+  assert.deepEqual(ran.ids.slice(-ran.expected.length), ran.expected, 'every view now runs the longer text');
+  assert.ok(ran.ids.length - ran.expected.length <= 1, 'after BOS, if the model has one');
+  await page.evaluate((text) => window.attnscope.app.navigate({ text }), before);
+  await settled(page);
+  await page.evaluate(() => window.attnscope.app.set({ temperature: 1, topK: 0, topP: 1, draw: 0, query: null }));
+  await settled(page);
 });
 
 test('every deep view renders in 简体中文 too', async () => {

@@ -46,13 +46,20 @@ const EVERYTHING = {
   compare: 'The cats sat on the mat.',
   target: 1234,
   bos: false,
+  temperature: 0.7,
+  topK: 50,
+  topP: 0.9,
+  draw: 3,
 };
 
 // Format 2's later fields at their "nothing": what a format-1 link opens them as.
 const FORMAT2_NOTHING = { edits: null, probe: false, ablate: [], compare: null, target: null };
-// Format 3's field as links of formats 1 and 2 meant it by not having it: no BOS token first.
-const FORMAT3_BEFORE = { bos: false };
+// Format 3's fields as links of formats 1 and 2 meant them by not having them: no BOS token first,
+// the model's own softmax at the prediction.
+const FORMAT3_BEFORE = { bos: false, temperature: 1, topK: 0, topP: 1, draw: 0 };
 // What a link of format N opens with when it says nothing (or is damaged).
+// EVERYTHING as a format-2 link could hold it: without format 3's fields.
+const EVERYTHING2 = { ...EVERYTHING, ...Object.fromEntries(Object.keys(FORMAT3_BEFORE).map((key) => [key, undefined])) };
 const OPENS = { 1: { ...FORMAT1_DEFAULTS, ...FORMAT2_NOTHING, ...FORMAT3_BEFORE }, 2: { ...DEFAULTS, ...FORMAT3_BEFORE }, 3: DEFAULTS };
 
 // What a format-1 link opens as the format-1 decoder opened it: the same, with format 2's later
@@ -210,7 +217,7 @@ test('format 2 changed the defaults: the built-in model, the sample text; format
   assert.deepEqual(FORMAT1_DEFAULTS, format1.DEFAULTS, 'format 1 defaults are frozen as they were');
   // The landing view may change freely: every s2 link writes its view.
   const changed = Object.keys(DEFAULTS).filter((key) => key !== 'view' && JSON.stringify(DEFAULTS[key]) !== JSON.stringify(FORMAT1_DEFAULTS[key]));
-  assert.deepEqual(changed.sort(), ['ablate', 'bos', 'compare', 'edits', 'model', 'probe', 'target', 'text']);
+  assert.deepEqual(changed.sort(), ['ablate', 'bos', 'compare', 'draw', 'edits', 'model', 'probe', 'target', 'temperature', 'text', 'topK', 'topP']);
   for (const [key, nothing] of Object.entries(FORMAT2_NOTHING)) assert.deepEqual(DEFAULTS[key], nothing, `${key}: a field format 2 gained later defaults to nothing, so older s2 links keep their meaning`);
 });
 
@@ -329,7 +336,7 @@ test('plain fields alone change the base state, as a tab link does', async () =>
 });
 
 test('a truncated link opens with its format\'s defaults and says it is damaged', async () => {
-  for (const [link, defaults] of [[await encode(EVERYTHING), OPENS[3]], [PINNED, OPENS[1]], [await payload(JSON.stringify({ ...EVERYTHING, bos: undefined }), 2), OPENS[2]]]) {
+  for (const [link, defaults] of [[await encode(EVERYTHING), OPENS[3]], [PINNED, OPENS[1]], [await payload(JSON.stringify(EVERYTHING2), 2), OPENS[2]]]) {
     for (const cut of [4, 20, link.length - 3, link.length - 1]) {
       const { state, problems } = await decode(link.slice(0, cut));
       assert.deepEqual(reasons(problems), ['damaged'], `cut at ${cut}`);
@@ -419,7 +426,7 @@ test('BOS: on by default and written only when off; links made before format 3 o
   assert.equal((await decode('#bos=1', { base: OPENS[2] })).state.bos, true, 'and on');
   assert.equal((await decode('#view=grid')).state.bos, true, 'plain links open format 3\'s defaults');
   // Every s2 link the page wrote lacks the field, whatever else it holds, and means no BOS.
-  for (const fields of [{}, { view: 'grid', lang: 'zh' }, { ...EVERYTHING, bos: undefined }]) {
+  for (const fields of [{}, { view: 'grid', lang: 'zh' }, EVERYTHING2]) {
     const { state, problems } = await decode(await payload(JSON.stringify(fields), 2), { known: KNOWN });
     assert.deepEqual(problems, []);
     assert.equal(state.bos, false, JSON.stringify(fields));

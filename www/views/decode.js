@@ -33,6 +33,9 @@ export function mount(root, app) {
   const runButton = el('button', { type: 'button', className: 'action', id: 'decode-run', on: { click: ask(8) } }, t('decode.steps', { n: 8 }));
   const resetButton = el('button', { type: 'button', className: 'action secondary', id: 'decode-reset', on: { click: () => { restart = true; app.redraw(); } } }, t('decode.reset'));
   const sequence = el('div', { className: 'decode-sequence', attrs: { 'aria-live': 'polite' } });
+  // The generated tokens go into the text box, so every other view runs them too.
+  let generated = '';
+  const useButton = el('button', { type: 'button', className: 'action secondary', id: 'decode-use', on: { click: () => app.navigate({ text: state.text + generated }) } }, t('decode.useText'));
   const map = heatmap();
   const rowMap = heatmap();
   const table = el('div', { className: 'table-scroll' });
@@ -44,7 +47,7 @@ export function mount(root, app) {
     el('div', { className: 'toolbar' }, controls.map((c) => c.node), stepButton, runButton, resetButton),
     limitNote,
     el('p', { className: 'explain' }, t('decode.explain')),
-    el('section', { className: 'card' }, el('h3', {}, t('decode.sequenceHeading')), sequence),
+    el('section', { className: 'card' }, el('h3', {}, t('decode.sequenceHeading')), sequence, useButton),
     el(
       'div',
       { className: 'split' },
@@ -101,7 +104,17 @@ export function mount(root, app) {
     const P = run.ids.length;
     const allIds = last.ids;
     const pieces = await app.call('pieces', { ids: allIds });
+    // The generated text, without a last token that only starts a character (its bytes alone are
+    // no text): decoding drops nothing else.
+    let tail = allIds.slice(P);
+    let text = await app.call('decode', { ids: tail });
+    while (text.endsWith('\uFFFD') && tail.length > 0) {
+      tail = tail.slice(0, -1);
+      text = await app.call('decode', { ids: tail });
+    }
     if (my !== seq) return;
+    generated = text;
+    useButton.disabled = text === '';
     stepButton.disabled = runButton.disabled = steps.length >= MAX_STEPS;
     limitNote.hidden = steps.length < MAX_STEPS;
     limitNote.textContent = t('decode.limit', { n: MAX_STEPS });
