@@ -112,6 +112,31 @@ test('the diagram shows the built-in model’s own sizes, its trace’s shapes a
   await page.context().close();
 });
 
+test('the prediction goes on: after a finished sentence, unfinished ones to try; its top token added to the text; sampling one click away', async () => {
+  const page = await freshPage('#view=overview&lang=en');
+  // The sample sentence is finished: its top guess is a line break, and the page says why and offers more.
+  assert.match(await page.locator('.ov-finished').innerText(), /expects the sentence to end here/);
+  assert.equal(await page.locator('#ov-append').count(), 0, 'a line break is no word to add');
+  await page.locator('.ov-finished .ov-try', { hasText: 'To be or not to' }).click();
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.attnscope.app.state.text), 'To be or not to');
+  assert.equal(await page.locator('.ov-finished').count(), 0);
+  // Its top token, written into the text: the page runs one token more and predicts after it.
+  const { best, T } = await page.evaluate(() => ({ best: Number(document.querySelector('.ov-top').dataset.id), T: window.attnscope.app.state.tokens.ids.length }));
+  const piece = await page.evaluate((id) => window.attnscope.call('decode', { ids: [id] }), best);
+  assert.match(await page.locator('#ov-append').innerText(), new RegExp(`^Add “${piece.replace(' ', '␣')}” and predict again$`));
+  await page.locator('#ov-append').click();
+  await settled(page);
+  const after = await page.evaluate(() => ({ text: window.attnscope.app.state.text, ids: window.attnscope.app.state.tokens.ids }));
+  assert.equal(after.text, `To be or not to${piece}`);
+  assert.equal(after.ids.length, T + 1);
+  assert.equal(after.ids[T], best, 'the token predicted is the one now run');
+  await page.locator('.ov-next [data-route="sampling"]').click();
+  await page.waitForSelector('.view-output .sampling');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
 test('a view opened from the overview starts at its top, not at the overview’s scroll', async () => {
   const page = await freshPage('#view=overview&lang=en');
   await page.evaluate(() => scrollTo(0, document.documentElement.scrollHeight));

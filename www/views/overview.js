@@ -25,6 +25,9 @@ const TOKENS_AT_EACH_END = 8; // a long input shows its first and last tokens
 const ELIDED_AT_LEAST = 8; // ... when that leaves out this many or more; a few more chips cost less than a gap
 const ROUTE = ['lessons', 'stepper', 'attention', 'grid'];
 const STACK_DRAWN = 3; // at most this many cards drawn behind the detailed layer
+// Unfinished sentences whose next word the built-in model gets (To be or not to → be 37 %, 今天天气很
+// → 好 46 %): offered when the text is a finished sentence and the prediction is only its ending.
+const UNFINISHED = { en: ['To be or not to', 'Once upon a'], zh: ['今天天气很', '从前有一个'] };
 
 // A link that changes only the fields it names (app.js: plain fields change the current state).
 const link = (fields) => `#${new URLSearchParams(fields)}`;
@@ -251,6 +254,39 @@ export function mount(root, app) {
     const logits = (await app.tensors(['logits'])).get('logits');
     const V = logits.shape[1];
     const top = await app.call('top', { logits: logits.data.slice((T - 1) * V, T * V), k: TOP });
+    const [best] = top;
+    // The top token as text for the box (none for a piece of a character's bytes).
+    const text = await app.call('decode', { ids: [best.id] });
+    return [predictionBlock(T, top), nextSteps(T, best, text.includes('\uFFFD') ? null : text)];
+  }
+
+  // What the reader can do with the prediction: write it into the text and predict again, see how
+  // MiniMind samples, or, after a finished sentence (its ending: a line break, a space, the end of a
+  // message), try an unfinished one.
+  function nextSteps(T, best, text) {
+    const ending = /^\s*$/.test(text ?? 'x') || best.piece === '<|im_end|>';
+    const samples = UNFINISHED[state.lang] ?? UNFINISHED.en;
+    return el(
+      'div',
+      { className: 'ov-next' },
+      el(
+        'div',
+        { className: 'toolbar' },
+        text !== null && !ending && el('button', { type: 'button', className: 'action', id: 'ov-append', on: { click: () => app.navigate({ text: state.text + text }) } }, t('overview.append', { token: tokenText(best.piece) })),
+        el('a', { className: 'action secondary', href: link({ view: 'output', query: T - 1 }), dataset: { route: 'sampling' } }, t('overview.sampling')),
+      ),
+      ending &&
+        el(
+          'p',
+          { className: 'hint ov-finished' },
+          t('overview.finished'),
+          ' ',
+          samples.map((sample) => el('button', { type: 'button', className: 'link ov-try', dataset: { text: sample }, on: { click: () => app.navigate({ text: sample }) } }, `${sample}…`)),
+        ),
+    );
+  }
+
+  function predictionBlock(T, top) {
     const [best, ...rest] = top;
     const bar = el('span', { className: 'ov-bar-fill' });
     bar.style.width = percent(best.p).replace(' ', '');
@@ -277,7 +313,7 @@ export function mount(root, app) {
     if (state.tokens.ids.length === 0) return;
     const found = await predict();
     if (my !== seq) return;
-    prediction.replaceChildren(found);
+    prediction.replaceChildren(...found);
   }
 
   return {
