@@ -593,6 +593,7 @@ const en = {
   'ffn.tutorial': 'The tutorial’s w1, w3, w2 are MiniMind’s gate_proj, up_proj, down_proj:',
   // Mixture of experts (views/moe.js, the config panel's use_moe, the overview's MoE card).
   'config.use_moe': 'Mixture of experts (use_moe)',
+  'config.moeElsewhere': 'This model’s FFN is dense. To see MiniMind’s mixture of experts (use_moe), choose Random: its weights are random, so it is about shapes and routing, not learned patterns.',
   'config.num_experts': 'Experts',
   'config.num_experts_per_tok': 'Experts per token (top-k)',
   'config.norm_topk_prob': 'Renormalise the chosen weights (norm_topk_prob)',
@@ -1594,6 +1595,7 @@ const zh = {
   'ffn.tutorial': '教程里的 w1、w3、w2 就是 MiniMind 的 gate_proj、up_proj、down_proj：',
   // 混合专家（views/moe.js、配置面板的 use_moe、总览的 MoE 卡片）。
   'config.use_moe': '混合专家（use_moe）',
+  'config.moeElsewhere': '这个模型的 FFN 是稠密的。想看 MiniMind 的混合专家（use_moe），请选“随机”：它的权重是随机的，看的是形状和路由，而不是学到的模式。',
   'config.num_experts': '专家数',
   'config.num_experts_per_tok': '每个 token 的专家数（top-k）',
   'config.norm_topk_prob': '选中的权重重新归一化（norm_topk_prob）',

@@ -206,6 +206,19 @@ test('ticking use_moe in the config panel turns the dense FFN view into the rout
   await page.close();
 });
 
+test('a trained model offers no MoE switch (it would swap the model for random weights): the panel says where MoE is', async () => {
+  const page = await open(await link({ model: { kind: 'builtin' }, config: FORMAT1_DEFAULTS.config }));
+  await settled(page);
+  assert.equal(await page.locator('#cfg-use_moe').isVisible(), false);
+  assert.match(await page.locator('.config-moe-elsewhere').innerText(), /This model’s FFN is dense\. To see MiniMind’s mixture of experts \(use_moe\), choose Random/);
+  await page.locator('.model-sources button', { hasText: 'Random' }).click();
+  await settled(page);
+  assert.equal(await page.locator('#cfg-use_moe').isVisible(), true);
+  assert.equal(await page.locator('.config-moe-elsewhere').isVisible(), false);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
+
 test('the pipeline of a MoE model walks the router, the chosen experts and their weighted sum', async () => {
   const page = await open(await link({ view: 'stepper', step: 'ffn_router', layer: 1 }));
   await page.waitForSelector('.view-stepper .step-card h2');

@@ -48,7 +48,9 @@ export function configPanel({ config, seed, causal }, { onApply, onCausal }) {
       field('seed', seed),
     ),
     el('label', { className: 'switch' }, causalBox, el('span', {}, t('config.causal'))),
-    el('label', { className: 'switch' }, moeBox, el('span', {}, t('config.use_moe'))),
+    // MoE is a knob of the random weights: ticked on a trained model it would swap that model out.
+    el('label', { className: 'switch config-moe-switch' }, moeBox, el('span', {}, t('config.use_moe'))),
+    el('p', { className: 'hint config-moe-elsewhere' }, t('config.moeElsewhere')),
     moeFields,
     general,
     summary,
