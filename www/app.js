@@ -110,7 +110,8 @@ const app = {
   navigate,
   tensors,
   call: (type, body, options) => worker.call(type, body, options),
-  tokenize: (text) => worker.call('tokenize', { text, bos: withBos() }), // a text as the page's input is tokenized (BOS first or not)
+  // A text as the page's input is tokenized (BOS first or not; `bos` false: as a link turning it off would).
+  tokenize: (text, bos = withBos()) => worker.call('tokenize', { text, bos }),
   withBos,
   args: () => runArgs(),
   redraw: () => refresh(), // a view's own change (a lesson's edited cell): redrawn as any other, so settled() waits for it

@@ -308,6 +308,28 @@ test('FFN: gate, silu(gate), up, act and down; the strongest neurons with their 
   await shot('deep-ffn');
 });
 
+test('masks: the weight that goes to the future with the mask off, on average and in the row that peeks most', async () => {
+  await go(page, 'masks');
+  const { shares } = await page.evaluate(async () => {
+    const { app } = window.attnscope;
+    const name = `layers.${app.state.layer}.attn.probs`;
+    const probs = (await app.tensors([name], { causal: false })).get(name);
+    const [, T, S] = probs.shape;
+    const h = app.state.head;
+    const shares = [];
+    for (let i = 0; i < T; i++) {
+      let future = 0;
+      for (let j = i + 1; j < S; j++) future += probs.data[(h * T + i) * S + j];
+      shares.push(future);
+    }
+    return { shares };
+  });
+  const mean = shares.reduce((a, b) => a + b, 0) / shares.length;
+  const top = shares.indexOf(Math.max(...shares));
+  const note = await page.locator('.view-masks').innerText();
+  assert.match(note, new RegExp(`On average ${(100 * mean).toFixed(1)}% of each row’s attention goes to future tokens when the mask is off\\. Most of all in row ${top} \\(counting from 0\\), “[^”]+”: ${(100 * shares[top]).toFixed(1)}%`));
+});
+
 test('output: the top next tokens are the softmax of the logits row, in order', async () => {
   await go(page, 'output');
   const T = await tokenCount();

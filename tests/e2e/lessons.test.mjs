@@ -301,7 +301,7 @@ const DOORS = {
   flow: ['attention', '小红很开心，她很好'],
   sqrt_d: ['scale', '小明把苹果给了小红，她很开心'],
   causal: ['masks', '今天天气很好'],
-  padding: ['masks', '今天天气很好'],
+  padding: ['masks', '<|endoftext|><|im_start|>今天天气很好'],
   shapes: ['gqa', '小明把苹果给了她'],
   multihead: ['grid', '小明把苹果给了小红，她很开心'],
 };
@@ -311,8 +311,10 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
     await lesson(id);
     const door = page.locator('.lesson-door');
     assert.equal(await door.getAttribute('data-view'), view, id);
-    // As the page tokenizes its input: the built-in model's BOS token first.
-    const { pieces } = await page.evaluate((s) => window.attnscope.call('tokenize', { text: s, bos: true }), text);
+    // As the page tokenizes its input: the built-in model's BOS token first, but for the padding
+    // door, which pads on the left before BOS as MiniMind's batched generation does.
+    const bos = id !== 'padding';
+    const { pieces } = await page.evaluate(({ s, bos }) => window.attnscope.call('tokenize', { text: s, bos }), { s: text, bos });
     const chips = await door.locator('.chip-piece').allInnerTexts();
     assert.deepEqual(chips, pieces.map((p) => (p === ' ' ? '␣' : p)), `${id}: the door shows the tokenizer's tokens`);
     const spaces = pieces.filter((p) => p === ' ').length;
@@ -328,6 +330,14 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
     assert.deepEqual(opened.state.model, { kind: 'builtin' });
     assert.deepEqual(opened.pieces, pieces, `${id}: the view runs the sentence's tokens`);
     if (['qk', 'who', 'flow', 'sqrt_d', 'multihead'].includes(id)) assert.equal(opened.state.query, pieces.lastIndexOf('她'), `${id}: the row of 她 is chosen`);
+    assert.equal(opened.state.bos, bos, `${id}: BOS as the door says`);
+    assert.deepEqual(opened.state.pad, id === 'padding' ? [0] : [], `${id}: padding as the door says`);
+    if (id === 'padding') {
+      assert.deepEqual(opened.pieces.slice(0, 2), ['<|endoftext|>', '<|im_start|>']);
+      assert.match(await page.locator('.view-masks').innerText(), /−1e9 on the columns of padded tokens/);
+    }
+    // Nothing padded: the padding mask's panel says why it is blank, and how to pad a token.
+    if (id === 'causal') assert.match(await page.locator('.view-masks').innerText(), /No token is padding now, so this mask adds nothing/);
     if (id === 'sqrt_d') {
       // The scale view follows 她 too: its entropy bar marked, and its entropy at τ against √d said.
       const she = pieces.lastIndexOf('她');

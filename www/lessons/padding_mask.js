@@ -18,7 +18,16 @@ const PAD_SCORE = 0.9;
 const N = WORDS.length + 1;
 const MODES = ['causal', 'padding', 'both'];
 // The same sentence without the spaces: four tokens, one per word, as in the lesson.
-export const DOOR = { view: 'masks', text: { en: WORDS.join(''), zh: WORDS.join('') }, words: WORDS };
+// The door pads the sentence as MiniMind's batched generation does: its padding token, then BOS,
+// typed into the text with the page's own BOS off, and the padding marked 0 (pad: [0]).
+const PADDED = `<|endoftext|><|im_start|>${WORDS.join('')}`;
+export const DOOR = {
+  view: 'masks',
+  text: { en: PADDED, zh: PADDED },
+  fields: { bos: false, pad: [0] },
+  words: WORDS,
+  note: 'lesson.padding.door',
+};
 
 // The sentence with its padding token first (left) or last (right): tokens, mask and scores.
 function layout(side) {

@@ -37,8 +37,8 @@ export const DOOR = {
   focus: '她',
   words: WORDS,
   note: {
-    en: 'The attention map opens with the row of 她 outlined as the query. Under the map, for each earlier word, the head of the built-in model that gives it the most of 她’s weight: look for 红 (of 小红) there and open that head. A small trained model has no head that does only this; the tutorial’s 0.80 is a picture of the idea.',
-    zh: '注意力图打开时，“她”这一行已作为 Q（查询）框出。图下方列出前面每个词、以及给它最多“她”的权重的那个注意力头：在里面找“红”（小红的“红”），点开那个头。小模型没有专门只做这件事的头；教程里的 0.80 是示意。',
+    en: 'The attention map opens with the row of 她 outlined as the query. Under the map are the five words 她 weighs most, each beside the head of the built-in model that makes 她 look at it most: look for 红 (of 小红) there and open that head. A small trained model has no head that does only this; the tutorial’s 0.80 is a picture of the idea.',
+    zh: '注意力图打开时，“她”这一行已作为 Q（查询）框出。图下方列出“她”最看重的 5 个词，每个词旁边是让“她”最关注它的那个头：在里面找“红”（小红的“红”），点开那个头。小模型没有专门只做这件事的头；教程里的 0.80 是示意。',
   },
 };
 

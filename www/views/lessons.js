@@ -14,7 +14,7 @@
 // setState) opens the lesson afresh with them.
 //
 // Each lesson ends with a door to the same idea on the real model: its module's
-// DOOR = { view, text: { en, zh }, fields?, focus?, words?, note? } opens `view` on the built-in model
+// DOOR = { view, text: { en, zh }, fields?, focus?, words?, note? (a string key, or { en, zh }) } opens `view` on the built-in model
 // with the sentence typed in (plain link fields `fields`; `focus`: the token whose row to select as the
 // query; `note: { en, zh }`: what to look for there). The door shows the tokens the model's tokenizer
 // makes of the sentence and says, from them, where they differ from the tutorial's words (`words`; without them, a sentence's words are those
@@ -121,19 +121,22 @@ export function mount(root, app) {
     const text = DOOR.text[language()] ?? DOOR.text.en;
     const { door } = current;
     // Tokenized as the page will tokenize it (BOS first or not), so `focus` names the same position there.
-    const drawn = `${language()}|${app.withBos()}|${text}`;
+    // A door opens its view as the page starts: BOS first (unless it says otherwise), nothing padded.
+    const fields = { bos: true, pad: [], ...(DOOR.fields ?? {}) };
+    const bos = fields.bos && app.model?.bos_token_id != null;
+    const drawn = `${language()}|${bos}|${text}`;
     if (door.drawn === drawn) return;
-    const { pieces, special } = await app.tokenize(text);
+    const { pieces, special } = await app.tokenize(text, bos);
     if (current?.id !== id) return;
     door.drawn = drawn;
     const focus = DOOR.focus ? pieces.lastIndexOf(DOOR.focus) : -1;
-    const patch = { view: DOOR.view, model: 'builtin', text, ...(DOOR.fields ?? {}), ...(focus >= 0 ? { query: focus } : {}) };
+    const patch = { view: DOOR.view, model: 'builtin', text, ...fields, ...(focus >= 0 ? { query: focus } : {}) };
     const { spaces, split } = readTokens(DOOR.words ?? (/\s/.test(text) ? text.split(/\s+/).filter(Boolean) : null), pieces.filter((_, i) => !special[i]));
     const parts = [
       el('h3', {}, t('lessons.door.heading')),
       el('p', {}, t('lessons.door.note', { view: t(`view.${DOOR.view}`) })),
       el('p', { className: 'door-sentence' }, el('q', { lang: 'zh-CN' }, text)),
-      DOOR.note && el('p', { dataset: { note: 'look' } }, DOOR.note[language()] ?? DOOR.note.en),
+      DOOR.note && el('p', { dataset: { note: 'look' } }, typeof DOOR.note === 'string' ? t(DOOR.note) : (DOOR.note[language()] ?? DOOR.note.en)),
       el('p', { className: 'door-tokens' }, t('lessons.door.tokens', { n: pieces.length }), ' ', el('span', { className: 'chips' }, pieces.map((p, i) => el('span', { className: special[i] ? 'chip static special' : 'chip static', dataset: { i } }, el('span', { className: 'chip-piece' }, tokenText(p)))))),
       spaces > 0 && el('p', { className: 'hint', dataset: { note: 'spaces' } }, t('lessons.door.spaces', { n: spaces, all: pieces.length })),
       split?.length > 0 && el('p', { className: 'hint', dataset: { note: 'split' } }, t('lessons.door.split', { words: split.map((s) => `${s.word} → ${s.pieces.join(' + ')}`).join(t('lessons.door.listSep')) })),

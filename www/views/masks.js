@@ -80,11 +80,17 @@ export function mount(root, app) {
     const combined = added(both);
     maskRow.replaceChildren(
       panel(t('masks.causal'), t('masks.causalNote'), added(causalOnly), null, null),
-      panel(t('masks.padding'), t('masks.paddingNote'), added(paddingOnly), null, null),
+      // With nothing padded this panel is blank: said so, with how to pad a token.
+      panel(t('masks.padding'), t(state.mask.every((m) => m === 1) ? 'masks.paddingNone' : 'masks.paddingNote'), added(paddingOnly), null, null),
       panel(t('masks.combined'), t('masks.combinedNote'), combined, null, null),
     );
     maskLegend.replaceChildren(legend(null, { visible: true, neginf: true, padding: marksOf(combined).padding }));
-    leakNote.textContent = t('masks.leakNote', { pct: (100 * futureShare(probsOff, T, S, state.mask)).toFixed(1) });
+    // The mean, and the row that peeks most: one row (often the first, which has all the future
+    // ahead of it) can carry most of the mean.
+    const shares = futureShares(probsOff, T, S, state.mask);
+    const top = shares.reduce((best, x) => (best === null || x.share > best.share ? x : best), null);
+    const mean = shares.length ? shares.reduce((sum, x) => sum + x.share, 0) / shares.length : 0;
+    leakNote.textContent = t('masks.leakNote', { pct: (100 * mean).toFixed(1) }) + (top && top.share > 0.001 ? ` ${t('masks.leakTop', { i: top.i, token: tokenText(state.tokens.pieces[top.i]), pct: (100 * top.share).toFixed(1) })}` : '');
     leakRow.replaceChildren(
       panel(t('masks.probsOn'), null, probsOn, sequential(0, 1), state.mask),
       panel(t('masks.probsOff'), null, probsOff, sequential(0, 1), state.mask),
@@ -101,16 +107,14 @@ export function mount(root, app) {
   };
 }
 
-// Mean, over real query rows, of the probability mass on keys after the query (j > i).
-function futureShare(probs, T, S, mask) {
-  let total = 0;
-  let rows = 0;
+// For each real query row i, the probability mass on keys after it (j > i): [{i, share}].
+function futureShares(probs, T, S, mask) {
+  const shares = [];
   for (let i = 0; i < T; i++) {
     if (mask[i] === 0) continue;
     let future = 0;
     for (let j = i + 1; j < S; j++) future += probs[i * S + j];
-    total += future;
-    rows++;
+    shares.push({ i, share: future });
   }
-  return rows ? total / rows : 0;
+  return shares;
 }
