@@ -914,6 +914,7 @@ const en = {
   'app.pageTitle': 'attnscope — MiniMind attention, tensor by tensor',
   'app.skip': 'Skip to the view',
   'input.chipPart': ', part of “{chars}”',
+  'input.splitNote': '{example}: the tokenizer cut “{char}” into {n} tokens, each holding some of its UTF-8 bytes (a Chinese character is 3 bytes); the small number says which part.',
   // Interventions (issue #13): compare two inputs (views/compare.js), knock out heads
   // (views/ablate.js, parts/ablation.js), logit lens (views/lens.js), head attribution
   // (views/attribution.js), and two predictions side by side (parts/prediction_diff.js).
@@ -1698,7 +1699,7 @@ const zh = {
   'lesson.sqrt_d.what': '它是什么',
   'lesson.sqrt_d.headDim': 'MiniMind-3 的 head_dim：÷ √d 里的 d',
   'lesson.sqrt_d.hidden': '隐藏维度，不是一个头的宽度',
-  'lesson.sqrt_d.overstates': '教程说分数会达到“几百甚至上千”。元素大小约为 1 时，分数按 √d 增长：√512 ≈ {root512}，MiniMind-3 每个头里 √96 ≈ {root96}（这里 d = 96 时最大的分数：{largest}）。这只是十几到二十几，不是几百，但已经足以把 softmax 推向“赢者通吃”。只有向量本身的数值很大时，分数才会到几百。',
+  'lesson.sqrt_d.overstates': '教程说分数会达到“几百甚至上千”。元素大小约为 1 时，分数按 √d 增长：√512 ≈ {root512}，MiniMind-3 每个头里 √96 ≈ {root96}（这里 d = 96 时最大的分数：{largest}）。这只是几十，不是几百，但已经足以把 softmax 推向“赢者通吃”。只有向量本身的数值很大时，分数才会到几百。',
   'lesson.multihead.role0': '匹配内容',
   'lesson.multihead.role1': '关注前一个 token',
   'lesson.multihead.compare': '第一课只有一个头，用全部 4 维，也不 ÷ √d，得到 她→小红 = {one}（匹配分数 {score1}）。这里的头 0 只看 d0 和 d2 两维：匹配分数是 {score0}，÷ √2 后变成 {scaled}。分数更小、彼此更接近，softmax 就分得更散，所以 她→小红 = {head0}。头 1 根本不找“小红”：“她”把 {head1} 的权重给了紧挨在前面的“很”。',
@@ -1918,6 +1919,7 @@ const zh = {
   'app.pageTitle': 'attnscope — 逐个张量看 MiniMind 的注意力',
   'app.skip': '跳到视图',
   'input.chipPart': '，是“{chars}”的一部分',
+  'input.splitNote': '{example}：分词器把“{char}”拆成了 {n} 个 token，各装它的一部分 UTF-8 字节（一个汉字 3 个字节）；右上角的小数字表示第几部分。',
   // 干预实验（issue #13）：比较两个输入、屏蔽注意力头、logit lens、逐头归因、两个预测并排。
   'nav.group.interp': '实验',
   'view.compare': '比较两个输入',

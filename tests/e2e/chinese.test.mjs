@@ -75,6 +75,15 @@ test('Chinese tokens read as their characters on the chips, cut characters marke
   const cut = await page.evaluate(() => window.attnscope.app.state.tokens.pieces.filter((p) => /[¹²³⁴]/.test(p)));
   assert.ok(cut.some((p) => p.startsWith('🙂')), cut.join(' '));
   assert.equal(await page.locator('.chip.split').count(), cut.length);
+  // What the marks mean is said under the chips, not only in a tooltip.
+  const first = await page.evaluate(() => {
+    const { split, chars } = window.attnscope.app.state.tokens;
+    return chars[split.findIndex(Boolean)];
+  });
+  const parts = cut.filter((p) => p.startsWith(first));
+  assert.equal(await page.locator('.chips-split-note').innerText(), `${parts.join(' ')}：分词器把“${first}”拆成了 ${parts.length} 个 token，各装它的一部分 UTF-8 字节（一个汉字 3 个字节）；右上角的小数字表示第几部分。`);
+  await type('今天天气很好');
+  assert.equal(await page.locator('.chips-split-note').isVisible(), false, 'no cut character, no note');
 });
 
 test('heatmap axes show characters, never bytes, and CJK labels are never turned on their side', async () => {

@@ -9,17 +9,27 @@ import { tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 
 export function tokenChips(onToggle) {
-  const node = el('div', { className: 'chips', attrs: { role: 'group', 'aria-label': t('input.text') } });
+  const group = el('div', { className: 'chips', attrs: { role: 'group', 'aria-label': t('input.text') } });
+  // The marks ¹ ² of a character cut over several tokens, said under the chips where they appear
+  // (in the chip's tooltip too, but a newcomer does not hover to find out what a mark means).
+  const splitNote = el('p', { className: 'hint chips-split-note', hidden: true });
+  const node = el('div', { className: 'chips-box' }, group, splitNote);
 
   return {
     node,
     update({ ids, pieces, bytes, chars, split, special = [] }, mask) {
-      node.setAttribute('aria-label', t('input.text'));
+      group.setAttribute('aria-label', t('input.text'));
+      const first = split.findIndex(Boolean);
+      splitNote.hidden = first < 0;
+      if (first >= 0) {
+        const parts = ids.map((_, i) => i).filter((i) => split[i] && chars[i] === chars[first]);
+        splitNote.textContent = t('input.splitNote', { example: parts.map((i) => tokenText(pieces[i])).join(' '), char: chars[first], n: parts.length });
+      }
       if (ids.length === 0) {
-        node.replaceChildren(el('span', { className: 'chips-empty' }, t('input.noTokens')));
+        group.replaceChildren(el('span', { className: 'chips-empty' }, t('input.noTokens')));
         return;
       }
-      node.replaceChildren(
+      group.replaceChildren(
         ...ids.map((id, i) => {
           const padded = mask[i] === 0;
           const part = split[i] ? t('input.chipPart', { chars: chars[i] }) : '';
