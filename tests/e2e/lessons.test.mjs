@@ -294,6 +294,24 @@ test('√d: d = 96, MiniMind-3’s head_dim, beside the hidden sizes 512 and 768
   await shot('lesson-sqrt-d-96');
 });
 
+test('each lesson leads on to the next, in the tutorials’ order (many heads before GQA shares K and V); the last back to the overview', async () => {
+  const order = await page.locator('.lesson-tab').evaluateAll((tabs) => tabs.map((a) => a.dataset.lesson));
+  assert.deepEqual(order, ['qk', 'who', 'flow', 'sqrt_d', 'causal', 'padding', 'multihead', 'shapes']);
+  await lesson('causal');
+  const next = page.locator('.lesson-next');
+  assert.equal(await next.innerText(), 'Next lesson: Padding mask vs causal mask →');
+  await next.click();
+  await page.waitForSelector('.lesson-tab[data-lesson="padding"][aria-current="page"]');
+  await settled(page);
+  await lesson('multihead');
+  assert.equal(await next.innerText(), 'Next lesson: The shapes of MiniMind’s default model, and GQA →');
+  await lesson('shapes');
+  assert.equal(await next.innerText(), 'That was the last lesson. Back to the whole model →');
+  await next.click();
+  await page.waitForSelector('.view-overview');
+  await settled(page);
+});
+
 // Each lesson's door: the sentence the lesson names, the view, and the tokens the page then holds.
 const DOORS = {
   qk: ['attention', '小明把苹果给了小红，她很开心'],

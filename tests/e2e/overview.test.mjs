@@ -225,14 +225,14 @@ test('a random model draws its own sizes: MiniMind-3’s (768, 8 layers, 8 heads
   await page.context().close();
 });
 
-test('the tabs come in groups: basics, deep dives and experiments behind folds that open on their views, lessons', async () => {
+test('the tabs come in groups: basics, lessons, then deep dives and experiments behind folds that open on their views', async () => {
   const page = await freshPage('#view=overview');
   const groups = await page.$$eval('#nav .tab-group', (list) => list.map((g) => [g.dataset.group, [...g.querySelectorAll('a.tab')].map((a) => a.dataset.view)]));
   assert.deepEqual(groups, [
     ['basics', ['overview', 'stepper', 'attention', 'grid', 'masks', 'output']],
+    ['lessons', ['lessons']],
     ['deep', ['lines', 'qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn']],
     ['interp', ['compare', 'ablate', 'lens', 'attribution']],
-    ['lessons', ['lessons']],
   ]);
   const visible = () => page.$$eval('#nav a.tab', (list) => list.filter((a) => a.checkVisibility()).map((a) => a.dataset.view));
   assert.deepEqual(await visible(), ['overview', 'stepper', 'attention', 'grid', 'masks', 'output', 'lessons'], 'a handful of doors');

@@ -1,4 +1,4 @@
-// The view tabs in the top bar, in four groups: a newcomer sees the basics and the lessons; the
+// The view tabs in the top bar, in four groups: a newcomer sees the basics and then the lessons; the
 // deep dives and the experiments (interventions on the model) fold away behind a button each. Built once per language (so keyboard focus stays on a tab
 // while views change); render(view) marks the view shown. Every tab is a real link (#view=…, with
 // the page's language kept by link.js's pageHref).
@@ -9,9 +9,10 @@ import { t } from '../strings.js';
 
 export const TAB_GROUPS = [
   { id: 'basics', views: ['overview', 'stepper', 'attention', 'grid', 'masks', 'output'] },
+  // Beside the basics, not after the folds: the overview's route starts with the lessons.
+  { id: 'lessons', views: ['lessons'] },
   { id: 'deep', views: ['lines', 'qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn'], folds: true },
   { id: 'interp', views: ['compare', 'ablate', 'lens', 'attribution'], folds: true },
-  { id: 'lessons', views: ['lessons'] },
 ];
 
 // nav: the <nav> to fill; go(view): the reader picked a tab.

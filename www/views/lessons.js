@@ -37,7 +37,9 @@ import * as paddingMask from '../lessons/padding_mask.js';
 import * as shapes from '../lessons/shapes_gqa.js';
 import * as multiHead from '../lessons/multi_head.js';
 
-export const LESSONS = { qk: qkMatch, who: whoSheMeans, flow, sqrt_d: sqrtD, causal: causalMask, padding: paddingMask, shapes, multihead: multiHead };
+// In the tutorials' order: one head's Q·K, √d and the masks (seeds/000), then many heads, and only
+// then MiniMind-3's shapes, where GQA shares K and V between them (seeds/002).
+export const LESSONS = { qk: qkMatch, who: whoSheMeans, flow, sqrt_d: sqrtD, causal: causalMask, padding: paddingMask, multihead: multiHead, shapes };
 
 // The cells of lesson `id` in the link's edits, keyed by table; and back.
 function cellsOf(edits, id) {
@@ -97,7 +99,13 @@ export function mount(root, app) {
     if (current) closeEdits(current.book);
     const body = el('div', { className: 'lesson-body' });
     const door = el('section', { className: 'card lesson-door', dataset: { view: LESSONS[id].DOOR.view } });
-    article.replaceChildren(el('h2', {}, t(`lesson.${id}.title`)), el('p', { className: 'explain lesson-intro' }, t(`lesson.${id}.intro`)), body, door);
+    // The way on: the next lesson, named, after the door (the last lesson leads to the overview).
+    const ids = Object.keys(LESSONS);
+    const next = ids[ids.indexOf(id) + 1];
+    const onward = next
+      ? el('a', { className: 'action secondary lesson-next', href: pageHref({ view: 'lessons', lesson: next }), dataset: { lesson: next }, on: { click: (e) => { e.preventDefault(); app.navigate({ view: 'lessons', lesson: next }); } } }, t('lessons.next', { title: t(`lesson.${next}.title`) }))
+      : el('a', { className: 'action secondary lesson-next', href: pageHref({ view: 'overview' }), on: { click: (e) => { e.preventDefault(); app.navigate({ view: 'overview' }); } } }, t('lessons.done'));
+    article.replaceChildren(el('h2', {}, t(`lesson.${id}.title`)), el('p', { className: 'explain lesson-intro' }, t(`lesson.${id}.intro`)), body, door, el('p', { className: 'lesson-onward' }, onward));
     const cells = cellsOf(state.edits, id);
     current = { id, book: null, written: JSON.stringify(editsOf(cells, id)), checked: false, door: { node: door, drawn: null } };
     current.book = openEdits(cells, (next) => current?.id === id && write(id, next));
