@@ -101,6 +101,19 @@ test('compare: both sentences, their attention maps and difference, predictions 
   await cleanScreenshot(page, 'interp-compare-en');
 });
 
+test('compare: the default second sentence is a one-word swap whose tokens line up, so the difference map is there', async () => {
+  const text = 'I love you more than words can say, and I will love you forever.';
+  await open({ text });
+  await page.evaluate(() => window.attnscope.app.set({ compare: null }));
+  await settled(page);
+  // love → hate is the first swap, but "hate" is two tokens; love → like lines up.
+  assert.equal(await page.locator('.view-compare .compare-input').inputValue(), 'I like you more than words can say, and I will love you forever.');
+  assert.equal(await page.locator('.view-compare .compare-token.changed').count(), 1);
+  assert.equal(await page.locator('.view-compare .compare-diff canvas:visible').count(), 1, 'B − A is drawn');
+  assert.equal(await page.evaluate(() => window.attnscope.getState().compare), null, 'the default stays out of the link');
+  await open({ text: 'The king said to his son: you must be brave.', compare: 'The king said to her son: you must be brave.' });
+});
+
 test('compare: the same sentence twice differs by nothing; a second sentence of another length says so', async () => {
   await open({ compare: 'The king said to his son: you must be brave.' });
   assert.equal(Number(await page.locator('.view-compare .prediction-diff').getAttribute('data-kl')), 0);

@@ -4,7 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { klDivergence } from '../../www/parts/entropy.js';
-import { swapWord } from '../../www/parts/word_pairs.js';
+import { swaps } from '../../www/parts/word_pairs.js';
+
+const swapWord = (text) => swaps(text)[0] ?? text;
 import { points } from '../../www/parts/prediction_diff.js';
 
 test('KL(P ‖ Q) is Σ p ln(p / q): zero for equal distributions, not symmetric, infinite where Q misses P', () => {
@@ -28,6 +30,11 @@ test('the default second sentence swaps the first word of a known pair, whole wo
   assert.equal(swapWord('中国的经济在过去二十年里发展得很快。'), '中国的经济在过去二十年里发展得很慢。');
   assert.equal(swapWord('老师告诉我们，读书是了解世界最好的方法。'), '老师告诉我们，读书是了解世界最坏的方法。');
   assert.equal(swapWord('他今天很开心。'), '她今天很开心。');
+  // Every swap, the earliest word first: the view takes the first whose tokens line up (love → hate
+  // does not: "hate" is two tokens of MiniMind's tokenizer).
+  assert.deepEqual(swaps('I love you more than words can say, and I will love you forever.'), ['I hate you more than words can say, and I will love you forever.', 'I like you more than words can say, and I will love you forever.']);
+  assert.deepEqual(swaps('She is a good cat.'), ['He is a good cat.', 'She is a bad cat.', 'She is a good cats.']);
+  assert.deepEqual(swaps('Nothing here.'), []);
   assert.equal(swapWord('这本书写得非常好，我一口气就看完了。'), '这本书写得非常坏，我一口气就看完了。');
   assert.equal(swapWord('A cathedral at dawn.'), 'A cathedral at dawn.', 'no pair: the sentence itself');
 });

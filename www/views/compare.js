@@ -11,7 +11,7 @@ import { layerSelect, headSelect } from '../parts/controls.js';
 import { diverging, neutralWord, sequential } from '../parts/color_scale.js';
 import { indexLabel, tokenText } from '../parts/format.js';
 import { distribution, predictionDiff } from '../parts/prediction_diff.js';
-import { swapWord } from '../parts/word_pairs.js';
+import { swaps } from '../parts/word_pairs.js';
 import { t } from '../strings.js';
 import { errorText } from '../page/error_text.js';
 
@@ -23,9 +23,10 @@ export function mount(root, app) {
   const inputId = `compare-${Math.random().toString(36).slice(2, 7)}`;
   const input = el('input', { id: inputId, type: 'text', className: 'compare-input', attrs: { spellcheck: 'false', autocomplete: 'off' } });
   let timer = 0;
+  let shownDefault = null; // the default second sentence last shown (compare null)
   input.addEventListener('input', () => {
     clearTimeout(timer);
-    timer = setTimeout(() => app.set({ compare: input.value === swapWord(state.text) ? null : input.value }), TYPING_PAUSE_MS);
+    timer = setTimeout(() => app.set({ compare: input.value === shownDefault ? null : input.value }), TYPING_PAUSE_MS);
   });
   const sentences = el('div', { className: 'compare-sentences' });
   const maps = { a: heatmap(), b: heatmap(), diff: heatmap() };
@@ -56,12 +57,25 @@ export function mount(root, app) {
     return tokenized.get(key);
   }
 
+  // The default B: the first one-word swap whose tokens line up with A's (love → hate would not:
+  // "hate" is two tokens), so that the difference map exists; else the first swap, else A itself.
+  async function defaultB(text, T) {
+    const options = swaps(text).slice(0, 8);
+    for (const b of options) {
+      const tokens = await tokensOf(b).catch(() => null);
+      if (tokens?.ids.length === T) return b;
+    }
+    return options[0] ?? text;
+  }
+
   const line = (key, tokens) => el('p', { className: 'compare-sentence' }, el('strong', {}, t(key)), ' ', tokens.pieces.map((p, i) => el('span', { className: tokens.special?.[i] ? 'compare-token special' : 'compare-token', dataset: { i } }, tokenText(p))));
 
   async function update() {
     const my = ++seq;
     controls.forEach((c) => c.update());
-    const textB = state.compare ?? swapWord(state.text);
+    const textB = state.compare ?? (await defaultB(state.text, state.tokens.ids.length));
+    if (my !== seq) return;
+    if (state.compare === null) shownDefault = textB;
     if (document.activeElement !== input) input.value = textB;
     const A = state.tokens;
     // The second sentence's own refusal (over the token limit, say) is said under its field, which
