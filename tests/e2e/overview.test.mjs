@@ -137,6 +137,27 @@ test('the prediction goes on: after a finished sentence, unfinished ones to try;
   await page.context().close();
 });
 
+test('a trained model’s few huge activations do not wash out the pipeline’s heatmaps: the scale ends at the 99th percentile and says so', async () => {
+  const page = await freshPage('#view=stepper&step=attn_residual&layer=2&lang=en');
+  const { limit, maxAbs, beyond } = await page.evaluate(async () => {
+    const data = Array.from(await window.attnscope.tensor('layers.2.attn.residual'));
+    const abs = data.map(Math.abs).sort((a, b) => a - b);
+    const limit = abs[Math.floor(0.99 * abs.length)];
+    return { limit, maxAbs: abs[abs.length - 1], beyond: abs.filter((v) => v > limit).length };
+  });
+  assert.ok(maxAbs > 3 * limit, `the built-in model has outliers here: ${maxAbs} against ${limit}`);
+  const short = (v) => String(+v.toPrecision(3));
+  const legend = page.locator('.view-stepper .legend');
+  assert.deepEqual(await legend.locator('.legend-ticks span').allInnerTexts(), [`≤ −${short(limit)}`, '0', `≥ ${short(limit)}`]);
+  assert.equal(await legend.locator('.legend-clipped').innerText(), `${beyond} cells lie beyond ±${short(limit)} (up to ±${short(maxAbs)}) and take the end colours, so the rest stay readable; hover a cell for its value.`);
+  // A tensor without such outliers keeps its full range.
+  await page.evaluate(() => window.attnscope.app.navigate({ step: 'probs' }));
+  await page.waitForSelector('.view-stepper figure[data-tensor="layers.2.attn.probs"]');
+  await settled(page);
+  assert.equal(await page.locator('.view-stepper .legend-clipped').count(), 0);
+  await page.context().close();
+});
+
 test('a view opened from the overview starts at its top, not at the overview’s scroll', async () => {
   const page = await freshPage('#view=overview&lang=en');
   await page.evaluate(() => scrollTo(0, document.documentElement.scrollHeight));

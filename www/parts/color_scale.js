@@ -9,6 +9,7 @@
 // (MiniMind's padding mask adds -1e9) are drawn as hatching by the heatmap and named in the legend.
 
 import { isDark } from './theme_colours.js';
+import { short } from './format.js';
 import { t } from '../strings.js';
 
 const VIRIDIS = ['#440154', '#482475', '#414487', '#355f8d', '#2a788e', '#21918c', '#22a884', '#44bf70', '#7ad151', '#bddf26', '#fde725'];
@@ -89,6 +90,33 @@ export function extent(arrays) {
     }
   }
   return min > max ? { min: 0, max: 0, maxAbs: 0 } : { min, max, maxAbs: Math.max(-min, max) };
+}
+
+// A diverging scale for activations, which in a trained model hold a few huge values (the first
+// token's hidden state reaches ±100 where the rest stay within ±5: "massive activations"). Scaled to
+// those, every other cell is the colour of 0. When the largest |x| is over OUTLIER times the 99th
+// percentile, the scale ends at that percentile: the few beyond take the end colours, the ticks say
+// "≤" and "≥", and `clipped` ({limit, maxAbs, count}) lets the legend say how many and how far.
+const OUTLIER = 3;
+const SAMPLE = 65536; // values looked at for the percentile; a larger tensor is strided
+
+export function activationScale(data) {
+  const { maxAbs } = extent([data]);
+  const stride = Math.max(1, Math.floor(data.length / SAMPLE));
+  const seen = [];
+  for (let i = 0; i < data.length; i += stride) {
+    const v = data[i];
+    if (v > PADDING_LIMIT && v < Infinity) seen.push(Math.abs(v));
+  }
+  seen.sort((a, b) => a - b);
+  const limit = seen.length ? seen[Math.min(seen.length - 1, Math.floor(0.99 * seen.length))] : 0;
+  if (!(limit > 0) || maxAbs <= OUTLIER * limit) return diverging(maxAbs);
+  let count = 0;
+  for (let i = 0; i < data.length; i++) if (Math.abs(data[i]) > limit && data[i] > PADDING_LIMIT && data[i] < Infinity) count++;
+  const scale = diverging(limit);
+  scale.ticks = [`≤ ${short(-limit)}`, '0', `≥ ${short(limit)}`];
+  scale.clipped = { limit, maxAbs, count };
+  return scale;
 }
 
 // The scale a trace tensor gets by default: probabilities are sequential on [0, 1],

@@ -9,7 +9,7 @@
 import { el } from './dom.js';
 import { headCells, headTip, heatmap } from './heatmap.js';
 import { legend, marksOf } from './legend.js';
-import { scaleFor, diverging } from './color_scale.js';
+import { activationScale, diverging, scaleFor } from './color_scale.js';
 import { shapeLabel, axisLabel, tokenText } from './format.js';
 import { t } from '../strings.js';
 
@@ -41,7 +41,7 @@ function matrix(name, data, shape, ctx, maps) {
   const grouped = rest.length === 2;
   const d = grouped ? rest[1] : cols;
   const headWord = KV_TENSOR.test(name) ? 'KV' : EXPERT_CHOICES.test(name) ? t('moe.choice') : t('tip.head');
-  const scale = name.startsWith('rope.') ? diverging(1) : scaleFor(name, [data]);
+  const scale = name.startsWith('rope.') ? diverging(1) : activationScale(data);
   const map = heatmap();
   maps.push(map);
   map.update({
