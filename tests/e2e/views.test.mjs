@@ -178,6 +178,11 @@ test('the attention map shows one head with exact values at each stage', async (
   await screenshot(page, 'views-attention-raw');
   await page.locator('.segment[data-stage="probs"]').click();
   await settled();
+  // On the weights the future is hatched too, and read as what it is: weight 0, masked.
+  const future = await readCell(canvas, 1, 5);
+  assert.equal(future.value, '0');
+  assert.match(future.text, /masked: this key comes after the query, so the causal mask set its weight to 0/);
+  assert.match(await page.locator('.attention-figure .legend').innerText(), /masked: a future token \(weight 0\)/);
 });
 
 test('the head grid groups heads by KV head and opens a head on click', async () => {

@@ -105,6 +105,15 @@ export function headCells({ data, T, S, pieces, mask, maxCell, labelChars = 8 })
   return { cells: { data, rows: T, cols: S, rowMask: mask, square: true, maxCell }, labels: { rows: labels.slice(0, T), cols: labels.slice(0, S) } };
 }
 
+// Attention weights of a causal run drawn as the masked stages draw the mask: a key after its query
+// (j > i) holds weight 0, and is −∞ here so that it is hatched and read as a future token's weight
+// 0 (pass `future: true` in cells). Without it, the future's 0 looks like any small weight.
+export function causalFuture(data, T, S) {
+  const out = Float32Array.from(data);
+  for (let i = 0; i < T; i++) out.fill(-Infinity, i * S + i + 1 + (S - T), (i + 1) * S);
+  return out;
+}
+
 // The tooltip lines every one-head attention heatmap starts with: cell (i, j) of head h's panel of
 // `tensor` by its index, then its query and key tokens.
 export function headTip(tensor, h, pieces) {

@@ -7,7 +7,7 @@
 // The header names the tensor and writes its shape as MiniMind prints it, batch first.
 
 import { el } from './dom.js';
-import { headCells, headTip, heatmap } from './heatmap.js';
+import { causalFuture, headCells, headTip, heatmap } from './heatmap.js';
 import { legend, marksOf } from './legend.js';
 import { activationScale, diverging, scaleFor } from './color_scale.js';
 import { shapeLabel, axisLabel, tokenText } from './format.js';
@@ -17,7 +17,7 @@ const ATTENTION = /(^|\.)(scores|masked_scores|probs)$/;
 const KV_TENSOR = /attn\.(k|v|k_norm|k_rope|k_cache|v_cache)$/;
 const EXPERT_CHOICES = /ffn\.expert_out$/;
 
-// ctx: {pieces, mask, nRep, maxCell}. Returns {node, maps, destroy()}: the heatmaps paint once the
+// ctx: {pieces, mask, nRep, maxCell, causal}. Returns {node, maps, destroy()}: the heatmaps paint once the
 // node is in the page (heatmap.js), or at once with paintAll(maps).
 export function tensorFigure(name, { data, shape }, ctx) {
   const maps = [];
@@ -65,11 +65,16 @@ function attentionPanels(name, data, shape, ctx, maps) {
   const [nH, T, S] = shape;
   const scale = scaleFor(name, [data]);
   const panels = [];
+  // A causal run's weights hatch the future, as its masked scores do (ctx.causal).
+  const future = ctx.causal === true && name.endsWith('probs');
   for (let h = 0; h < nH; h++) {
     const map = heatmap();
     maps.push(map);
+    const head = data.subarray(h * T * S, (h + 1) * T * S);
+    const { cells, labels } = headCells({ data: future ? causalFuture(head, T, S) : head, T, S, pieces: ctx.pieces, mask: ctx.mask, maxCell: 18 });
     map.update({
-      ...headCells({ data: data.subarray(h * T * S, (h + 1) * T * S), T, S, pieces: ctx.pieces, mask: ctx.mask, maxCell: 18 }),
+      cells: { ...cells, future },
+      labels,
       scale,
       legend: false,
       interaction: {
@@ -79,5 +84,5 @@ function attentionPanels(name, data, shape, ctx, maps) {
     });
     panels.push(el('div', { className: 'panel-cell' }, el('div', { className: 'panel-title' }, t('control.headOption', { h, kv: Math.floor(h / ctx.nRep) })), map.node));
   }
-  return el('div', {}, el('p', { className: 'hint' }, t('stepper.perHead')), el('div', { className: 'multiples' }, panels), legend(scale, marksOf(data, ctx.mask)));
+  return el('div', {}, el('p', { className: 'hint' }, t('stepper.perHead')), el('div', { className: 'multiples' }, panels), legend(scale, { ...marksOf(data, ctx.mask), future }));
 }

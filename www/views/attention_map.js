@@ -7,7 +7,7 @@
 // `query`, a lesson's door): where its weights go, and the heads where it looks most at another token.
 
 import { el } from '../parts/dom.js';
-import { headCells, headTip, heatmap } from '../parts/heatmap.js';
+import { causalFuture, headCells, headTip, heatmap } from '../parts/heatmap.js';
 import { layerSelect, headSelect, stageSelect, stageName, stageValues, STAGES } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
 import { gap, indexLabel, shapeLabel } from '../parts/format.js';
@@ -79,9 +79,11 @@ export function mount(root, app) {
       // little: the strongest heads that do something else here, measured on this run, are a click away.
       ...[measured?.role === 'first' ? otherHeads(roles, pieces, (l, hh) => app.set({ layer: l, head: hh })) : null].filter(Boolean),
     );
-    const { cells, labels } = headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, maxCell: 44, labelChars: 12 });
+    // The weights of a causal run hatch the future as the masked stage does (weight 0, said so).
+    const future = weights && state.causal;
+    const { cells, labels } = headCells({ data: future ? causalFuture(data, T, S) : data, T, S, pieces: state.tokens.pieces, mask: state.mask, maxCell: 44, labelChars: 12 });
     map.update({
-      cells,
+      cells: { ...cells, future },
       scale: scaleFor(name, [data]),
       // Σ row means something only for the weights: each row of them sums to 1 (a masked row's is −∞).
       labels: { ...labels, sums: state.stage === 'probs' },

@@ -242,7 +242,7 @@ export function mount(root, app) {
     if (my !== seq || extra === null) return;
 
     figures.forEach((f) => f.destroy());
-    const ctx = { pieces: state.tokens.pieces, mask: state.mask, nRep: app.model.num_attention_heads / app.model.num_key_value_heads };
+    const ctx = { pieces: state.tokens.pieces, mask: state.mask, nRep: app.model.num_attention_heads / app.model.num_key_value_heads, causal: state.causal };
     figures = present.map((n) => tensorFigure(n, found.get(n), ctx));
     const missing = names.filter((n) => !present.includes(n));
     const where = t('stepper.stepOf', { i: i + 1, n: total() });
