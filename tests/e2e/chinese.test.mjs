@@ -241,3 +241,20 @@ test('a config the core refuses is explained in Chinese under its field', async 
   await settled();
   assert.deepEqual(page.consoleErrors, []);
 });
+
+test('on a phone the attention map’s stage control fits: 阶段 on one line, the page no wider than the screen, the stage shown in sight', async () => {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  const phone = await openPage(context, `${server.url}#view=attention&lang=zh`);
+  await pageSettled(phone);
+  const fit = await phone.evaluate(() => {
+    const label = document.querySelector('.view-attention .picker-label');
+    const group = document.querySelector('.view-attention .segmented');
+    const pressed = group.querySelector('[aria-pressed="true"]').getBoundingClientRect();
+    const box = group.getBoundingClientRect();
+    return { page: document.documentElement.scrollWidth, label: label.getBoundingClientRect().height, line: parseFloat(getComputedStyle(label).lineHeight) || 20, inSight: pressed.left >= box.left - 1 && pressed.right <= box.right + 1 };
+  });
+  assert.ok(fit.page <= 390, `page width ${fit.page}`);
+  assert.ok(fit.label < 1.5 * fit.line, `阶段 on one line: ${fit.label} px`);
+  assert.ok(fit.inSight, 'the pressed stage is inside the visible part of its group');
+  await context.close();
+});

@@ -108,6 +108,13 @@ export function stageSelect(app) {
     node,
     update() {
       for (const b of buttons) b.setAttribute('aria-pressed', String(b.dataset.stage === app.state.stage));
+      // On a phone the group scrolls sideways: the stage shown is kept in sight, not cut off at its end.
+      const group = buttons[0].parentNode;
+      const pressed = buttons.find((b) => b.dataset.stage === app.state.stage);
+      if (pressed && group.scrollWidth > group.clientWidth) {
+        const left = pressed.offsetLeft - group.offsetLeft;
+        if (left < group.scrollLeft || left + pressed.offsetWidth > group.scrollLeft + group.clientWidth) group.scrollLeft = left + pressed.offsetWidth - group.clientWidth;
+      }
     },
   };
 }
