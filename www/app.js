@@ -234,6 +234,9 @@ async function open(next) {
 // fields ("view=grid") change the current state, a whole link ("s3.…") replaces it.
 async function openFromHash(hash) {
   writer.cancel();
+  // The address now says what was asked, which may differ from what opens (a layer past the
+  // model's, plain fields over the state): the whole link is written back even if nothing changed.
+  rewrite = true;
   // Text typed in the last TYPING_PAUSE_MS is not in the state yet: a tab or the language button
   // clicked now keeps it (the view opens on it), rather than putting the old text back in the box.
   const base = shared();
@@ -260,12 +263,18 @@ async function update(partial) {
 
 // After each change: the address, the embed's chrome, the share panel and the scripting API follow.
 let published = '';
+let rewrite = false; // openFromHash: the address must be written back whatever the state
 function publish() {
   for (const flag of HIDE_FLAGS) document.documentElement.classList.toggle(`hide-${flag}`, state.hide.includes(flag));
   if (app.busy || app.phase === 'loading' || app.phase === 'building') return;
   const now = shared();
   const json = JSON.stringify(now);
-  if (json === published) return;
+  if (json === published) {
+    if (rewrite) writer.write(now);
+    rewrite = false;
+    return;
+  }
+  rewrite = false;
   published = json;
   writer.write(now);
   share.update();

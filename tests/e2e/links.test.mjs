@@ -146,8 +146,8 @@ test('an old format-1 link opens exactly the state it did: the random model, its
     const link = await format1.encode({ ...format1.DEFAULTS, ...fields });
     assert.match(link, /^s1\./);
     // Format 1 had no lesson edits, induction probe nor interventions: the page reads them as none;
-    // nor a BOS token before the text: the page reads it as off.
-    const before = { ...(await format1.decode(link)).state, edits: null, probe: false, ablate: [], compare: null, target: null, bos: false };
+    // nor a BOS token before the text: the page reads it as off; nor sampling settings: the model's own softmax.
+    const before = { ...(await format1.decode(link)).state, edits: null, probe: false, ablate: [], compare: null, target: null, bos: false, temperature: 1, topK: 0, topP: 1, draw: 0 };
     const page = await freshPage(`#${link}`, locale);
     const s = await shown(page);
     assert.equal(s.kind, 'random');
@@ -234,6 +234,26 @@ test('switching language on a sample sentence switches the sample; on typed text
   assert.equal(s.text, typed);
   assertTokens(s);
   await cleanScreenshot(page, 'links-typed-zh');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+test('the address always says what is on screen: after a click on the tab already open, and after a field the model cannot hold', async () => {
+  const page = await freshPage(`#view=attention&layer=3&head=2&text=${encodeURIComponent('My own words here')}`);
+  const opened = await page.evaluate(() => window.attnscope.getState());
+  assert.deepEqual([opened.layer, opened.head, opened.text], [3, 2, 'My own words here']);
+  await page.locator('#nav .tab[data-view="attention"]').click();
+  await settled(page);
+  let now = await shown(page);
+  assert.match(now.hash, /^#s3\./, 'the whole link, not the tab’s #view=attention');
+  assert.deepEqual([now.state.layer, now.state.head, now.state.text], [3, 2, 'My own words here']);
+  // A layer past the built-in model's four is the last one, and the address says so.
+  await page.evaluate(() => (location.hash = 'layer=9'));
+  await page.waitForFunction(() => location.hash.startsWith('#s3.'), null, { timeout: 10_000 });
+  await settled(page);
+  now = await shown(page);
+  assert.equal(now.state.layer, 3);
+  assert.equal((await decode(now.hash)).state.layer, 3);
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 });
