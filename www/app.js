@@ -246,6 +246,9 @@ async function openFromHash(hash) {
     base.text = dom.text.value;
   }
   const { state: next, problems } = await decodeLink(hash, { base, known, lang: reader });
+  // A text longer than a link carries comes back whole from its history entry (link.js linkWriter).
+  const whole = history.state?.text;
+  if (typeof whole === 'string' && typeof next.text === 'string' && whole.length > next.text.length && whole.startsWith(next.text)) next.text = whole;
   explain(problems);
   await open(next);
 }
@@ -341,7 +344,7 @@ function refresh() {
     current = null;
     const box =
       app.phase === 'error'
-        ? message('error', t('app.errorTitle'), errorText(app.error))
+        ? message('error', t(app.error?.code ? 'app.refusedTitle' : 'app.errorTitle'), errorText(app.error))
         : app.phase === 'empty'
           ? message('empty', t(state.text.trim() === '' ? 'app.empty' : 'app.noTokens'))
           : app.phase === 'cancelled'

@@ -44,7 +44,10 @@ export function linkWriter({ embed }) {
     last = Date.now();
     const my = ++seq;
     const hash = `#${await fragment(latest, { embed })}`;
-    if (my === seq && location.hash !== hash) history.replaceState(history.state, '', hash);
+    // A link carries MAX_TEXT characters of the text; the history entry keeps all of it, so Back
+    // and Forward bring back what was typed (app.js openFromHash), not the link's cut.
+    const text = typeof latest.text === 'string' ? latest.text : null;
+    if (my === seq && (location.hash !== hash || history.state?.text !== text)) history.replaceState({ ...history.state, text }, '', hash);
   }
   return {
     write(state) {

@@ -184,6 +184,55 @@ function joined(shards) {
   return { head, bases: starts.map((s) => head.length + s) };
 }
 
+// --- the JSON files, read within a size ---
+
+// config.json is a few hundred bytes; tokenizer.json a few MB (Qwen's 11 MB); the shards' index
+// under 1 MB. A file past its limit is refused before it is read, so a 700 MB "tokenizer.json"
+// neither freezes the tab nor is blamed on its JSON.
+const TEXT_LIMITS = { 'config.json': 1 << 20, 'tokenizer.json': 64 << 20, 'model.safetensors.index.json': 16 << 20 };
+
+function tooBig(file, bytes) {
+  return new Error(t('source.textTooBig', { file, size: bytes.toLocaleString('en-US'), most: TEXT_LIMITS[file].toLocaleString('en-US') }));
+}
+
+// A picked or dropped file's text, refused by size first.
+async function fileText(blob, file) {
+  if (blob.size > TEXT_LIMITS[file]) throw tooBig(file, blob.size);
+  return blob.text();
+}
+
+// A download's text, counted as it arrives: refused past the limit, and a download that breaks off
+// is said as such, with the file's name (not the browser's "Failed to fetch").
+export async function responseText(response, file) {
+  const declared = Number(response.headers.get('content-length'));
+  if (declared > TEXT_LIMITS[file]) throw tooBig(file, declared);
+  const reader = response.body.getReader();
+  const parts = [];
+  let loaded = 0;
+  for (;;) {
+    let chunk;
+    try {
+      chunk = await reader.read();
+    } catch {
+      throw new Error(t('source.brokenOff', { file, loaded: loaded.toLocaleString('en-US') }));
+    }
+    if (chunk.done) break;
+    loaded += chunk.value.length;
+    if (loaded > TEXT_LIMITS[file]) {
+      reader.cancel().catch(() => {});
+      throw tooBig(file, loaded);
+    }
+    parts.push(chunk.value);
+  }
+  const bytes = new Uint8Array(loaded);
+  let at = 0;
+  for (const part of parts) {
+    bytes.set(part, at);
+    at += part.length;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
 // --- files ---
 
 /**
@@ -193,13 +242,13 @@ function joined(shards) {
  */
 export async function fromFiles(files, { check, progress }) {
   const picked = pickFiles(files);
-  const config = await picked.config.text();
+  const config = await fileText(picked.config, 'config.json');
   const size = picked.weights.size;
   const first = new Uint8Array(await picked.weights.slice(0, 8).arrayBuffer());
   const head = new Uint8Array(await picked.weights.slice(0, headerEnd(first) ?? 8).arrayBuffer());
   const info = await check(config, size, head);
   const { weights } = await readStreams([{ stream: picked.weights.stream(), file: baseName(picked.weights) }], { check: async () => info, progress });
-  const tokenizer = picked.tokenizer ? await picked.tokenizer.text() : null;
+  const tokenizer = picked.tokenizer ? await fileText(picked.tokenizer, 'tokenizer.json') : null;
   const names = [picked.config, picked.weights, picked.tokenizer].filter(Boolean).map(baseName);
   const name = folderOf(Array.from(files)) ?? modelName(config, baseName(picked.weights));
   return { config, weights, tokenizer, meta: { name, kind: 'files', files: names, bytes: size, dtype: info.dtype, weight_count: info.weight_count } };
@@ -286,11 +335,11 @@ async function get(folder, file, shown, { optional = false } = {}) {
  */
 export async function fromUrl(url, { check, progress, kind = 'url' }) {
   const folder = folderUrl(url);
-  const config = await (await get(folder, 'config.json', url)).text();
+  const config = await responseText(await get(folder, 'config.json', url), 'config.json');
   const response = await get(folder, 'model.safetensors', url);
   const { weights, info } = await located(url, readStreams)([{ stream: response.body, file: 'model.safetensors' }], { check: (size, head) => check(config, size, head), progress });
   const tokenizerResponse = await get(folder, 'tokenizer.json', url, { optional: true });
-  const tokenizer = tokenizerResponse ? await tokenizerResponse.text() : null;
+  const tokenizer = tokenizerResponse ? await responseText(tokenizerResponse, 'tokenizer.json') : null;
   const name = new URL(folder).pathname.split('/').filter(Boolean).pop() ?? new URL(folder).host;
   return {
     config,
@@ -349,17 +398,17 @@ export async function fromHub(repo, { check, progress }) {
   const listing = await (await get(new URL('api/models/', hub).href, repo, new URL(hub).host)).json().catch(() => null);
   const files = new Set((Array.isArray(listing?.siblings) ? listing.siblings : []).map((f) => f?.rfilename));
   const folder = new URL(`${repo}/resolve/main/`, hub).href;
-  const config = await (await get(folder, 'config.json', repo)).text();
+  const config = await responseText(await get(folder, 'config.json', repo), 'config.json');
   let names = ['model.safetensors'];
   if (!files.has('model.safetensors')) {
     if (!files.has('model.safetensors.index.json')) throw new Error(t(files.has('pytorch_model.bin') ? 'hub.pytorchOnly' : 'hub.noWeights', { repo, ...CONVERT }));
-    names = shardsOf(await (await get(folder, 'model.safetensors.index.json', repo)).json().catch(() => null));
+    names = shardsOf(await responseText(await get(folder, 'model.safetensors.index.json', repo), 'model.safetensors.index.json').then(JSON.parse).catch(() => null));
     if (!names) throw new Error(t('hub.badIndex', { repo }));
   }
   const streams = [];
   for (const file of names) streams.push({ stream: (await get(folder, file, repo)).body, file });
   const { weights, info } = await located(repo, readStreams)(streams, { check: (size, head) => check(config, size, head), progress });
-  const tokenizer = files.has('tokenizer.json') ? await (await get(folder, 'tokenizer.json', repo)).text() : null;
+  const tokenizer = files.has('tokenizer.json') ? await responseText(await get(folder, 'tokenizer.json', repo), 'tokenizer.json') : null;
   return {
     config,
     weights,

@@ -14,6 +14,7 @@ const en = {
   'app.empty': 'Type a sentence on the left to see every tensor the model computes for it.',
   'app.noTokens': 'The tokenizer turns this text into no tokens at all, so there is nothing to run. Its vocabulary has no piece for these characters: try other text, or a checkpoint whose tokenizer.json covers them.',
   'app.errorTitle': 'Something went wrong',
+  'app.refusedTitle': 'This run cannot be shown',
   'app.viewErrorTitle': 'This view could not draw:',
   'app.trappedPanic': 'The core stopped on an internal error: {why}. The last model that loaded has been reloaded.',
   'app.trappedTrap': 'The core stopped: it ran out of memory or hit a bug ({why}). The last model that loaded has been reloaded.',
@@ -804,6 +805,8 @@ const en = {
   'core.config.between': '{name} must be between 1 and {limit}, not {value}.',
   'core.config.topK': 'num_experts_per_tok must be between 1 and num_experts ({experts}), not {value}.',
   'core.config.epsPositive': 'rms_norm_eps must be a number above 0, not {value}.',
+  'core.config.epsTiny': 'rms_norm_eps {value} is 0 in f32, the precision the model computes in (the smallest it can hold is about 1.2e-38), so a row of zeros would be divided by 0.',
+  'core.runNonFinite': 'The numbers left f32’s range in {tensor} (it holds {value}): this checkpoint’s weights or config make the model overflow there, so there is no result to show. Check its config.json and weights against the model they came from.',
   'core.config.ropeTheta': 'rope_theta must be a number above 1, not {value}.',
   'core.probeVocab': 'the probe needs {tokens} different tokens, but this model’s vocabulary has only {count} ordinary ones (not special tokens).',
   'core.probePositions': 'the probe’s {tokens} tokens are more than this model’s {limit} positions.',
@@ -836,6 +839,7 @@ const en = {
   'source.badHead': '{file} does not begin with a safetensors header (8 bytes giving the header’s length, then the header), so it was not downloaded.',
   'source.tooLong': 'the server sent more than the {total} bytes {file}’s own header describes; the download was stopped.',
   'source.tooShort': 'the server sent only {loaded} of the {total} bytes {file}’s own header describes.',
+  'source.textTooBig': '{file} is {size} bytes, more than the {most} bytes such a file can be: it is not the file a model comes with.',
   'source.brokenOff': 'the download of {file} broke off after {loaded} bytes (the connection closed or the server’s length was wrong).',
 
   // A Hugging Face Hub repo id in the model panel (panels/model_panel.js, model_source.js fromHub).
@@ -1023,6 +1027,7 @@ const zh = {
   'app.empty': '在左侧输入一句话，就能看到模型为它计算的每一个张量。',
   'app.noTokens': '分词器把这段文本切成了 0 个 token，所以没有东西可以运行：它的词表里没有这些字符对应的片段。请换一段文本，或者换一个 tokenizer.json 能覆盖这些字符的检查点。',
   'app.errorTitle': '出错了',
+  'app.refusedTitle': '这次运行无法显示',
   'app.viewErrorTitle': '这个视图没能画出来：',
   'app.trappedPanic': '核心程序因内部错误而停止：{why}。已重新加载上一个成功加载的模型。',
   'app.trappedTrap': '核心程序停止了：内存不足或遇到了程序错误（{why}）。已重新加载上一个成功加载的模型。',
@@ -1812,6 +1817,8 @@ const zh = {
   'core.config.between': '{name} 必须在 1 到 {limit} 之间，不能是 {value}。',
   'core.config.topK': 'num_experts_per_tok 必须在 1 到 num_experts（{experts}）之间，不能是 {value}。',
   'core.config.epsPositive': 'rms_norm_eps 必须是大于 0 的数，不能是 {value}。',
+  'core.config.epsTiny': 'rms_norm_eps {value} 在 f32（模型计算用的精度）里就是 0（f32 能表示的最小正数约为 1.2e-38），全零的一行就会被 0 除。',
+  'core.runNonFinite': '数值在 {tensor} 超出了 f32 的范围（其中有 {value}）：这个检查点的权重或配置让模型在这里溢出，所以没有结果可以显示。请对照它原来的模型检查 config.json 和权重。',
   'core.config.ropeTheta': 'rope_theta 必须是大于 1 的数，不能是 {value}。',
   'core.probeVocab': '探针需要 {tokens} 个互不相同的 token，而这个模型的词表里只有 {count} 个普通 token（特殊 token 不算）。',
   'core.probePositions': '探针的 {tokens} 个 token 超过了这个模型的 {limit} 个位置。',
@@ -1844,6 +1851,7 @@ const zh = {
   'source.badHead': '{file} 的开头不是 safetensors 文件头（先是给出文件头长度的 8 个字节，再是文件头本身），所以没有下载它。',
   'source.tooLong': '服务器发送的字节超过了 {file} 自己的文件头所描述的 {total} 字节，下载已停止。',
   'source.tooShort': '服务器只发送了 {file} 自己的文件头所描述的 {total} 字节中的 {loaded} 字节。',
+  'source.textTooBig': '{file} 有 {size} 字节，超过了这种文件最多的 {most} 字节：它不是模型自带的那种文件。',
   'source.brokenOff': '{file} 的下载在 {loaded} 字节后中断了（连接被关闭，或者服务器给出的长度不对）。',
 
   // 模型面板中的 Hugging Face Hub 仓库名（panels/model_panel.js，model_source.js fromHub）。

@@ -278,6 +278,16 @@ impl Config {
             let text = format!("rms_norm_eps must be a positive number, got {}", self.rms_norm_eps);
             return Err(said("config.epsPositive", vec![("value", self.rms_norm_eps.to_string())], text));
         }
+        // The model computes in f32: an eps below f32's smallest normal number is 0 there, and a
+        // zero row would then divide 0 by 0.
+        if (self.rms_norm_eps as f32) < f32::MIN_POSITIVE {
+            // Three significant digits: JSON's 1e-50 may parse to 9.999999999999999e-51.
+            let shown = format!("{:.2e}", self.rms_norm_eps);
+            let (mantissa, exponent) = shown.split_once('e').unwrap_or((&shown, "0"));
+            let value = format!("{}e{exponent}", mantissa.trim_end_matches('0').trim_end_matches('.'));
+            let text = format!("rms_norm_eps {value} is 0 in f32, the precision the model computes in (the smallest it can hold is about 1.2e-38)");
+            return Err(said("config.epsTiny", vec![("value", value)], text));
+        }
         if !(self.rope_theta.is_finite() && self.rope_theta > 1.0) {
             let text = format!("rope_theta must be a number above 1, got {}", self.rope_theta);
             return Err(said("config.ropeTheta", vec![("value", self.rope_theta.to_string())], text));
@@ -391,6 +401,8 @@ mod tests {
         assert_eq!(said(r#"{"hidden_size": 90, "num_attention_heads": 4, "num_key_value_heads": 2}"#), ("config.headDimAuto", "dim=90 heads=4".into()));
         assert_eq!(said(r#"{"num_hidden_layers": 65}"#), ("config.overLimit", "name=num_hidden_layers value=65 limit=64".into()));
         assert_eq!(said(r#"{"hidden_act": "gelu"}"#), ("config.hiddenAct", "value=\"gelu\"".into()));
+        assert_eq!(said(r#"{"rms_norm_eps": 1e-50}"#), ("config.epsTiny", "value=1e-50".into()), "positive, but 0 in f32");
+        assert!(Config::from_json(r#"{"rms_norm_eps": 1e-30}"#).is_ok());
         assert!(Config::from_json(r#"{"head_dim": null, "intermediate_size": null}"#).is_ok(), "sizes that follow from the others may be null");
     }
 

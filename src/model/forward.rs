@@ -135,6 +135,7 @@ impl Model {
             };
             let out = decoder_layer(cfg, w, x, &mut cache.layers[l], &run, rec);
             x = out.x;
+            finite(&format!("layers.{l}.out"), &x)?;
             if rec.wants_logit_lens(l) {
                 let lens = lens::logit_lens(x.view(), &self.weights.norm, cfg.rms_norm_eps, self.weights.lm_head()); // (T, V)
                 rec.put(format!("layers.{l}.logit_lens"), &[t, cfg.vocab_size], lens.into_raw_vec_and_offset().0);
@@ -150,6 +151,7 @@ impl Model {
         let resid = x; // (T, H): the residual stream the final norm reads
         let x = rms_norm(resid.view(), &self.weights.norm, cfg.rms_norm_eps);
         let logits = linear(x.view(), self.weights.lm_head()); // (T, V)
+        finite("logits", &logits)?;
         if rec.wants(None) {
             rec.put("final_norm".into(), &[t, hsz], x.as_slice().unwrap().to_vec());
             rec.put("logits".into(), &[t, cfg.vocab_size], logits.as_slice().unwrap().to_vec());
@@ -335,6 +337,18 @@ fn trace_bytes(cfg: &Config, t: usize, s_len: usize, rec: &Recorder) -> u64 {
     4 * (layers * per_layer + global)
 }
 
+/// Finite weights can still give infinities or NaN (a weight of 3e37 times a few hundred overflows
+/// f32): a run that does is refused, naming where, rather than drawn as NaN or as zeros.
+pub(crate) fn finite(name: &str, data: &Array2<f32>) -> Result<(), Error> {
+    match data.iter().find(|v| !v.is_finite()) {
+        None => Ok(()),
+        Some(v) => {
+            let text = format!("{name} holds {v}: this checkpoint's numbers leave f32's range there, so the run has no result to show");
+            Err(Error::Refused(crate::Said { key: "runNonFinite", args: vec![("tensor", name.to_string()), ("value", v.to_string())], text }))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,6 +400,19 @@ mod tests {
     }
 
     #[test]
+    fn a_run_that_leaves_f32_is_refused_by_where_it_did() {
+        let cfg = Config::from_json(r#"{"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 64}"#).unwrap();
+        let mut w = crate::weights::random(&cfg, 1);
+        w.norm.fill(3e38); // finite, but the final norm times the head overflows
+        let model = Model::new(cfg, w);
+        let e = model.trace(&[1, 2, 3], None, 0, &RunOptions::default(), Selection::none()).err().expect("refused");
+        match e {
+            Error::Refused(s) => assert_eq!((s.key, s.args[0].1.as_str()), ("runNonFinite", "logits")),
+            other => panic!("{other}"),
+        }
+    }
+
+    #[test]
     fn the_explicit_path_counts_every_head_whichever_are_recorded() {
         let cfg = Config::from_json(r#"{"hidden_size": 1024, "num_hidden_layers": 1, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 16, "intermediate_size": 1024, "vocab_size": 6400, "max_position_embeddings": 8192}"#).unwrap();
         let t = 4096;
@@ -401,3 +428,4 @@ mod tests {
         assert!(working_bytes(&cfg, t, t, Some(64)) < tables / 16);
     }
 }
+

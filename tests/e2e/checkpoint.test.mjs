@@ -81,6 +81,18 @@ function reshaped(bytes, name, shape) {
   return write(header, data);
 }
 
+// One tensor stored as F32, every entry `value` (the others keep their dtype and bytes).
+function filled(bytes, name, value) {
+  const { header, data } = parse(bytes);
+  const count = header[name].shape.reduce((a, b) => a * b, 1);
+  const values = Buffer.alloc(count * 4);
+  for (let i = 0; i < count; i++) values.writeFloatLE(value, i * 4);
+  const kept = without(bytes, name);
+  const rest = parse(kept);
+  rest.header[name] = { dtype: 'F32', shape: header[name].shape, data_offsets: [rest.data.length, rest.data.length + values.length] };
+  return write(rest.header, Buffer.concat([rest.data, values]));
+}
+
 // --- the page ---
 
 let server;
@@ -321,6 +333,9 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
     { name: 'tokenizer-id-u32-max', files: filesOf(LLAMA, { tokenizer: withVocabId(LLAMA.tokenizer, 4294967295) }), says: /tokenizer\.json has 4,294,967,296 tokens, but the model’s vocabulary \(vocab_size in config\.json\) has only 256\./ },
     { name: 'moe', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { use_moe: true }) }), says: /model\.safetensors is [0-9.]+ KiB, but this config’s weights need at least [0-9.]+ KiB even in f16 or bf16: the file is cut short, or config\.json belongs to another model/ },
     { name: 'gelu', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { hidden_act: 'gelu' }) }), says: /config\.json: hidden_act is "gelu", but attnscope’s FFN runs silu \(SwiGLU\) only/ },
+    // Past the size such a file can be: refused before it is read (a 700 MB one froze the tab).
+    { name: 'config-huge', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { padding: 'x'.repeat(1_100_000) }) }), says: /config\.json is 1,1\d\d,\d\d\d bytes, more than the 1,048,576 bytes such a file can be/ },
+    { name: 'eps-zero-in-f32', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { rms_norm_eps: 1e-50 }) }), says: /rms_norm_eps 1e-50 is 0 in f32, the precision the model computes in/ },
   ];
   for (const bad of broken) {
     await page.evaluate(() => {
@@ -337,6 +352,18 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
     if (['truncated', 'missing-tensor', 'too-big', 'tokenizer-too-big', 'tokenizer-huge-id', 'moe'].includes(bad.name)) await screenshot(page, `checkpoint-refused-${bad.name}`);
     await assertStillRuns(page, 'llama_f16');
   }
+  // Finite weights whose arithmetic overflows f32 (a final norm of 3e38): the run is refused, naming
+  // where, and no view draws NaN or zeros in its place.
+  await chooseFiles(page, filesOf(LLAMA, { model: filled(LLAMA.model, 'model.norm.weight', 3e38) }));
+  await page.waitForSelector('#view .message-error', { timeout: 60_000 });
+  const overflow = await page.locator('#view .message-error').innerText();
+  assert.match(overflow, /^This run cannot be shown/);
+  assert.match(overflow, /The numbers left f32’s range in logits \(it holds (-?inf|NaN)\)/);
+  assert.doesNotMatch(await page.locator('#view').innerText(), /NaN %/);
+  assert.equal(await page.locator('#view canvas, #view .bar-row').count(), 0, 'nothing is drawn from the run');
+  await screenshot(page, 'checkpoint-refused-overflow');
+  await page.setInputFiles('#model-folder', LLAMA.dir);
+  await loaded(page, 'llama_f16');
   // The core's refusals are said in the reader's language (src/lib.rs `Said`, www/page/error_text.js),
   // with sizes in the page's own units: not an English sentence on the Chinese page.
   await page.click('#lang-switch');

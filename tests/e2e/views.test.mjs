@@ -77,6 +77,16 @@ test('text typed just before a tab or the language button is clicked is kept and
   await page.waitForFunction((s) => window.attnscope.app.state.text === s, long);
   await settled();
   assert.equal(await page.locator('.long-text').innerText(), 'The text is 2,100 characters. It all runs, but a link (and so a reload or a shared copy) keeps only the first 2,000.');
+  // Back and Forward keep all of it: the history entry holds the whole text, the link its first 2,000.
+  await page.waitForFunction(() => location.hash.startsWith('#s3.') && history.state?.text?.length === 2100);
+  await page.click('.tab[data-view="attention"]');
+  await page.waitForSelector('.view-attention');
+  await settled();
+  await page.goBack();
+  await page.waitForFunction(() => window.attnscope.app.state.view === 'grid');
+  await settled();
+  assert.equal(await page.inputValue('#text'), long, 'Back brings the whole text');
+  assert.equal(await page.evaluate(() => window.attnscope.app.state.text), long);
   await page.fill('#text', SENTENCE);
   await page.waitForFunction((n) => window.attnscope.app.state.text === n, SENTENCE);
   assert.ok(await page.locator('.long-text').isHidden());

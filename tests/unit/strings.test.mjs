@@ -14,6 +14,17 @@ test('every English string has a Chinese one and no Chinese string is left over'
   assert.deepEqual(zh.filter((k) => !(k in STRINGS.en)), [], 'only in zh');
 });
 
+test('no key is written twice in a table (the second would silently replace the first)', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const source = await readFile(new URL('../../www/strings.js', import.meta.url), 'utf8');
+  for (const table of ['en', 'zh']) {
+    const body = source.slice(source.indexOf(`const ${table} = {`), source.indexOf('\n};', source.indexOf(`const ${table} = {`)));
+    const keys = [...body.matchAll(/^ {2}'([^']+)':/gm)].map((m) => m[1]);
+    assert.ok(keys.length > 500, `${table}: ${keys.length} keys read`);
+    assert.deepEqual(keys.filter((k, i) => keys.indexOf(k) !== i), [], table);
+  }
+});
+
 test('each translation fills the same placeholders', () => {
   for (const [key, text] of Object.entries(STRINGS.en)) {
     assert.deepEqual(placeholders(STRINGS.zh[key] ?? text), placeholders(text), key);

@@ -28,7 +28,7 @@ export function short(v) {
 
 // A value with a fixed number of decimals, as the seeds print them (0.4925, 1.46); masks by name.
 /** A probability as a percentage, as the page writes every next-token probability: 49.8 %, 5.98 %. */
-export const percent = (p) => `${(p * 100).toFixed(p >= 0.1 ? 1 : 2)} %`;
+export const percent = (p) => (Number.isFinite(p) ? `${(p * 100).toFixed(p >= 0.1 ? 1 : 2)} %` : "—");
 
 export function fixed(v, digits = 3) {
   if (v === -Infinity) return '−∞';
