@@ -243,7 +243,7 @@ async function openFromHash(hash) {
   if (typing) {
     clearTimeout(typing);
     typing = 0;
-    base.text = dom.text.value;
+    base.text = dom.text.value.toWellFormed();
   }
   const { state: next, problems } = await decodeLink(hash, { base, known, lang: reader });
   // A text longer than a link carries comes back whole from its history entry (link.js linkWriter).
@@ -656,7 +656,9 @@ function wireInput() {
     clearTimeout(typing);
     typing = setTimeout(() => {
       typing = 0;
-      state.text = dom.text.value;
+      // A lone surrogate (half an emoji) becomes U+FFFD in the state, the box and the link alike.
+      state.text = dom.text.value.toWellFormed();
+      if (dom.text.value !== state.text) dom.text.value = state.text;
       tokenize();
     }, TYPING_PAUSE_MS);
   });

@@ -120,7 +120,13 @@ export function mount(root, app) {
     const refused = [...unknown, ...book.refused.splice(0)];
     if (!refused.length) return;
     for (const table of unknown) delete book.cells[table];
-    addToBanner(t('lessons.editsRefused'), refused.map((r) => `${id}.${r}`));
+    // One line per table, however many of its cells a link holds (thousands fit in one).
+    const perTable = new Map();
+    for (const r of refused) {
+      const table = r.split(' [')[0];
+      perTable.set(table, [...(perTable.get(table) ?? []), r]);
+    }
+    addToBanner(t('lessons.editsRefused'), [...perTable].map(([table, cells]) => (cells.length > 3 ? t('lessons.editsRefusedMany', { table: `${id}.${table}`, n: cells.length }) : cells.map((r) => `${id}.${r}`).join(', '))));
     write(id, book.cells);
   }
 
