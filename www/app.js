@@ -33,7 +33,7 @@ import { STAGES } from './parts/controls.js';
 import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS, MAX_TEXT, readerLanguage, textOf } from './state.js';
 import { linkWriter, linkTo, explainLink } from './link.js';
 import { scriptingApi, reportHeight } from './api.js';
-import { showBanner, addToBanner } from './panels/banner.js';
+import { showBanner, addToBanner, relabelBanner } from './panels/banner.js';
 import { tabBar } from './panels/tabs.js';
 import { backendControls } from './panels/backend.js';
 import { latest } from './page/latest.js';
@@ -190,7 +190,8 @@ function shownText(next) {
 
 function explain(problems) {
   const message = explainLink(problems);
-  if (message) showBanner(message.title, message.details);
+  // In the page's language when shown, and again after a change of language (relabelBanner).
+  if (message) showBanner(() => explainLink(problems).title, () => explainLink(problems).details);
 }
 
 // Shows a whole shareable state (the link at start, back and forward, an edited address, setState):
@@ -213,7 +214,7 @@ async function open(next) {
       if (random) await buildModel(config, seed);
       else await loadCheckpoint(model);
     } catch (err) {
-      if (!err.superseded) addToBanner(t(random ? 'link.refused' : 'model.linkFailed'), [errorText(err)]);
+      if (!err.superseded) addToBanner(() => t(random ? 'link.refused' : 'model.linkFailed'), [() => errorText(err)]);
       if (!app.model) await buildModel(DEFAULTS.config, DEFAULTS.seed).catch(() => {});
     }
   }
@@ -597,6 +598,7 @@ function applyLanguage(lang) {
   samples.relabel();
   bos.relabel();
   theme.relabel();
+  relabelBanner();
   remount();
 }
 

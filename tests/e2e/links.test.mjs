@@ -175,6 +175,10 @@ test('a link with a field it cannot open explains it in the reader\'s language, 
   const page = await freshPage('#view=stepper&step=zzz', 'en-US');
   assert.equal((await page.locator('.banner-title').innerText()).trim(), STRINGS.en['link.fields'].replace('{fields}', 'step'));
   assert.equal(await page.evaluate(() => window.attnscope.getState().step), 'embed');
+  // The banner follows a change of language, as the rest of the page does.
+  await page.click('#lang-switch');
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+  assert.equal((await page.locator('.banner-title').innerText()).trim(), STRINGS.zh['link.fields'].replace('{fields}', 'step'));
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 });

@@ -126,7 +126,7 @@ export function mount(root, app) {
       const table = r.split(' [')[0];
       perTable.set(table, [...(perTable.get(table) ?? []), r]);
     }
-    addToBanner(t('lessons.editsRefused'), [...perTable].map(([table, cells]) => (cells.length > 3 ? t('lessons.editsRefusedMany', { table: `${id}.${table}`, n: cells.length }) : cells.map((r) => `${id}.${r}`).join(', '))));
+    addToBanner(() => t('lessons.editsRefused'), () => [...perTable].map(([table, cells]) => (cells.length > 3 ? t('lessons.editsRefusedMany', { table: `${id}.${table}`, n: cells.length }) : cells.map((r) => `${id}.${r}`).join(', '))));
     write(id, book.cells);
   }
 
