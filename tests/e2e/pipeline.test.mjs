@@ -167,7 +167,7 @@ test('Output: no stray "false" at the last position, and bars on an absolute 0â€
   await settled(page);
   const text = await page.locator('.view-output').innerText();
   assert.doesNotMatch(text, /\bfalse\b|\bnull\b|\bundefined\b/);
-  const rows = await page.locator('.view-output .bar-row').evaluateAll((list) =>
+  const rows = await page.locator('.view-output .prediction .bar-row').evaluateAll((list) =>
     list.map((r) => ({ p: Number(r.dataset.value), fill: r.querySelector('.bar-fill').getBoundingClientRect().width, track: r.querySelector('.bar-track').getBoundingClientRect().width })),
   );
   assert.equal(rows.length, 10);

@@ -14,3 +14,15 @@ test('full-width digits, commas and signs read as the numbers they are', () => {
   assert.ok(numberList('1, x').some(Number.isNaN), 'what is not a number is flagged');
   assert.deepEqual(numberList(''), []);
 });
+
+test('a token in quotation marks: “…”, but a quote mark itself in other marks, so they do not pile up', async () => {
+  const { quoted } = await import('../../www/parts/format.js');
+  assert.equal(quoted('很'), '“很”');
+  assert.equal(quoted('”'), '‘”’', 'English: single marks around a double one');
+  assert.equal(quoted('“'), '‘“’');
+  const { setLanguage } = await import('../../www/strings.js');
+  setLanguage('zh');
+  assert.equal(quoted('”'), '「”」', 'Chinese: corner brackets');
+  assert.equal(quoted('好'), '“好”');
+  setLanguage('en');
+});

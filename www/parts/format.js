@@ -123,3 +123,12 @@ export function numberList(text) {
     .filter(Boolean)
     .map(Number);
 }
+
+/**
+ * A token in quotation marks for a sentence: “…”, or where the token itself is a double quote mark
+ * (“ ” "), 「…」 in Chinese and ‘…’ in English, so the marks do not pile up as “””.
+ */
+export function quoted(token) {
+  if (!/[“”"]/.test(token)) return `“${token}”`;
+  return language() === 'zh' ? `「${token}」` : `‘${token}’`;
+}

@@ -5,7 +5,7 @@
 
 import { el } from './dom.js';
 import { bars } from './bars.js';
-import { partOfCharacter, tokenText, percent } from './format.js';
+import { partOfCharacter, quoted, tokenText, percent } from './format.js';
 import { t } from '../strings.js';
 
 export const TOP = 10;
@@ -32,7 +32,7 @@ export function candidateBars(top, { label, mark = null, markNote = null }) {
 export function predictionList(app, top, i, V) {
   const { ids, pieces } = app.state.tokens;
   const actual = i + 1 < ids.length ? ids[i + 1] : null;
-  const heading = t('output.heading', { i, token: tokenText(pieces[i]) });
+  const heading = t('output.heading', { i, token: quoted(tokenText(pieces[i])) });
   const missing = actual !== null && !top.some((c) => c.id === actual);
   return el(
     'div',

@@ -10,7 +10,7 @@
 // with T for the number of tokens. Under the diagram, a short route for a first visit.
 
 import { el, svg } from '../parts/dom.js';
-import { tokenText, shapeLabel, percent } from '../parts/format.js';
+import { quoted, tokenText, shapeLabel, percent } from '../parts/format.js';
 import { range } from '../parts/controls.js';
 import { modelName } from '../panels/model_panel.js';
 import { candidateNotes } from '../parts/prediction.js';
@@ -294,7 +294,7 @@ export function mount(root, app) {
       'a',
       { className: 'ov-block ov-predict', href: link({ view: 'output', query: T - 1 }), dataset: { block: 'prediction' } },
       el('span', { className: 'ov-title' }, t('overview.prediction')),
-      el('span', { className: 'ov-sub' }, t('overview.after', { token: tokenText(state.tokens.pieces[T - 1]) })),
+      el('span', { className: 'ov-sub' }, t('overview.after', { token: quoted(tokenText(state.tokens.pieces[T - 1])) })),
       el('span', { className: 'ov-top', dataset: { id: best.id, p: best.p } }, el('span', { className: 'ov-top-token' }, tokenText(best.piece)), el('span', { className: 'ov-top-p' }, percent(best.p))),
       el('span', { className: 'ov-bar', attrs: { 'aria-hidden': 'true' } }, bar),
       rest.length > 0 && el('span', { className: 'ov-rest' }, t('overview.then', { list: rest.map((r) => t('overview.candidate', { token: tokenText(r.piece), p: percent(r.p) })).join(t('overview.listSep')) })),
