@@ -214,7 +214,9 @@ async function open(next) {
       if (random) await buildModel(config, seed);
       else await loadCheckpoint(model);
     } catch (err) {
-      if (!err.superseded) addToBanner(() => t(random ? 'link.refused' : 'model.linkFailed'), [() => errorText(err)]);
+      // An embed cannot take files (its model panel may be hidden): it says where they can be loaded.
+      const why = () => (err.filesNeeded && embed ? t('link.modelFilesEmbed') : errorText(err));
+      if (!err.superseded) addToBanner(() => t(random ? 'link.refused' : 'model.linkFailed'), [why]);
       if (!app.model) await buildModel(DEFAULTS.config, DEFAULTS.seed).catch(() => {});
     }
   }

@@ -513,7 +513,7 @@ export async function load(model, { call, files = null, progress, wanted, descri
     await options.check(checkpoint.config, bytes.length, bytes.subarray(0, headerEnd(bytes) ?? 8));
   } else if (model.kind === 'url') checkpoint = await fromUrl(model.url, options);
   else if (model.kind === 'hub') checkpoint = await fromHub(model.repo, options);
-  else throw new Error(t('link.modelFiles'));
+  else throw Object.assign(new Error(t('link.modelFiles')), { filesNeeded: true });
   if (!wanted()) throw superseded();
   const shown = { url: model.url, hub: model.repo }[model.kind];
   const build = shown && !restored ? located(shown, call) : call;

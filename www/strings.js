@@ -735,6 +735,7 @@ const en = {
   'link.tooLong': 'This link is far longer than any attnscope link, so attnscope opened with its default settings.',
   'link.fields': 'Some settings in this link were out of range or not recognised and were adjusted or reset: {fields}.',
   'link.refused': 'The model settings in this link were refused:',
+  'link.modelFilesEmbed': 'This view was made with a model loaded from files, which an embedded view cannot load. Open it with “Open in attnscope ↗” to load its config.json and model.safetensors; until then it shows random weights.',
   'link.modelFiles': 'This link was made with a model loaded from files. To see the same tensors, load its config.json and model.safetensors (and its tokenizer.json, if it has its own); until then the page shows random weights.',
 
   'model.sourcesLabel': 'Which model',
@@ -1749,6 +1750,7 @@ const zh = {
   'link.tooLong': '这个链接远远长于任何 attnscope 链接，已用默认设置打开。',
   'link.fields': '链接中的部分设置超出范围或无法识别，已被调整或重置：{fields}。',
   'link.refused': '链接中的模型设置被拒绝：',
+  'link.modelFilesEmbed': '这个视图使用的是从文件加载的模型，而嵌入的视图无法加载文件。请点“在 attnscope 中打开 ↗”，在那里加载它的 config.json 和 model.safetensors；在此之前它显示的是随机权重。',
   'link.modelFiles': '这个链接使用的是从文件加载的模型。要看到相同的张量，请加载它的 config.json 和 model.safetensors（如果有自己的 tokenizer.json 也一并加载）；在此之前页面显示的是随机权重。',
 
   'model.sourcesLabel': '使用哪个模型',

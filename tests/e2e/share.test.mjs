@@ -203,6 +203,8 @@ const BAD_LINKS = [
   { name: 'edited', hash: async () => `#${await payload({ view: 'attention', layer: 99, head: 'two', stage: 'sideways' })}`, says: /adjusted or reset: layer, head, stage/, defaults: null },
   { name: 'refused', hash: async () => `#${await payload({ config: { hidden_size: 64, num_attention_heads: 4, num_key_value_heads: 3 } })}`, says: /refused/, defaults: FORMAT1_STATE },
   { name: 'files-model', hash: async () => `#${await payload({ model: { kind: 'files' }, view: 'masks' })}`, says: /load its config\.json and model\.safetensors/, defaults: null },
+  // An embed cannot take files: it says where they can be loaded.
+  { name: 'embedded-files-model', hash: async () => `#${await payload({ model: { kind: 'files' }, view: 'masks', hide: ['config', 'input'] })}&embed=1`, says: /an embedded view cannot load\. Open it with “Open in attnscope ↗”/, defaults: null },
 ];
 
 for (const bad of BAD_LINKS) {
