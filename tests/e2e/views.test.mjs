@@ -138,6 +138,8 @@ test('the stepper shows q as [1, T, nH, d] and switches layer', async () => {
   const { ids } = await page.evaluate(() => window.attnscope.app.state.tokens);
   const shapes = await page.locator('.tensor-figure .shape').allInnerTexts();
   assert.deepEqual(shapes, [`[1, ${ids.length}, 4, 16]`, `[1, ${ids.length}, 2, 16]`, `[1, ${ids.length}, 2, 16]`]);
+  // The formula's letters with this run's numbers, said under it.
+  assert.equal(await page.locator('.step-symbols').innerText(), `Here T = ${ids.length} tokens; nH = 4 query heads; nKV = 2 KV heads; d = 16, each head’s size (head_dim).`);
   await page.selectOption('.view-stepper select[name="layer"]', '1');
   await settled();
   assert.match(await page.locator('.step-kicker').innerText(), /layer 1/i);

@@ -251,6 +251,7 @@ export function mount(root, app) {
       el('div', { className: 'step-kicker' }, perLayer(step) ? `${layerOf(l)} · ` : '', `${t(`stepper.section.${step.section}`)} · `, t('stepper.stepOf', { i: i + 1, n: total() })),
       el('h2', {}, t(`step.${step.id}.title`)),
       el('pre', { className: 'formula' }, t(`step.${step.id}.formula`, { vocab: app.model.vocab_size })),
+      ...symbolsOf(t(`step.${step.id}.formula`), app.model, state.tokens.ids.length),
       el('p', { className: 'explain' }, t(`step.${step.id}.explain`)),
       ...missing.map((n) => el('p', { className: 'hint' }, t('stepper.missing', { name: n }))),
       ...extra,
@@ -268,4 +269,22 @@ export function mount(root, app) {
       figures.forEach((f) => f.destroy());
     },
   };
+}
+
+// The letters a step's formula uses, with this run's numbers: T = 15 tokens, nH = 8 query heads, ...
+// (a newcomer meets [T, nH, d] in the formula before anywhere else). Only the ones the formula has.
+const SYMBOLS = [
+  ['T', /\[T\b|\bT\]/, (m, T) => T],
+  ['S', /\[S\b/, (m, T) => T],
+  ['nH', /\bnH\b/, (m) => m.num_attention_heads],
+  ['nKV', /\bnKV\b/, (m) => m.num_key_value_heads],
+  ['d', /\bd\]|√d|\/d\)|_d\b/, (m) => m.head_dim],
+  ['n_rep', /n_rep/, (m) => m.num_attention_heads / m.num_key_value_heads],
+  ['H', /\bH\]/, (m) => m.hidden_size],
+  ['I', /\bI\]/, (m) => m.intermediate_size],
+];
+
+function symbolsOf(formula, model, T) {
+  const found = SYMBOLS.filter(([, pattern]) => pattern.test(formula)).map(([name, , value]) => t(`stepper.symbol.${name}`, { n: value(model, T) }));
+  return found.length ? [el('p', { className: 'hint step-symbols' }, t('stepper.symbols', { list: found.join(t('stepper.symbolSep')) }))] : [];
 }
