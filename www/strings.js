@@ -213,7 +213,7 @@ const en = {
   'step.logits.explain': 'Each position gets one score per vocabulary entry; the highest is the model’s guess for the next token. With tied weights the output head reuses the embedding table.',
 
   'attention.explain.raw': 'q′·k′ (Q and K after RoPE) for every query (row) and key (column): the raw match scores, Q × Kᵀ, before ÷ √d and before the causal mask, so the keys after each query (upper right) have scores too. MiniMind divides in the same line, so the trace holds only the scaled scores: here they are multiplied back by √{d} = {root}.',
-  'attention.explain.scores': 'q′·k′ / √d for every query (row) and key (column), before any mask.',
+  'attention.explain.scores': 'q′·k′ / √d for every query (row) and key (column), before any mask: the scaled match scores, which the tutorial’s formula calls the attention scores.',
   'attention.explain.masked': 'The same scores after the causal (−∞) and padding (−1e9) masks.',
   'attention.explain.probs': 'Softmax of each row: the attention weights. Every row sums to 1.',
   'attention.axes': 'Rows: the query (Q), the token that looks. Columns: the keys (K), the tokens it looks at. Row i, column j = how much token i looks at token j.',
@@ -1238,7 +1238,7 @@ const zh = {
   'step.logits.explain': '每个位置对词表中的每个 token 给出一个分数，最高的就是模型对下一个 token 的猜测。权重共享时，输出头复用嵌入表。',
 
   'attention.explain.raw': '每个 Q（查询，行）与每个 K（键，列）的 q′·k′（加了 RoPE 之后的 Q、K）：原始匹配分数 Q × Kᵀ，还没有 ÷ √d，也还没加因果掩码（Causal Mask），所以右上角（后面的 token）也有分数。MiniMind 在同一行代码里就做了除法，所以记录下来的只有缩放后的分数；这里把它乘回 √{d} = {root}。',
-  'attention.explain.scores': '每个 Q（查询，行）与每个 K（键，列）的 q′·k′ / √d，尚未加掩码。',
+  'attention.explain.scores': '每个 Q（查询，行）与每个 K（键，列）的 q′·k′ / √d，尚未加掩码：缩放后的匹配分数，也就是教程公式里的“注意力分数”。',
   'attention.explain.masked': '同样的分数，加上因果掩码（−∞）和 padding 掩码（−1e9）之后。',
   'attention.explain.probs': '每一行的 softmax：注意力权重。每行加起来等于 1。',
   'attention.axes': '行：Q（查询），正在看的 token；列：K（键），被看的 token。第 i 行第 j 列 = token i 对 token j 的关注程度。',
