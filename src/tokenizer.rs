@@ -85,7 +85,14 @@ impl Tokenizer {
             })
             .collect();
         let special = (0..id_count as u32).map(|id| added.contains_key(&id)).collect();
-        Ok(Tokenizer { inner, bytes, special })
+        let tokenizer = Tokenizer { inner, bytes, special };
+        // A tokenizer that cannot split plain words (a WordLevel vocabulary without its [UNK]) is
+        // refused here, while the model before it is still loaded, not on every text afterwards.
+        tokenizer.text_ids("Hello, world").map_err(|e| match e {
+            Error::Tokenizer(s) => said("tokenizer.cannotSplit", s.args, format!("the tokenizer cannot split plain text: {}", s.text)),
+            other => other,
+        })?;
+        Ok(tokenizer)
     }
 
     /// Encodes without a post-processor's extras (MiniMind has none); special tokens written in

@@ -240,7 +240,9 @@ fn check_listing(config: &Config, listing: &Listing) -> Result<(), Error> {
     }
 
     let used: HashSet<&str> = slots.iter().map(|s| s.name.as_str()).collect();
-    let ignored = |name: &str| config.tie_word_embeddings && name == "lm_head.weight";
+    // Older Hugging Face checkpoints also save RoPE's inverse frequencies (`…rotary_emb.inv_freq`), a
+    // buffer the model computes from rope_theta, not a weight: left out, as transformers does.
+    let ignored = |name: &str| (config.tie_word_embeddings && name == "lm_head.weight") || name.ends_with(".rotary_emb.inv_freq");
     // BTreeMap keys come sorted, so the first unexpected name is always the same one.
     let unexpected: Vec<&str> = listing.keys().map(String::as_str).filter(|n| !used.contains(n) && !ignored(n)).collect();
     if let Some(first) = unexpected.first() {

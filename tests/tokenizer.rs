@@ -255,3 +255,16 @@ fn special_tokens_are_marked_in_any_reading() {
     let encoding = minimind().encode("<|im_start|>user\n你好<|im_end|>").unwrap();
     assert_eq!(encoding.read.special, [true, false, false, false, false, true]);
 }
+
+#[test]
+fn a_tokenizer_that_cannot_split_plain_text_is_refused_when_loaded() {
+    // WordLevel with no [UNK] in its vocabulary fails on any word it lacks: refused at load, by key.
+    let json = r#"{"version": "1.0", "truncation": null, "padding": null, "added_tokens": [], "normalizer": null,
+        "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null, "decoder": null,
+        "model": {"type": "WordLevel", "vocab": {"a": 0, "b": 1}, "unk_token": "[UNK]"}}"#;
+    match Tokenizer::for_model(json, 64) {
+        Err(attnscope::Error::Tokenizer(s)) => assert_eq!(s.key, "tokenizer.cannotSplit", "{}", s.text),
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("accepted"),
+    }
+}

@@ -174,9 +174,19 @@ fn missing_tensor_is_named() {
 fn unexpected_tensor_is_named() {
     let config = tiny();
     let mut tensors = checkpoint(&config);
-    tensors.insert("model.layers.0.self_attn.rotary_emb.inv_freq".into(), (vec![2], vec![1.0, 0.5]));
+    tensors.insert("model.layers.0.self_attn.extra_bias".into(), (vec![2], vec![1.0, 0.5]));
     let e = load_error(&config, &write(&tensors, Dtype::F32));
-    assert!(e.contains("unexpected tensor model.layers.0.self_attn.rotary_emb.inv_freq"), "{e}");
+    assert!(e.contains("unexpected tensor model.layers.0.self_attn.extra_bias"), "{e}");
+}
+
+#[test]
+fn rope_inverse_frequencies_in_the_file_are_ignored_as_hugging_face_does() {
+    // Older exports save the rotary embedding's buffer; the model computes it from rope_theta.
+    let config = tiny();
+    let mut tensors = checkpoint(&config);
+    tensors.insert("model.layers.0.self_attn.rotary_emb.inv_freq".into(), (vec![2], vec![1.0, 0.5]));
+    let loaded = weights::load_safetensors(&config, &write(&tensors, Dtype::F32)).unwrap();
+    assert_same(&loaded, &weights::load_safetensors(&config, &write(&checkpoint(&config), Dtype::F32)).unwrap());
 }
 
 #[test]
