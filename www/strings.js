@@ -1893,7 +1893,7 @@ const zh = {
   'samples.label': '示例句子',
   'samples.en': 'English',
   'samples.zh': '中文',
-  'samples.tag': '{pattern} · L{l}H{h}',
+  'samples.tag': '{pattern} · 层 {l} 头 {h}',
   'samples.hint': '每个示例展示一种注意力头的行为，标签写着是哪个头（层和头都从 0 开始编号）。',
   'samples.tip': '层 {l}、头 {h}（{pattern}）。在它的注意力图里，{look}点一下就用这句话运行，并打开这张图。',
   'samples.look.induction': '在句子的第二遍里，每一行的权重都落在第一遍中同一个 token 后面的那个 token 上：这个头在找上次接在后面的是什么（归纳头）。',
