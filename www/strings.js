@@ -1821,7 +1821,7 @@ const zh = {
   'core.tokenizer.unreadable': '无法读取 tokenizer.json：{why}',
   'core.tokenizer.tooBig': 'tokenizer.json 有 {count} 个 token，而模型的词表（config.json 中的 vocab_size）只有 {vocab} 个。',
   'core.tokenizer.encode': '分词器无法切分这段文本：{why}',
-  'core.tokenizer.cannotSplit': 'tokenizer.json 连“Hello, world”这样的普通文本都切分不了（{why}），用它什么句子都跑不了。',
+  'core.tokenizer.cannotSplit': 'tokenizer.json 连普通的文本都切分不了（{why}），用它什么句子都跑不了。',
   'core.tokenizer.bosOrdinary': 'config.json 中的 bos_token_id {id} 是“{piece}”，在这个分词器里是普通 token，不是特殊 token，不能放在文本开头。请关掉 BOS 选项。',
   'core.tokenizer.bosOutside': 'config.json 中的 bos_token_id {id} 超出了这个分词器的词表，不能放在文本开头。请关掉 BOS 选项。',
   'core.tokenizer.idOutside': 'token id {id} 超出了词表（大小为 {vocab}）。',
