@@ -167,6 +167,12 @@ function navigate(patch) {
   location.hash = new URLSearchParams(patch).toString();
 }
 
+// settled() waits for a navigation (navigate(), a tab's link, an edited address) until its
+// hashchange has arrived and been opened: the address is then one the page has seen (the
+// hashchange's, or the link it wrote back).
+let seenHash = location.hash;
+let opening = 0;
+
 function go(view) {
   navigate({ view });
 }
@@ -623,7 +629,7 @@ const panelHandlers = {
 let panel = configPanel(state, panelHandlers);
 const sharing = () => sharePanel(app, { getState: shared, view: () => dom.view.querySelector('.view-root') });
 let share = sharing();
-const writer = linkWriter({ embed });
+const writer = linkWriter({ embed, wrote: () => (seenHash = location.hash) });
 const theme = themeToggle(remount);
 const tabs = tabBar(dom.nav, go);
 const ablated = ablationBar(app); // the first thing in the view's column while heads are knocked out
@@ -671,7 +677,7 @@ function wireInput() {
 // Resolves once no run is in flight and the active view has drawn, including the redraws it asked
 // for while drawing (a lesson restoring edited cells from the link).
 async function settled() {
-  while (app.busy || app.loading || app.phase === 'loading' || app.phase === 'building') await new Promise((r) => setTimeout(r, 20));
+  while (location.hash !== seenHash || opening || app.busy || app.loading || app.phase === 'loading' || app.phase === 'building') await new Promise((r) => setTimeout(r, 20));
   for (let drawn = null; drawn !== rendered; ) {
     drawn = rendered;
     await drawn;
@@ -699,7 +705,15 @@ window.attnscope = Object.assign(api, {
   settled,
 });
 
-addEventListener('hashchange', (event) => openFromHash(new URL(event.newURL).hash));
+addEventListener('hashchange', async (event) => {
+  seenHash = new URL(event.newURL).hash;
+  opening++;
+  try {
+    await openFromHash(new URL(event.newURL).hash);
+  } finally {
+    opening--;
+  }
+});
 document.documentElement.classList.toggle('embed', embed);
 if (embed) reportHeight(naturalHeight);
 fillStaticText();

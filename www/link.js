@@ -33,8 +33,8 @@ export async function embedCode(state, title, { width, height }) {
   return `<iframe src="${attr(src)}" title="${attr(title)}" width="${width}" height="${height}" style="border:0;max-width:100%" loading="lazy"></iframe>`;
 }
 
-/** Rewrites the fragment to follow the state; embed keeps the embed flag in it. */
-export function linkWriter({ embed }) {
+/** Rewrites the fragment to follow the state; embed keeps the embed flag in it; wrote() after each write. */
+export function linkWriter({ embed, wrote = () => {} }) {
   let latest = null;
   let timer = 0;
   let last = 0;
@@ -47,7 +47,10 @@ export function linkWriter({ embed }) {
     // A link carries MAX_TEXT characters of the text; the history entry keeps all of it, so Back
     // and Forward bring back what was typed (app.js openFromHash), not the link's cut.
     const text = typeof latest.text === 'string' ? latest.text : null;
-    if (my === seq && (location.hash !== hash || history.state?.text !== text)) history.replaceState({ ...history.state, text }, '', hash);
+    if (my === seq && (location.hash !== hash || history.state?.text !== text)) {
+      history.replaceState({ ...history.state, text }, '', hash);
+      wrote();
+    }
   }
   return {
     write(state) {

@@ -261,3 +261,21 @@ test('the address always says what is on screen: after a click on the tab alread
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 });
+
+test('settled() waits for a navigation whose hashchange has not arrived yet: a tab’s link, and a button that navigates', async () => {
+  const page = await freshPage('#view=attention');
+  // Both clicks and settled() run in one task, before the browser dispatches the hashchange.
+  const after = await page.evaluate(async () => {
+    const { app, settled } = window.attnscope;
+    document.querySelector('#nav a.tab[data-view="masks"]').click();
+    await settled();
+    const view = app.state.view;
+    document.getElementById('lang-switch').click();
+    await settled();
+    return { view, lang: app.state.lang, html: document.documentElement.lang };
+  });
+  assert.equal(after.view, 'masks');
+  assert.deepEqual([after.lang, after.html], ['zh', 'zh-CN']);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
