@@ -164,7 +164,18 @@ test('the attention map shows one head with exact values at each stage', async (
   const box = await page.locator('.heatmap-focus').boundingBox();
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   assert.equal(await page.locator('#tooltip').getAttribute('data-value'), value);
+  // The cell's row label and column label are lit (a crosshair), level with the cell, and the
+  // input's chips light its query (Q) and key (K).
+  const guides = await page.locator('.attention-figure .heatmap-guide').all();
+  const [row, col] = await Promise.all(guides.map((g) => g.boundingBox()));
+  assert.ok(row && Math.abs(row.y + row.height / 2 - (box.y + box.height / 2)) < 2 && row.x + row.width <= box.x, `row guide beside the cell: ${JSON.stringify(row)}`);
+  assert.ok(col && Math.abs(col.x + col.width / 2 - (box.x + box.width / 2)) < 2 && col.y + col.height <= box.y, `column guide above the cell: ${JSON.stringify(col)}`);
+  const lit = () => page.evaluate(() => Object.fromEntries([...document.querySelectorAll('.chip[data-lit]')].map((c) => [c.dataset.index, c.dataset.lit])));
+  assert.deepEqual(await lit(), { 4: 'Q', 2: 'K' });
   await screenshot(page, 'views-attention-probs');
+  await page.mouse.move(5, 5);
+  assert.deepEqual(await lit(), {}, 'the chips go dark when the pointer leaves the map');
+  assert.equal(await page.locator('.attention-figure .heatmap-guide:not([hidden])').count(), 0);
 
   // Row sums are drawn beside the weights (each row sums to 1), never beside scores.
   assert.equal(await canvas.getAttribute('data-row-sums'), 'true');

@@ -3,9 +3,12 @@
 // worked out by the core) and the chips are marked as one group. Clicking a chip toggles it as
 // padding (attention_mask 0), which the masks and every attention view then show. A special token
 // (the BOS token <|im_start|> the input may start with) is drawn apart: it stands for no text.
+// The cell under the pointer in a map of these tokens lights its query chip Q and key chip K
+// (heatmap_interaction.js's TOKENS_EVENT), so the reader sees which words a cell pairs.
 
 import { el } from '../parts/dom.js';
 import { tokenText } from '../parts/format.js';
+import { TOKENS_EVENT } from '../parts/heatmap_interaction.js';
 import { t } from '../strings.js';
 
 export function tokenChips(onToggle) {
@@ -14,6 +17,18 @@ export function tokenChips(onToggle) {
   // (in the chip's tooltip too, but a newcomer does not hover to find out what a mark means).
   const splitNote = el('p', { className: 'hint chips-split-note', hidden: true });
   const node = el('div', { className: 'chips-box' }, group, splitNote);
+  document.addEventListener(TOKENS_EVENT, ({ detail }) => {
+    for (const chip of group.querySelectorAll('.chip[data-lit]')) delete chip.dataset.lit;
+    if (!detail) return;
+    const { query, key } = detail;
+    const chips = group.querySelectorAll('.chip');
+    if (query === key) {
+      if (chips[query]) chips[query].dataset.lit = 'QK';
+      return;
+    }
+    if (chips[query]) chips[query].dataset.lit = 'Q';
+    if (chips[key]) chips[key].dataset.lit = 'K';
+  });
 
   return {
     node,

@@ -8,6 +8,8 @@
 //
 // Options for update(), in groups:
 //   cells: {data (Float32Array), rows, cols, rowMask: 0/1 per row (0: padded query row) or null,
+//           tokens: bool, row i and column j are the input's token i and j (headCells with
+//           `input`): the outlined cell lights those two token chips (panels/token_chips.js),
 //           maxCell: largest cell side in CSS px (default 28), square: bool,
 //           future: bool, −∞ cells are attention weights of future tokens (weight 0, hatched as
 //           masked) rather than the causal mask's −∞ scores,
@@ -37,12 +39,14 @@ export function heatmap() {
   // Arrow keys read its cells: an interactive widget (heatmap_interaction.js), not a still image.
   const canvas = el('canvas', { className: 'heatmap-canvas', tabIndex: 0, attrs: { role: 'application' } });
   const focusBox = el('div', { className: 'heatmap-focus', hidden: true });
+  // The outlined cell's row label and column label, lit as a crosshair (heatmap_interaction.js).
+  const guides = { row: el('div', { className: 'heatmap-guide', hidden: true }), col: el('div', { className: 'heatmap-guide', hidden: true }) };
   const legendSlot = el('div', { className: 'heatmap-legend' });
-  const node = el('div', { className: 'heatmap' }, el('div', { className: 'heatmap-stage' }, canvas, focusBox), legendSlot);
+  const node = el('div', { className: 'heatmap' }, el('div', { className: 'heatmap-stage' }, canvas, focusBox, guides.row, guides.col), legendSlot);
   let opts = null;
   let geo = null;
   let lastWidth = 0;
-  const reader = cellReader(canvas, focusBox, () => ({ o: opts, geo }));
+  const reader = cellReader(canvas, focusBox, guides, () => ({ o: opts, geo }));
 
   // The first observation comes once the node is in the page: a heatmap updated while detached
   // paints then (lastWidth 0), unless paintAll() got to it first.
@@ -99,10 +103,11 @@ export function paintAll(maps) {
 
 // The cells and labels every one-head attention heatmap shares: T query rows over S keys with the
 // tokens on both axes (labels cut to `labelChars`), padded query rows marked by `mask`, square
-// cells at most `maxCell` px.
-export function headCells({ data, T, S, pieces, mask, maxCell, labelChars = 8 }) {
+// cells at most `maxCell` px. `input`: the pieces are the input's tokens (not a probe's or another
+// text's), so the cell under the pointer lights its query and key among the input's chips.
+export function headCells({ data, T, S, pieces, mask, maxCell, labelChars = 8, input = false }) {
   const labels = pieces.map((p) => axisLabel(p, labelChars));
-  return { cells: { data, rows: T, cols: S, rowMask: mask, square: true, maxCell }, labels: { rows: labels.slice(0, T), cols: labels.slice(0, S) } };
+  return { cells: { data, rows: T, cols: S, rowMask: mask, square: true, maxCell, tokens: input }, labels: { rows: labels.slice(0, T), cols: labels.slice(0, S) } };
 }
 
 // Attention weights of a causal run drawn as the masked stages draw the mask: a key after its query

@@ -1,7 +1,10 @@
 // Reading a heatmap's cells by mouse and keyboard: hovering or the arrow keys (Home / End: the
 // row's ends) outline a cell and show its exact value in the tooltip, which screen readers hear
 // (tooltip.js); a click or Enter calls the heatmap's `interaction.onCellClick`, Enter before any
-// cell is outlined its `interaction.onOpen`; Escape puts the tooltip away. The canvas is an
+// cell is outlined its `interaction.onOpen`; Escape puts the tooltip away. The outlined cell's row
+// and column labels are lit, and on a map of the input's tokens (cells.tokens) its query and key
+// are said to the page (TOKENS_EVENT on document, detail {query, key} or null), whose token chips
+// light them. The canvas is an
 // interactive "heatmap" (role application, for the arrow keys), named by `interaction.name` and how
 // to use the keys.
 
@@ -11,15 +14,24 @@ import { clamp } from './heatmap_layout.js';
 import { showTooltip, hideTooltip } from './tooltip.js';
 import { t } from '../strings.js';
 
+export const TOKENS_EVENT = 'attnscope-tokens';
+
 const MOVES = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1], Home: [0, -Infinity], End: [0, Infinity] };
 
 /**
- * Wires `canvas` and its focus outline `focusBox`; `current()` gives the heatmap's options and
- * layout now ({o, geo}; geo null until painted). Returns {painted() after each paint, reset() to
- * forget the cell on new options, clear() to also hide the tooltip}.
+ * Wires `canvas`, its focus outline `focusBox` and the label guides {row, col}; `current()` gives
+ * the heatmap's options and layout now ({o, geo}; geo null until painted). Returns {painted() after
+ * each paint, reset() to forget the cell on new options, clear() to also hide the tooltip}.
  */
-export function cellReader(canvas, focusBox, current) {
+export function cellReader(canvas, focusBox, guides, current) {
   let focus = null;
+  let said = false; // whether the page was told of tokens, so that it is told when they go
+
+  function tell(detail) {
+    if (!detail && !said) return;
+    said = Boolean(detail);
+    document.dispatchEvent(new CustomEvent(TOKENS_EVENT, { detail }));
+  }
 
   function cellAt(event) {
     const { o, geo } = current();
@@ -43,6 +55,12 @@ export function cellReader(canvas, focusBox, current) {
       width: `${Math.max(cw, 2) + 2}px`,
       height: `${Math.max(ch, 2) + 2}px`,
     });
+    const labels = o.labels ?? {};
+    guides.row.hidden = !labels.rows;
+    if (labels.rows) Object.assign(guides.row.style, { left: '0px', top: `${geo.y0 + r * ch}px`, width: `${Math.max(geo.x0 - 2, 0)}px`, height: `${ch}px` });
+    guides.col.hidden = !labels.cols;
+    if (labels.cols) Object.assign(guides.col.style, { left: `${geo.x0 + c * cw}px`, top: `${geo.groupBand}px`, width: `${cw}px`, height: `${Math.max(geo.colBand - 2, 0)}px` });
+    if (o.cells.tokens) tell({ query: r, key: c });
   }
 
   function show(cell, clientX, clientY) {
@@ -61,6 +79,9 @@ export function cellReader(canvas, focusBox, current) {
   function reset() {
     focus = null;
     focusBox.hidden = true;
+    guides.row.hidden = true;
+    guides.col.hidden = true;
+    tell(null);
   }
 
   function clear() {

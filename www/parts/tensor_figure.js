@@ -71,7 +71,7 @@ function attentionPanels(name, data, shape, ctx, maps) {
     const map = heatmap();
     maps.push(map);
     const head = data.subarray(h * T * S, (h + 1) * T * S);
-    const { cells, labels } = headCells({ data: future ? causalFuture(head, T, S) : head, T, S, pieces: ctx.pieces, mask: ctx.mask, maxCell: 18 });
+    const { cells, labels } = headCells({ data: future ? causalFuture(head, T, S) : head, T, S, pieces: ctx.pieces, mask: ctx.mask, maxCell: 18, input: true });
     map.update({
       cells: { ...cells, future },
       labels,

@@ -81,7 +81,7 @@ export function mount(root, app) {
     );
     // The weights of a causal run hatch the future as the masked stage does (weight 0, said so).
     const future = weights && state.causal;
-    const { cells, labels } = headCells({ data: future ? causalFuture(data, T, S) : data, T, S, pieces: state.tokens.pieces, mask: state.mask, maxCell: 44, labelChars: 12 });
+    const { cells, labels } = headCells({ data: future ? causalFuture(data, T, S) : data, T, S, pieces: state.tokens.pieces, mask: state.mask, maxCell: 44, labelChars: 12, input: true });
     map.update({
       cells: { ...cells, future },
       scale: scaleFor(name, [data]),

@@ -65,7 +65,7 @@ export function mount(root, app) {
       const map = heatmap();
       maps.push(map);
       map.update({
-        cells: { data, rows: T, cols: S, rowMask, square: true, maxCell: 30 },
+        cells: { data, rows: T, cols: S, rowMask, square: true, maxCell: 30, tokens: true },
         scale: scale ?? diverging(1),
         legend: scale !== null,
         labels: { rows: labels.slice(0, T), cols: labels.slice(0, S) },
