@@ -263,21 +263,39 @@ pub(crate) fn check_input(cfg: &Config, p: usize, ids: &[u32], mask: Option<&[u8
 /// anything is allocated: each may be within its own limit and the three still not fit in wasm32.
 fn check_memory(cfg: &Config, t: usize, s_len: usize, rec: &Recorder, flash_tile: Option<usize>) -> Result<(), Error> {
     let model = cfg.weight_bytes_held();
-    let trace = trace_bytes(cfg, t, s_len, rec);
-    let working = working_bytes(cfg, t, s_len, flash_tile) + readout_bytes(cfg, t, rec);
+    let past = s_len - t;
+    let parts = |n: usize| (trace_bytes(cfg, n, past + n, rec), working_bytes(cfg, n, past + n, flash_tile) + readout_bytes(cfg, n, rec));
+    let (trace, working) = parts(t);
     let total = model + trace + working;
     if total > MAX_MEMORY_BYTES {
+        // The most new tokens that would fit this run as recorded (memory grows with T), named so
+        // that the reader knows how far to shorten the text; 0: not even one.
+        let fits = |n: usize| {
+            let (tr, wk) = parts(n);
+            model + tr + wk <= MAX_MEMORY_BYTES
+        };
+        let (mut lo, mut hi) = (0, t); // fits(lo) (or lo = 0), !fits(hi)
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
         let gb = |b: u64| b as f64 / 1e9;
         let text = format!(
-            "this run needs {:.2} GB at once (the model's weights {:.2} GB, the trace {:.2} GB, working memory {:.2} GB), over the budget of {:.2} GB; use fewer tokens or record fewer layers or heads",
+            "this run needs {:.2} GB at once (the model's weights {:.2} GB, the trace {:.2} GB, working memory {:.2} GB), over the budget of {:.2} GB; {}",
             gb(total),
             gb(model),
             gb(trace),
             gb(working),
-            gb(MAX_MEMORY_BYTES)
+            gb(MAX_MEMORY_BYTES),
+            if lo > 0 { format!("at most {lo} tokens fit: use fewer tokens or record fewer layers or heads") } else { "not even one token fits beside this model".into() }
         );
-        let args = [("need", total), ("weights", model), ("trace", trace), ("work", working), ("most", MAX_MEMORY_BYTES)];
-        return Err(Error::Budget(Said { key: "runMemory", args: args.iter().map(|&(k, v)| (k, v.to_string())).collect(), text }));
+        let key = if lo > 0 { "runMemory" } else { "runMemoryModel" };
+        let args = [("need", total), ("weights", model), ("trace", trace), ("work", working), ("most", MAX_MEMORY_BYTES), ("fits", lo as u64)];
+        return Err(Error::Budget(Said { key, args: args.iter().map(|&(k, v)| (k, v.to_string())).collect(), text }));
     }
     Ok(())
 }
@@ -379,6 +397,11 @@ mod tests {
         assert!(e.contains(&format!("the model's weights {}", gb(weights * 4))), "{e}");
         assert!(e.contains(&format!("the trace {}", gb(trace))), "{e}");
         assert!(e.contains("fewer tokens or record fewer layers or heads"), "{e}");
+        // It names the most tokens that fit: that many do, one more does not.
+        let fits: usize = e.split("at most ").nth(1).and_then(|r| r.split(' ').next()).and_then(|n| n.parse().ok()).expect("a count");
+        assert!(fits > 0 && fits < t, "{e}");
+        check_memory(&cfg, fits, fits, &rec, None).unwrap();
+        assert!(check_memory(&cfg, fits + 1, fits + 1, &rec, None).is_err());
         // The same run recording one layer fits.
         check_memory(&cfg, t, t, &layers(&[0], None), None).unwrap();
     }

@@ -49,3 +49,12 @@ test('a tokenizer refused for a checkpoint without its own says MiniMind’s was
   setLanguage('en');
   assert.equal(errorText(err), 'tokenizer.json has 6,400 tokens, but the model’s vocabulary (vocab_size in config.json) has only 256. (The checkpoint has no tokenizer.json, so MiniMind’s was tried.)');
 });
+
+test('a run over the memory budget names the most tokens that fit, in the page’s language', () => {
+  const args = { need: '4300000000', weights: '120000000', trace: '900000000', work: '3280000000', most: '3221225472', fits: '1536' };
+  setLanguage('en');
+  assert.match(errorText({ message: 'x', code: 'runMemory', args }), /over the budget of 3\.22 GB\. At most 1,536 tokens fit: use a shorter text/);
+  assert.match(errorText({ message: 'x', code: 'runMemoryModel', args: { ...args, fits: '0' } }), /not even one token fits\. Choose a smaller model\.$/);
+  setLanguage('zh');
+  assert.match(errorText({ message: 'x', code: 'runMemory', args }), /最多放得下 1,536 个 token/);
+});

@@ -9,8 +9,8 @@ import { bytes } from '../parts/format.js';
 
 const SIZES = new Set(['size', 'least', 'most', 'need', 'file', 'weights', 'held', 'described', 'extra', 'trace', 'work', 'lens']);
 // The memory budgets' sentences keep decimal GB with two decimals, as the budgets are set.
-const IN_GB = new Set(['budget', 'runMemory', 'traceBudget', 'traceBudgetLens', 'configBudget']);
-const COUNTS = new Set(['count', 'n', 'layers', 'tokens', 'limit', 'vocab']);
+const IN_GB = new Set(['budget', 'runMemory', 'runMemoryModel', 'traceBudget', 'traceBudgetLens', 'configBudget']);
+const COUNTS = new Set(['count', 'n', 'layers', 'tokens', 'limit', 'vocab', 'fits']);
 
 export function errorText(err) {
   const key = err?.code && `core.${err.code}`;
