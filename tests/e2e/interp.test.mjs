@@ -360,6 +360,21 @@ test('head attribution: the heatmap is the core’s head_logit at the position, 
   });
   await settled(other);
   await cleanScreenshot(other, 'interp-lens-zh');
+  // On a phone the table opens scrolled to the prediction, the layer names still in sight, and the
+  // chosen cell beside them, not under them.
+  await other.setViewportSize({ width: 390, height: 900 });
+  await other.evaluate(() => window.attnscope.app.set({ query: window.attnscope.app.state.tokens.ids.length - 1 }));
+  await settled(other);
+  const seen = await other.evaluate(() => {
+    const box = document.querySelector('.view-lens .table-scroll');
+    const b = box.getBoundingClientRect();
+    const names = [...box.querySelectorAll('th[scope="row"]')].map((th) => th.getBoundingClientRect());
+    const cell = box.querySelector('.lens-cell.selected').getBoundingClientRect();
+    return { scrolled: box.scrollLeft, inside: names.every((r) => r.left >= b.left - 1 && r.right <= b.right + 1), cell: cell.left >= names[0].right - 1 && cell.right <= b.right + 1 };
+  });
+  assert.deepEqual(seen, { scrolled: seen.scrolled, inside: true, cell: true });
+  assert.ok(seen.scrolled > 0, 'the table is wider than a phone and opens scrolled');
+  await cleanScreenshot(other, 'interp-lens-zh-phone');
   assert.deepEqual(other.consoleErrors, []);
   await other.close();
 });
@@ -475,6 +490,34 @@ test('on a phone, in Chinese: the board’s layer names and the change table’s
   assert.ok(cells.some((c) => c.text.endsWith('个百分点')));
   await phone.evaluate(() => document.querySelector('.diff-table').scrollIntoView());
   await cleanScreenshot(phone, 'interp-ablate-zh-phone');
+  assert.deepEqual(phone.consoleErrors, []);
+  await phone.close();
+});
+
+test('on a phone, in English: the board keeps every word of its role labels whole and scrolls sideways to its last head', async () => {
+  const phone = await openPage(browser, `${server.url}#view=ablate`);
+  await phone.setViewportSize({ width: 390, height: 900 });
+  await settled(phone);
+  const seen = await phone.evaluate(() => {
+    const board = document.querySelector('.ablate-board');
+    // A word laid out over two lines has client rects at two heights.
+    const broken = [];
+    for (const badge of board.querySelectorAll('.role-badge')) {
+      const text = badge.firstChild?.nodeType === Node.TEXT_NODE ? badge.firstChild : null;
+      if (!text) continue;
+      for (const m of text.data.matchAll(/[^\s-]+/g)) {
+        const range = document.createRange();
+        range.setStart(text, m.index);
+        range.setEnd(text, m.index + m[0].length);
+        if (new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1) broken.push(m[0]);
+      }
+    }
+    board.scrollLeft = board.scrollWidth;
+    const last = [...board.querySelectorAll('.ablate-board-head')].at(-1).getBoundingClientRect();
+    const box = board.getBoundingClientRect();
+    return { broken, scrolls: board.scrollWidth > board.clientWidth, lastInside: last.left >= box.left && last.right <= box.right + 1, page: document.documentElement.scrollWidth };
+  });
+  assert.deepEqual(seen, { broken: [], scrolls: true, lastInside: true, page: 390 });
   assert.deepEqual(phone.consoleErrors, []);
   await phone.close();
 });

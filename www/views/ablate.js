@@ -50,7 +50,7 @@ export function mount(root, app) {
   // so a reader picks a head by what it does, not by its number alone.
   function drawBoard(roles = null) {
     const { num_hidden_layers: L, num_attention_heads: nH } = app.model;
-    board.style.gridTemplateColumns = `auto repeat(${nH}, minmax(2.6em, max-content))`;
+    board.style.gridTemplateColumns = `auto repeat(${nH}, minmax(min-content, max-content))`;
     const cell = (l, h) => {
       const r = roles?.[l]?.[h];
       return el('div', { className: 'ablate-board-cell' }, ablateToggle(app, l, h, { short: true }), r?.role ? roleBadge(r, state.tokens.pieces, { compact: true }) : null);

@@ -77,7 +77,11 @@ export function mount(root, app) {
     if (selected && table.scrollWidth > table.clientWidth) {
       const cellBox = selected.getBoundingClientRect();
       const box = table.getBoundingClientRect();
-      if (cellBox.right > box.right || cellBox.left < box.left + box.width / 4) table.scrollLeft += cellBox.left - box.left - box.width / 2 + cellBox.width / 2;
+      // The sticky layer names cover the table's left edge: the chosen cell is centred in the rest.
+      const names = table.querySelector('th[scope="row"]').getBoundingClientRect().width;
+      const left = box.left + names;
+      const width = box.width - names;
+      if (cellBox.right > box.right || cellBox.left < left + width / 4) table.scrollLeft += cellBox.left - left - width / 2 + cellBox.width / 2;
     }
     note.textContent = from > 0 ? t('lens.lastPositions', { n: positions.length, T }) : t('lens.note', { v: V });
     const l = Math.min(state.layer, L - 1);
