@@ -444,6 +444,7 @@ const en = {
   'flash.explain': 'The flash path never writes the whole row of probabilities. It walks the keys a tile at a time and keeps three running numbers per query: the largest score so far (m), the sum of exponentials (l) and the weighted sum of values (o). When a tile brings a larger score, what was summed so far is scaled down by exp(m − m′).',
   'flash.formula': 'm′ = max(m, max_j s_j)\nl′ = l·exp(m − m′) + Σ_j exp(s_j − m′)\no′ = o·exp(m − m′) + Σ_j exp(s_j − m′)·v_j        output = o / l',
   'flash.tile': 'Tile',
+  'flash.tileSize': 'Tile size',
   'flash.tileN': 'tile {k}',
   'flash.prev': 'Previous tile',
   'flash.next': 'Next tile',
@@ -1471,7 +1472,8 @@ const zh = {
 
   'flash.explain': 'FlashAttention 从不写出整行注意力权重。它把 K 切成块，逐块处理，对每个 Q 只保留三个滚动的量：目前最大的分数 m、指数和 l、V 的加权和 o。当一块里出现更大的分数时，之前累加的部分按 exp(m − m′) 缩小。',
   'flash.formula': 'm′ = max(m, max_j s_j)\nl′ = l·exp(m − m′) + Σ_j exp(s_j − m′)\no′ = o·exp(m − m′) + Σ_j exp(s_j − m′)·v_j        输出 = o / l',
-  'flash.tile': '块大小',
+  'flash.tile': '块',
+  'flash.tileSize': '块大小',
   'flash.tileN': '第 {k} 块',
   'flash.prev': '上一块',
   'flash.next': '下一块',

@@ -268,6 +268,8 @@ test('flash: the tile walk ends at the naive path, with the core’s max |diff|'
   await settled(page);
   const tiles = Math.ceil(T / 4);
   assert.match(await page.locator('.view-flash .toolbar .hint').innerText(), new RegExp(`1 .* ${tiles}`));
+  // The 4 is how many keys a tile holds, not which tile is shown.
+  assert.equal(await page.locator('label[for="flash-tile"]').innerText(), 'Tile size');
   for (let n = 1; n < tiles; n++) {
     await page.locator('body').press('ArrowRight');
     await settled(page);
@@ -328,6 +330,26 @@ test('masks: the weight that goes to the future with the mask off, on average an
   const top = shares.indexOf(Math.max(...shares));
   const note = await page.locator('.view-masks').innerText();
   assert.match(note, new RegExp(`On average ${(100 * mean).toFixed(1)}% of each row’s attention goes to future tokens when the mask is off\\. Most of all in row ${top} \\(counting from 0\\), “[^”]+”: ${(100 * shares[top]).toFixed(1)}%`));
+});
+
+test('a causal run’s weights hatch the future wherever they are drawn: Q·K explained, scale, the masks view', async () => {
+  for (const [view, selector] of [
+    ['qk', '.view-qk .heatmap-canvas'],
+    ['scale', '.view-scale .heatmap-canvas'],
+    ['masks', '.view-masks figure[data-panel="probs, causal on"] .heatmap-canvas'],
+  ]) {
+    await go(page, view);
+    // No query followed: the keyboard then starts at cell (0, 0).
+    await page.evaluate(() => window.attnscope.app.set({ query: null }));
+    await settled(page);
+    const canvas = page.locator(selector).first();
+    const future = await readCell(page, canvas, 1, 5);
+    assert.equal(future.value, '0', view);
+    assert.match(future.text, /this key comes after the query, so the causal mask set its weight to 0/, view);
+    const seen = await readCell(page, canvas, 5, 1);
+    assert.doesNotMatch(seen.text, /comes after the query/, view);
+    assert.match(await canvas.locator('xpath=ancestor::div[contains(concat(" ", @class, " "), " heatmap ")][1]').innerText(), /a future token \(weight 0\)/, `${view}: the legend says what the hatching is`);
+  }
 });
 
 test('output: the top next tokens are the softmax of the logits row, in order', async () => {

@@ -105,9 +105,11 @@ export function paintAll(maps) {
 // tokens on both axes (labels cut to `labelChars`), padded query rows marked by `mask`, square
 // cells at most `maxCell` px. `input`: the pieces are the input's tokens (not a probe's or another
 // text's), so the cell under the pointer lights its query and key among the input's chips.
-export function headCells({ data, T, S, pieces, mask, maxCell, labelChars = 8, input = false }) {
+// `future`: `data` are a causal run's weights, whose future keys are hatched (causalFuture).
+export function headCells({ data, T, S, pieces, mask, maxCell, labelChars = 8, input = false, future = false }) {
   const labels = pieces.map((p) => axisLabel(p, labelChars));
-  return { cells: { data, rows: T, cols: S, rowMask: mask, square: true, maxCell, tokens: input }, labels: { rows: labels.slice(0, T), cols: labels.slice(0, S) } };
+  const cells = { data: future ? causalFuture(data, T, S) : data, rows: T, cols: S, rowMask: mask, square: true, maxCell, tokens: input, future };
+  return { cells, labels: { rows: labels.slice(0, T), cols: labels.slice(0, S) } };
 }
 
 // Attention weights of a causal run drawn as the masked stages draw the mask: a key after its query

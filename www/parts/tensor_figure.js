@@ -7,7 +7,7 @@
 // The header names the tensor and writes its shape as MiniMind prints it, batch first.
 
 import { el } from './dom.js';
-import { causalFuture, headCells, headTip, heatmap } from './heatmap.js';
+import { headCells, headTip, heatmap } from './heatmap.js';
 import { legend, marksOf } from './legend.js';
 import { activationScale, diverging, scaleFor } from './color_scale.js';
 import { shapeLabel, axisLabel, tokenText } from './format.js';
@@ -71,9 +71,9 @@ function attentionPanels(name, data, shape, ctx, maps) {
     const map = heatmap();
     maps.push(map);
     const head = data.subarray(h * T * S, (h + 1) * T * S);
-    const { cells, labels } = headCells({ data: future ? causalFuture(head, T, S) : head, T, S, pieces: ctx.pieces, mask: ctx.mask, maxCell: 18, input: true });
+    const { cells, labels } = headCells({ data: head, T, S, pieces: ctx.pieces, mask: ctx.mask, maxCell: 18, input: true, future });
     map.update({
-      cells: { ...cells, future },
+      cells,
       labels,
       scale,
       legend: false,

@@ -2,12 +2,12 @@
 // text on both axes, at the stage the learner picks: the raw match scores, the scaled scores, the scores after the
 // causal and padding masks, or the softmax probabilities. Each row's sum stands beside it, so a
 // softmax row visibly adds up to 1 and a masked row shows what the mask removed. Above it, what the
-// core measured this head doing on this input (parts/head_roles.js): its role, the score behind it,
+// stage is and how to read the axes, then what the core measured this head doing on this input (parts/head_roles.js): its role, the score behind it,
 // and what to look for in the picture. Under it, the row picked as the query (a click, the link's
 // `query`, a lesson's door): where its weights go, and the heads where it looks most at another token.
 
 import { el } from '../parts/dom.js';
-import { causalFuture, headCells, headTip, heatmap } from '../parts/heatmap.js';
+import { headCells, headTip, heatmap } from '../parts/heatmap.js';
 import { layerSelect, headSelect, stageSelect, stageName, stageValues, STAGES } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
 import { gap, indexLabel, shapeLabel } from '../parts/format.js';
@@ -44,7 +44,7 @@ export function mount(root, app) {
   const map = heatmap();
   const axes = el('p', { className: 'hint axes-note' });
   const row = queryRowBox({ pick: (layer, head) => app.set({ layer, head }), clear: () => app.set({ query: null }) });
-  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node), knock), el('figure', { className: 'tensor-figure attention-figure' }, caption, role, explain, axes, map.node, row.node));
+  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node), knock), el('figure', { className: 'tensor-figure attention-figure' }, caption, explain, axes, role, map.node, row.node));
   let seq = 0;
 
   async function update() {
@@ -81,9 +81,9 @@ export function mount(root, app) {
     );
     // The weights of a causal run hatch the future as the masked stage does (weight 0, said so).
     const future = weights && state.causal;
-    const { cells, labels } = headCells({ data: future ? causalFuture(data, T, S) : data, T, S, pieces: state.tokens.pieces, mask: state.mask, maxCell: 44, labelChars: 12, input: true });
+    const { cells, labels } = headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, maxCell: 44, labelChars: 12, input: true, future });
     map.update({
-      cells: { ...cells, future },
+      cells,
       scale: scaleFor(name, [data]),
       // Σ row means something only for the weights: each row of them sums to 1 (a masked row's is −∞).
       labels: { ...labels, sums: state.stage === 'probs' },

@@ -4,7 +4,7 @@
 // and their difference: the attention that "peeks at the future" once the mask is gone.
 
 import { el } from '../parts/dom.js';
-import { heatmap } from '../parts/heatmap.js';
+import { causalFuture, heatmap } from '../parts/heatmap.js';
 import { legend, marksOf } from '../parts/legend.js';
 import { layerSelect, headSelect } from '../parts/controls.js';
 import { diverging, sequential, extent } from '../parts/color_scale.js';
@@ -61,11 +61,12 @@ export function mount(root, app) {
       [t('tip.key'), `${j} ${tokenText(state.tokens.pieces[j])}`],
     ];
     // scale null: a mask panel, white where the key is visible and hatched where it is masked.
-    const panel = (title, note, data, scale, rowMask) => {
+    // future: weights of a causal run, whose future keys are hatched as the masks are (weight 0).
+    const panel = (title, note, data, scale, rowMask, future = false) => {
       const map = heatmap();
       maps.push(map);
       map.update({
-        cells: { data, rows: T, cols: S, rowMask, square: true, maxCell: 30, tokens: true },
+        cells: { data: future ? causalFuture(data, T, S) : data, rows: T, cols: S, rowMask, square: true, maxCell: 30, tokens: true, future },
         scale: scale ?? diverging(1),
         legend: scale !== null,
         labels: { rows: labels.slice(0, T), cols: labels.slice(0, S) },
@@ -92,7 +93,7 @@ export function mount(root, app) {
     const mean = shares.length ? shares.reduce((sum, x) => sum + x.share, 0) / shares.length : 0;
     leakNote.textContent = t('masks.leakNote', { pct: (100 * mean).toFixed(1) }) + (top && top.share > 0.001 ? ` ${t('masks.leakTop', { i: top.i, token: tokenText(state.tokens.pieces[top.i]), pct: (100 * top.share).toFixed(1) })}` : '');
     leakRow.replaceChildren(
-      panel(t('masks.probsOn'), null, probsOn, sequential(0, 1), state.mask),
+      panel(t('masks.probsOn'), null, probsOn, sequential(0, 1), state.mask, true),
       panel(t('masks.probsOff'), null, probsOff, sequential(0, 1), state.mask),
       panel(t('masks.leak'), null, leak, diverging(extent([leak]).maxAbs), state.mask),
     );

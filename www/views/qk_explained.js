@@ -51,7 +51,7 @@ export function mount(root, app) {
     const row = probs.data.subarray((h * T + i) * S, (h * T + i + 1) * S);
     const pieces = state.tokens.pieces;
     map.update({
-      ...headCells({ data: probs.data.subarray(h * T * S, (h + 1) * T * S), T, S, pieces, mask: state.mask, maxCell: 26, input: true }),
+      ...headCells({ data: probs.data.subarray(h * T * S, (h + 1) * T * S), T, S, pieces, mask: state.mask, maxCell: 26, input: true, future: state.causal }),
       scale: sequential(0, 1),
       mark: { r: i, c: j },
       interaction: {

@@ -114,7 +114,7 @@ export function mount(root, app) {
     // and its entropy at τ set beside the same row at √d.
     const query = queryOf(state, T);
     map.update({
-      ...headCells({ data: now.probs, T, S, pieces, mask: state.mask, maxCell: 26, input: true }),
+      ...headCells({ data: now.probs, T, S, pieces, mask: state.mask, maxCell: 26, input: true, future: state.causal }),
       scale: sequential(0, 1),
       mark: query === null ? null : { r: query, c: null },
       interaction: {
