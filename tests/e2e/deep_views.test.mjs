@@ -57,8 +57,14 @@ test('Q·K explained takes one score apart on the real q_rope and k_rope', async
   await pick('qk', 'layer', 1);
   await pick('qk', 'head', 3);
   await pick('qk', 'query', T - 2);
-  await pick('qk', 'key', 1);
   const [q, k, scores, masked, probs] = await Promise.all(['q_rope', 'k_rope', 'scores', 'masked_scores', 'probs'].map((n) => tensor(`layers.1.attn.${n}`)));
+  // Before a key is picked, the pair is the query's strongest: the key its row weighs most.
+  assert.equal(await page.evaluate(() => window.attnscope.app.state.key), null);
+  const row = Array.from(probs).slice((3 * T + T - 2) * T, (3 * T + T - 1) * T);
+  const strongest = row.indexOf(Math.max(...row));
+  assert.equal(await page.locator('.view-qk select[name="key"]').inputValue(), String(strongest));
+  assert.equal(await shown(page.locator('.qk-steps [data-step="prob"] output')), row[strongest]);
+  await pick('qk', 'key', 1);
   const i = T - 2;
   const j = 1;
   const h = 3;

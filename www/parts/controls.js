@@ -72,11 +72,12 @@ export function tokenSelect(app, key, labelKey, first = false) {
   );
 }
 
-// The position a token picker stands for: the state's, clamped to the input, or its default.
+// The position a token picker stands for: the state's, clamped to the input, or its default: the
+// last token, the first (`first` true), or a view's own choice (`first` a function).
 export function tokenAt(app, key, first = false) {
   const n = app.state.tokens.ids.length;
   const v = app.state[key];
-  if (v === null || v === undefined) return first ? 0 : n - 1;
+  if (v === null || v === undefined) return typeof first === 'function' ? Math.max(0, Math.min(n - 1, first())) : first ? 0 : n - 1;
   return Math.max(0, Math.min(n - 1, v));
 }
 

@@ -2,7 +2,8 @@
 // (scores[2][0] = 0.9×0.8 + 0.1×0.2 + 0.8×0.9 + 0.0×0.1 = 1.46). For query i, key j and head h: the
 // rotated query q_rope[i, h] and key k_rope[j, h / n_rep], their element-wise products and sum (the
 // core's dotTerms), then what the model does with it: ÷ √d (attn.scores), + the masks
-// (attn.masked_scores), softmax over the row (attn.probs). Clicking the map picks the pair.
+// (attn.masked_scores), softmax over the row (attn.probs). Clicking the map picks the pair; without
+// a key picked, it is the query's strongest.
 
 import { el } from '../parts/dom.js';
 import { headCells, headTip, heatmap } from '../parts/heatmap.js';
@@ -17,7 +18,11 @@ const SHOWN_TERMS = 4;
 
 export function mount(root, app) {
   const { state } = app;
-  const controls = [layerSelect(app), headSelect(app), tokenSelect(app, 'query', 'control.query'), tokenSelect(app, 'key', 'control.key', true)];
+  // Without a key chosen, the pair is the query's strongest: the key its row gives most weight to,
+  // so the worked example ends on a weight worth explaining, not on a 0.
+  let strongest = 0;
+  const keyOf = () => strongest;
+  const controls = [layerSelect(app), headSelect(app), tokenSelect(app, 'query', 'control.query'), tokenSelect(app, 'key', 'control.key', keyOf)];
   const map = heatmap();
   const walk = el('section', { className: 'card qk-walk', attrs: { 'aria-live': 'polite' } });
   root.append(
@@ -29,7 +34,6 @@ export function mount(root, app) {
 
   async function update() {
     const my = ++seq;
-    controls.forEach((c) => c.update());
     const l = state.layer;
     const h = state.head;
     const names = ['q_rope', 'k_rope', 'scores', 'masked_scores', 'probs'].map((n) => `layers.${l}.attn.${n}`);
@@ -41,7 +45,10 @@ export function mount(root, app) {
     const kv = Math.floor(h / (nH / nKV));
     const S = probs.shape[2];
     const i = tokenAt(app, 'query');
-    const j = tokenAt(app, 'key', true);
+    const weights = probs.data.subarray((h * T + i) * S, (h * T + i + 1) * S);
+    strongest = weights.reduce((best, w, n) => (w > weights[best] ? n : best), 0);
+    controls.forEach((c) => c.update());
+    const j = tokenAt(app, 'key', keyOf);
     const qv = q.data.slice((i * nH + h) * d, (i * nH + h + 1) * d);
     const kvec = k.data.slice((j * nKV + kv) * d, (j * nKV + kv + 1) * d);
     const { terms, sum } = await app.call('dot', { a: qv, b: kvec });
