@@ -9,7 +9,8 @@
 // src (the attnscope page; by default index.html next to this script), label (the iframe's title,
 // for screen readers; not `title`, which would put a tooltip over the whole figure).
 // Scripting, as on the page (README, "Embedding and scripting"): getState(), setState(partial),
-// link(), and a 'statechange' event; the iframe answers through postMessage.
+// link(), and a 'statechange' event; the iframe answers through postMessage. The element may be
+// moved in the host page (a tab widget, a framework re-rendering): it loads its figure again.
 // A classic script on purpose: a plain <script src> works from any host without CORS headers.
 {
   const here = document.currentScript?.src ?? location.href;
@@ -25,20 +26,43 @@
     #frame = null;
     #state = null;
     #link = null;
-    #pending = new Map();
+    #pending = new Map(); // setState id -> {resolve, reject}
     #nextId = 1;
     #loaded = null;
-    #ready = new Promise((resolve) => {
-      this.#loaded = resolve;
-    });
+    #ready = null;
+    #isReady = false;
+
+    constructor() {
+      super();
+      this.#unready();
+    }
+
+    // A new page in the frame (first load, another src, the element put back in the page): calls
+    // wait for it to report its state, and calls the old page never answered are turned down.
+    #unready() {
+      // A call already waiting for the first page goes on waiting, for this one.
+      if (!this.#ready || this.#isReady) {
+        this.#isReady = false;
+        this.#ready = new Promise((resolve) => {
+          this.#loaded = () => {
+            this.#isReady = true;
+            resolve();
+          };
+        });
+      }
+      for (const { reject } of this.#pending.values()) reject(new Error('attnscope: the figure reloaded before it drew this state'));
+      this.#pending.clear();
+    }
 
     connectedCallback() {
       if (!this.#frame) {
         this.#frame = document.createElement('iframe');
         this.#frame.setAttribute('loading', 'lazy');
         this.#frame.style.cssText = 'border:0;display:block;width:100%;height:100%';
-        this.attachShadow({ mode: 'open' }).append(this.#frame);
+        // Moved in the host page (removed, then put back): the shadow root is still there.
+        (this.shadowRoot ?? this.attachShadow({ mode: 'open' })).replaceChildren(this.#frame);
         addEventListener('message', this.#onMessage);
+        this.#unready();
       }
       this.#layout();
       this.#load();
@@ -82,6 +106,9 @@
       const flags = fragmentOf(this.getAttribute('state'));
       page.hash = /(^|&)embed(=|&|$)/.test(flags) ? flags : `${flags}${flags ? '&' : ''}embed=1`;
       this.#frame.title = this.#title();
+      // Another page (not only another fragment) reloads the frame: its state is not known yet.
+      const before = this.#frame.src ? new URL(this.#frame.src) : null;
+      if (before && (before.origin !== page.origin || before.pathname !== page.pathname || before.search !== page.search)) this.#unready();
       this.#frame.src = page.href;
     }
 
@@ -96,7 +123,7 @@
       this.#state = data.state;
       this.#link = data.link;
       this.#loaded();
-      this.#pending.get(data.id)?.(data.state);
+      this.#pending.get(data.id)?.resolve(data.state);
       this.#pending.delete(data.id);
       this.dispatchEvent(new CustomEvent('statechange', { detail: data.state }));
     };
@@ -109,9 +136,10 @@
     /** Changes some fields; resolves to the new state once the figure has drawn it. */
     async setState(partial) {
       await this.#ready;
+      if (!this.#frame) throw new Error('attnscope: the figure is not in the page');
       const id = this.#nextId++;
-      return new Promise((resolve) => {
-        this.#pending.set(id, resolve);
+      return new Promise((resolve, reject) => {
+        this.#pending.set(id, { resolve, reject });
         this.#frame.contentWindow.postMessage({ attnscope: 'setState', partial, id }, new URL(this.#frame.src).origin);
       });
     }

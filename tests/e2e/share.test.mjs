@@ -628,6 +628,42 @@ test('<attn-scope> on a plain HTML page: one script tag, sized by attributes, sc
   await page.context().close();
 });
 
+test('<attn-scope> moved in the host page loads again and stays scriptable; setState right after a new src waits for the new page', async () => {
+  const state = `${await fragment({ ...FORMAT1_DEFAULTS, view: 'attention' })}&hide=input,config`;
+  const page = await freshPage();
+  posts.set(
+    '/moved.html',
+    `<!doctype html><title>Tabs</title><body>
+<script src="${server.url}element.js"></script>
+<div id="a"><attn-scope id="fig" state="${state}" width="640" height="420"></attn-scope></div><div id="b"></div>
+<script>window.changes = []; document.getElementById('fig').addEventListener('statechange', (e) => window.changes.push(e.detail));</script>
+</body>`,
+  );
+  await page.goto(`${host()}/moved.html`);
+  await page.waitForFunction(() => window.changes.length > 0, null, { timeout: 90_000 });
+  // A tab widget moves the figure: it loads in its new place and answers setState there.
+  const moved = await page.evaluate(async () => {
+    const fig = document.getElementById('fig');
+    document.getElementById('b').append(fig);
+    const next = await fig.setState({ head: 2 });
+    return { head: next.head, frames: fig.shadowRoot.querySelectorAll('iframe').length, parent: fig.parentElement.id };
+  });
+  assert.deepEqual(moved, { head: 2, frames: 1, parent: 'b' });
+  // Another src reloads the frame: setState waits for the new page, which then shows what it said.
+  const reloaded = await page.evaluate(async (src) => {
+    const fig = document.getElementById('fig');
+    fig.setAttribute('src', src);
+    const next = await fig.setState({ head: 3 });
+    return next.head;
+  }, `${server.url}index.html?again=1`);
+  assert.equal(reloaded, 3);
+  const frame = page.frames().find((f) => f.url().includes('again=1'));
+  await settled(frame);
+  assert.equal(await frame.evaluate(() => window.attnscope.getState().head), 3);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
 test('after one visit the page reloads offline from its service worker', async () => {
   const page = await freshPage(`${server.url}${randomModel({ view: 'attention' })}`);
   await stableUrl(page);
