@@ -40,6 +40,11 @@ pub struct Reading {
     pub special: Vec<bool>,
 }
 
+/// How many times longer a tokenizer's normalizer may make a text (check_growth), and the bytes
+/// any text may grow to whatever its length.
+const MAX_GROWTH: usize = 32;
+const GROWTH_ROOM: usize = 1 << 16;
+
 pub struct Tokenizer {
     inner: tokenizers::Tokenizer,
     /// The bytes of every id, worked out once (MiniMind has 6400).
@@ -104,8 +109,25 @@ impl Tokenizer {
     }
 
     fn text_ids(&self, text: &str) -> Result<Vec<u32>, Error> {
+        self.check_growth(text)?;
         let encoding = self.inner.encode(text, false).map_err(|e| said("tokenizer.encode", vec![("why", e.to_string())], format!("cannot encode: {e}")))?;
         Ok(encoding.get_ids().to_vec())
+    }
+
+    /// Refuses a text the tokenizer's normalizer would make much longer (a `Replace` of "a" by 5000
+    /// a's): splitting what it makes could take minutes. Unicode normalization grows a text by at
+    /// most 18 times (U+FDFA), so MAX_GROWTH times its bytes, and some room for short texts, pass.
+    fn check_growth(&self, text: &str) -> Result<(), Error> {
+        use tokenizers::Normalizer;
+        let Some(normalizer) = self.inner.get_normalizer() else { return Ok(()) };
+        let mut normalized = tokenizers::NormalizedString::from(text);
+        normalizer.normalize(&mut normalized).map_err(|e| said("tokenizer.encode", vec![("why", e.to_string())], format!("cannot encode: {e}")))?;
+        let (from, to) = (text.len(), normalized.get().len());
+        if to > MAX_GROWTH * from + GROWTH_ROOM {
+            let args = vec![("from", from.to_string()), ("to", to.to_string())];
+            return Err(said("tokenizer.grows", args, format!("the tokenizer's normalizer turns these {from} bytes of text into {to}, too many to split")));
+        }
+        Ok(())
     }
 
     /// Encodes `text` after the token `bos`, as MiniMind's pretraining puts `<|im_start|>` (its

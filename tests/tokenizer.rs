@@ -268,3 +268,27 @@ fn a_tokenizer_that_cannot_split_plain_text_is_refused_when_loaded() {
         Ok(_) => panic!("accepted"),
     }
 }
+
+#[test]
+fn a_normalizer_that_inflates_the_text_is_refused_before_splitting() {
+    // A Replace of "a" by 5000 a's: 2000 a's would be 10 million bytes to split, minutes of work.
+    let json = format!(
+        r#"{{"version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": {{"type": "Replace", "pattern": {{"String": "a"}}, "content": "{}"}},
+        "pre_tokenizer": {{"type": "Whitespace"}}, "post_processor": null, "decoder": null,
+        "model": {{"type": "WordLevel", "vocab": {{"[UNK]": 0, "a": 1}}, "unk_token": "[UNK]"}}}}"#,
+        "a".repeat(5000)
+    );
+    let tok = Tokenizer::for_model(&json, 64).expect("a short text still splits");
+    assert_eq!(tok.encode("b").unwrap().ids, vec![0]);
+    match tok.encode(&"a".repeat(2000)) {
+        Err(attnscope::Error::Tokenizer(s)) => {
+            assert_eq!(s.key, "tokenizer.grows", "{}", s.text);
+            assert_eq!(s.args, vec![("from", "2000".to_string()), ("to", "10000000".to_string())]);
+        }
+        Err(other) => panic!("{other}"),
+        Ok(e) => panic!("split into {} tokens", e.ids.len()),
+    }
+    // MiniMind's own (no normalizer) and ordinary text are untouched.
+    assert!(minimind().encode(&"a".repeat(100_000)).is_ok());
+}

@@ -53,7 +53,7 @@ const MAX_JSON = 65_536; // bytes a payload may inflate to: a small link is neve
 const MAX_EDIT_TABLES = 16;
 const MAX_EDIT_INDEX = 63;
 const MAX_EDIT_CELLS = (MAX_EDIT_INDEX + 1) ** 2;
-const MAX_EDIT_VALUE = 1e6;
+export const MAX_EDIT_VALUE = 1e6; // a lesson cell's value, typed or in a link (parts/matrix_table.js)
 
 export const HIDE_FLAGS = ['input', 'config', 'tabs', 'toolbar'];
 export const MODEL_KINDS = ['random', 'builtin', 'url', 'hub', 'files'];

@@ -504,6 +504,7 @@ const en = {
 
   'lessons.label': 'Lessons',
   'lesson.reset': 'Back to the tutorial’s numbers',
+  'lesson.cellRange': 'A number from −{most} to {most}',
   'lesson.editHint': 'Every cell can be changed; the results below are recomputed by the real attention code.',
 
   'lesson.qk.title': 'Q·K matching',
@@ -797,6 +798,7 @@ const en = {
   'core.tokenizer.unreadable': 'tokenizer.json cannot be read: {why}',
   'core.tokenizer.tooBig': 'tokenizer.json has {count} tokens, but the model’s vocabulary (vocab_size in config.json) has only {vocab}.',
   'core.tokenizer.encode': 'The tokenizer cannot split this text: {why}',
+  'core.tokenizer.grows': 'This tokenizer’s normalizer turns the text’s {from} bytes into {to}, far too many to split. Its tokenizer.json rewrites text in a way no real model’s does (a Replace that inflates it?).',
   'core.tokenizer.cannotSplit': 'tokenizer.json cannot split plain text such as “Hello, world” ({why}), so no sentence could run with it.',
   'core.tokenizer.bosOrdinary': 'bos_token_id {id} in config.json is “{piece}”, an ordinary token of this tokenizer, not a special one, so it cannot start the text. Turn off the BOS option.',
   'core.tokenizer.bosOutside': 'bos_token_id {id} in config.json is outside this tokenizer’s vocabulary, so it cannot start the text. Turn off the BOS option.',
@@ -937,6 +939,7 @@ const en = {
   'app.skip': 'Skip to the view',
   'input.chipPart': ', part of “{chars}”',
   'input.splitNote': '{example}: the tokenizer cut “{char}” into {n} tokens, each holding some of its UTF-8 bytes (a Chinese character is 3 bytes); the small number says which part.',
+  'input.chipsMore': '… and {n} more tokens',
   // Interventions (issue #13): compare two inputs (views/compare.js), knock out heads
   // (views/ablate.js, parts/ablation.js), logit lens (views/lens.js), head attribution
   // (views/attribution.js), and two predictions side by side (parts/prediction_diff.js).
@@ -1533,6 +1536,7 @@ const zh = {
 
   'lessons.label': '课程',
   'lesson.reset': '恢复教程里的数字',
+  'lesson.cellRange': '请填 −{most} 到 {most} 之间的数',
   'lesson.editHint': '每个格子都能修改；下面的结果会用真实的注意力代码重新计算。',
 
   'lesson.qk.title': 'Q·K 匹配',
@@ -1824,6 +1828,7 @@ const zh = {
   'core.tokenizer.unreadable': '无法读取 tokenizer.json：{why}',
   'core.tokenizer.tooBig': 'tokenizer.json 有 {count} 个 token，而模型的词表（config.json 中的 vocab_size）只有 {vocab} 个。',
   'core.tokenizer.encode': '分词器无法切分这段文本：{why}',
+  'core.tokenizer.grows': '这个分词器的规范化步骤把文本的 {from} 字节变成了 {to} 字节，多得没法切分。它的 tokenizer.json 改写文本的方式不像任何真实模型（也许是一条把文本放大的替换规则？）。',
   'core.tokenizer.cannotSplit': 'tokenizer.json 连普通的文本都切分不了（{why}），用它什么句子都跑不了。',
   'core.tokenizer.bosOrdinary': 'config.json 中的 bos_token_id {id} 是“{piece}”，在这个分词器里是普通 token，不是特殊 token，不能放在文本开头。请关掉 BOS 选项。',
   'core.tokenizer.bosOutside': 'config.json 中的 bos_token_id {id} 超出了这个分词器的词表，不能放在文本开头。请关掉 BOS 选项。',
@@ -1964,6 +1969,7 @@ const zh = {
   'app.skip': '跳到视图',
   'input.chipPart': '，是“{chars}”的一部分',
   'input.splitNote': '{example}：分词器把“{char}”拆成了 {n} 个 token，各装它的一部分 UTF-8 字节（一个汉字 3 个字节）；右上角的小数字表示第几部分。',
+  'input.chipsMore': '……还有 {n} 个 token',
   // 干预实验（issue #13）：比较两个输入、屏蔽注意力头、logit lens、逐头归因、两个预测并排。
   'nav.group.interp': '实验',
   'view.compare': '比较两个输入',

@@ -157,9 +157,12 @@ test('a link to a random model whose run would not fit in memory is refused with
   const message = page.locator('.message-error pre');
   await message.waitFor({ timeout: 120_000 });
   const shown = await message.innerText();
-  const m = shown.match(/This run needs ([0-9.]+) GB at once \(the model['’]s weights ([0-9.]+) GB, the trace ([0-9.]+) GB, working memory ([0-9.]+) GB\), over the budget of 3\.22 GB\. Use a shorter text: the attention weights grow with the square of the number of tokens\./);
+  const m = shown.match(/This run needs ([0-9.]+) GB at once \(the model['’]s weights ([0-9.]+) GB, the trace ([0-9.]+) GB, working memory ([0-9.]+) GB\), over the budget of 3\.22 GB\. At most ([0-9,]+) tokens fit: use a shorter text \(the attention weights grow with the square of the number of tokens\)\./);
   assert.ok(m, `the core's sentence: ${shown}`);
-  const [total, weights, trace, working] = m.slice(1).map(Number);
+  const [total, weights, trace, working] = m.slice(1, 5).map(Number);
+  const fits = Number(m[5].replace(/,/g, ''));
+  const tokens = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
+  assert.ok(fits > 0 && fits < tokens, `${fits} of the ${tokens} tokens fit`);
   const d = 5120 / 40;
   const count = 6400 * 5120 + 5120 * (2 * 5120 + 2 * 8 * d + 3 * 24576 + 2) + 2 * d + 5120; // embed (tied), one layer with Q/K norm, final norm
   assert.equal(weights, Number(gb(count * 4)), 'the f32 weights, held once (the tied embedding is lm_head, as panels only)');
@@ -169,7 +172,7 @@ test('a link to a random model whose run would not fit in memory is refused with
   // The same refusal on the Chinese page is Chinese, from the core's code and numbers.
   await page.click('#lang-switch');
   await page.waitForFunction(() => /这次运行一下子需要 [0-9.]+ GB/.test(document.querySelector('.message-error pre')?.innerText ?? ''), null, { timeout: 120_000 });
-  assert.match(await message.innerText(), /^这次运行一下子需要 [0-9.]+ GB（模型权重 [0-9.]+ GB，记录的张量 [0-9.]+ GB，计算中的工作内存 [0-9.]+ GB），超过了 3\.22 GB 的上限。/);
+  assert.match(await message.innerText(), /^这次运行一下子需要 [0-9.]+ GB（模型权重 [0-9.]+ GB，记录的张量 [0-9.]+ GB，计算中的工作内存 [0-9.]+ GB），超过了 3\.22 GB 的上限。最多放得下 [0-9,]+ 个 token/);
   await page.click('#lang-switch');
   await page.waitForFunction(() => /This run needs/.test(document.querySelector('.message-error pre')?.innerText ?? ''), null, { timeout: 120_000 });
   // The two switches were two steps of history (the language is part of the link): back over them.
@@ -201,6 +204,23 @@ test('a text longer than the model has positions is refused in the reader’s la
   await page.click('#lang-switch');
   await page.waitForFunction(() => /^The input is/.test(document.querySelector('.message-error pre')?.innerText ?? ''), null, { timeout: 120_000 });
   assert.equal(await message.innerText(), `The input is ${tokens} tokens, more than this model’s max_position_embeddings (8): it has no positions for the rest. Shorten the text.`);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
+
+test('a pasted document of 160,000 tokens is refused with the limit; its first 8,192 chips are drawn and the rest counted', async () => {
+  const page = await pageAt('#view=attention');
+  await page.evaluate(() => {
+    const box = document.getElementById('text');
+    box.value = 'The cat sat. '.repeat(40000);
+    box.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  const message = page.locator('.message-error pre');
+  await message.waitFor({ timeout: 120_000 });
+  await settled(page);
+  assert.equal(await message.innerText(), 'The input is 160,002 tokens, over attnscope’s limit of 8,192. Shorten the text.');
+  assert.equal(await page.locator('.chips .chip').count(), 8192);
+  assert.equal(await page.locator('.chips-more').innerText(), '… and 151,810 more tokens');
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
 });

@@ -82,6 +82,20 @@ test('Q·K matching: editing a cell by keyboard recomputes with the core, and re
   const probs = await matrix(page.locator('[data-matrix="probs"] table'));
   // Row 她 with q = [0.1, 0.1, 0.8, 0.0]: scores [0.82, 0.11, 0.64].
   near(probs[2], softmax([0.1 * 0.8 + 0.1 * 0.2 + 0.8 * 0.9, 0.1 * 0 + 0.1 * 0.3 + 0.8 * 0.1, 0.1 * 0.7 + 0.1 * 0.1 + 0.8 * 0.7]), 1e-6, 'edited row');
+  // A number past what a link keeps (1e39 is ∞ in f32) is refused under its cell; nothing changes.
+  const before = await page.evaluate(() => JSON.stringify(window.attnscope.getState().edits));
+  const big = page.locator('table.editable').first().locator('tbody tr').nth(2).locator('input').first();
+  await big.fill('1e39');
+  await page.keyboard.press('Tab');
+  await settled(page);
+  assert.equal(await big.getAttribute('aria-invalid'), 'true');
+  assert.equal(await page.locator('.cell-refused').innerText(), 'A number from −1,000,000 to 1,000,000');
+  assert.equal(await page.evaluate(() => JSON.stringify(window.attnscope.getState().edits)), before);
+  assert.doesNotMatch(await page.locator('.view-lessons').innerText(), /Infinity|NaN|could not draw/);
+  await big.fill('0.1');
+  await page.keyboard.press('Tab');
+  await settled(page);
+  assert.equal(await page.locator('.cell-refused').count(), 0);
   // Clicking a score walks that one.
   await page.locator('[data-matrix="scores"] td[data-r="1"][data-c="2"] button').click();
   await settled(page);

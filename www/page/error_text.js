@@ -8,9 +8,10 @@ import { STRINGS, language, t } from '../strings.js';
 import { bytes } from '../parts/format.js';
 
 const SIZES = new Set(['size', 'least', 'most', 'need', 'file', 'weights', 'held', 'described', 'extra', 'trace', 'work', 'lens']);
+// Byte counts said as counts (the tokenizer's growth: "its 2,000 bytes into 10,000,000").
 // The memory budgets' sentences keep decimal GB with two decimals, as the budgets are set.
 const IN_GB = new Set(['budget', 'runMemory', 'runMemoryModel', 'traceBudget', 'traceBudgetLens', 'configBudget']);
-const COUNTS = new Set(['count', 'n', 'layers', 'tokens', 'limit', 'vocab', 'fits']);
+const COUNTS = new Set(['count', 'n', 'layers', 'tokens', 'limit', 'vocab', 'fits', 'from', 'to']);
 
 export function errorText(err) {
   const key = err?.code && `core.${err.code}`;

@@ -9,7 +9,10 @@
 import { el } from '../parts/dom.js';
 import { tokenText } from '../parts/format.js';
 import { TOKENS_EVENT } from '../parts/heatmap_interaction.js';
-import { t } from '../strings.js';
+import { language, t } from '../strings.js';
+
+// The core's limit on one run (MAX_TOKENS in src/model/config.rs): no more chips are drawn.
+const MAX_CHIPS = 8192;
 
 export function tokenChips(onToggle) {
   const group = el('div', { className: 'chips', attrs: { role: 'group', 'aria-label': t('input.text') } });
@@ -44,8 +47,12 @@ export function tokenChips(onToggle) {
         group.replaceChildren(el('span', { className: 'chips-empty' }, t('input.noTokens')));
         return;
       }
+      // A text past the core's limit on one run (which the page refuses to run) draws its first
+      // MAX_CHIPS chips and says how many more there are: 160,000 chips would freeze the tab.
+      const shown = ids.slice(0, MAX_CHIPS);
+      const more = ids.length - shown.length;
       group.replaceChildren(
-        ...ids.map((id, i) => {
+        ...shown.map((id, i) => {
           const padded = mask[i] === 0;
           const part = split[i] ? t('input.chipPart', { chars: chars[i] }) : '';
           const title = special[i]
@@ -65,6 +72,7 @@ export function tokenChips(onToggle) {
             el('span', { className: 'chip-id' }, id),
           );
         }),
+        ...(more > 0 ? [el('span', { className: 'chips-more' }, t('input.chipsMore', { n: more.toLocaleString(language() === 'zh' ? 'zh-CN' : 'en-US') }))] : []),
       );
     },
   };

@@ -13,6 +13,8 @@
 import { el } from './dom.js';
 import { exact, fixed } from './format.js';
 import { isMasked } from './color_scale.js';
+import { MAX_EDIT_VALUE } from '../state.js';
+import { t } from '../strings.js';
 
 let book = null; // the open edit book: {cells: {id: [[r, c, value], …]}, claimed, refused, onChange}
 
@@ -97,9 +99,16 @@ export function matrixTable(opts) {
         const enter = () => {
           if (input.value === input.dataset.entered) return;
           input.dataset.entered = input.value;
+          // A number, within what a link keeps (±MAX_EDIT_VALUE): 1e39 would be ∞ in f32, and the
+          // link would say another number than the screen.
           const next = Number(input.value);
-          input.setAttribute('aria-invalid', String(!Number.isFinite(next)));
-          if (!Number.isFinite(next)) return;
+          const fits = input.value.trim() !== '' && Number.isFinite(next) && Math.abs(next) <= MAX_EDIT_VALUE;
+          input.setAttribute('aria-invalid', String(!fits));
+          td.querySelector('.cell-refused')?.remove();
+          if (!fits) {
+            td.append(el('span', { className: 'cell-refused', attrs: { role: 'alert' } }, t('lesson.cellRange', { most: MAX_EDIT_VALUE.toLocaleString('en-US') })));
+            return;
+          }
           if (kept && kept === book) record(id, r, c, next);
           opts.onEdit(r, c, next);
         };
