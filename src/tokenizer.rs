@@ -152,13 +152,25 @@ impl Tokenizer {
     }
 
     /// Text of a sequence of ids, special tokens included. Ids that end inside a multi-byte
-    /// character decode to U+FFFD there, as in `tokenizers`; `read` shows such bytes instead.
+    /// character decode to U+FFFD there, as in `tokenizers`; `read` shows such bytes instead. An id
+    /// past the tokenizer's vocabulary (a model whose vocab_size is padded beyond its tokenizer's
+    /// may predict one) is no text either, and decodes to U+FFFD too, which the page never writes
+    /// into the text box.
     pub fn decode(&self, ids: &[u32]) -> Result<String, Error> {
-        if let Some(bad) = ids.iter().find(|&&id| id as usize >= self.bytes.len()) {
-            let args = vec![("id", bad.to_string()), ("vocab", self.bytes.len().to_string())];
-            return Err(said("tokenizer.idOutside", args, format!("id {bad} is outside the vocabulary (size {})", self.bytes.len())));
+        let mut text = String::new();
+        for run in ids.split_inclusive(|&id| id as usize >= self.bytes.len()) {
+            let (known, unknown) = match run.split_last() {
+                Some((&last, rest)) if last as usize >= self.bytes.len() => (rest, true),
+                _ => (run, false),
+            };
+            if !known.is_empty() {
+                text += &self.inner.decode(known, false).map_err(|e| said("tokenizer.decode", vec![("why", e.to_string())], format!("cannot decode: {e}")))?;
+            }
+            if unknown {
+                text.push('\u{FFFD}');
+            }
         }
-        self.inner.decode(ids, false).map_err(|e| said("tokenizer.decode", vec![("why", e.to_string())], format!("cannot decode: {e}")))
+        Ok(text)
     }
 
     /// The ids that are ordinary tokens of text: inside the tokenizer's vocabulary and not an added

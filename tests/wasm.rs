@@ -404,3 +404,16 @@ fn probe_refusal_is_said() {
     let request = js_sys::JSON::parse(r#"{"length": 8, "seed": 1}"#).unwrap();
     assert!(s.probe_heads(request).is_ok(), "a probe the vocabulary can serve runs");
 }
+
+// In wasm32 a count past 2^32 - 1 cannot be held: it is refused as too big, not as "not a whole number".
+#[wasm_bindgen_test]
+fn a_count_past_what_wasm32_can_hold_is_refused_as_too_big() {
+    match Config::from_json(r#"{"max_position_embeddings": 1000000000000000000}"#) {
+        Err(attnscope::Error::Config(s)) => {
+            assert_eq!(s.key, "config.countTooBig", "{}", s.text);
+            assert!(s.args.contains(&("limit", "4294967295".to_string())), "{:?}", s.args);
+        }
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("accepted"),
+    }
+}

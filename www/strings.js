@@ -812,6 +812,8 @@ const en = {
   'core.config.wrongType': 'config.json has a field of the wrong type: {why}',
   'core.config.notNumber': '{name} must be a number, not {value}.',
   'core.config.notCount': '{name} must be a whole number, 0 or more, not {value}.',
+  'core.config.countTooBig': '{name} is {value}, more than the {limit} this browser can count: no model is that big.',
+  'core.config.countAsFloat': '{name} is written as {value}, with a decimal point; a size in config.json is written as a whole number ({whole}), as PyTorch’s layers need it.',
   'core.config.bosId': 'bos_token_id must be a token id below vocab_size ({vocab}), not {value}.',
   'core.config.atLeastOne': '{name} must be at least 1.',
   'core.config.overLimit': '{name} = {value} is over attnscope’s limit of {limit}.',
@@ -940,6 +942,7 @@ const en = {
   'input.chipPart': ', part of “{chars}”',
   'input.splitNote': '{example}: the tokenizer cut “{char}” into {n} tokens, each holding some of its UTF-8 bytes (a Chinese character is 3 bytes); the small number says which part.',
   'input.chipsMore': '… and {n} more tokens',
+  'input.marksNote': 'In {example}, ␣ is the space before the word: the tokenizer keeps it in the word’s token. (↵ is a line break, ⇥ a tab.)',
   // Interventions (issue #13): compare two inputs (views/compare.js), knock out heads
   // (views/ablate.js, parts/ablation.js), logit lens (views/lens.js), head attribution
   // (views/attribution.js), and two predictions side by side (parts/prediction_diff.js).
@@ -1842,6 +1845,8 @@ const zh = {
   'core.config.wrongType': 'config.json 里有一项的类型不对：{why}',
   'core.config.notNumber': '{name} 必须是数字，不能是 {value}。',
   'core.config.notCount': '{name} 必须是 0 或更大的整数，不能是 {value}。',
+  'core.config.countTooBig': '{name} 是 {value}，超过了这个浏览器能数到的 {limit}：没有这么大的模型。',
+  'core.config.countAsFloat': '{name} 写成了带小数点的 {value}；config.json 里的尺寸要写成整数（{whole}），模型的层才能用。',
   'core.config.bosId': 'bos_token_id 必须是小于 vocab_size（{vocab}）的 token id，不能是 {value}。',
   'core.config.atLeastOne': '{name} 至少要是 1。',
   'core.config.overLimit': '{name} = {value}，超过了 attnscope 的上限 {limit}。',
@@ -1970,6 +1975,7 @@ const zh = {
   'input.chipPart': '，是“{chars}”的一部分',
   'input.splitNote': '{example}：分词器把“{char}”拆成了 {n} 个 token，各装它的一部分 UTF-8 字节（一个汉字 3 个字节）；右上角的小数字表示第几部分。',
   'input.chipsMore': '……还有 {n} 个 token',
+  'input.marksNote': '{example} 里的 ␣ 是词前面的空格：分词器把它和词放进同一个 token。（↵ 是换行，⇥ 是制表符。）',
   // 干预实验（issue #13）：比较两个输入、屏蔽注意力头、logit lens、逐头归因、两个预测并排。
   'nav.group.interp': '实验',
   'view.compare': '比较两个输入',

@@ -138,6 +138,18 @@ fn refuse_wrong_types(raw: &serde_json::Value) -> Result<(), Error> {
             None => {}
             Some(serde_json::Value::Null) if NULLABLE_KEYS.contains(&name) => {}
             Some(v) if v.as_u64().is_some_and(|v| usize::try_from(v).is_ok()) => {}
+            // A count past what this machine can address (2^32 - 1 in wasm32) is too big, not wrong.
+            Some(v) if v.as_u64().is_some() => {
+                let args = vec![("name", name.into()), ("value", v.to_string()), ("limit", usize::MAX.to_string())];
+                return Err(said("config.countTooBig", args, format!("{name} is {v}, more than {} (the most this build can count)", usize::MAX)));
+            }
+            // 32.0 is a whole number, but a size in config.json is written without a decimal point,
+            // as PyTorch's layers need it.
+            Some(v) if v.as_f64().is_some_and(|f| f >= 0.0 && f.fract() == 0.0) => {
+                let whole = format!("{:.0}", v.as_f64().unwrap_or_default());
+                let args = vec![("name", name.into()), ("value", v.to_string()), ("whole", whole.clone())];
+                return Err(said("config.countAsFloat", args, format!("{name} is {v}, a number with a decimal point; a size is written as a whole number ({whole})")));
+            }
             Some(v) => return Err(said("config.notCount", vec![("name", name.into()), ("value", v.to_string())], format!("{name} must be a whole number of 0 or more, got {v}"))),
         }
     }
@@ -397,6 +409,11 @@ mod tests {
         assert_eq!(said(r#"{"num_hidden_layers": null}"#), ("config.notCount", "name=num_hidden_layers value=null".into()));
         assert_eq!(said(r#"{"hidden_size": 1.5}"#), ("config.notCount", "name=hidden_size value=1.5".into()));
         assert_eq!(said(r#"{"vocab_size": -2}"#), ("config.notCount", "name=vocab_size value=-2".into()));
+        // A whole number with a decimal point, and one past what this build can count, say so.
+        assert_eq!(said(r#"{"hidden_size": 32.0}"#), ("config.countAsFloat", "name=hidden_size value=32.0 whole=32".into()));
+        if usize::BITS == 32 {
+            assert_eq!(said(r#"{"max_position_embeddings": 1000000000000000000}"#), ("config.countTooBig", "name=max_position_embeddings value=1000000000000000000 limit=4294967295".into()));
+        }
         assert_eq!(said(r#"{"rope_theta": "big"}"#), ("config.notNumber", "name=rope_theta value=\"big\"".into()));
         assert_eq!(said(r#"{"hidden_size": 90, "num_attention_heads": 4, "num_key_value_heads": 2}"#), ("config.headDimAuto", "dim=90 heads=4".into()));
         assert_eq!(said(r#"{"num_hidden_layers": 65}"#), ("config.overLimit", "name=num_hidden_layers value=65 limit=64".into()));

@@ -129,6 +129,10 @@ test('scale: the seed rows by the core, and τ = √d reproduces the model’s o
   const values = await ownBars.locator('.bar-row').evaluateAll((rows) => rows.map((r) => Number(r.dataset.value)));
   assert.equal(values.length, 3);
   assert.ok(values[2] > 0.9999 && values[0] < 1e-8, `softmax([10, 20, 30]) = ${values}`);
+  // The divisor opens at the seed's τ = 10, and says so: [10, 20, 30] / 10 is softmax([1, 2, 3]).
+  assert.equal(await page.locator('.view-scale output[for="scale-own-tau"]').innerText(), 'τ = 10');
+  const divided = await page.locator('.view-scale .card').first().locator('.bars').nth(1).locator('.bar-row').evaluateAll((rows) => rows.map((r) => Number(r.dataset.value)));
+  [0.09, 0.2447, 0.6652].forEach((p, n) => close(divided[n], p, 1e-3, `softmax([10, 20, 30] / 10)[${n}]`));
   await page.getByRole('button', { name: '[1, 2, 3]' }).click();
   await settled(page);
   const small = await ownBars.locator('.bar-row').evaluateAll((rows) => rows.map((r) => Number(r.dataset.value)));

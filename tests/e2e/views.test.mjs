@@ -55,6 +55,9 @@ test('typing a sentence tokenizes it live into chips with ids', async () => {
   assert.equal(await page.locator('.chip').count(), ids.length);
   assert.equal(await page.locator('.chip .chip-id').first().innerText(), String(ids[0]));
   assert.equal(pieces.length, ids.length);
+  // The ␣ of a word's token is said once, with the first such token of this text as the example.
+  const first = pieces.find((p) => /^[ Ġ]\S/.test(p));
+  assert.equal(await page.locator('.chips-marks-note').innerText(), `In “␣${first.slice(1)}”, ␣ is the space before the word: the tokenizer keeps it in the word’s token. (↵ is a line break, ⇥ a tab.)`);
 });
 
 // Typing waits for a pause before it tokenizes: a tab or the language button clicked before then

@@ -20,7 +20,8 @@ export function errorText(err) {
   for (const [name, value] of Object.entries(err.args ?? {})) {
     const n = Number(value);
     if (SIZES.has(name) && Number.isFinite(n)) args[name] = IN_GB.has(err.code) ? `${(n / 1e9).toFixed(2)} GB` : bytes(n);
-    else if (COUNTS.has(name) && Number.isFinite(n)) args[name] = n.toLocaleString(language() === 'zh' ? 'zh-CN' : 'en-US');
+    // A count past 2^53 (a damaged header's length) is grouped from its digits, not rounded by a double.
+    else if (COUNTS.has(name) && Number.isFinite(n)) args[name] = (Number.isSafeInteger(n) || !/^\d+$/.test(value) ? n : BigInt(value)).toLocaleString(language() === 'zh' ? 'zh-CN' : 'en-US');
     else args[name] = value;
   }
   const others = Number(err.args?.others ?? 0);

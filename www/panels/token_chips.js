@@ -7,7 +7,7 @@
 // (heatmap_interaction.js's TOKENS_EVENT), so the reader sees which words a cell pairs.
 
 import { el } from '../parts/dom.js';
-import { tokenText } from '../parts/format.js';
+import { quoted, tokenText } from '../parts/format.js';
 import { TOKENS_EVENT } from '../parts/heatmap_interaction.js';
 import { language, t } from '../strings.js';
 
@@ -19,7 +19,10 @@ export function tokenChips(onToggle) {
   // The marks ¹ ² of a character cut over several tokens, said under the chips where they appear
   // (in the chip's tooltip too, but a newcomer does not hover to find out what a mark means).
   const splitNote = el('p', { className: 'hint chips-split-note', hidden: true });
-  const node = el('div', { className: 'chips-box' }, group, splitNote);
+  // The ␣ a word's token starts with (the space before it, kept in the token), said once with an
+  // example from the text: at a glance ␣I reads as a letter, not as a space.
+  const marksNote = el('p', { className: 'hint chips-marks-note', hidden: true });
+  const node = el('div', { className: 'chips-box' }, group, marksNote, splitNote);
   document.addEventListener(TOKENS_EVENT, ({ detail }) => {
     for (const chip of group.querySelectorAll('.chip[data-lit]')) delete chip.dataset.lit;
     if (!detail) return;
@@ -37,6 +40,9 @@ export function tokenChips(onToggle) {
     node,
     update({ ids, pieces, bytes, chars, split, special = [] }, mask) {
       group.setAttribute('aria-label', t('input.text'));
+      const spaced = pieces.findIndex((p, i) => !special[i] && !split[i] && /^[ Ġ]\S/.test(p));
+      marksNote.hidden = spaced < 0;
+      if (spaced >= 0) marksNote.textContent = t('input.marksNote', { example: quoted(tokenText(pieces[spaced])) });
       const first = split.findIndex(Boolean);
       splitNote.hidden = first < 0;
       if (first >= 0) {

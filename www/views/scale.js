@@ -30,7 +30,9 @@ export function mount(root, app) {
   const controls = [layerSelect(app), headSelect(app)];
   const ownInput = el('input', { type: 'text', id: 'scale-row', value: SEED_ROWS[1], attrs: { inputmode: 'decimal' }, on: { change: () => app.redraw() } });
   const presets = SEED_ROWS.map((text) => el('button', { type: 'button', className: 'action secondary', on: { click: () => { ownInput.value = text; app.redraw(); } } }, `[${text}]`));
-  const ownTau = el('input', { type: 'range', id: 'scale-own-tau', min: -1, max: 2, step: 0.05, value: 0, on: { input: () => app.redraw() } });
+  // The divisor opens at the seed's τ = 10, so [10, 20, 30] / 10 = [1, 2, 3] is there at once.
+  const ownTau = el('input', { type: 'range', id: 'scale-own-tau', min: -1, max: 2, step: 0.05, value: 1, on: { input: () => app.redraw() } });
+  const ownTauLabel = el('output', { className: 'slider-value', htmlFor: 'scale-own-tau' });
   const ownOut = el('div', {});
   const headTau = el('input', { type: 'range', id: 'scale-tau', min: 0, max: SLIDER_STEPS, step: 1, on: { input: () => app.set({ divisor: tauOf(Number(headTau.value)) }) } });
   const tauLabel = el('span', { className: 'slider-value' });
@@ -49,7 +51,7 @@ export function mount(root, app) {
       { className: 'card' },
       el('h3', {}, t('scale.ownHeading')),
       el('p', { className: 'hint' }, t('scale.seedNote')),
-      el('div', { className: 'toolbar' }, el('label', { htmlFor: 'scale-row' }, t('scale.ownRow')), ownInput, presets, el('label', { htmlFor: 'scale-own-tau' }, t('scale.divisor')), ownTau),
+      el('div', { className: 'toolbar' }, el('label', { htmlFor: 'scale-row' }, t('scale.ownRow')), ownInput, presets, el('label', { htmlFor: 'scale-own-tau' }, t('scale.divisor')), ownTau, ownTauLabel),
       ownOut,
     ),
     el(
@@ -73,6 +75,7 @@ export function mount(root, app) {
     const ownValid = own.length > 0 && own.every(Number.isFinite);
     ownInput.setAttribute('aria-invalid', String(!ownValid));
     const ownDivisor = 10 ** Number(ownTau.value);
+    ownTauLabel.textContent = `τ = ${+ownDivisor.toPrecision(3)}`;
 
     const l = state.layer;
     const h = state.head;
