@@ -215,6 +215,12 @@ test('the head grid groups heads by KV head and opens a head on click', async ()
   await go('grid');
   assert.deepEqual(await page.locator('.kv-label').allInnerTexts(), ['KV 0', 'KV 1']);
   assert.equal(await page.locator('.thumb').count(), 2 * 4);
+  // Every role a thumbnail is labelled with is explained once above the grid, with ⊘.
+  const legend = await page.locator('.role-legend li').allInnerTexts();
+  assert.equal(legend.length, 7);
+  assert.match(legend.at(-1), /^⊘ knocks the head out/);
+  const shownRoles = await page.locator('.thumb .role-badge').evaluateAll((badges) => [...new Set(badges.map((b) => [...b.classList].find((c) => c.startsWith('role-') && c !== 'role-badge')))]);
+  for (const role of shownRoles.filter((r) => r !== 'role-none')) assert.equal(await page.locator(`.role-legend .${role}`).count(), 1, role);
   await screenshot(page, 'views-grid');
   await page.locator('.thumb[data-layer="0"][data-head="2"] canvas').click();
   await page.waitForSelector('.view-attention');

@@ -30,6 +30,18 @@ const THUMB_MIN = 72;
 // Above this many cells per head, the grid pauses between layers while it pools.
 const YIELD_CELLS = 128 * 128;
 
+// What each role's colour means, and the ⊘ under every thumbnail, said once above the grid (a
+// newcomer does not hover every label to find out).
+const LEGEND_ROLES = ['previous', 'current', 'first', 'fixed', 'broad', 'mixed'];
+function roleLegend() {
+  return el(
+    'ul',
+    { className: 'role-legend', attrs: { 'aria-label': t('grid.legend') } },
+    LEGEND_ROLES.map((role) => el('li', {}, el('span', { className: `role-badge role-${role}` }, t(`role.${role}`)), ' ', t(`role.means.${role}`))),
+    el('li', {}, el('span', { className: 'role-legend-knock', attrs: { 'aria-hidden': 'true' } }, '⊘'), ' ', t('grid.legendKnock')),
+  );
+}
+
 export function mount(root, app) {
   const { state } = app;
   const stage = stageSelect(app);
@@ -42,6 +54,7 @@ export function mount(root, app) {
     el('div', { className: 'toolbar' }, stage.node, el('div', { className: 'picker' }, el('label', { htmlFor: filterId }, t('grid.roleFilter')), filter)),
     el('p', { className: 'explain' }, t('grid.explain')),
     el('p', { className: 'explain' }, t('grid.rolesExplain')),
+    roleLegend(),
     probe.node,
     el('div', { className: 'grid-scroll' }, grid),
     legendSlot,
