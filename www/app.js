@@ -635,12 +635,13 @@ const tabs = tabBar(dom.nav, go);
 const ablated = ablationBar(app); // the first thing in the view's column while heads are knocked out
 const backend = backendControls({ call: app.call, args: () => runArgs(), choose: (value) => navigate({ backend: value }) });
 
-// Static text in index.html is marked data-i18n (text) or data-i18n-label (aria-label).
+// Static text in index.html is marked data-i18n (text), data-i18n-label (aria-label) or data-i18n-title (a tooltip).
 function fillStaticText() {
   for (const node of document.querySelectorAll('[data-i18n]')) node.textContent = t(node.dataset.i18n);
   document.title = `${t(`view.${state.view}`)} · ${t('app.pageTitle')}`;
   document.getElementById('lang-switch').lang = state.lang === 'zh' ? 'en' : 'zh';
   for (const node of document.querySelectorAll('[data-i18n-label]')) node.setAttribute('aria-label', t(node.dataset.i18nLabel));
+  for (const node of document.querySelectorAll('[data-i18n-title]')) node.title = t(node.dataset.i18nTitle);
 }
 
 function wireInput() {

@@ -113,6 +113,9 @@ test('Lessons has the page’s width: the sentence, model and share sidebar wait
   assert.equal(await toggle.innerText(), 'Show sentence & model');
   const width = (await page.locator('.lesson').boundingBox()).width;
   assert.ok(width > 1400 - 2 * 24 - 40, `the lesson gets the width (${width}px)`);
+  // The language and theme buttons stay at the right end of the top bar, as on every other view.
+  const prefs = await page.locator('.topbar .prefs').boundingBox();
+  assert.ok(prefs.x + prefs.width > 1400 - 24 - 4, `the buttons at the right (${prefs.x + prefs.width}px)`);
   await toggle.click();
   assert.equal(await sidebar.isVisible(), true, 'the button brings it back');
   assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
