@@ -123,6 +123,21 @@ test('RoPE draws angles with YaRN off and on, rotates q exactly as the trace, sc
   await settled(page);
 });
 
+test('RoPE’s distance chart keeps a band for its marker’s label: no curve runs under it', async () => {
+  const T = await tokenCount();
+  await go(page, 'rope');
+  await page.evaluate((last) => window.attnscope.app.set({ query: last, key: 0 }), T - 1);
+  await settled(page);
+  const clear = await page.locator('.view-rope .line-chart').last().evaluate((svg) => {
+    const label = svg.querySelector('.chart-marker-label').getBBox();
+    const tops = [...svg.querySelectorAll('.chart-line')].map((p) => Math.min(...p.getAttribute('d').split(/[ML]/).filter(Boolean).map((xy) => Number(xy.split(',')[1]))));
+    return { bottom: label.y + label.height, top: Math.min(...tops) };
+  });
+  assert.ok(clear.top > clear.bottom, `the curves (from y ${clear.top}) stay under the label (to y ${clear.bottom})`);
+  await page.evaluate(() => window.attnscope.app.set({ query: null, key: null }));
+  await settled(page);
+});
+
 test('scale: the seed rows by the core, and τ = √d reproduces the model’s own probabilities', async () => {
   await go(page, 'scale');
   const ownBars = page.locator('.view-scale .card').first().locator('.bars').first();

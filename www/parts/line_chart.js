@@ -32,6 +32,10 @@ export function lineChart({ xs, series, markers = [], xLabel, yLabel, label, wid
   let lo = Math.min(...finite);
   let hi = Math.max(...finite);
   if (lo === hi) [lo, hi] = [lo - 1, hi + 1];
+  // A little room above and below the curves, so none runs along the frame; with markers, a band
+  // on top for their labels (a curve's peak under a label would hide behind its halo).
+  const span = hi - lo;
+  [lo, hi] = [lo - 0.04 * span, hi + (markers.length ? 0.16 : 0.04) * span];
   const fx = logX ? Math.log : (v) => v;
   const [x0, x1] = [fx(xs[0]), fx(xs[xs.length - 1])];
   const w = width - PAD.left - PAD.right;
