@@ -300,6 +300,11 @@ test('√d: d = 96, MiniMind-3’s head_dim, beside the hidden sizes 512 and 768
   const rows = await page.locator('table.sizes tbody tr').evaluateAll((r) => r.map((x) => [Number(x.dataset.d), Number(x.querySelector('td output').dataset.value)]));
   assert.deepEqual(rows.map(([d]) => d), [4, 16, 64, 96, 512, 768]);
   for (const [d, root] of rows) assert.ok(Math.abs(root - Math.sqrt(d)) < 1e-9, `√${d}: ${root}`);
+  // The typical |q·k| (RMS over random pairs) follows √d, and grows with d: the table does not
+  // seem to say that scores at d = 64 are smaller than at d = 16.
+  const typical = await page.locator('table.sizes td[data-column="typical"] output').evaluateAll((o) => o.map((x) => Number(x.dataset.value)));
+  typical.forEach((v, i) => assert.ok(Math.abs(v / Math.sqrt(rows[i][0]) - 1) < 0.15, `typical at d = ${rows[i][0]}: ${v} against √d ${Math.sqrt(rows[i][0])}`));
+  assert.ok(typical.every((v, i) => i === 0 || v > typical[i - 1]), `growing: ${typical}`);
   assert.match(await page.locator('table.sizes tr[data-d="96"]').innerText(), /head_dim/);
   assert.match(await page.locator('table.sizes tr[data-d="512"]').innerText(), /hidden size/);
   const overstates = await page.locator('[data-note="overstates"]').innerText();

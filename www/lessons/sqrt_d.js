@@ -4,8 +4,9 @@
 // random entries of size about 1 (inputs drawn here, seeded, so every reader sees the same ones);
 // their dot products grow like √d, and only ÷ √d brings the softmax back to a spread-out row.
 // The tutorial's d = 512 (and MiniMind-3's 768) are hidden sizes; a dot product in attention runs
-// over one head, head_dim = 96 in MiniMind-3. A table sets each d beside its √d and the raw scores
-// the core measures there, so "几百甚至上千" can be weighed against numbers.
+// over one head, head_dim = 96 in MiniMind-3. A table sets each d beside its √d, the typical size of
+// q·k there (which follows √d) and the raw scores the core measures for the lesson's one query, so
+// "几百甚至上千" can be weighed against numbers.
 
 import { el } from '../parts/dom.js';
 import { bars } from '../parts/bars.js';
@@ -33,6 +34,21 @@ function normals(n, seed) {
     return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
   };
   return Float32Array.from({ length: n }, () => Math.sqrt(-2 * Math.log(1 - uniform())) * Math.cos(2 * Math.PI * uniform()));
+}
+
+// The typical size of q·k at width d: the root mean square of PAIRS dot products of seeded random
+// vectors (entries of size about 1). It follows √d, where one query's largest of six scores wanders.
+const PAIRS = 256;
+function typicalDot(d) {
+  const a = normals(PAIRS * d, SEED + 2);
+  const b = normals(PAIRS * d, SEED + 3);
+  let sum = 0;
+  for (let p = 0; p < PAIRS; p++) {
+    let dot = 0;
+    for (let n = p * d; n < (p + 1) * d; n++) dot += a[n] * b[n];
+    sum += dot * dot;
+  }
+  return Math.sqrt(sum / PAIRS);
 }
 
 export function mount(root, app) {
@@ -90,11 +106,11 @@ export function mount(root, app) {
       el('p', { className: 'hint' }, t('lesson.sqrt_d.takeaway')),
     );
     sizes.replaceChildren(
-      el('p', { className: 'hint' }, t('lesson.sqrt_d.sizesNote', { keys: KEYS })),
+      el('p', { className: 'hint' }, t('lesson.sqrt_d.sizesNote', { keys: KEYS, pairs: PAIRS })),
       el(
         'table',
         { className: 'data-table sizes' },
-        el('thead', {}, el('tr', {}, ['d', '√d', t('lesson.sqrt_d.largest'), t('lesson.sqrt_d.what')].map((h) => el('th', { attrs: { scope: 'col' } }, h)))),
+        el('thead', {}, el('tr', {}, ['d', '√d', t('lesson.sqrt_d.typical'), t('lesson.sqrt_d.largest'), t('lesson.sqrt_d.what')].map((h) => el('th', { attrs: { scope: 'col' } }, h)))),
         el(
           'tbody',
           {},
@@ -104,6 +120,7 @@ export function mount(root, app) {
               { dataset: { d: n }, className: n === HEAD_DIM ? 'marked-row' : '' },
               el('th', { attrs: { scope: 'row' } }, n),
               el('td', {}, value(Math.sqrt(n), 2)),
+              el('td', { dataset: { column: 'typical' } }, value(typicalDot(n), 2)),
               el('td', {}, value(Math.max(...each[i].scores.map(Math.abs)), 2)),
               el('td', {}, n === HEAD_DIM ? t('lesson.sqrt_d.headDim') : HIDDEN.includes(n) ? t('lesson.sqrt_d.hidden') : ''),
             ),
