@@ -945,6 +945,7 @@ const en = {
   'overview.route.lessons': 'Work the tutorial’s small examples by hand, with the model’s own code checking every number.',
   'overview.route.stepper': 'Follow your sentence through every step above, tensor by tensor.',
   'overview.route.attention': 'See which earlier tokens one head looks at, and how the masks and softmax shape that.',
+  'overview.route.attentionHead': 'It opens on layer {l}, head {h}, the clearest head on this sentence: {role}.',
   'overview.route.grid': 'Compare every head of every layer at once, and spot the patterns the model learned.',
   // Readable tokens and the page's own title (glossary.js).
   'app.pageTitle': 'attnscope — MiniMind attention, tensor by tensor',
@@ -1988,6 +1989,7 @@ const zh = {
   'overview.route.lessons': '亲手演算教程里的小例子，每个数字都由模型自己的代码核对。',
   'overview.route.stepper': '跟着你的句子走完上面的每一步，逐个查看张量。',
   'overview.route.attention': '看一个头关注前面的哪些 token，以及掩码和 softmax 如何改变它。',
+  'overview.route.attentionHead': '打开的是层 {l}、头 {h}，在这句话上作用最清楚的头：{role}。',
   'overview.route.grid': '同时比较每一层的每个头，找出模型学到的模式。',
   // Readable tokens and the page's own title (glossary.js).
   'app.pageTitle': 'attnscope — 逐个张量看 MiniMind 的注意力',

@@ -215,9 +215,21 @@ test('every block opens the step or view that explains it, in the layer drawn', 
   }
   // The route under the diagram, and the tokens box, which hands the reader the sentence to edit.
   for (const view of ['lessons', 'stepper', 'attention', 'grid']) {
+    // The attention map opens on the clearest head of this run (the core's roles), as the route says.
+    const best = view === 'attention' ? await page.evaluate(async () => {
+      const roles = await window.attnscope.call('headRoles', { args: window.attnscope.app.args() });
+      const clear = new Set(['previous', 'current', 'fixed', 'induction', 'duplicate']);
+      return roles.flatMap(({ layer, heads }) => heads.filter((h) => clear.has(h.role)).map((h) => ({ layer, head: h.head, score: h.score }))).sort((a, b) => b.score - a.score)[0];
+    }) : null;
+    if (view === 'attention') assert.ok(best, 'the built-in model has a clear head on its sample sentence');
+    if (best) assert.match(await page.locator('.ov-route a[data-route="attention"]').innerText(), new RegExp(`It opens on layer ${best.layer}, head ${best.head}, the clearest head`));
     await page.locator(`.ov-route a[data-route="${view}"]`).click();
     await page.waitForSelector(`.view-${view}`);
     await settled(page);
+    if (best) {
+      const state = await page.evaluate(() => window.attnscope.getState());
+      assert.deepEqual([state.layer, state.head], [best.layer, best.head]);
+    }
     await go(page, 'overview');
   }
   await page.locator('[data-block="tokens"]').focus();

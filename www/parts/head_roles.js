@@ -37,6 +37,18 @@ function byLayer(layers) {
   return out;
 }
 
+// The heads with the strongest clear role other than resting on the first token (previous token,
+// itself, one fixed token; induction and duplicate-token from the probe), strongest first, at most
+// `n`: [{l, h, r}]. These are the heads a newcomer should see first; layer 0, head 0 mostly rests.
+const CLEAR = new Set(['previous', 'current', 'fixed', 'induction', 'duplicate']);
+export function clearestHeads(roles, n) {
+  return roles
+    .flatMap((heads, l) => (heads ?? []).map((r, h) => ({ l, h, r })))
+    .filter(({ r }) => r && CLEAR.has(r.role))
+    .sort((a, b) => b.r.score - a.r.score)
+    .slice(0, n);
+}
+
 // "previous-token 0.93", "previous-token (weak) 0.41" (a mean weight), "broad, spread 0.88" (a
 // spread, named so, since it is not a weight); too short: says so. `compact` leaves "(weak)" out of
 // the words (the badge marks it instead), so a grid thumbnail's label keeps to two lines.

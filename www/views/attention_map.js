@@ -11,20 +11,15 @@ import { headCells, headTip, heatmap } from '../parts/heatmap.js';
 import { layerSelect, headSelect, stageSelect, stageName, stageValues, STAGES } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
 import { gap, indexLabel, shapeLabel } from '../parts/format.js';
-import { headRoles, lookFor, roleBadge, roleDetail, roleText } from '../parts/head_roles.js';
+import { clearestHeads, headRoles, lookFor, roleBadge, roleDetail, roleText } from '../parts/head_roles.js';
 import { ablateToggle } from '../parts/ablation.js';
 import { queryOf, queryRowBox } from '../parts/query_row.js';
 import { t } from '../strings.js';
 
 // The three heads with the strongest clear role other than resting on the first token (previous
 // token, itself, one fixed token), from parts/head_roles.js's measures of this run; null if none.
-const CLEAR = new Set(['previous', 'current', 'fixed', 'induction', 'duplicate']);
 function otherHeads(roles, pieces, open) {
-  const found = roles
-    .flatMap((heads, l) => (heads ?? []).map((r, h) => ({ l, h, r })))
-    .filter(({ r }) => r && CLEAR.has(r.role))
-    .sort((a, b) => b.r.score - a.r.score)
-    .slice(0, 3);
+  const found = clearestHeads(roles, 3);
   if (found.length === 0) return null;
   return el(
     'p',

@@ -14,6 +14,7 @@ import { quoted, tokenText, shapeLabel, percent } from '../parts/format.js';
 import { range } from '../parts/controls.js';
 import { modelName } from '../panels/model_panel.js';
 import { candidateNotes } from '../parts/prediction.js';
+import { clearestHeads, headRoles, roleText } from '../parts/head_roles.js';
 import { MINIMIND3 } from './gqa.js';
 import { t } from '../strings.js';
 
@@ -311,9 +312,16 @@ export function mount(root, app) {
       return;
     }
     if (state.tokens.ids.length === 0) return;
-    const found = await predict();
+    const [found, roles] = await Promise.all([predict(), headRoles(app).catch(() => null)]);
     if (my !== seq) return;
     prediction.replaceChildren(...found);
+    // The route's attention map opens on the clearest head of this run, not on layer 0, head 0,
+    // where most heads rest on the first token and show a newcomer one bright column.
+    const [best] = roles ? clearestHeads(roles, 1) : [];
+    const attention = start.querySelector('a[data-route="attention"]');
+    attention.href = link(best ? { view: 'attention', layer: best.l, head: best.h } : { view: 'attention' });
+    attention.querySelector('.ov-route-head')?.remove();
+    if (best) attention.append(el('span', { className: 'ov-route-text ov-route-head' }, t('overview.route.attentionHead', { l: best.l, h: best.h, role: roleText(best.r) })));
   }
 
   return {
