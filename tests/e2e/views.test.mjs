@@ -123,6 +123,9 @@ test('the stepper walks every pipeline step with the arrow keys, each with a sha
       assert.ok(shapes.length > 0, `step ${i + 1} shows a tensor`);
       for (const shape of shapes) assert.match(shape, /^\[1, \d+/, `shape ${shape} starts with the batch`);
       assert.ok((await page.locator('.tensor-figure canvas').count()) > 0);
+      // A step drawn one panel per head keeps each panel wide enough to read its token labels.
+      const panels = await page.locator('.multiples.heads .panel-cell').evaluateAll((cells) => cells.map((c) => c.getBoundingClientRect().width));
+      assert.ok(panels.every((w) => w >= 280), `step ${i + 1}: per-head panels ${panels.map(Math.round)} px wide`);
     }
     assert.ok((await page.locator('.formula').innerText()).length > 3);
     const layer = await page.evaluate(() => window.attnscope.app.state.layer);

@@ -84,5 +84,5 @@ function attentionPanels(name, data, shape, ctx, maps) {
     });
     panels.push(el('div', { className: 'panel-cell' }, el('div', { className: 'panel-title' }, t('control.headOption', { h, kv: Math.floor(h / ctx.nRep) })), map.node));
   }
-  return el('div', {}, el('p', { className: 'hint' }, t('stepper.perHead')), el('div', { className: 'multiples' }, panels), legend(scale, { ...marksOf(data, ctx.mask), future }));
+  return el('div', {}, el('p', { className: 'hint' }, t('stepper.perHead')), el('div', { className: 'multiples heads' }, panels), legend(scale, { ...marksOf(data, ctx.mask), future }));
 }
