@@ -75,6 +75,7 @@ export function explainLink(problems) {
   const fields = [...new Set(problems.filter((p) => p.field !== null).map((p) => p.field))];
   const details = [];
   if (whole && fields.length) details.push(t('link.fields', { fields: fields.join(', ') }));
+  if (whole?.kept) return { title: t('link.damagedKept', { fields: whole.kept.join(', ') }), details };
   if (whole) return { title: t(WHOLE[whole.reason], { version: whole.version }), details };
   if (fields.length) return { title: t('link.fields', { fields: fields.join(', ') }), details };
   return null;

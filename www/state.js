@@ -576,6 +576,10 @@ export async function decode(fragmentText, { base = null, known = {}, lang = DEF
       if (FORMAT2_ONLY.includes(key) || FORMAT3_ONLY.includes(key)) unknownToFormat1.push({ field: key, reason: 'unknown', at: problems.length });
     } else note(key.slice(0, MAX_ID), 'unknown');
   }
+  // A damaged link's plain fields still open (view=…&s3.<cut>): the reader is told which. (Format 1
+  // says what its own decoder said, exactly.)
+  const damaged = problems.find((p) => p.field === null && p.reason === 'damaged');
+  if (damaged && format !== 1 && Object.keys(plain).length) damaged.kept = Object.keys(plain);
   if (format === 1) {
     for (const { field, at } of unknownToFormat1.reverse()) {
       problems.splice(at, 0, { field, reason: 'unknown' });

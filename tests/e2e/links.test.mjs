@@ -183,6 +183,15 @@ test('a link with a field it cannot open explains it in the reader\'s language, 
   await page.context().close();
 });
 
+test('a damaged link that also writes fields plainly says that those opened, and shows them', async () => {
+  const page = await freshPage('#view=grid&view=attention&layer=1&layer=2&s3.AAAA', 'en-US');
+  assert.equal((await page.locator('.banner-title').innerText()).trim(), STRINGS.en['link.damagedKept'].replace('{fields}', 'view, layer'));
+  const state = await page.evaluate(() => window.attnscope.getState());
+  assert.deepEqual([state.view, state.layer], ['attention', 2]);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
 test('a browser whose language is Chinese opens in 简体中文 with a Chinese sample, unless the link says otherwise', async () => {
   const page = await freshPage('', 'zh-CN');
   const s = await shown(page);

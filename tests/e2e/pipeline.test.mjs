@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { cleanScreenshot, go, launch, openPage, randomModel, settled, startServer } from './helpers.mjs';
+import { cleanScreenshot, go, launch, openPage, randomModel, readCell, settled, startServer } from './helpers.mjs';
 
-const PER_LAYER = 16; // input_norm … layer out
+const PER_LAYER = 17; // input_norm … layer out, repeat_kv included (the default random model is GQA: 4 heads, 2 KV)
 const GLOBAL_BEFORE = 1; // embed
 const GLOBAL_AFTER = 3; // final_norm, logits, prediction
 
@@ -139,6 +139,30 @@ test('old step/layer links open the same step', async () => {
   }
 });
 
+test('repeat_kv: query head h reads KV head ⌊h / n_rep⌋ of the cache, cell for cell; an MHA model has no such step', async () => {
+  await page.evaluate(() => window.attnscope.setState({ view: 'stepper', step: 'repeat_kv', layer: 1 }));
+  await settled(page);
+  const { nH, nKV, d } = await page.evaluate(() => ({ nH: window.attnscope.app.model.num_attention_heads, nKV: window.attnscope.app.model.num_key_value_heads, d: window.attnscope.app.model.head_dim }));
+  assert.ok(nKV < nH);
+  const names = await page.locator('.tensor-name').allInnerTexts();
+  assert.deepEqual(names, ['layers.1.attn.k_cache[:, ⌊h / n_rep⌋]', 'layers.1.attn.v_cache[:, ⌊h / n_rep⌋]']);
+  const T = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
+  assert.match(await page.locator('.tensor-figure .shape').first().innerText(), new RegExp(`^\\[1, ${T}, ${nH}, ${d}\\]$`));
+  const cache = await page.evaluate(() => window.attnscope.tensor('layers.1.attn.k_cache').then(Array.from));
+  const canvas = page.locator('.tensor-figure canvas').first();
+  const nRep = nH / nKV;
+  for (const [r, h, c] of [[2, nH - 1, 3], [T - 1, 1, 0], [0, nRep, d - 1]]) {
+    const cell = await readCell(page, canvas, r, h * d + c);
+    assert.equal(Math.fround(Number(cell.value)), Math.fround(cache[(r * nKV + Math.floor(h / nRep)) * d + c]), `row ${r}, head ${h}, dim ${c}`);
+  }
+  // Multi-head attention (nKV = nH) has nothing to repeat: the walk has no such step.
+  await page.evaluate(() => window.attnscope.setState({ config: { num_key_value_heads: window.attnscope.app.model.num_attention_heads }, step: 'kv_cache' }));
+  await settled(page);
+  assert.equal(await page.locator('.rail-step[data-step="repeat_kv"]').count(), 0);
+  await page.evaluate(() => window.attnscope.setState({ config: { num_key_value_heads: 2 } }));
+  await settled(page);
+});
+
 test('each step kind, in English and 简体中文', async () => {
   const kinds = [['embed', 0], ['qkv', 1], ['probs', 1], ['layer_out', 0], ['final_norm', 1], ['logits', 1], ['prediction', 1]];
   for (const lang of ['en', 'zh']) {
@@ -214,7 +238,7 @@ test('the GPU check note is short and keeps the top bar one line', async () => {
   await page.locator('header.topbar').screenshot({ path: 'artifacts/screenshots/pipeline-en-gpu-note.png' });
 });
 
-test('with 8 layers the rail keeps one row of 20 steps, and links and arrows reach the last layer', async () => {
+test('with 8 layers the rail keeps one row of 21 steps, and links and arrows reach the last layer', async () => {
   await page.evaluate(() => window.attnscope.setState({ view: 'stepper', config: { num_hidden_layers: 8 }, step: 'probs', layer: 7 }));
   await settled(page);
   assert.equal(await layerCount(), 8);
@@ -223,7 +247,7 @@ test('with 8 layers the rail keeps one row of 20 steps, and links and arrows rea
   const rail = await page.locator('.rail').boundingBox();
   const step = await page.locator('.rail-step').first().boundingBox();
   assert.ok(rail.height < 2 * step.height, `the rail is one row (${rail.height}px)`);
-  assert.match(await kicker(), new RegExp(`layer 7 of 8 .* ${GLOBAL_BEFORE + 7 * PER_LAYER + 8} / ${total}`, 'i'));
+  assert.match(await kicker(), new RegExp(`layer 7 of 8 .* ${GLOBAL_BEFORE + 7 * PER_LAYER + 9} / ${total}`, 'i'));
   assert.equal(await page.locator('.tensor-name').first().innerText(), 'layers.7.attn.probs');
   await page.evaluate(() => { location.hash = 'view=stepper&step=input_norm&layer=7'; });
   await page.waitForFunction(() => window.attnscope.app.state.step === 'input_norm');

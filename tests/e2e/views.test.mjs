@@ -102,11 +102,11 @@ test('the stepper walks every pipeline step with the arrow keys, each with a sha
   await go('stepper');
   await page.locator('[data-step="embed"]').click();
   await settled();
-  assert.equal(await page.locator('.rail-step').count(), 20);
-  // The walk: embed, each layer's 16 steps, final_norm, logits and the prediction (pipeline.test.mjs
+  assert.equal(await page.locator('.rail-step').count(), 21);
+  // The walk: embed, each layer's 17 steps, final_norm, logits and the prediction (pipeline.test.mjs
   // checks the layer boundaries and the prediction's numbers).
   const layers = await page.evaluate(() => window.attnscope.app.model.num_hidden_layers);
-  const total = 1 + 16 * layers + 3;
+  const total = 1 + 17 * layers + 3; // 17: the built-in model is GQA, so repeat_kv is a step
   for (let i = 0; i < total; i++) {
     if (i > 0) {
       await page.locator('body').press('ArrowRight');
@@ -131,7 +131,7 @@ test('the stepper walks every pipeline step with the arrow keys, each with a sha
     const layer = await page.evaluate(() => window.attnscope.app.state.layer);
     if (i >= 1 && i < total - 3) assert.match(kicker, new RegExp(`layer ${layer} of ${layers}`, 'i'));
     // Every step kind once: the first layer's steps and the global ones.
-    if (i < 17 || i >= total - 3) await screenshot(page, `views-stepper-${String(i + 1).padStart(2, '0')}-${step}`);
+    if (i < 18 || i >= total - 3) await screenshot(page, `views-stepper-${String(i + 1).padStart(2, '0')}-${step}`);
   }
   await page.locator('body').press('ArrowLeft');
   await settled();

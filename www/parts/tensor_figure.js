@@ -17,7 +17,7 @@ const ATTENTION = /(^|\.)(scores|masked_scores|probs)$/;
 const KV_TENSOR = /attn\.(k|v|k_norm|k_rope|k_cache|v_cache)$/;
 const EXPERT_CHOICES = /ffn\.expert_out$/;
 
-// ctx: {pieces, mask, nRep, maxCell, causal}. Returns {node, maps, destroy()}: the heatmaps paint once the
+// ctx: {pieces, mask, nRep, maxCell, causal, repeat}. Returns {node, maps, destroy()}: the heatmaps paint once the
 // node is in the page (heatmap.js), or at once with paintAll(maps).
 export function tensorFigure(name, { data, shape }, ctx) {
   const maps = [];
@@ -47,7 +47,8 @@ function matrix(name, data, shape, ctx, maps) {
   map.update({
     cells: { data, rows, cols, rowMask: ctx.mask, maxCell: ctx.maxCell ?? 22 },
     scale,
-    labels: { rows: ctx.pieces.slice(0, rows).map((p) => axisLabel(p)), groups: grouped ? { size: d, label: (g) => `${headWord} ${g}` } : null },
+    // ctx.repeat (repeat_kv's n_rep): each query head's group names the KV head it reads.
+    labels: { rows: ctx.pieces.slice(0, rows).map((p) => axisLabel(p)), groups: grouped ? { size: d, label: (g) => (ctx.repeat ? t('stepper.repeatGroup', { h: g, kv: Math.floor(g / ctx.repeat) }) : `${headWord} ${g}`) } : null },
     interaction: {
       name: `${name} ${shapeLabel(shape)}`,
       describe: (r, c) => [

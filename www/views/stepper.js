@@ -29,6 +29,8 @@ const ALL_STEPS = [
   { id: 'qk_norm', label: 'q_norm / k_norm', section: 'attn', tensors: ['attn.q_norm', 'attn.k_norm'] },
   { id: 'rope', label: 'q_rope / k_rope', section: 'attn', tensors: ['attn.q_rope', 'attn.k_rope', 'rope.cos', 'rope.sin'] },
   { id: 'kv_cache', label: 'k_cache / v_cache', section: 'attn', tensors: ['attn.k_cache', 'attn.v_cache'] },
+  // GQA only (nKV < nH): the cached K and V handed to the query heads, each KV head to n_rep of them.
+  { id: 'repeat_kv', label: 'repeat_kv', section: 'attn', tensors: ['attn.k_cache', 'attn.v_cache'], gqa: true },
   { id: 'scores', label: 'scores', section: 'attn', tensors: ['attn.scores'] },
   { id: 'masked_scores', label: 'masked_scores', section: 'attn', tensors: ['attn.masked_scores'] },
   { id: 'probs', label: 'probs', section: 'attn', tensors: ['attn.probs'] },
@@ -64,7 +66,8 @@ function perLayer(step) {
 // the global ones after them.
 function walk(model) {
   const kind = model.use_moe ? 'moe' : 'dense';
-  const steps = ALL_STEPS.filter((s) => !s.ffn || s.ffn === kind);
+  const gqa = model.num_key_value_heads < model.num_attention_heads;
+  const steps = ALL_STEPS.filter((s) => (!s.ffn || s.ffn === kind) && (!s.gqa || gqa));
   const before = steps.findIndex(perLayer);
   return { STEPS: steps, BEFORE: before, LAYER_STEPS: steps.filter(perLayer), AFTER: steps.filter((s, i) => i > before && !perLayer(s)) };
 }
@@ -243,7 +246,7 @@ export function mount(root, app) {
 
     figures.forEach((f) => f.destroy());
     const ctx = { pieces: state.tokens.pieces, mask: state.mask, nRep: app.model.num_attention_heads / app.model.num_key_value_heads, causal: state.causal };
-    figures = present.map((n) => tensorFigure(n, found.get(n), ctx));
+    figures = present.map((n) => (step.id === 'repeat_kv' ? tensorFigure(...repeatKv(n, found.get(n), ctx.nRep), { ...ctx, repeat: ctx.nRep }) : tensorFigure(n, found.get(n), ctx)));
     const missing = names.filter((n) => !present.includes(n));
     const where = t('stepper.stepOf', { i: i + 1, n: total() });
     said.textContent = `${where.charAt(0).toUpperCase()}${where.slice(1)}${t('heatmap.nameEnd')}${t(`step.${step.id}.title`)}`;
@@ -269,6 +272,17 @@ export function mount(root, app) {
       figures.forEach((f) => f.destroy());
     },
   };
+}
+
+// MiniMind's repeat_kv on a cached [S, nKV, d] tensor: [S, nH, d], query head h reading KV head
+// ⌊h / n_rep⌋. The trace keeps the cache once; this view lays out what the scores read.
+function repeatKv(name, { data, shape }, nRep) {
+  const [S, nKV, d] = shape.slice(-3);
+  const out = new Float32Array(S * nKV * nRep * d);
+  for (let j = 0; j < S; j++) {
+    for (let h = 0; h < nKV * nRep; h++) out.set(data.subarray((j * nKV + Math.floor(h / nRep)) * d, (j * nKV + Math.floor(h / nRep) + 1) * d), (j * nKV * nRep + h) * d);
+  }
+  return [`${name}[:, ⌊h / n_rep⌋]`, { data: out, shape: [...shape.slice(0, -3), S, nKV * nRep, d] }];
 }
 
 // The letters a step's formula uses, with this run's numbers: T = 15 tokens, nH = 8 query heads, ...
