@@ -357,11 +357,12 @@ test('masks: the weight that goes to the future with the mask off, on average an
   assert.match(note, new RegExp(`On average ${(100 * mean).toFixed(1)}% of each row’s attention goes to future tokens when the mask is off\\. Most of all in row ${top} \\(counting from 0\\), “[^”]+”: ${(100 * shares[top]).toFixed(1)}%`));
 });
 
-test('a causal run’s weights hatch the future wherever they are drawn: Q·K explained, scale, the masks view', async () => {
-  for (const [view, selector] of [
+test('a causal run’s weights hatch the future wherever they are drawn: Q·K explained, scale, the masks view, the head grid', async () => {
+  for (const [view, selector, legendOf] of [
     ['qk', '.view-qk .heatmap-canvas'],
     ['scale', '.view-scale .heatmap-canvas'],
     ['masks', '.view-masks figure[data-panel="probs, causal on"] .heatmap-canvas'],
+    ['grid', '.view-grid .thumb[data-layer="0"][data-head="0"] .heatmap-canvas', '.view-grid .grid-legend'],
   ]) {
     await go(page, view);
     // No query followed: the keyboard then starts at cell (0, 0).
@@ -373,7 +374,8 @@ test('a causal run’s weights hatch the future wherever they are drawn: Q·K ex
     assert.match(future.text, /this key comes after the query, so the causal mask set its weight to 0/, view);
     const seen = await readCell(page, canvas, 5, 1);
     assert.doesNotMatch(seen.text, /comes after the query/, view);
-    assert.match(await canvas.locator('xpath=ancestor::div[contains(concat(" ", @class, " "), " heatmap ")][1]').innerText(), /a future token \(weight 0\)/, `${view}: the legend says what the hatching is`);
+    const legendText = legendOf ? await page.locator(legendOf).innerText() : await canvas.locator('xpath=ancestor::div[contains(concat(" ", @class, " "), " heatmap ")][1]').innerText();
+    assert.match(legendText, /a future token \(weight 0\)/, `${view}: the legend says what the hatching is`);
   }
 });
 

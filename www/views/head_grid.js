@@ -10,7 +10,7 @@
 // its ⊘ button knocks the head out (parts/ablation.js), and a knocked-out head is struck through.
 
 import { el } from '../parts/dom.js';
-import { heatmap, paintAll } from '../parts/heatmap.js';
+import { causalFuture, heatmap, paintAll } from '../parts/heatmap.js';
 import { legend, marksOf } from '../parts/legend.js';
 import { stageName, stageSelect, stageValues, STAGES, range } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
@@ -48,7 +48,7 @@ export function mount(root, app) {
   const filterId = `role-filter-${Math.random().toString(36).slice(2, 7)}`;
   const filter = el('select', { id: filterId, className: 'role-filter', on: { change: () => showRole(filter.value) } });
   const grid = el('div', { className: 'head-grid' });
-  const legendSlot = el('div', {});
+  const legendSlot = el('div', { className: 'grid-legend' });
   const probe = probeSection(app);
   root.append(
     el('div', { className: 'toolbar' }, stage.node, el('div', { className: 'picker' }, el('label', { htmlFor: filterId }, t('grid.roleFilter')), filter)),
@@ -98,6 +98,7 @@ export function mount(root, app) {
     const scale = scaleFor(names[0], names.map((n) => found.get(n).data));
     const side = Math.max(THUMB_MIN, Math.min(THUMB_MAX, Math.floor((root.clientWidth - 60) / nH - 22)));
     const items = [];
+    const future = state.stage === 'probs' && state.causal;
     grid.style.gridTemplateColumns = `auto repeat(${nH}, ${side + 4}px)`;
     for (let g = 0; g < nKV; g++) {
       const column = 2 + g * rep;
@@ -117,12 +118,15 @@ export function mount(root, app) {
       const data = found.get(names[l]).data;
       items.push(el('div', { className: 'layer-label', style: { gridRow: String(3 + l), gridColumn: '1' } }, t('grid.layer', { l })));
       for (let h = 0; h < nH; h++) {
-        const pooled = maxPool(data.subarray(h * T * S, (h + 1) * T * S), T, S, side, side, state.mask);
+        const head = data.subarray(h * T * S, (h + 1) * T * S);
+        // A causal run's weights hatch the future, as the attention map does (a block wholly in the
+        // future stays −∞ through the max).
+        const pooled = maxPool(future ? causalFuture(head, T, S) : head, T, S, side, side, state.mask);
         const many = pooled.rows < T || pooled.cols < S;
         const map = heatmap();
         maps.push(map);
         map.update({
-          cells: { data: pooled.data, rows: pooled.rows, cols: pooled.cols, rowMask: pooled.rowMask, square: true, maxCell: side / Math.max(pooled.rows, pooled.cols) },
+          cells: { data: pooled.data, rows: pooled.rows, cols: pooled.cols, rowMask: pooled.rowMask, square: true, maxCell: side / Math.max(pooled.rows, pooled.cols), future },
           scale,
           legend: false,
           interaction: {
@@ -159,7 +163,9 @@ export function mount(root, app) {
     paintAll(maps);
     fillFilter(roles);
     showRole(filter.value);
-    legendSlot.replaceChildren(legend(scale, marksOf(found.get(names[0]).data, state.mask)));
+    const first = found.get(names[0]).data.subarray(0, T * S);
+    const marks = marksOf(future ? causalFuture(first, T, S) : found.get(names[0]).data, state.mask);
+    legendSlot.replaceChildren(legend(scale, future ? { ...marks, neginf: false, future: marks.neginf } : marks));
     await probe.update(probing, probed?.error);
   }
 
