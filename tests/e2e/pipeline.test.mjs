@@ -146,6 +146,13 @@ test('repeat_kv: query head h reads KV head ⌊h / n_rep⌋ of the cache, cell f
   assert.ok(nKV < nH);
   const names = await page.locator('.tensor-name').allInnerTexts();
   assert.deepEqual(names, ['layers.1.attn.k_cache[:, ⌊h / n_rep⌋]', 'layers.1.attn.v_cache[:, ⌊h / n_rep⌋]']);
+  // The rail, scrolled to a middle step, fades at an edge only where more steps lie beyond it.
+  const rail = page.locator('.rail-wrap');
+  if (await rail.evaluate((w) => w.scrollWidth > w.clientWidth)) {
+    await page.waitForFunction(() => document.querySelector('.rail-wrap').dataset.fade !== undefined);
+    const edges = await rail.evaluate((w) => ({ fade: w.dataset.fade, left: w.scrollLeft > 1, right: w.scrollWidth - w.clientWidth - w.scrollLeft > 1 }));
+    assert.equal(edges.fade, edges.left && edges.right ? 'both' : edges.left ? 'left' : 'right', JSON.stringify(edges));
+  }
   const T = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
   assert.match(await page.locator('.tensor-figure .shape').first().innerText(), new RegExp(`^\\[1, ${T}, ${nH}, ${d}\\]$`));
   const cache = await page.evaluate(() => window.attnscope.tensor('layers.1.attn.k_cache').then(Array.from));

@@ -4,6 +4,7 @@
 // the page's language kept by link.js's pageHref).
 
 import { el } from '../parts/dom.js';
+import { scrollFade } from '../parts/scroll_fade.js';
 import { pageHref } from '../link.js';
 import { t } from '../strings.js';
 
@@ -17,6 +18,7 @@ export const TAB_GROUPS = [
 
 // nav: the <nav> to fill; go(view): the reader picked a tab.
 export function tabBar(nav, go) {
+  scrollFade(nav); // on a phone the strip scrolls sideways: an edge fades where more tabs lie
   let shownView = null; // the view the folds were last set for
 
   function build() {

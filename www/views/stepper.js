@@ -11,6 +11,7 @@
 // FFN's three steps (app.js mounts the view again when the model changes between the two kinds).
 
 import { el } from '../parts/dom.js';
+import { scrollFade } from '../parts/scroll_fade.js';
 import { tensorFigure } from '../parts/tensor_figure.js';
 import { paintAll } from '../parts/heatmap.js';
 import { layerSelect, tokenSelect, tokenAt } from '../parts/controls.js';
@@ -149,7 +150,9 @@ export function mount(root, app) {
   const card = el('section', { className: 'step-card' });
   // What a screen reader hears on a step change: where it is and the step's title, not the whole card.
   const said = el('p', { className: 'sr-only', attrs: { 'aria-live': 'polite' } });
-  root.append(el('div', { className: 'toolbar' }, prev, el('div', { className: 'rail-wrap' }, rail), next, layer.node), said, card);
+  const railWrap = el('div', { className: 'rail-wrap' }, rail);
+  const fade = scrollFade(railWrap);
+  root.append(el('div', { className: 'toolbar' }, prev, railWrap, next, layer.node), said, card);
 
   const onKey = (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
@@ -268,6 +271,7 @@ export function mount(root, app) {
     update,
     destroy() {
       seq++;
+      fade.destroy();
       document.removeEventListener('keydown', onKey);
       figures.forEach((f) => f.destroy());
     },
