@@ -171,6 +171,7 @@ function navigate(patch) {
 // hashchange has arrived and been opened: the address is then one the page has seen (the
 // hashchange's, or the link it wrote back).
 let seenHash = location.hash;
+const HASHCHANGE_WAIT_MS = 2000;
 let opening = 0;
 
 function go(view) {
@@ -678,7 +679,12 @@ function wireInput() {
 // Resolves once no run is in flight and the active view has drawn, including the redraws it asked
 // for while drawing (a lesson restoring edited cells from the link).
 async function settled() {
-  while (location.hash !== seenHash || opening || app.busy || app.loading || app.phase === 'loading' || app.phase === 'building') await new Promise((r) => setTimeout(r, 20));
+  // An address the page has not seen is waited for until its hashchange has had ample time to
+  // arrive (it comes within a task or two); after that it is taken as seen, so settled() can never
+  // hang on an address nothing will open.
+  const since = Date.now();
+  const unseen = () => location.hash !== seenHash && Date.now() - since < HASHCHANGE_WAIT_MS;
+  while (unseen() || opening || app.busy || app.loading || app.phase === 'loading' || app.phase === 'building') await new Promise((r) => setTimeout(r, 20));
   for (let drawn = null; drawn !== rendered; ) {
     drawn = rendered;
     await drawn;

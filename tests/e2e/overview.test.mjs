@@ -222,7 +222,7 @@ test('every block opens the step or view that explains it, in the layer drawn', 
       return roles.flatMap(({ layer, heads }) => heads.filter((h) => clear.has(h.role)).map((h) => ({ layer, head: h.head, score: h.score }))).sort((a, b) => b.score - a.score)[0];
     }) : null;
     if (view === 'attention') assert.ok(best, 'the built-in model has a clear head on its sample sentence');
-    if (best) assert.match(await page.locator('.ov-route a[data-route="attention"]').innerText(), new RegExp(`It opens on layer ${best.layer}, head ${best.head}, the clearest head`));
+    if (best) assert.match(await page.locator('.ov-route a[data-route="attention"]').innerText(), new RegExp(`It opens on layer ${best.layer}, head ${best.head} \\(counting from 0\\), the head whose pattern is clearest on this sentence: [a-z-]+, with a mean weight of ${best.score.toFixed(2)}\\.`));
     await page.locator(`.ov-route a[data-route="${view}"]`).click();
     await page.waitForSelector(`.view-${view}`);
     await settled(page);

@@ -42,7 +42,9 @@ export function tokenChips(onToggle) {
       group.setAttribute('aria-label', t('input.text'));
       const spaced = pieces.findIndex((p, i) => !special[i] && !split[i] && /^[ Ġ]\S/.test(p));
       marksNote.hidden = spaced < 0;
-      if (spaced >= 0) marksNote.textContent = t('input.marksNote', { example: quoted(tokenText(pieces[spaced])) });
+      // ↵ and ⇥ are said only where the text has them.
+      const breaks = pieces.some((p, i) => !special[i] && /[\n\t]/.test(p));
+      if (spaced >= 0) marksNote.textContent = t('input.marksNote', { example: quoted(tokenText(pieces[spaced])) }) + (breaks ? t('input.marksBreaks') : '');
       const first = split.findIndex(Boolean);
       splitNote.hidden = first < 0;
       if (first >= 0) {

@@ -10,11 +10,11 @@
 // with T for the number of tokens. Under the diagram, a short route for a first visit.
 
 import { el, svg } from '../parts/dom.js';
-import { quoted, tokenText, shapeLabel, percent } from '../parts/format.js';
+import { fixed, quoted, tokenText, shapeLabel, percent } from '../parts/format.js';
 import { range } from '../parts/controls.js';
 import { modelName } from '../panels/model_panel.js';
 import { candidateNotes } from '../parts/prediction.js';
-import { clearestHeads, headRoles, roleText } from '../parts/head_roles.js';
+import { clearestHeads, headRoles } from '../parts/head_roles.js';
 import { MINIMIND3 } from './gqa.js';
 import { t } from '../strings.js';
 
@@ -321,7 +321,7 @@ export function mount(root, app) {
     const attention = start.querySelector('a[data-route="attention"]');
     attention.href = link(best ? { view: 'attention', layer: best.l, head: best.h } : { view: 'attention' });
     attention.querySelector('.ov-route-head')?.remove();
-    if (best) attention.append(el('span', { className: 'ov-route-text ov-route-head' }, t('overview.route.attentionHead', { l: best.l, h: best.h, role: roleText(best.r) })));
+    if (best) attention.append(el('span', { className: 'ov-route-text ov-route-head' }, t('overview.route.attentionHead', { l: best.l, h: best.h, role: t(`role.${best.r.role}`), score: fixed(best.r.score, 2) })));
   }
 
   return {
