@@ -48,7 +48,7 @@ function matrix(name, data, shape, ctx, maps) {
     cells: { data, rows, cols, rowMask: ctx.mask, maxCell: ctx.maxCell ?? 22 },
     scale,
     // ctx.repeat (repeat_kv's n_rep): each query head's group names the KV head it reads.
-    labels: { rows: ctx.pieces.slice(0, rows).map((p) => axisLabel(p)), groups: grouped ? { size: d, label: (g) => (ctx.repeat ? t('stepper.repeatGroup', { h: g, kv: Math.floor(g / ctx.repeat) }) : `${headWord} ${g}`) } : null },
+    labels: { rows: ctx.pieces.slice(0, rows).map((p) => axisLabel(p)), groups: grouped ? { size: d, label: (g) => (ctx.repeat ? t('stepper.repeatGroup', { h: g, kv: Math.floor(g / ctx.repeat) }) : `${headWord} ${g}`), short: ctx.repeat ? (g) => `KV ${Math.floor(g / ctx.repeat)}` : null } : null },
     interaction: {
       name: `${name} ${shapeLabel(shape)}`,
       describe: (r, c) => [
