@@ -676,19 +676,24 @@ function wireInput() {
   });
 }
 
-// Resolves once no run is in flight and the active view has drawn, including the redraws it asked
-// for while drawing (a lesson restoring edited cells from the link).
+// Resolves once no run is in flight, the address says what is on screen (link.js writes it at most
+// every 250 ms) and the active view has drawn, including the redraws it asked for while drawing (a
+// lesson restoring edited cells from the link).
 async function settled() {
   // An address the page has not seen is waited for until its hashchange has had ample time to
   // arrive (it comes within a task or two); after that it is taken as seen, so settled() can never
   // hang on an address nothing will open.
   const since = Date.now();
   const unseen = () => location.hash !== seenHash && Date.now() - since < HASHCHANGE_WAIT_MS;
-  while (unseen() || opening || app.busy || app.loading || app.phase === 'loading' || app.phase === 'building') await new Promise((r) => setTimeout(r, 20));
-  for (let drawn = null; drawn !== rendered; ) {
-    drawn = rendered;
-    await drawn;
-    await null; // a redraw asked for in a microtask after the drawing
+  for (;;) {
+    while (unseen() || opening || writer.pending() || app.busy || app.loading || app.phase === 'loading' || app.phase === 'building') await new Promise((r) => setTimeout(r, 20));
+    for (let drawn = null; drawn !== rendered; ) {
+      drawn = rendered;
+      await drawn;
+      await null; // a redraw asked for in a microtask after the drawing
+    }
+    // The drawing may have changed the state, and the address follows it.
+    if (!unseen() && !writer.pending()) return;
   }
 }
 

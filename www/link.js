@@ -39,17 +39,23 @@ export function linkWriter({ embed, wrote = () => {} }) {
   let timer = 0;
   let last = 0;
   let seq = 0;
+  let writing = false; // a flush between its start and its replaceState
   async function flush() {
     timer = 0;
     last = Date.now();
     const my = ++seq;
-    const hash = `#${await fragment(latest, { embed })}`;
-    // A link carries MAX_TEXT characters of the text; the history entry keeps all of it, so Back
-    // and Forward bring back what was typed (app.js openFromHash), not the link's cut.
-    const text = typeof latest.text === 'string' ? latest.text : null;
-    if (my === seq && (location.hash !== hash || history.state?.text !== text)) {
-      history.replaceState({ ...history.state, text }, '', hash);
-      wrote();
+    writing = true;
+    try {
+      const hash = `#${await fragment(latest, { embed })}`;
+      // A link carries MAX_TEXT characters of the text; the history entry keeps all of it, so Back
+      // and Forward bring back what was typed (app.js openFromHash), not the link's cut.
+      const text = typeof latest.text === 'string' ? latest.text : null;
+      if (my === seq && (location.hash !== hash || history.state?.text !== text)) {
+        history.replaceState({ ...history.state, text }, '', hash);
+        wrote();
+      }
+    } finally {
+      if (my === seq) writing = false;
     }
   }
   return {
@@ -62,7 +68,10 @@ export function linkWriter({ embed, wrote = () => {} }) {
       seq++;
       clearTimeout(timer);
       timer = 0;
+      writing = false;
     },
+    // Whether the address has yet to catch up with the state (app.js settled() waits for it).
+    pending: () => Boolean(timer) || writing,
   };
 }
 
