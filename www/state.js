@@ -39,7 +39,7 @@ const MAX_HEAD_DIM = 1024;
 const MAX_INTERMEDIATE = 65536;
 const MAX_EXPERTS = 256;
 const MAX_VOCAB = 262_144;
-const MAX_TOKENS = 8192;
+export const MAX_TOKENS = 8192; // the core's limit on one run (MAX_TOKENS in src/model/config.rs)
 const MAX_SEED = Number.MAX_SAFE_INTEGER;
 export const MAX_CONTEXT = 1 << 20;
 

@@ -10,9 +10,8 @@ import { el } from '../parts/dom.js';
 import { quoted, tokenText } from '../parts/format.js';
 import { TOKENS_EVENT } from '../parts/heatmap_interaction.js';
 import { language, t } from '../strings.js';
+import { MAX_TOKENS } from '../state.js';
 
-// The core's limit on one run (MAX_TOKENS in src/model/config.rs): no more chips are drawn.
-const MAX_CHIPS = 8192;
 
 export function tokenChips(onToggle) {
   const group = el('div', { className: 'chips', attrs: { role: 'group', 'aria-label': t('input.text') } });
@@ -56,8 +55,8 @@ export function tokenChips(onToggle) {
         return;
       }
       // A text past the core's limit on one run (which the page refuses to run) draws its first
-      // MAX_CHIPS chips and says how many more there are: 160,000 chips would freeze the tab.
-      const shown = ids.slice(0, MAX_CHIPS);
+      // MAX_TOKENS chips and says how many more there are: 160,000 chips would freeze the tab.
+      const shown = ids.slice(0, MAX_TOKENS);
       const more = ids.length - shown.length;
       group.replaceChildren(
         ...shown.map((id, i) => {

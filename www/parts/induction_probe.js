@@ -14,13 +14,12 @@ import { layerSelect, headSelect } from './controls.js';
 import { ablateToggle } from './ablation.js';
 import { t } from '../strings.js';
 import { errorText } from '../page/error_text.js';
+import { MAX_TOKENS } from '../state.js';
 
 // 32 random tokens, twice: long enough that a head cannot score by chance, short enough that the
 // probe's map shows every token. A model with fewer positions gets a shorter probe.
 const LENGTH = 32;
 const SEED = 1;
-// The core's limit on one run (MAX_TOKENS in src/model/config.rs).
-const MAX_TOKENS = 8192;
 // How many heads the probe's summary names for each score.
 const BEST = 3;
 

@@ -45,8 +45,8 @@ export function mount(root, app) {
     const kv = Math.floor(h / (nH / nKV));
     const S = probs.shape[2];
     const i = tokenAt(app, 'query');
-    const weights = probs.data.subarray((h * T + i) * S, (h * T + i + 1) * S);
-    strongest = weights.reduce((best, w, n) => (w > weights[best] ? n : best), 0);
+    const row = probs.data.subarray((h * T + i) * S, (h * T + i + 1) * S);
+    strongest = row.reduce((best, w, n) => (w > row[best] ? n : best), 0);
     controls.forEach((c) => c.update());
     const j = tokenAt(app, 'key', keyOf);
     const qv = q.data.slice((i * nH + h) * d, (i * nH + h + 1) * d);
@@ -55,7 +55,6 @@ export function mount(root, app) {
     if (my !== seq) return;
 
     const at = (h * T + i) * S + j;
-    const row = probs.data.subarray((h * T + i) * S, (h * T + i + 1) * S);
     const pieces = state.tokens.pieces;
     map.update({
       ...headCells({ data: probs.data.subarray(h * T * S, (h + 1) * T * S), T, S, pieces, mask: state.mask, maxCell: 26, input: true, future: state.causal }),
