@@ -148,11 +148,16 @@ test('the built-in model: the probe button scores every head, equal to the core 
   assert.equal((await shown(page)).button, 'Run the induction probe');
   assert.equal((await shown(page)).mapShown, false);
   assert.match(await page.locator('.probe-box').innerText(), /32 random tokens twice in a row/);
+  const legendRoles = () => page.locator('.role-legend li[data-role]').evaluateAll((items) => items.map((li) => li.dataset.role));
+  assert.deepEqual(await legendRoles(), ['previous', 'current', 'first', 'fixed', 'broad', 'mixed'], 'the probe\'s roles stay out of the key until it runs');
 
   await page.click('.probe-toggle');
   await page.waitForFunction(() => window.attnscope.app.state.probe === true);
   await settled(page);
   const { probe, expected } = await assertProbe(page);
+  // The key now says what the two new labels' colours mean.
+  assert.deepEqual((await legendRoles()).slice(-2), ['induction', 'duplicate']);
+  assert.match(await page.locator('.role-legend li[data-role="induction"]').innerText(), /^induction on the probe’s repeat, looks at the token that came after this one last time$/);
 
   // The button opened the head with the highest induction score.
   const { layer, head } = await page.evaluate(() => window.attnscope.getState());
@@ -180,6 +185,7 @@ test('the built-in model: the probe button scores every head, equal to the core 
   assert.equal(zh.button, '隐藏探针');
   assert.match(zh.caption, /^层 \d+、头 \d+ 在探针 token 上：归纳 \d\.\d{3}，重复 token \d\.\d{3}$/);
   assert.match(await page.locator('.probe-box').innerText(), /归纳头看的是这个 token 上次出现时紧跟在它后面的那个 token/);
+  assert.match(await page.locator('.role-legend li[data-role="duplicate"]').innerText(), /^重复 token 探针重复的那一遍里，看向这个 token 上次出现的位置$/);
   await assertShown(page, expected);
   await cleanScreenshot(page, 'probe-grid-zh');
   assert.deepEqual(page.consoleErrors, []);

@@ -31,13 +31,14 @@ const THUMB_MIN = 72;
 const YIELD_CELLS = 128 * 128;
 
 // What each role's colour means, and the ⊘ under every thumbnail, said once above the grid (a
-// newcomer does not hover every label to find out).
+// newcomer does not hover every label to find out). The probe's two roles join it while the probe is on.
 const LEGEND_ROLES = ['previous', 'current', 'first', 'fixed', 'broad', 'mixed'];
-function roleLegend() {
+const PROBE_ROLES = ['induction', 'duplicate'];
+function roleLegend(probing) {
   return el(
     'ul',
     { className: 'role-legend', attrs: { 'aria-label': t('grid.legend') } },
-    LEGEND_ROLES.map((role) => el('li', {}, el('span', { className: `role-badge role-${role}` }, t(`role.${role}`)), ' ', t(`role.means.${role}`))),
+    [...LEGEND_ROLES, ...(probing ? PROBE_ROLES : [])].map((role) => el('li', { dataset: { role } }, el('span', { className: `role-badge role-${role}` }, t(`role.${role}`)), ' ', t(`role.means.${role}`))),
     el('li', {}, el('span', { className: 'role-legend-knock', attrs: { 'aria-hidden': 'true' } }, '⊘'), ' ', t('grid.legendKnock')),
   );
 }
@@ -50,11 +51,12 @@ export function mount(root, app) {
   const grid = el('div', { className: 'head-grid' });
   const legendSlot = el('div', { className: 'grid-legend' });
   const probe = probeSection(app);
+  let roleKey = roleLegend(false);
   root.append(
     el('div', { className: 'toolbar' }, stage.node, el('div', { className: 'picker' }, el('label', { htmlFor: filterId }, t('grid.roleFilter')), filter)),
     el('p', { className: 'explain' }, t('grid.explain')),
     el('p', { className: 'explain' }, t('grid.rolesExplain')),
-    roleLegend(),
+    roleKey,
     probe.node,
     el('div', { className: 'grid-scroll' }, grid),
     legendSlot,
@@ -163,6 +165,9 @@ export function mount(root, app) {
     paintAll(maps);
     fillFilter(roles);
     showRole(filter.value);
+    const key = roleLegend(Boolean(probing));
+    roleKey.replaceWith(key);
+    roleKey = key;
     const first = found.get(names[0]).data.subarray(0, T * S);
     const marks = marksOf(future ? causalFuture(first, T, S) : found.get(names[0]).data, state.mask);
     legendSlot.replaceChildren(legend(scale, future ? { ...marks, neginf: false, future: marks.neginf } : marks));
