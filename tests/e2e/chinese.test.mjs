@@ -98,6 +98,21 @@ test('heatmap axes show characters, never bytes, and CJK labels are never turned
       for (const { rotated } of canvases) assert.doesNotMatch(rotated ?? '', CJK, `${view}: ${rotated}`);
     }
   }
+  // Tokens of two characters stand stacked (中 over 国) in the masks' narrow columns: every other
+  // column's label is banded, so that the labels' bottom line does not read across as a sentence.
+  // Banding needs a stacked label of two lines or more: single characters alone are not banded.
+  const banded = async () => page.locator('.view-masks canvas.heatmap-canvas').evaluateAll((nodes) => nodes.map((n) => n.dataset.bandedLabels));
+  await type('中国的经济在过去二十年里发展得很快。');
+  await page.evaluate(() => (location.hash = 'view=masks&lang=zh'));
+  await page.waitForSelector('.view-masks');
+  await settled();
+  const multi = await page.evaluate(() => window.attnscope.app.state.tokens.pieces.some((p) => [...p].length > 1 && /^[\u4e00-\u9fff]+$/.test(p)));
+  assert.ok(multi, 'the sentence has a token of two characters');
+  assert.ok((await banded()).includes('true'), 'stacked tokens of two characters are banded');
+  await cleanScreenshot(page, 'zh-masks-stacked-banded');
+  await type('天天天天');
+  await settled();
+  assert.ok(!(await banded()).includes('true'), 'single characters are not banded');
   // The attention map's axes are labelled by the same pieces as the chips (no bytes), all of them drawn.
   await page.evaluate(() => (location.hash = 'view=attention&lang=zh'));
   await settled();

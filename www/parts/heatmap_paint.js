@@ -36,6 +36,7 @@ export function paint(canvas, o, g) {
   canvas.dataset.skippedLabels = drawn.skipped;
   canvas.dataset.ticks = drawn.ticks.join('\n');
   canvas.dataset.rowSums = String(Boolean(labels.sums));
+  canvas.dataset.bandedLabels = String(Boolean(drawn.banded));
   drawMark(ctx, o.cells, o.mark, g, colours);
 }
 
@@ -211,6 +212,16 @@ function drawLabels(ctx, cells, labels, g, colours) {
   if (labels.cols) {
     const { font, every } = labelFont(cw);
     ctx.font = font;
+    // Where a token of two or more characters stands stacked (中 over 国), the bottom line of the
+    // labels reads across the columns as a sentence of its own ("国的济在…"): every other column's
+    // label gets a faint band, so that each column's characters read as one token.
+    // (Where only every few labels are drawn, they stand apart already.)
+    if (every === 1 && g.cols.modes.some((m) => m.mode === 'stacked' && m.lines.length > 1)) {
+      ctx.fillStyle = colours.band;
+      for (let c = 1; c < cols; c += 2) ctx.fillRect(g.x0 + c * cw, g.y0 - g.colBand + 2, cw, g.colBand - 2);
+      ctx.fillStyle = colours.text;
+      drawn.banded = true;
+    }
     for (let c = 0; c < cols; c++) {
       const { mode, lines } = g.cols.modes[c];
       const x = g.x0 + (c + 0.5) * cw;

@@ -15,7 +15,7 @@ export function isDark() {
   return pick ? pick === 'dark' : systemDark.matches;
 }
 
-/** {gap (packed pixel), gapCss, text, faint, rule, strong}: CSS colours, gap also as a pixel. */
+/** {gap (packed pixel), gapCss, text, faint, rule, strong, band}: CSS colours, gap also as a pixel. */
 export function themeColours() {
   const key = `${document.documentElement.dataset.theme ?? ''}|${systemDark.matches}`;
   if (themed.key === key) return themed.colours;
@@ -28,7 +28,7 @@ export function themeColours() {
     return getComputedStyle(probe).color;
   };
   const surface = v('--surface');
-  themed = { key, colours: { gap: packed(surface), gapCss: surface, text: v('--ink-2'), faint: v('--ink-3'), rule: v('--line-2'), strong: v('--ink') } };
+  themed = { key, colours: { gap: packed(surface), gapCss: surface, text: v('--ink-2'), faint: v('--ink-3'), rule: v('--line-2'), strong: v('--ink'), band: v('--line') } };
   return themed.colours;
 }
 
