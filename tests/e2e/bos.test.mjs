@@ -186,9 +186,9 @@ test('Chinese: the option and the BOS chip read in Chinese', async () => {
 test('the prediction sentence quotes the text as typed, without the BOS token', async () => {
   for (const [lang, text, sentence] of [
     // Over 40 characters: the last 40 are kept, from where a word starts ("w|as a little" loses "as").
-    ['en', TEXT, /^After “…cat sat on the mat because it was tired\.” the model predicts “.+” \(\d+\.\d+ %\)\.$/],
+    ['en', TEXT, /^After “…cat sat on the mat because it was tired\.” the model predicts “.+” \(\d+\.\d+%\)\.$/],
     ['en', 'Once upon a time there was a little girl who lived in a village.', /^After “…a little girl who lived in a village\.” the model predicts/],
-    ['zh', '小明把苹果给了小红，她很开心。', /^在“小明把苹果给了小红，她很开心。”之后，模型预测下一个 token 是“.+”（概率 \d+\.\d+ %）。$/],
+    ['zh', '小明把苹果给了小红，她很开心。', /^在“小明把苹果给了小红，她很开心。”之后，模型预测下一个 token 是“.+”（概率 \d+\.\d+%）。$/],
   ]) {
     const page = await open(`#view=stepper&step=prediction&lang=${lang}&text=${encodeURIComponent(text)}`);
     await page.waitForSelector('.prediction-sentence');

@@ -98,7 +98,7 @@ test('the diagram shows the built-in model’s own sizes, its trace’s shapes a
   assert.equal(Number(await top.getAttribute('data-id')), best, 'the top-1 token');
   const p = Number(await top.getAttribute('data-p'));
   assert.ok(Math.abs(p - 1 / z) < 1e-5, `its probability: shown ${p}, softmax ${1 / z}`);
-  assert.equal(await page.locator('.ov-top-p').innerText(), `${(100 / z).toFixed(1 / z >= 0.1 ? 1 : 2)} %`);
+  assert.equal(await page.locator('.ov-top-p').innerText(), `${(100 / z).toFixed(1 / z >= 0.1 ? 1 : 2)}%`);
   assert.ok((await page.locator('.ov-predict .ov-sub').innerText()).includes(`“${pieces[T - 1].replace(/^[ Ġ]/, '␣')}”`), 'after the last token');
   // A space or a line break among the candidates shown is named there, not left for the reader to guess.
   const candidates = await page.evaluate(async ({ T, V }) => {

@@ -119,7 +119,7 @@ test('the prediction: top-1 token and probability are softmax(logits[pos]), for 
     const shown = Number(await page.locator('.prediction-sentence output').getAttribute('data-value'));
     close(shown, p[best], 1e-6, 'the sentence’s p');
     const sentence = await page.locator('.prediction-sentence').innerText();
-    assert.match(sentence, /^After “.+” the model predicts “.+” \(\d+\.\d+ %\)\.$/);
+    assert.match(sentence, /^After “.+” the model predicts “.+” \(\d+\.\d+%\)\.$/);
     const piece = (await bars.first().locator('.bar-label').innerText()).replace(/ · \d+$/, '');
     assert.ok(sentence.includes(`predicts “${piece}”`), `the sentence names the top token ${piece}: ${sentence}`);
     const ps = await bars.evaluateAll((rows) => rows.map((r) => Number(r.dataset.value)));
@@ -184,7 +184,7 @@ test('each step kind, in English and 简体中文', async () => {
       }
       await shot(`pipeline-${lang}-${step}`);
     }
-    if (lang === 'zh') assert.match(await page.locator('.prediction-sentence').innerText(), /^在“.+”之后，模型预测下一个 token 是“.+”（概率 \d+\.\d+ %）。$/);
+    if (lang === 'zh') assert.match(await page.locator('.prediction-sentence').innerText(), /^在“.+”之后，模型预测下一个 token 是“.+”（概率 \d+\.\d+%）。$/);
   }
   await page.evaluate(() => { location.hash = 'view=stepper&lang=en'; });
   await page.waitForFunction(() => window.attnscope.app.state.lang === 'en');

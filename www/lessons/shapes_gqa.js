@@ -7,7 +7,7 @@
 import { el } from '../parts/dom.js';
 import { heatmap } from '../parts/heatmap.js';
 import { sequential } from '../parts/color_scale.js';
-import { bytes, shapeLabel, tokenText } from '../parts/format.js';
+import { bytes, shapeLabel, tokenText, spaced } from '../parts/format.js';
 import { MINIMIND3, kindOf, kvChoices } from '../views/gqa.js';
 import { range } from '../parts/controls.js';
 import { t } from '../strings.js';
@@ -47,7 +47,7 @@ export function mount(root, app) {
     const [q, k, v, probs] = run.tensors;
     const d = c.head_dim;
     shapes.replaceChildren(
-      el('p', {}, t('lesson.shapes.sentence'), ' ', el('span', { className: 'chips' }, pieces.map((p, i) => el('span', { className: 'chip static' }, el('span', { className: 'chip-piece' }, tokenText(p)), el('span', { className: 'chip-id' }, ids[i]))))),
+      el('p', {}, spaced(t('lesson.shapes.sentence')), el('span', { className: 'chips' }, pieces.map((p, i) => el('span', { className: 'chip static' }, el('span', { className: 'chip-piece' }, tokenText(p)), el('span', { className: 'chip-id' }, ids[i]))))),
       el(
         'table',
         { className: 'data-table shapes' },

@@ -6,7 +6,7 @@
 // This module shows and asks; app.js loads (through model_source.js).
 
 import { el } from '../parts/dom.js';
-import { bytes, count } from '../parts/format.js';
+import { bytes, count, spaced } from '../parts/format.js';
 import { HUB_EXAMPLE, droppedFiles } from '../model_source.js';
 import { t } from '../strings.js';
 import { errorText } from '../page/error_text.js';
@@ -136,7 +136,7 @@ export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget }
     node.querySelector('.model-sources').setAttribute('aria-label', t('model.sourcesLabel'));
     document.documentElement.dataset.modelSource = ui.source;
     const reading = loadingText();
-    info.replaceChildren(...(reading ? [t('model.loading'), ' ', el('strong', { className: 'model-name' }, reading)] : ui.loaded ? [t('model.loaded'), ' ', ...describe(ui.loaded)] : [t('model.none')]));
+    info.replaceChildren(...(reading ? [spaced(t('model.loading')), el('strong', { className: 'model-name' }, reading)] : ui.loaded ? [spaced(t('model.loaded')), ...describe(ui.loaded)] : [t('model.none')]));
     builtinNote.textContent = t('model.builtinNote');
     builtinNote.hidden = ui.source !== 'builtin';
     own.hidden = ui.source !== 'own';

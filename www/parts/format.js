@@ -27,8 +27,8 @@ export function short(v) {
 }
 
 // A value with a fixed number of decimals, as the seeds print them (0.4925, 1.46); masks by name.
-/** A probability as a percentage, as the page writes every next-token probability: 49.8 %, 5.98 %. */
-export const percent = (p) => (Number.isFinite(p) ? `${(p * 100).toFixed(p >= 0.1 ? 1 : 2)} %` : "—");
+/** A probability as a percentage, as the page writes every next-token probability: 49.8%, 5.98%. */
+export const percent = (p) => (Number.isFinite(p) ? `${(p * 100).toFixed(p >= 0.1 ? 1 : 2)}%` : "—");
 
 export function fixed(v, digits = 3) {
   if (v === -Infinity) return '−∞';
@@ -108,6 +108,11 @@ export function axisLabel(piece, max = 10) {
 /** The space between a label and the value after it: none after Chinese full-width punctuation (“熵：1.2”), one otherwise. */
 export function gap(label) {
   return /[\u3000-\u303f\uff00-\uffef]$/.test(label) ? '' : ' ';
+}
+
+/** A label with the space that follows it before a value or the next sentence, where a space belongs (gap). */
+export function spaced(label) {
+  return `${label}${gap(label)}`;
 }
 
 /**

@@ -7,7 +7,7 @@
 // recomputed from the model, the length and the seed below.
 
 import { el } from './dom.js';
-import { fixed } from './format.js';
+import { fixed, spaced } from './format.js';
 import { headCells, headTip, heatmap } from './heatmap.js';
 import { scaleFor } from './color_scale.js';
 import { layerSelect, headSelect } from './controls.js';
@@ -156,8 +156,8 @@ export function probeSection(app) {
     }
     summary.replaceChildren(
       verdict(probe),
-      el('p', {}, t('probe.bestInduction'), ' ', ...headList(best(probe, 'induction'))),
-      el('p', {}, t('probe.bestDuplicate'), ' ', ...headList(best(probe, 'duplicate'))),
+      el('p', {}, spaced(t('probe.bestInduction')), ...headList(best(probe, 'induction'))),
+      el('p', {}, spaced(t('probe.bestDuplicate')), ...headList(best(probe, 'duplicate'))),
       el('p', { className: 'explain' }, t('probe.gridNote', { uniform: fixed(uniformScore(probe), 3) })),
     );
     layer.update();

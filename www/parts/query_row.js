@@ -6,7 +6,7 @@
 // number is read from the run's own `layers.{l}.attn.probs`.
 
 import { el } from './dom.js';
-import { fixed, tokenText } from './format.js';
+import { fixed, tokenText, spaced } from './format.js';
 import { t } from '../strings.js';
 
 // How many keys the row's own line lists, and how many keys the search over heads names.
@@ -72,7 +72,7 @@ export function queryRowBox({ pick, clear }) {
           ' ',
           el('button', { type: 'button', className: 'action secondary query-row-clear', on: { click: clear } }, t('queryRow.clear')),
         ),
-        el('p', {}, t('queryRow.here', { l: at.layer, h: at.head }), ' ', ...here.flatMap((k, n) => (n ? [' · ', item(k)] : [item(k)]))),
+        el('p', {}, spaced(t('queryRow.here', { l: at.layer, h: at.head })), ...here.flatMap((k, n) => (n ? [' · ', item(k)] : [item(k)]))),
         ...(away.length === 0
           ? []
           : [

@@ -9,7 +9,7 @@ import { el } from '../parts/dom.js';
 import { range, tokenSelect, tokenAt } from '../parts/controls.js';
 import { ablateToggle, headList } from '../parts/ablation.js';
 import { distribution, predictionDiff } from '../parts/prediction_diff.js';
-import { short, tokenText } from '../parts/format.js';
+import { short, tokenText, spaced } from '../parts/format.js';
 import { pageHref } from '../link.js';
 import { t } from '../strings.js';
 import { headRoles, roleBadge } from '../parts/head_roles.js';
@@ -103,7 +103,7 @@ export function mount(root, app) {
     changed.replaceChildren(
       el('p', {}, t('ablate.changedLead', { l: first })),
       el('div', { className: 'table-scroll' }, el('table', { className: 'data-table ablate-changes' }, el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, t('control.layer')), el('th', { scope: 'col' }, t('ablate.probsChange')), el('th', { scope: 'col' }, t('ablate.outChange')))), el('tbody', {}, rows))),
-      el('p', { className: 'hint' }, t('ablate.changedViews'), ' ', ...['attention', 'grid', 'stepper', 'output', 'lens', 'attribution'].flatMap((id, n) => (n ? [', ', view(id)] : [view(id)]))),
+      el('p', { className: 'hint' }, spaced(t('ablate.changedViews')), ...['attention', 'grid', 'stepper', 'output', 'lens', 'attribution'].flatMap((id, n) => (n ? [', ', view(id)] : [view(id)]))),
     );
   }
 

@@ -11,7 +11,7 @@ import { el } from '../parts/dom.js';
 import { heatmap } from '../parts/heatmap.js';
 import { range, tokenSelect, tokenAt } from '../parts/controls.js';
 import { diverging, extent, neutralWord } from '../parts/color_scale.js';
-import { exact, fixed, percent, tokenText } from '../parts/format.js';
+import { exact, fixed, percent, tokenText, spaced } from '../parts/format.js';
 import { ablateToggle } from '../parts/ablation.js';
 import { t } from '../strings.js';
 import { headRoles, roleText } from '../parts/head_roles.js';
@@ -91,8 +91,8 @@ export function mount(root, app) {
       return [el('span', { className: 'attribution-head', dataset: { layer: l, head: h, value: String(data[k]) } }, t('attribution.headPush', { head: t('ablate.headName', { l, h }), push: `${data[k] > 0 ? '+' : ''}${fixed(data[k], 3)}` })), ' ', ablateToggle(app, l, h, { short: true })];
     };
     strongest.replaceChildren(
-      el('span', { className: 'attribution-up' }, ...(data[up] > 0 ? [t('attribution.up', { token }), ' ', ...named(up)] : [t('attribution.noUp', { token })])),
-      el('span', { className: 'attribution-down' }, ...(data[down] < 0 ? [t('attribution.down'), ' ', ...named(down)] : [t('attribution.noDown')])),
+      el('span', { className: 'attribution-up' }, ...(data[up] > 0 ? [spaced(t('attribution.up', { token })), ...named(up)] : [t('attribution.noUp', { token })])),
+      el('span', { className: 'attribution-down' }, ...(data[down] < 0 ? [spaced(t('attribution.down')), ...named(down)] : [t('attribution.noDown')])),
       el('span', {}, t('attribution.clickHint')),
     );
   }

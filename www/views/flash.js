@@ -9,7 +9,7 @@ import { heatmap } from '../parts/heatmap.js';
 import { value } from '../parts/value.js';
 import { layerSelect, headSelect, tokenSelect, tokenAt } from '../parts/controls.js';
 import { diverging, extent } from '../parts/color_scale.js';
-import { axisLabel, fixed, indexLabel, tokenText } from '../parts/format.js';
+import { axisLabel, fixed, indexLabel, tokenText, spaced } from '../parts/format.js';
 import { t } from '../strings.js';
 
 const TILES = [1, 2, 3, 4, 8, 16, 32, 64];
@@ -159,7 +159,7 @@ export function mount(root, app) {
             {},
             el('p', { className: 'hint' }, t('flash.resultNote', { m: fixed(current.m, 4), l: fixed(current.l, 4) })),
             finalMap.node,
-            el('p', { className: 'check', dataset: { check: 'flash' } }, t('flash.diff'), ' ', value(report.max_abs_diff, 7)),
+            el('p', { className: 'check', dataset: { check: 'flash' } }, spaced(t('flash.diff')), value(report.max_abs_diff, 7)),
           )
         : el('p', { className: 'hint' }, t('flash.notDone', { n: total - shown })),
     );

@@ -24,7 +24,7 @@
 import { el } from '../parts/dom.js';
 import { t, language } from '../strings.js';
 import { pageHref } from '../link.js';
-import { tokenText } from '../parts/format.js';
+import { tokenText, spaced } from '../parts/format.js';
 import { openEdits, closeEdits } from '../parts/matrix_table.js';
 import { validate } from '../state.js';
 import { addToBanner } from '../panels/banner.js';
@@ -151,7 +151,7 @@ export function mount(root, app) {
       el('p', {}, t('lessons.door.note', { view: t(`view.${DOOR.view}`) })),
       el('p', { className: 'door-sentence' }, el('q', { lang: 'zh-CN' }, text)),
       DOOR.note && el('p', { dataset: { note: 'look' } }, typeof DOOR.note === 'string' ? t(DOOR.note) : (DOOR.note[language()] ?? DOOR.note.en)),
-      el('p', { className: 'door-tokens' }, t('lessons.door.tokens', { n: pieces.length }), ' ', el('span', { className: 'chips' }, pieces.map((p, i) => el('span', { className: special[i] ? 'chip static special' : 'chip static', dataset: { i } }, el('span', { className: 'chip-piece' }, tokenText(p)))))),
+      el('p', { className: 'door-tokens' }, spaced(t('lessons.door.tokens', { n: pieces.length })), el('span', { className: 'chips' }, pieces.map((p, i) => el('span', { className: special[i] ? 'chip static special' : 'chip static', dataset: { i } }, el('span', { className: 'chip-piece' }, tokenText(p)))))),
       spaces > 0 && el('p', { className: 'hint', dataset: { note: 'spaces' } }, t('lessons.door.spaces', { n: spaces, all: pieces.length })),
       split?.length > 0 && el('p', { className: 'hint', dataset: { note: 'split' } }, t('lessons.door.split', { words: split.map((s) => `${s.word} → ${s.pieces.join(' + ')}`).join(t('lessons.door.listSep')) })),
       el('a', { className: 'action door-link', href: pageHref(patch), on: { click: (e) => { e.preventDefault(); app.navigate(patch); } } }, t('lessons.door.open', { view: t(`view.${DOOR.view}`) })),

@@ -8,7 +8,7 @@ import { causalFuture, heatmap } from '../parts/heatmap.js';
 import { legend, marksOf } from '../parts/legend.js';
 import { layerSelect, headSelect } from '../parts/controls.js';
 import { diverging, sequential, extent } from '../parts/color_scale.js';
-import { axisLabel, tokenText } from '../parts/format.js';
+import { axisLabel, spaced, tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 
 export function mount(root, app) {
@@ -91,7 +91,8 @@ export function mount(root, app) {
     const shares = futureShares(probsOff, T, S, state.mask);
     const top = shares.reduce((best, x) => (best === null || x.share > best.share ? x : best), null);
     const mean = shares.length ? shares.reduce((sum, x) => sum + x.share, 0) / shares.length : 0;
-    leakNote.textContent = t('masks.leakNote', { pct: (100 * mean).toFixed(1) }) + (top && top.share > 0.001 ? ` ${t('masks.leakTop', { i: top.i, token: tokenText(state.tokens.pieces[top.i]), pct: (100 * top.share).toFixed(1) })}` : '');
+    const note = t('masks.leakNote', { pct: (100 * mean).toFixed(1) });
+    leakNote.textContent = top && top.share > 0.001 ? `${spaced(note)}${t('masks.leakTop', { i: top.i, token: tokenText(state.tokens.pieces[top.i]), pct: (100 * top.share).toFixed(1) })}` : note;
     leakRow.replaceChildren(
       panel(t('masks.probsOn'), null, probsOn, sequential(0, 1), state.mask, true),
       panel(t('masks.probsOff'), null, probsOff, sequential(0, 1), state.mask),

@@ -10,7 +10,7 @@ import { tensorFigure } from '../parts/tensor_figure.js';
 import { bars } from '../parts/bars.js';
 import { value } from '../parts/value.js';
 import { layerSelect, tokenSelect, tokenAt, range } from '../parts/controls.js';
-import { tokenText } from '../parts/format.js';
+import { tokenText, spaced } from '../parts/format.js';
 import { t } from '../strings.js';
 
 const NAMES = ['router_logits', 'router_probs', 'expert_index', 'expert_weight', 'expert_out', 'out'];
@@ -127,7 +127,7 @@ export function mount(root, app) {
           }),
         ),
       ),
-      el('p', { className: 'explain moe-check' }, t('moe.check', { k }), ' ', value(worst, 8)),
+      el('p', { className: 'explain moe-check' }, spaced(t('moe.check', { k })), value(worst, 8)),
     );
 
     shown.forEach((f) => f.destroy());

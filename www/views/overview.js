@@ -10,7 +10,7 @@
 // with T for the number of tokens. Under the diagram, a short route for a first visit.
 
 import { el, svg } from '../parts/dom.js';
-import { fixed, quoted, tokenText, shapeLabel, percent } from '../parts/format.js';
+import { fixed, quoted, tokenText, shapeLabel, percent, spaced } from '../parts/format.js';
 import { range } from '../parts/controls.js';
 import { modelName } from '../panels/model_panel.js';
 import { candidateNotes } from '../parts/prediction.js';
@@ -201,7 +201,7 @@ export function mount(root, app) {
     // The rail on the left of each sublayer is its residual path: x skips the block and is added back.
     const sublayer = (norm, body) => el('div', { className: 'ov-sublayer' }, norm, arrow([T, H]), body);
     const residual = (key, step, sum) =>
-      el('a', { className: 'ov-residual', href: at({ view: 'stepper', step }), dataset: { block: key } }, el('span', { className: 'ov-plus', attrs: { 'aria-hidden': 'true' } }, '+'), el('span', {}, t('overview.residual'), ' ', el('code', {}, sum)));
+      el('a', { className: 'ov-residual', href: at({ view: 'stepper', step }), dataset: { block: key } }, el('span', { className: 'ov-plus', attrs: { 'aria-hidden': 'true' } }, '+'), el('span', {}, spaced(t('overview.residual')), el('code', {}, sum)));
     return el(
       'section',
       { className: 'ov-layer', dataset: { stack: String(Math.min(L - 1, STACK_DRAWN)), layer: String(l) }, attrs: { 'aria-label': t('overview.layerN', { l }) } },

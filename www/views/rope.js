@@ -11,7 +11,7 @@ import { lineChart } from '../parts/line_chart.js';
 import { value } from '../parts/value.js';
 import { layerSelect, headSelect, tokenSelect, tokenAt, range } from '../parts/controls.js';
 import { sequential } from '../parts/color_scale.js';
-import { exact, tokenText } from '../parts/format.js';
+import { exact, tokenText, spaced } from '../parts/format.js';
 import { t } from '../strings.js';
 
 const ANGLE_POSITIONS = 64;
@@ -121,7 +121,7 @@ export function mount(root, app) {
       el('div', { className: 'circles', attrs: { role: 'list' } }, range(half).map((pair) => circle(pair, half, q, rot))),
       // replaceChildren is the DOM's own, not el(): it would print a bare `false`.
       matchesTrace
-        ? el('p', { className: 'check', dataset: { check: 'rope-trace' } }, t('rope.traceCheck'), ' ', value(traceDiff, 7), traceDiff <= 1e-5 ? ' ✓' : ' ✗')
+        ? el('p', { className: 'check', dataset: { check: 'rope-trace' } }, spaced(t('rope.traceCheck')), value(traceDiff, 7), traceDiff <= 1e-5 ? ' ✓' : ' ✗')
         : el('p', { className: 'hint', dataset: { check: 'none' } }, t('rope.noCheck', { state: t(app.model.inference_rope_scaling ? 'rope.withYarn' : 'rope.withoutYarn') })),
     );
 

@@ -111,7 +111,7 @@ export function mount(root, app) {
     );
 
     headTau.value = String(stopOf(tau));
-    tauLabel.replaceChildren('τ = ', value(tau, 3), ` (√d = ${fixed(root2(), 3)})`);
+    tauLabel.replaceChildren('τ = ', value(tau, 3), t('scale.tauRoot', { root: fixed(root2(), 3) }));
     const pieces = state.tokens.pieces;
     // The followed query (a lesson's 她, a clicked row): outlined in the map, its entropy bar marked,
     // and its entropy at τ set beside the same row at √d.
