@@ -370,6 +370,26 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
     assert.deepEqual(opened.state.model, { kind: 'builtin' });
     assert.deepEqual(opened.pieces, pieces, `${id}: the view runs the sentence's tokens`);
     if (['qk', 'who', 'flow', 'sqrt_d', 'multihead'].includes(id)) assert.equal(opened.state.query, pieces.lastIndexOf('她'), `${id}: the row of 她 is chosen`);
+    if (['qk', 'who', 'flow'].includes(id)) {
+      // The attention map opens on the head in which 她 puts the most weight on 红 (of 小红), found
+      // here from every layer's probs of the run on screen.
+      const she = pieces.lastIndexOf('她');
+      const red = pieces.lastIndexOf('红', she);
+      const best = await page.evaluate(async ({ she, red }) => {
+        const { app } = window.attnscope;
+        const names = Array.from({ length: app.model.num_hidden_layers }, (_, l) => `layers.${l}.attn.probs`);
+        const found = await app.tensors(names);
+        let top = { w: -1 };
+        names.forEach((name, layer) => {
+          const { data, shape } = found.get(name);
+          const [nH, T, S] = shape;
+          for (let head = 0; head < nH; head++) if (data[(head * T + she) * S + red] > top.w) top = { layer, head, w: data[(head * T + she) * S + red] };
+        });
+        return top;
+      }, { she, red });
+      assert.deepEqual([opened.state.layer, opened.state.head], [best.layer, best.head], `${id}: opens on the head where 她 looks at 红 most (${best.w})`);
+      assert.ok(best.w > 0.1, `${id}: 她 → 红 ${best.w}`);
+    }
     assert.equal(opened.state.bos, bos, `${id}: BOS as the door says`);
     assert.deepEqual(opened.state.pad, id === 'padding' ? [0] : [], `${id}: padding as the door says`);
     if (id === 'padding') {
@@ -508,7 +528,7 @@ test('every lesson renders in 简体中文', async () => {
     await shot(`lesson-zh-${id}`);
   }
   await lesson('who');
-  assert.match(await page.locator('.lesson-door').innerText(), /在内置模型上看看[\s\S]*注意力图打开时，“她”这一行已作为 Q（查询）框出/);
+  assert.match(await page.locator('.lesson-door').innerText(), /在内置模型上看看[\s\S]*注意力图打开的是内置模型里“她”最关注“红”（小红的“红”）的那个头，“她”这一行已作为 Q（查询）框出/);
   await lesson('sqrt_d');
   assert.match(await page.locator('[data-note="overstates"]').innerText(), /几百甚至上千[\s\S]*√96 ≈ 9\.8/);
   await lesson('multihead');

@@ -66,6 +66,7 @@ export const DOOR = {
   view: 'attention',
   text: { en: DOOR_SENTENCE, zh: DOOR_SENTENCE },
   focus: '她',
+  target: '红', // the door opens on the head where 她 looks at 红 (of 小红) the most
   words: ['小红', '很', '开心', '，', '她', '很', '好'],
   note: {
     en: 'The attention map opens on the row of 她: the built-in model runs the same five steps in every head, with learned W_Q, W_K and W_V, d = its head_dim, and a causal mask.',

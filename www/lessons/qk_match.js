@@ -25,7 +25,7 @@ const D = 4;
 // The tutorial's sentence about 她 and 小红, and its words as the tutorial spaces them.
 export const SENTENCE = '小明把苹果给了小红，她很开心';
 export const WORDS = ['小明', '把', '苹果', '给了', '小红', '，', '她', '很', '开心'];
-export const DOOR = { view: 'attention', text: { en: SENTENCE, zh: SENTENCE }, focus: '她', words: WORDS };
+export const DOOR = { view: 'attention', text: { en: SENTENCE, zh: SENTENCE }, focus: '她', target: '红', words: WORDS };
 const DIMS = ['d0', 'd1', 'd2', 'd3'];
 
 export function mount(root, app) {

@@ -35,10 +35,11 @@ export const DOOR = {
   view: 'attention',
   text: { en: SENTENCE, zh: SENTENCE },
   focus: '她',
+  target: '红', // the door opens on the head where 她 looks at 红 (of 小红) the most
   words: WORDS,
   note: {
-    en: 'The attention map opens with the row of 她 outlined as the query. Under the map are the five words 她 weighs most, each beside the head of the built-in model that makes 她 look at it most: look for 红 (of 小红) there and open that head. A small trained model has no head that does only this; the tutorial’s 0.80 is a picture of the idea.',
-    zh: '注意力图打开时，“她”这一行已作为 Q（查询）框出。图下方列出“她”最看重的 5 个词，每个词旁边是让“她”最关注它的那个头：在里面找“红”（小红的“红”），点开那个头。小模型没有专门只做这件事的头；教程里的 0.80 是示意。',
+    en: 'The attention map opens on the head of the built-in model where 她 looks at 红 (of 小红) the most, with the row of 她 outlined as the query. Under the map are the five words 她 weighs most, each beside the head that makes 她 look at it most. A small trained model has no head that does only this; the tutorial’s 0.80 is a picture of the idea.',
+    zh: '注意力图打开的是内置模型里“她”最关注“红”（小红的“红”）的那个头，“她”这一行已作为 Q（查询）框出。图下方列出“她”最看重的 5 个词，每个词旁边是让“她”最关注它的那个头。小模型没有专门只做这件事的头；教程里的 0.80 是示意。',
   },
 };
 

@@ -130,6 +130,26 @@ export function mount(root, app) {
     write(id, book.cells);
   }
 
+  // The built-in model's head in which the query at `focus` puts the most weight on `target` (她 on
+  // 红), from the door sentence's own run: the door opens there. null on another model (the door
+  // switches to the built-in one, whose heads these are not) or if the run fails.
+  async function strongestHead(app, ids, focus, target) {
+    if (app.source?.kind !== 'builtin' || !app.model) return null;
+    const T = ids.length;
+    const names = Array.from({ length: app.model.num_hidden_layers }, (_, l) => `layers.${l}.attn.probs`);
+    const found = await app.tensors(names, { ids, attention_mask: null, prefix_len: 0, causal: true }).catch(() => null);
+    if (!found) return null;
+    let best = null;
+    names.forEach((name, layer) => {
+      const { data } = found.get(name);
+      for (let h = 0; h * T * T < data.length; h++) {
+        const w = data[(h * T + focus) * T + target];
+        if (best === null || w > best.w) best = { layer, head: h, w };
+      }
+    });
+    return best && { layer: best.layer, head: best.head };
+  }
+
   async function drawDoor(id) {
     const { DOOR } = LESSONS[id];
     const text = DOOR.text[language()] ?? DOOR.text.en;
@@ -140,11 +160,14 @@ export function mount(root, app) {
     const bos = fields.bos && app.model?.bos_token_id != null;
     const drawn = `${language()}|${bos}|${text}`;
     if (door.drawn === drawn) return;
-    const { pieces, special } = await app.tokenize(text, bos);
+    const { ids, pieces, special } = await app.tokenize(text, bos);
+    if (current?.id !== id) return;
+    const focus = DOOR.focus ? pieces.lastIndexOf(DOOR.focus) : -1;
+    const target = DOOR.target && focus >= 0 ? pieces.lastIndexOf(DOOR.target, focus) : -1;
+    const head = target >= 0 ? await strongestHead(app, ids, focus, target) : null;
     if (current?.id !== id) return;
     door.drawn = drawn;
-    const focus = DOOR.focus ? pieces.lastIndexOf(DOOR.focus) : -1;
-    const patch = { view: DOOR.view, model: 'builtin', text, ...fields, ...(focus >= 0 ? { query: focus } : {}) };
+    const patch = { view: DOOR.view, model: 'builtin', text, ...fields, ...(focus >= 0 ? { query: focus } : {}), ...(head ?? {}) };
     const { spaces, split } = readTokens(DOOR.words ?? (/\s/.test(text) ? text.split(/\s+/).filter(Boolean) : null), pieces.filter((_, i) => !special[i]));
     const parts = [
       el('h3', {}, t('lessons.door.heading')),
