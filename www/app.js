@@ -4,6 +4,7 @@
 // ask app.tensors(names) for the current run's tensors, which arrive as Float32Arrays.
 
 import { workerClient } from './worker_client.js';
+import { clearestHeads, headRoles } from './parts/head_roles.js';
 import { el } from './parts/dom.js';
 import { tokenChips } from './panels/token_chips.js';
 import { configPanel } from './panels/config_panel.js';
@@ -156,7 +157,26 @@ function tensors(names, override = {}) {
   return cache.get(runArgs(override), names);
 }
 
+// Where the opening link names no head (no link, or a bare "#view=attention"), the page opens the
+// per-head views on the built-in model's clearest head of the first run (head_roles.js), the one the
+// overview's route names, rather than on layer 0, head 0, which in the trained model rests on the
+// first token. Any layer or head chosen (a control, a link, a lesson's door) ends this.
+const NAMES_HEAD = /(^|[#&])(s\d+\.|layer=|head=)/;
+let headOpen = !NAMES_HEAD.test(location.hash);
+
+async function openClearestHead() {
+  headOpen = false;
+  if (app.source?.kind !== 'builtin') return;
+  try {
+    const [best] = clearestHeads(await headRoles(app), 1);
+    if (best) Object.assign(state, { layer: best.l, head: best.h });
+  } catch {
+    // No roles, no choice: the page stays on layer 0, head 0.
+  }
+}
+
 function set(patch) {
+  if ('layer' in patch || 'head' in patch) headOpen = false;
   Object.assign(state, patch);
   refresh();
 }
@@ -243,6 +263,7 @@ async function open(next) {
 // A changed address (back, forward, an edited link, a tab, navigate()) opens what it says: plain
 // fields ("view=grid") change the current state, a whole link ("s3.…") replaces it.
 async function openFromHash(hash) {
+  if (NAMES_HEAD.test(hash)) headOpen = false;
   writer.cancel();
   // The address now says what was asked, which may differ from what opens (a layer past the
   // model's, plain fields over the state): the whole link is written back even if nothing changed.
@@ -420,6 +441,8 @@ async function runModel() {
     const result = await worker.call('run', { args: runArgs() }, { onProgress });
     if (signal.aborted) return;
     cache.clear();
+    if (headOpen) await openClearestHead();
+    if (signal.aborted) return;
     app.run = result;
     backend.ran(result);
     app.phase = 'ready';

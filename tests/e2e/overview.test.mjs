@@ -170,6 +170,31 @@ test('a view opened from the overview starts at its top, not at the overview’s
   await page.context().close();
 });
 
+test('with no head in its link, the page opens the built-in model on the clearest head the route names, not layer 0, head 0', async () => {
+  // The core's roles of the opening sentence: the clearest head (previous, current, fixed token,
+  // strongest first), as parts/head_roles.js ranks them.
+  const clearest = (page) =>
+    page.evaluate(async () => {
+      const layers = await window.attnscope.call('headRoles', { args: window.attnscope.app.args() });
+      const clear = new Set(['previous', 'current', 'fixed', 'induction', 'duplicate']);
+      const all = layers.flatMap(({ layer, heads }) => heads.filter((h) => clear.has(h.role)).map((h) => ({ layer, head: h.head, score: h.score })));
+      return all.sort((a, b) => b.score - a.score)[0];
+    });
+  for (const hash of ['', '#view=attention&lang=en']) {
+    const page = await freshPage(hash);
+    const best = await clearest(page);
+    const state = await page.evaluate(() => window.attnscope.getState());
+    assert.deepEqual([state.layer, state.head], [best.layer, best.head], `${hash || 'no link'}: the clearest head`);
+    assert.notDeepEqual([state.layer, state.head], [0, 0], 'the trained model’s layer 0, head 0 rests on the first token');
+    if (hash === '') assert.match(await page.locator('.ov-route-head').innerText(), new RegExp(`layer ${best.layer}, head ${best.head}`));
+    await page.context().close();
+  }
+  // A link that names a layer or a head opens it as written, and so does a choice made on the page.
+  const page = await freshPage('#view=attention&layer=0&lang=en');
+  assert.deepEqual(await page.evaluate(() => [window.attnscope.getState().layer, window.attnscope.getState().head]), [0, 0]);
+  await page.context().close();
+});
+
 test('every block opens the step or view that explains it, in the layer drawn', async () => {
   const page = await freshPage('#view=overview');
   await page.locator('.ov-layer-button[data-layer="1"]').click();
