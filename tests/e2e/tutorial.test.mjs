@@ -79,7 +79,7 @@ test('whom 她 means: the core’s weights round to the tutorial’s 0.05 / 0.01
   near(w.map((p) => Math.round(p * 100) / 100), [0.05, 0.01, 0.8, 0.14], 1e-9, 'rounded like the tutorial');
   assert.deepEqual(await verdicts(page.locator('.lesson')), ['agrees']);
   assert.equal(await page.locator('.answer').getAttribute('data-top'), '小红');
-  assert.match(await page.locator('.walk-formula').innerText(), /output\[她\] = 0\.0488×V\[小明\] \+ 0\.00985×V\[苹果\] \+ 0\.802×V\[小红\] \+ 0\.139×V\[开心\]/);
+  assert.match(await page.locator('.walk-formula').innerText(), /output\[她\] = 0\.049×V\[小明\] \+ 0\.010×V\[苹果\] \+ 0\.802×V\[小红\] \+ 0\.139×V\[开心\]/);
   await shot('tutor-who');
 });
 

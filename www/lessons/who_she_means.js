@@ -10,7 +10,7 @@ import { el } from '../parts/dom.js';
 import { matrixTable } from '../parts/matrix_table.js';
 import { value } from '../parts/value.js';
 import { sequential, diverging } from '../parts/color_scale.js';
-import { factor, short } from '../parts/format.js';
+import { factor, fixed, short } from '../parts/format.js';
 import { agrees, compareTable } from '../parts/hand_set.js';
 import { t } from '../strings.js';
 import { SENTENCE, WORDS } from './qk_match.js';
@@ -95,7 +95,7 @@ export function mount(root, app) {
       el(
         'pre',
         { className: 'formula walk-formula' },
-        `output[${QUERY}] = ${KEYS.map((name, j) => `${factor(short(out.probs[j]), out.probs[j])}×V[${name}]`).join(' + ')}\n`,
+        `output[${QUERY}] = ${KEYS.map((name, j) => `${factor(fixed(out.probs[j], 3), out.probs[j])}×V[${name}]`).join(' + ')}\n`,
         `${' '.repeat(`output[${QUERY}] `.length)}= `,
         '[',
         ...Array.from(out.context, (x, n) => [n ? ', ' : '', value(x, 3)]).flat(),

@@ -177,7 +177,7 @@ export function mount(root, app) {
       el(
         'tr',
         { dataset: { config: at < mm3Count ? 'minimind3' : 'current', kv: c.num_key_value_heads } },
-        el('th', { attrs: { scope: 'row' } }, at < mm3Count ? 'MiniMind-3' : t('gqa.currentConfig')),
+        el('th', { attrs: { scope: 'row' } }, at < mm3Count ? t('gqa.mm3') : t('gqa.currentConfig')),
         el('td', {}, kindOf(c.num_attention_heads, c.num_key_value_heads)),
         el('td', {}, `${c.num_hidden_layers} × ${c.num_key_value_heads} × ${c.head_dim}`),
         el('td', { dataset: { bytes: c.kv_cache_bytes_per_token } }, bytes(c.kv_cache_bytes_per_token)),
