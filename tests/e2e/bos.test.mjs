@@ -197,7 +197,7 @@ test('the prediction sentence quotes the text as typed, without the BOS token', 
     assert.match(await page.locator('.prediction-sentence').innerText(), sentence, lang);
     // A space or a line break among the candidates is explained, and only then.
     const labels = await page.locator('.view-stepper .bar-label').allInnerTexts();
-    assert.equal(await page.locator('[data-note="whitespace"]').count(), labels.some((l) => /^[␣↵]+ · \d+$/.test(l)) ? 1 : 0, `${lang}: ${labels.join(', ')}`);
+    assert.equal(await page.locator('[data-note="whitespace"]').count(), labels.some((l) => /^[␣↵]+ · id \d+$/.test(l)) ? 1 : 0, `${lang}: ${labels.join(', ')}`);
     await page.close();
   }
 });

@@ -392,7 +392,7 @@ test('output: the top next tokens are the softmax of the logits row, in order', 
   const bars = page.locator('.view-output .prediction .bar-row');
   assert.equal(await bars.count(), 10);
   close(Number(await bars.first().getAttribute('data-value')), 1 / z, 1e-5, 'top probability');
-  assert.match(await bars.first().innerText(), new RegExp(`· ${best}\\b`));
+  assert.match(await bars.first().innerText(), new RegExp(`· id ${best}\\b`));
   const ps = await bars.evaluateAll((r) => r.map((x) => Number(x.dataset.value)));
   assert.deepEqual([...ps].sort((a, b) => b - a), ps);
   await shot('deep-output');

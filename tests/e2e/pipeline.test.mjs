@@ -114,13 +114,13 @@ test('the prediction: top-1 token and probability are softmax(logits[pos]), for 
     const best = argmax(p);
     const bars = page.locator('.view-stepper .bar-row');
     assert.equal(await bars.count(), 10);
-    assert.match(await bars.first().innerText(), new RegExp(`· ${best}\\b`), `position ${pos}: the top token is id ${best}`);
+    assert.match(await bars.first().innerText(), new RegExp(`· id ${best}\\b`), `position ${pos}: the top token is id ${best}`);
     close(Number(await bars.first().getAttribute('data-value')), p[best], 1e-6, `position ${pos}: top probability`);
     const shown = Number(await page.locator('.prediction-sentence output').getAttribute('data-value'));
     close(shown, p[best], 1e-6, 'the sentence’s p');
     const sentence = await page.locator('.prediction-sentence').innerText();
     assert.match(sentence, /^After “.+” the model predicts “.+” \(\d+\.\d+%\)\.$/);
-    const piece = (await bars.first().locator('.bar-label').innerText()).replace(/ · \d+$/, '');
+    const piece = (await bars.first().locator('.bar-label').innerText()).replace(/ · id \d+$/, '');
     assert.ok(sentence.includes(`predicts “${piece}”`), `the sentence names the top token ${piece}: ${sentence}`);
     const ps = await bars.evaluateAll((rows) => rows.map((r) => Number(r.dataset.value)));
     ps.forEach((q, n) => close(q, [...p].sort((a, b) => b - a)[n], 1e-6, `candidate ${n}`));
@@ -219,7 +219,7 @@ test('KV cache: the candidates’ probabilities are the softmax over the whole v
   assert.equal(await bars.count(), 10);
   const shown = await bars.evaluateAll((rows) => rows.map((r) => ({ p: Number(r.dataset.value), label: r.querySelector('.bar-label').textContent })));
   shown.forEach((c, n) => {
-    assert.match(c.label, new RegExp(`· ${order[n]}$`), `candidate ${n} is id ${order[n]}`);
+    assert.match(c.label, new RegExp(`· id ${order[n]}$`), `candidate ${n} is id ${order[n]}`);
     close(c.p, p[order[n]], 1e-5, `candidate ${n}`);
   });
   const sum = shown.reduce((s, c) => s + c.p, 0);

@@ -22,7 +22,7 @@ export function predict(app, logits, i, k = TOP) {
 // Candidates [{id, p, piece}] as bars; `mark` is the id to highlight (with `markNote` beside it).
 export function candidateBars(top, { label, mark = null, markNote = null }) {
   return bars(
-    top.map((c) => ({ label: `${tokenText(c.piece)} · ${c.id}`, value: c.p, highlight: c.id === mark, note: c.id === mark ? markNote : null })),
+    top.map((c) => ({ label: `${tokenText(c.piece)} · id ${c.id}`, value: c.p, highlight: c.id === mark, note: c.id === mark ? markNote : null })),
     { label, format: percent },
   );
 }

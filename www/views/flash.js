@@ -28,7 +28,7 @@ export function mount(root, app) {
   const table = el('div', { className: 'table-scroll' });
   const result = el('section', { className: 'card flash-result' });
   root.append(
-    el('div', { className: 'toolbar' }, controls.map((c) => c.node), el('div', { className: 'picker' }, el('label', { htmlFor: 'flash-tile' }, t('flash.tileSize')), tileSelect), prev, progress, next),
+    el('div', { className: 'toolbar' }, controls.map((c) => c.node), el('div', { className: 'picker' }, el('label', { htmlFor: 'flash-tile' }, t('flash.tileSize')), tileSelect), el('div', { className: 'tile-walk' }, prev, progress, next)),
     el('p', { className: 'explain' }, t('flash.explain')),
     el('pre', { className: 'formula' }, t('flash.formula')),
     el('section', { className: 'card' }, el('h3', {}, t('flash.rowHeading')), rowMap.node),

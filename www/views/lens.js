@@ -19,13 +19,17 @@ export function mount(root, app) {
   const { state } = app;
   const table = el('div', { className: 'table-scroll' });
   const note = el('p', { className: 'hint' });
+  // Said only while the table is scrolled away from its first columns (it opens on the chosen cell).
+  const scrolled = el('p', { className: 'hint lens-scrolled', hidden: true }, t('lens.scrolled'));
   const detail = el('div', { attrs: { 'aria-live': 'polite' } });
   root.append(
     el('p', { className: 'explain' }, t('lens.explain')),
-    el('section', { className: 'card' }, el('h3', {}, t('lens.title')), note, table),
+    el('section', { className: 'card' }, el('h3', {}, t('lens.title')), note, scrolled, table),
     el('section', { className: 'card' }, detail),
   );
   let seq = 0;
+  const showScrolled = () => (scrolled.hidden = table.scrollLeft <= 1);
+  table.addEventListener('scroll', showScrolled, { passive: true });
 
   async function update() {
     const my = ++seq;
@@ -83,6 +87,7 @@ export function mount(root, app) {
       const width = box.width - names;
       if (cellBox.right > box.right || cellBox.left < left + width / 4) table.scrollLeft += cellBox.left - left - width / 2 + cellBox.width / 2;
     }
+    showScrolled();
     note.textContent = from > 0 ? t('lens.lastPositions', { n: positions.length, T }) : t('lens.note', { v: V });
     const l = Math.min(state.layer, L - 1);
     const i = Math.max(at, from);
