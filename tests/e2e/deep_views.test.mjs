@@ -152,6 +152,20 @@ test('scale: the seed rows by the core, and τ = √d reproduces the model’s o
   await settled(page);
   const small = await ownBars.locator('.bar-row').evaluateAll((rows) => rows.map((r) => Number(r.dataset.value)));
   [0.09, 0.2447, 0.6652].forEach((p, n) => close(small[n], p, 1e-3, `softmax([1, 2, 3])[${n}]`));
+  // Scores whose quotient by the smallest τ would leave f32's range are refused in a sentence: no
+  // NaN, no bars drawn from it (3e38 / 0.1 is ∞ in f32, and softmax of ∞ − ∞ is NaN).
+  await page.fill('#scale-row', '3e38, 3e38, 1');
+  await page.locator('#scale-row').dispatchEvent('change');
+  await page.locator('#scale-own-tau').fill('-1');
+  await settled(page);
+  const own = page.locator('.view-scale .card').first();
+  assert.match(await own.locator('.field-error').innerText(), /^Keep each score between −1,000,000 and 1,000,000/);
+  assert.equal(await own.locator('.bars').count(), 0);
+  assert.doesNotMatch(await page.locator('#view').innerText(), /NaN/);
+  await page.getByRole('button', { name: '[10, 20, 30]' }).click();
+  await page.locator('#scale-own-tau').fill('1');
+  await settled(page);
+  assert.equal(await own.locator('.bars').count(), 2);
 
   const T = await tokenCount();
   // No query followed (an earlier view's may be): the keyboard then starts at cell (0, 0).

@@ -14,6 +14,7 @@ import { sequential } from '../parts/color_scale.js';
 import { axisLabel, fixed, gap, numberList, tokenText } from '../parts/format.js';
 import { entropy } from '../parts/entropy.js';
 import { queryOf } from '../parts/query_row.js';
+import { MAX_EDIT_VALUE } from '../state.js';
 import { t } from '../strings.js';
 
 const SEED_ROWS = ['1, 2, 3', '10, 20, 30'];
@@ -72,7 +73,10 @@ export function mount(root, app) {
     const my = ++seq;
     controls.forEach((c) => c.update());
     const own = numberList(ownInput.value);
-    const ownValid = own.length > 0 && own.every(Number.isFinite);
+    // Scores beyond ±MAX_EDIT_VALUE are refused: divided by the smallest τ (0.1) larger ones would
+    // leave f32's range (3e38 / 0.1 is ∞, and softmax of ∞ − ∞ is NaN).
+    const ownNumbers = own.length > 0 && own.every(Number.isFinite);
+    const ownValid = ownNumbers && own.every((x) => Math.abs(x) <= MAX_EDIT_VALUE);
     ownInput.setAttribute('aria-invalid', String(!ownValid));
     const ownDivisor = 10 ** Number(ownTau.value);
     ownTauLabel.textContent = `τ = ${+ownDivisor.toPrecision(3)}`;
@@ -107,7 +111,7 @@ export function mount(root, app) {
     ownOut.replaceChildren(
       ownValid
         ? el('div', { className: 'multiples wide' }, panel(`softmax([${own.join(', ')}])`, plain.probs), panel(`softmax([${own.join(', ')}] / ${fixed(ownDivisor, 2)})`, divided.probs))
-        : el('p', { className: 'field-error' }, t('scale.ownInvalid')),
+        : el('p', { className: 'field-error' }, t(ownNumbers ? 'scale.ownTooLarge' : 'scale.ownInvalid', { max: MAX_EDIT_VALUE.toLocaleString('en') })),
     );
 
     headTau.value = String(stopOf(tau));
