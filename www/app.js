@@ -164,6 +164,9 @@ function tensors(names, override = {}) {
 const NAMES_HEAD = /(^|[#&])(s\d+\.|layer=|head=)/;
 let headOpen = !NAMES_HEAD.test(location.hash);
 
+// The reader's checkpoint, loaded and not yet kept: it is kept after its first run that succeeds.
+let unkept = null;
+
 async function openClearestHead() {
   headOpen = false;
   if (app.source?.kind !== 'builtin') return;
@@ -443,6 +446,10 @@ async function runModel() {
     cache.clear();
     if (headOpen) await openClearestHead();
     if (signal.aborted) return;
+    if (unkept) {
+      keep(unkept);
+      unkept = null;
+    }
     app.run = result;
     backend.ran(result);
     app.phase = 'ready';
@@ -530,7 +537,9 @@ async function loadCheckpoint(model, files = null) {
     };
     const { config: resolved, checkpoint, restored } = await source.load(model, { call: app.call, files, progress, wanted, described, kept: worker.kept });
     adopt(resolved, model, { ...checkpoint.meta, restored });
-    if (!restored && model.kind !== 'builtin') keep(checkpoint);
+    // Kept once it has run: a checkpoint that loads but cannot run (weights that overflow f32)
+    // would otherwise come back broken on every visit.
+    unkept = !restored && model.kind !== 'builtin' ? checkpoint : null;
   } catch (err) {
     if (wanted()) models.set({ progress: null, error: err });
     throw err;

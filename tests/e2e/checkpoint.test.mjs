@@ -362,6 +362,13 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
   assert.doesNotMatch(await page.locator('#view').innerText(), /NaN ?%/);
   assert.equal(await page.locator('#view canvas, #view .bar-row').count(), 0, 'nothing is drawn from the run');
   await screenshot(page, 'checkpoint-refused-overflow');
+  // A checkpoint that loads but cannot run is not kept in this browser: a reload brings back the
+  // last one that ran, not this one broken on every visit.
+  await page.reload();
+  await page.waitForFunction(() => window.attnscope?.app?.source?.restored && !window.attnscope.app.loading, null, { timeout: 60_000 });
+  await settled(page);
+  assert.equal(await page.locator('#view .message-error').count(), 0, 'the kept checkpoint runs');
+  assert.ok(await page.locator('#view canvas, #view .bar-row, #view .ov-block').count() > 0);
   await page.setInputFiles('#model-folder', LLAMA.dir);
   await loaded(page, 'llama_f16');
   // The core's refusals are said in the reader's language (src/lib.rs `Said`, www/page/error_text.js),
