@@ -301,6 +301,9 @@ export async function droppedFiles(dataTransfer) {
 export function folderUrl(url) {
   const resolved = URL.canParse(url, location.href) ? new URL(url, location.href) : null;
   if (!resolved || !['http:', 'https:'].includes(resolved.protocol) || !resolved.host) throw new Error(t('source.notHttp', { url }));
+  // The page's own policy (connect-src 'self' https:) lets it read plain http:// from its own site
+  // only: another site's http:// address would fail as if that site refused, so it is refused here.
+  if (resolved.protocol === 'http:' && resolved.origin !== location.origin) throw new Error(t('source.notHttps', { url }));
   if (/\.(json|safetensors)$/.test(resolved.pathname)) resolved.pathname = resolved.pathname.replace(/[^/]*$/, '');
   else if (!resolved.pathname.endsWith('/')) resolved.pathname += '/';
   resolved.search = '';

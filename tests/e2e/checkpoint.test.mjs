@@ -429,6 +429,14 @@ test('a folder URL loads with the bytes counted; a site without CORS is refused 
     assert.ok(said.includes(`“${url}” is not a web address attnscope can load from: give the http:// or https:// address`), `${url}: ${said}`);
     assert.doesNotMatch(said, /Access-Control|Invalid URL/, url);
   }
+  // Another site's plain http:// address, which the page's own policy (connect-src 'self' https:)
+  // would block before any request: refused as such, not blamed on that site.
+  await page.fill('#model-url', 'http://example.com/model/');
+  await page.click('.model-url button[type="submit"]');
+  await page.waitForFunction(() => document.querySelector('.model-error').innerText.includes('“http://example.com/model/”'), null, { timeout: 60_000 });
+  const plain = await refused(page);
+  assert.match(plain, /“http:\/\/example\.com\/model\/” is a plain http:\/\/ address on another site: for safety this page loads models only from https:\/\/ addresses or from folders of its own site/);
+  assert.doesNotMatch(plain, /Access-Control/);
   await assertStillRuns(page, 'tiny');
   assert.ok(page.consoleErrors.every((e) => /nocors\.example|net::ERR_FAILED/.test(e)), `only the refused site logs errors: ${page.consoleErrors}`);
   await page.context().close();
