@@ -44,6 +44,8 @@ for (const [lang, SENTENCE] of Object.entries(SENTENCES)) test(`a trap in the co
   const shown = page.locator('.message-error pre');
   await shown.waitFor();
   assert.match(await shown.innerText(), SENTENCE);
+  // A sentence in the body font: a monospace face set “run’s” as “run’ s”.
+  assert.doesNotMatch(await shown.evaluate((n) => getComputedStyle(n).fontFamily), /^(ui-)?monospace|Menlo|Consolas/);
   // Back to the first sentence: the view returns with the same logits.
   await page.evaluate((first) => window.attnscope.setState({ text: first }), text);
   await settled(page);
