@@ -92,6 +92,14 @@ test('Q·K matching: editing a cell by keyboard recomputes with the core, and re
   assert.equal(await page.locator('.cell-refused').innerText(), 'A number from −1,000,000 to 1,000,000');
   assert.equal(await page.evaluate(() => JSON.stringify(window.attnscope.getState().edits)), before);
   assert.doesNotMatch(await page.locator('.view-lessons').innerText(), /Infinity|NaN|could not draw/);
+  // The largest number a cell keeps is shown whole, not cut to −100000 by the cell's width.
+  await big.fill('-1000000');
+  await page.keyboard.press('Tab');
+  await settled(page);
+  const widest = page.locator('table.editable').first().locator('tbody tr').nth(2).locator('input').first();
+  assert.equal(await widest.inputValue(), '-1000000');
+  const fits = await widest.evaluate((n) => n.scrollWidth <= n.clientWidth);
+  assert.ok(fits, 'the cell is as wide as its number');
   await big.fill('0.1');
   await page.keyboard.press('Tab');
   await settled(page);

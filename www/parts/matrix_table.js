@@ -118,8 +118,9 @@ export function matrixTable(opts) {
           value: shown,
           dataset: { cellOf: name, r, c, entered: shown },
           attrs: { 'aria-label': `${rowLabels[r]}, ${colLabels[c]}` },
-          on: { change: enter, blur: enter, keydown: (e) => e.key === 'Enter' && enter() },
+          on: { change: enter, blur: enter, keydown: (e) => e.key === 'Enter' && enter(), input: () => input.style.setProperty('--chars', String(input.value.length)) },
         });
+        input.style.setProperty('--chars', String(shown.length));
         if (carried && carried.r === r && carried.c === c) {
           if (carried.typed) input.value = carried.value;
           queueMicrotask(() => {
