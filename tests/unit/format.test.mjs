@@ -26,3 +26,19 @@ test('a token in quotation marks: “…”, but a quote mark itself in other ma
   assert.equal(quoted('好'), '“好”');
   setLanguage('en');
 });
+
+test('characters that draw nothing or a missing-glyph box are written visibly on chips and axes', async () => {
+  const { tokenText, visible, percent, spaced } = await import('../../www/parts/format.js');
+  assert.equal(tokenText('a\u0000b'), 'a␀b');
+  assert.equal(tokenText('\u001b'), '␛');
+  assert.equal(tokenText('\u007f'), '␡');
+  assert.equal(tokenText('\u200b¹'), 'U+200B¹', 'a zero-width space cut over two tokens');
+  assert.equal(visible('d\u2028e\u202ef'), 'dU+2028eU+202Ef', 'separators and bidi overrides');
+  assert.equal(tokenText(' the\n'), '␣the↵', 'spaces and newlines as before');
+  assert.equal(tokenText('中国'), '中国');
+  // Probabilities without a space before %, and no space after full-width punctuation.
+  assert.equal(percent(0.218), '21.8%');
+  assert.equal(percent(0.0434), '4.34%');
+  assert.equal(spaced('熵：'), '熵：');
+  assert.equal(spaced('Entropy:'), 'Entropy: ');
+});

@@ -7,7 +7,7 @@
 // (heatmap_interaction.js's TOKENS_EVENT), so the reader sees which words a cell pairs.
 
 import { el } from '../parts/dom.js';
-import { quoted, tokenText } from '../parts/format.js';
+import { quoted, tokenText, visible } from '../parts/format.js';
 import { TOKENS_EVENT } from '../parts/heatmap_interaction.js';
 import { language, t } from '../strings.js';
 import { MAX_TOKENS } from '../state.js';
@@ -48,7 +48,7 @@ export function tokenChips(onToggle) {
       splitNote.hidden = first < 0;
       if (first >= 0) {
         const parts = ids.map((_, i) => i).filter((i) => split[i] && chars[i] === chars[first]);
-        splitNote.textContent = t('input.splitNote', { example: parts.map((i) => tokenText(pieces[i])).join(' '), char: chars[first], n: parts.length });
+        splitNote.textContent = t('input.splitNote', { example: parts.map((i) => tokenText(pieces[i])).join(' '), char: visible(chars[first]), n: parts.length });
       }
       if (ids.length === 0) {
         group.replaceChildren(el('span', { className: 'chips-empty' }, t('input.noTokens')));

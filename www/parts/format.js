@@ -77,10 +77,19 @@ export function shapeLabel(shape) {
 export function tokenText(piece) {
   const part = partOfCharacter(piece);
   if (part) return part;
-  return piece
-    .replace(/^[ Ġ]/, '␣')
-    .replace(/\n/g, '↵')
-    .replace(/\t/g, '⇥');
+  return visible(piece.replace(/^[ Ġ]/, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥'));
+}
+
+/**
+ * Characters that draw nothing, or a box of the font's missing glyph, written visibly: a control
+ * character as its control picture (U+0000 ␀, U+001B ␛, U+007F ␡), a zero-width or separator one
+ * (U+200B, U+2028, U+FEFF …) as its code point.
+ */
+export function visible(text) {
+  return text
+    .replace(/[\u0000-\u001f]/g, (c) => String.fromCharCode(0x2400 + c.charCodeAt(0)))
+    .replace(/\u007f/g, '␡')
+    .replace(/[\u00ad\u034f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g, (c) => `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`);
 }
 
 // A token alone that holds only part of a character's UTF-8 bytes (the core writes it <E6 A3>: a
