@@ -287,7 +287,7 @@ const en = {
   'probe.explain': 'The probe has the model read {n} random tokens twice in a row and measures, on the second copy, where each head looks. Random tokens, so that nothing but the repetition can tell a head where to look: an induction head looks at the token that came after this token last time (and so can predict the repeat); a duplicate-token head looks at the earlier copy of the token itself.',
   'probe.bestInduction': 'Highest induction scores:',
   'probe.bestDuplicate': 'Highest duplicate-token scores:',
-  'probe.noneFound': 'No head scores 0.3 or more on either measure, so the probe finds no induction or duplicate-token head in this model; the highest scores are listed for comparison.',
+  'probe.noneFound': 'No head scores 0.3 or more on either measure, so the probe finds no induction or duplicate-token head in this model; the highest scores are listed for comparison. That is a finding, not a failure: such heads form in models trained long enough on text that repeats itself, and a small model may have none. Click a score to see that head on the probe’s tokens, in the map below.',
   'probe.found': 'The probe finds {induction} induction and {duplicate} duplicate-token heads (a score of 0.3 or more); they are labelled so in the grid below.',
   'probe.showHead': 'Show layer {l}, head {h} on the probe’s tokens below',
   'probe.headScore': 'L{l} H{h} {score}',
@@ -355,6 +355,7 @@ const en = {
   'qk.stepSoftmax': 'softmax over the row:',
   'qk.rowHeading': 'The whole row of query {i} (counting from 0) “{qi}” after softmax',
 
+  'rope.gist': 'RoPE (rotary position embedding) tells attention where each token stands: instead of adding the position to the vector, it turns the query and the key by an angle set by the token’s position. The further apart two tokens are, the more their turns differ, so their dot product (the match score) knows how far apart they are. Here on the model’s own queries and keys.',
   'rope.explain': 'RoPE turns each pair of dimensions (i, i + d/2) of a query or key by the angle p · θ_i, where p is the token’s position and θ_i = rope_theta^(−2i/d) (rope_theta is {theta} here). Early pairs turn fast, late pairs slowly. Because q and k are both turned, their dot product depends on how far apart they are, not on where they are.',
   'rope.yarn': 'YaRN',
   'rope.yarnOff': 'YaRN off',
@@ -1346,7 +1347,7 @@ const zh = {
   'probe.explain': '探针让模型连着读两遍同一串 {n} 个随机 token，再在第二遍上测每个头看向哪里。用随机 token，是为了让头只能靠“重复”本身找到该看的位置：归纳头看的是这个 token 上次出现时紧跟在它后面的那个 token（所以能预测接下来会重复什么）；重复 token 头看的是这个 token 上次出现的位置本身。',
   'probe.bestInduction': '归纳分数最高的头：',
   'probe.bestDuplicate': '重复 token 分数最高的头：',
-  'probe.noneFound': '没有哪个头在任一项上达到 0.3，所以探针在这个模型里没有找到归纳头或重复 token 头；下面仍列出分数最高的几个头，供对比。',
+  'probe.noneFound': '没有哪个头在任一项上达到 0.3，所以探针在这个模型里没有找到归纳头或重复 token 头；下面仍列出分数最高的几个头，供对比。这是一个结论，不是出错：这类头要在足够多、会重复出现的文本上训练足够久才会形成，小模型里可能一个也没有。点击一个分数，下方的图就会显示那个头在探针 token 上的注意力。',
   'probe.found': '探针找到 {induction} 个归纳头和 {duplicate} 个重复 token 头（分数不低于 0.3），在下面的头网格里已这样标出。',
   'probe.showHead': '在下方的探针 token 上显示层 {l}、头 {h}',
   'probe.headScore': '层 {l}、头 {h}：{score}',
@@ -1415,6 +1416,7 @@ const zh = {
   'qk.stepSoftmax': '对整行做 softmax：',
   'qk.rowHeading': '位置 {i}（从 0 开始数）“{qi}”的 Q：整行 softmax 之后',
 
+  'rope.gist': 'RoPE（旋转位置编码）告诉注意力每个 token 在哪个位置：它不把位置加到向量上，而是按 token 的位置把 Q 和 K 各转一个角度。两个 token 相隔越远，它们的 Q、K 转过的角度差得越多，点积（匹配分数）因此知道两者相隔多远。教程把 RoPE 留到了下一篇；这里用的是模型自己的 Q 和 K。',
   'rope.explain': 'RoPE 把 Q 或 K 的每对维度 (i, i + d/2) 旋转 p · θ_i 的角度，p 是 token 的位置，θ_i = rope_theta^(−2i/d)（这里 rope_theta 是 {theta}）。前面的维度对转得快，后面的转得慢。Q 和 K 都被旋转，所以它们的点积只取决于两者相隔多远，而不是各自在哪里。',
   'rope.yarn': 'YaRN',
   'rope.yarnOff': 'YaRN 关',

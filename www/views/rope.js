@@ -30,7 +30,8 @@ export function mount(root, app) {
   const yarnNote = el('p', { className: 'hint', dataset: { note: 'yarn' } });
   root.append(
     el('div', { className: 'toolbar' }, controls.map((c) => c.node), el('label', { className: 'switch' }, yarnBox, el('span', {}, t('rope.yarn')))),
-    // What RoPE is comes first; what the YaRN switch does, after it.
+    // What RoPE is comes first, in words and then exactly; what the YaRN switch does, after it.
+    el('p', { className: 'explain rope-gist' }, t('rope.gist')),
     el('p', { className: 'explain' }, t('rope.explain', { theta: Number(app.model.rope_theta).toLocaleString('en-US') })),
     yarnNote,
     el('section', { className: 'card' }, el('h3', {}, t('rope.anglesHeading')), el('p', { className: 'hint' }, t('rope.anglesNote')), angleRow),
