@@ -259,6 +259,16 @@ test('a padding chip masks its key column with -1e9 in every view', async () => 
   assert.ok((await page.locator('.swatch-padding').count()) > 0, 'the legend names the padding mask');
   assert.match(await page.locator('.leak-note').innerText(), /\d+(\.\d)?%/);
   await screenshot(page, 'views-masks-padding');
+  // The attention weights: the padded key's column is hatched and said to be a padded key of weight 0
+  // (a dark cell read as any small weight before), its exact 0 in the tooltip.
+  await page.evaluate(() => window.attnscope.app.set({ view: 'attention', stage: 'probs', layer: 0, head: 0 }));
+  await settled();
+  assert.match(await page.locator('.view-attention .legend').innerText(), /padded key \(weight 0\)/);
+  const probs = await page.evaluate(async () => Array.from(await window.attnscope.tensor('layers.0.attn.probs')));
+  assert.equal(probs[3 * T + 1], 0, 'the run gives the padded key weight 0');
+  const cell = await readCell(page.locator('.view-attention canvas.heatmap-canvas'), 3, 1);
+  assert.equal(Number(cell.value), 0);
+  assert.match(cell.text, /masked: key is padding/);
   await chip.click();
   await settled();
   assert.equal(await chip.getAttribute('aria-pressed'), 'false');

@@ -77,7 +77,8 @@ export function heatmap() {
       legendSlot.replaceChildren();
       if (opts.legend !== false) {
         const marks = { ...marksOf(opts.cells.data, opts.cells.rowMask), off: opts.cells.off?.size > 0 };
-        legendSlot.append(legend(opts.scale, opts.cells.future ? { ...marks, neginf: false, future: marks.neginf } : marks));
+        const said = opts.cells.future ? { ...marks, neginf: false, future: marks.neginf } : marks;
+        legendSlot.append(legend(opts.scale, opts.cells.padKeys ? { ...said, padding: false, paddedKeys: said.padding } : said));
       }
       if (node.isConnected) draw();
       else lastWidth = 0;
@@ -106,9 +107,11 @@ export function paintAll(maps) {
 // cells at most `maxCell` px. `input`: the pieces are the input's tokens (not a probe's or another
 // text's), so the cell under the pointer lights its query and key among the input's chips.
 // `future`: `data` are a causal run's weights, whose future keys are hatched (causalFuture).
-export function headCells({ data, T, S, pieces, mask, maxCell, labelChars = 8, input = false, future = false }) {
+export function headCells({ data, T, S, pieces, mask, maxCell, labelChars = 8, input = false, future = false, weights = false }) {
   const labels = pieces.map((p) => axisLabel(p, labelChars));
-  const cells = { data: future ? causalFuture(data, T, S) : data, rows: T, cols: S, rowMask: mask, square: true, maxCell, tokens: input, future };
+  const shown = weights ? paddedKeys(future ? causalFuture(data, T, S) : data, T, S, mask) : future ? causalFuture(data, T, S) : data;
+  const padKeys = shown !== data && weights && mask?.some((m) => !m);
+  const cells = { data: shown, rows: T, cols: S, rowMask: mask, square: true, maxCell, tokens: input, future, padKeys };
   return { cells, labels: { rows: labels.slice(0, T), cols: labels.slice(0, S) } };
 }
 
@@ -118,6 +121,17 @@ export function headCells({ data, T, S, pieces, mask, maxCell, labelChars = 8, i
 export function causalFuture(data, T, S) {
   const out = Float32Array.from(data);
   for (let i = 0; i < T; i++) out.fill(-Infinity, i * S + i + 1 + (S - T), (i + 1) * S);
+  return out;
+}
+
+// Attention weights with the padding mask's columns drawn as the masked stage draws them: a padded
+// key's weight 0 is −1e9 here, so that it is hatched and said to be a padded key (pass `padKeys` in
+// cells), not read as any small weight. Only an exact 0: a row with nothing but padded keys to see
+// spreads its weight over them, and those weights are shown as they are.
+function paddedKeys(data, T, S, mask) {
+  if (!mask?.some((m) => !m)) return data;
+  const out = data === undefined ? data : Float32Array.from(data);
+  for (let i = 0; i < T; i++) for (let j = 0; j < S; j++) if (!mask[j] && out[i * S + j] === 0) out[i * S + j] = -1e9;
   return out;
 }
 

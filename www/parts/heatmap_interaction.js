@@ -67,12 +67,12 @@ export function cellReader(canvas, focusBox, guides, current) {
     const { data, cols, rowMask } = current().o.cells;
     focus = cell;
     place(cell.r, cell.c);
-    const { future, off } = current().o.cells;
+    const { future, off, padKeys } = current().o.cells;
     const v = data[cell.r * cols + cell.c];
     const lines = current().o.interaction.describe(cell.r, cell.c);
     const note = off?.has(cell.r * cols + cell.c) ? t('tip.off') : v === -Infinity ? t(future ? 'tip.future' : 'tip.causal') : isMasked(v) ? t('tip.padding') : rowMask && !rowMask[cell.r] ? t('tip.paddedRow') : null;
-    // A future token's attention weight is 0, however its cell is drawn.
-    const shown = v === -Infinity && future ? exact(0) : exact(v);
+    // A future token's or a padded key's attention weight is 0, however its cell is drawn.
+    const shown = (v === -Infinity && future) || (padKeys && isMasked(v)) ? exact(0) : exact(v);
     showTooltip(clientX, clientY, [...lines, [t('tip.value'), shown], ...(note ? [note] : [])], shown);
   }
 

@@ -19,6 +19,7 @@ export function legend(scale, marks = {}) {
     marks.neginf && swatch('swatch-neginf', t('legend.neginf')),
     marks.future && swatch('swatch-neginf', t('legend.future')),
     marks.padding && swatch('swatch-padding', t('legend.padding')),
+    marks.paddedKeys && swatch('swatch-padding', t('legend.paddedKey')),
     marks.paddedRows && swatch('swatch-padded-row', t('legend.paddedRow')),
     marks.off && swatch('swatch-off', t('legend.off')),
     scale?.clipped && el('div', { className: 'legend-item legend-clipped' }, t('legend.clipped', { n: scale.clipped.count.toLocaleString('en-US'), limit: short(scale.clipped.limit), max: short(scale.clipped.maxAbs) })),

@@ -76,7 +76,7 @@ export function mount(root, app) {
     );
     // The weights of a causal run hatch the future as the masked stage does (weight 0, said so).
     const future = weights && state.causal;
-    const { cells, labels } = headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, maxCell: 44, labelChars: 12, input: true, future });
+    const { cells, labels } = headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, maxCell: 44, labelChars: 12, input: true, future, weights });
     map.update({
       cells,
       scale: scaleFor(name, [data]),
