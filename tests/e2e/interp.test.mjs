@@ -205,6 +205,21 @@ test('knock out: the before / after view shows the two predictions, their change
   const expected = kl(row(plain), row(ablated));
   close(Number(await page.locator('.view-ablate .prediction-diff').getAttribute('data-kl')), expected, 1e-4 * Math.max(1, expected), 'KL(before ‖ after)');
   assert.ok(expected > 0);
+  // Every position's KL, shaded on its token; the lead names the largest; a click shows it there.
+  const kls = Array.from({ length: T }, (_, i) => kl(plain.data.slice(i * V, (i + 1) * V), ablated.data.slice(i * V, (i + 1) * V)));
+  const strip = await page.$$eval('.view-ablate .ablate-kl-token', (buttons) => buttons.map((b) => Number(b.dataset.kl)));
+  assert.equal(strip.length, T);
+  strip.forEach((x, i) => close(x, kls[i], 1e-4 * Math.max(1, kls[i]), `KL at position ${i}`));
+  const most = kls.indexOf(Math.max(...kls));
+  assert.match(await page.locator('.view-ablate .ablate-kl-lead').innerText(), new RegExp(`The most at position ${most} \\(counting from 0\\)`));
+  if (most !== T - 1) {
+    await page.click(`.view-ablate .ablate-kl-token[data-position="${most}"]`);
+    await settled(page);
+    assert.equal(await page.evaluate(() => window.attnscope.getState().query), most);
+    close(Number(await page.locator('.view-ablate .prediction-diff').getAttribute('data-kl')), kls[most], 1e-4 * Math.max(1, kls[most]), 'the diff follows the clicked position');
+    await page.evaluate(() => window.attnscope.app.set({ query: null }));
+    await settled(page);
+  }
   const changes = await page.$$eval('.view-ablate .ablate-changes tbody tr', (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => Number(td.dataset.value))));
   assert.deepEqual(changes.slice(0, 3).flat(), [0, 0, 0, 0, 0, 0], 'layers 0–2 unchanged');
   assert.equal(changes[3][0], 0, 'layer 3’s attention weights unchanged: the head still looks');

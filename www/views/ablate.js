@@ -9,6 +9,7 @@ import { el } from '../parts/dom.js';
 import { range, tokenSelect, tokenAt } from '../parts/controls.js';
 import { ablateToggle, headList } from '../parts/ablation.js';
 import { distribution, predictionDiff } from '../parts/prediction_diff.js';
+import { klDivergence } from '../parts/entropy.js';
 import { short, tokenText, spaced } from '../parts/format.js';
 import { pageHref } from '../link.js';
 import { t } from '../strings.js';
@@ -27,6 +28,25 @@ function change(a, b) {
     size = Math.max(size, Math.abs(a[i]));
   }
   return size > 0 ? diff / size : diff;
+}
+
+// KL(before ‖ after) of the next-token distribution at each position: where the knock-out moves the
+// prediction. Softmax in f64 here (the prediction below uses the core's, to the same digits).
+function klByPosition(before, after, T, V) {
+  const p = new Float64Array(V);
+  const q = new Float64Array(V);
+  const softmax = (logits, i, out) => {
+    let max = -Infinity;
+    for (let v = 0; v < V; v++) max = Math.max(max, logits[i * V + v]);
+    let z = 0;
+    for (let v = 0; v < V; v++) z += out[v] = Math.exp(logits[i * V + v] - max);
+    for (let v = 0; v < V; v++) out[v] /= z;
+  };
+  return Array.from({ length: T }, (_, i) => {
+    softmax(before, i, p);
+    softmax(after, i, q);
+    return klDivergence(p, q);
+  });
 }
 
 export function mount(root, app) {
@@ -88,7 +108,31 @@ export function mount(root, app) {
     const row = (run) => run.get('logits').data.slice(i * V, (i + 1) * V);
     const [dBefore, dAfter] = await Promise.all([distribution(app, row(before)), distribution(app, row(after))]);
     if (my !== seq) return;
+    const T = state.tokens.ids.length;
+    const kls = klByPosition(before.get('logits').data, after.get('logits').data, T, V);
+    const most = kls.indexOf(Math.max(...kls));
+    const strip = el(
+      'div',
+      { className: 'ablate-kl-strip', attrs: { role: 'group', 'aria-label': t('ablate.klStrip') } },
+      kls.map((kl, k) =>
+        el(
+          'button',
+          {
+            type: 'button',
+            className: 'ablate-kl-token',
+            title: t('ablate.klTip', { i: k, kl: kl.toFixed(4) }),
+            dataset: { position: k, kl: String(kl) },
+            attrs: { 'aria-pressed': String(k === i) },
+            style: { background: `color-mix(in srgb, var(--danger) ${Math.round((kls[most] > 0 ? kl / kls[most] : 0) * 55)}%, var(--surface))` },
+            on: { click: () => app.set({ query: k }) },
+          },
+          tokenText(state.tokens.pieces[k]),
+        ),
+      ),
+    );
     prediction.replaceChildren(
+      el('p', { className: 'ablate-kl-lead' }, t('ablate.klLead', { i: most, token: tokenText(state.tokens.pieces[most]), kl: kls[most].toFixed(4) })),
+      strip,
       el('p', { className: 'hint' }, t('ablate.predictionNote', { i, token: tokenText(state.tokens.pieces[i]), v: V })),
       predictionDiff(dBefore, dAfter, { a: t('ablate.before'), b: t('ablate.after') }),
     );
