@@ -321,6 +321,26 @@ test('the tabs come in groups: basics, lessons, then deep dives and experiments 
   assert.equal(await page.locator('.tab.active').evaluate((a) => a.checkVisibility()), true);
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
+
+  // On a phone the strip scrolls sideways, in the desktop's order: the Experiments button opens its
+  // group with its first tabs in sight, and the strip stays where the reader put it.
+  const phone = await freshPage('#view=overview', { viewport: { width: 390, height: 800 } });
+  const order = await phone.$$eval('#nav .tab-group', (list) => list.map((g) => [g.dataset.group, Math.round(g.getBoundingClientRect().left)]));
+  assert.deepEqual(order.map(([g]) => g), ['basics', 'lessons', 'deep', 'interp']);
+  assert.ok(order.every(([, x], i) => i === 0 || x > order[i - 1][1]), `groups left to right: ${JSON.stringify(order)}`);
+  const experiments = phone.locator('[data-group="interp"] .tab-fold');
+  await experiments.scrollIntoViewIfNeeded();
+  await experiments.click();
+  await settled(phone);
+  assert.equal(await experiments.getAttribute('aria-expanded'), 'true');
+  const inSight = await phone.evaluate(() => {
+    const nav = document.querySelector('#nav').getBoundingClientRect();
+    const first = document.querySelector('[data-group="interp"] a.tab').getBoundingClientRect();
+    return first.left >= nav.left - 1 && first.right <= nav.right + 1;
+  });
+  assert.ok(inSight, 'the first Experiments tab is in sight after the button opens the group');
+  assert.deepEqual(phone.consoleErrors, []);
+  await phone.context().close();
 });
 
 test('while the built-in model downloads: the panel says “Built-in · x / total”, the overview draws from its config, tokenizer.json comes once', async (t) => {

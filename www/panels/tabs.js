@@ -36,15 +36,27 @@ export function tabBar(nav, go) {
             head.focus();
           });
         const head = folds
-          ? el('button', { type: 'button', className: 'tab tab-fold', attrs: { 'aria-expanded': 'false', 'aria-controls': tabs.id }, on: { click: () => { head.setAttribute('aria-expanded', String(tabs.hidden)); render(shownView); } } })
+          ? el('button', { type: 'button', className: 'tab tab-fold', attrs: { 'aria-expanded': 'false', 'aria-controls': tabs.id }, on: { click: () => unfold(head, tabs) } })
           : views.length > 1 && el('span', { className: 'tab-group-label', attrs: { 'aria-hidden': 'true' } }, t(`nav.group.${id}`));
         return el('div', { className: 'tab-group', dataset: { group: id }, attrs: { role: 'group', 'aria-label': t(`nav.group.${id}`) } }, head, tabs);
       }),
     );
   }
 
+  // The reader's fold button: the group opens or folds; on a phone, where the strip scrolls
+  // sideways, an opened group's first tabs are brought into sight (they would lie off the edge).
+  function unfold(head, tabs) {
+    head.setAttribute('aria-expanded', String(tabs.hidden));
+    render(shownView);
+    if (!tabs.hidden && nav.scrollWidth > nav.clientWidth) {
+      const offset = head.getBoundingClientRect().left - nav.getBoundingClientRect().left;
+      nav.scrollLeft += offset - 8;
+    }
+  }
+
   function render(view) {
     if (!nav.firstChild) build();
+    const moved = shownView !== view; // a new view (or new tabs), not a redraw of the same one
     for (const tab of nav.querySelectorAll('a.tab')) {
       const active = tab.dataset.view === view;
       tab.classList.toggle('active', active);
@@ -65,9 +77,10 @@ export function tabBar(nav, go) {
       head.replaceChildren(`${inside && tabs.hidden ? `${group}: ${inside.textContent}` : group} `, el('span', { attrs: { 'aria-hidden': 'true' } }, tabs.hidden ? '▸' : '▾'));
     }
     shownView = view;
-    // On a phone the tabs scroll sideways; the active one is brought to the middle of the strip.
+    // On a phone the tabs scroll sideways; the active one is brought to the middle of the strip when
+    // the view changes (not on every redraw: the reader's own scrolling of the strip stays).
     const active = nav.querySelector('a.active:not([hidden] *)');
-    if (active && nav.scrollWidth > nav.clientWidth) {
+    if (moved && active && nav.scrollWidth > nav.clientWidth) {
       const offset = active.getBoundingClientRect().left - nav.getBoundingClientRect().left;
       nav.scrollLeft += offset - (nav.clientWidth - active.offsetWidth) / 2;
     }
