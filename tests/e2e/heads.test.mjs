@@ -192,6 +192,10 @@ test('on the built-in model, the Chinese previous-token sample shows its head as
   // Every view's head picker names the head by what it does (the masks view here).
   await go(page, 'masks');
   await page.waitForFunction((h) => / · previous-token/.test(document.querySelector(`select[name="head"] option[value="${h}"]`)?.textContent ?? ''), head);
+  // Every head is named, the mixed ones too ("mixed, spread 0.56", as the grid labels them).
+  await page.waitForFunction(() => [...document.querySelectorAll('select[name="head"] option')].every((o) => o.textContent.includes(' · ')));
+  const mixed = (await expectedRoles(page))[layer].findIndex((r) => r.role === 'mixed');
+  if (mixed >= 0) assert.match(await page.locator(`select[name="head"] option[value="${mixed}"]`).textContent(), / · mixed, spread \d\.\d\d$/);
   await go(page, 'attention');
   await cleanScreenshot(page, 'heads-attention-en');
 
