@@ -81,6 +81,24 @@ const known = { views: Object.keys(VIEWS), steps: stepper.STEP_IDS, stages: Obje
 // Embed mode ("&embed=1") lasts as long as the page.
 const reader = readerLanguage(navigator.languages);
 const opened = await decodeLink(location.hash, { known, lang: reader });
+// Text typed and not yet in the address when the page was reloaded (within the typing pause, or while
+// a run was in flight, which publish() waits for) is held in this tab's sessionStorage with the
+// address it was typed over: the reload of that same address opens it rather than the link's text.
+const TYPED_KEY = 'attnscope.typed';
+function holdTyped(text) {
+  try {
+    sessionStorage.setItem(TYPED_KEY, JSON.stringify({ hash: location.hash, text }));
+  } catch {
+    // No storage (a sandboxed embed): the link's text is what a reload opens.
+  }
+}
+try {
+  const typed = JSON.parse(sessionStorage.getItem(TYPED_KEY) ?? 'null');
+  sessionStorage.removeItem(TYPED_KEY);
+  if (typed && typed.hash === location.hash && typeof typed.text === 'string') opened.state.text = typed.text.toWellFormed();
+} catch {
+  // Nothing held, or no storage.
+}
 const embed = opened.embed;
 // Everything below is built in the link's language from the start, the banner that explains a
 // damaged link included (it is written before the first open() applies the language).
@@ -697,6 +715,7 @@ function wireInput() {
   document.getElementById('share').replaceWith(share.node);
   dom.text.addEventListener('input', () => {
     sayIfLong();
+    holdTyped(dom.text.value);
     clearTimeout(typing);
     typing = setTimeout(() => {
       typing = 0;

@@ -93,6 +93,14 @@ test('text typed just before a tab or the language button is clicked is kept and
   await page.fill('#text', SENTENCE);
   await page.waitForFunction((n) => window.attnscope.app.state.text === n, SENTENCE);
   assert.ok(await page.locator('.long-text').isHidden());
+  // Typed and the page reloaded at once (within the typing pause, or a run in flight): the reload
+  // opens the typed text, not the link's older one.
+  await page.fill('#text', 'a reload keeps this');
+  await page.reload();
+  await page.waitForFunction(() => window.attnscope?.app?.phase === 'ready');
+  await settled();
+  assert.equal(await page.inputValue('#text'), 'a reload keeps this');
+  assert.equal(await page.evaluate(() => window.attnscope.app.state.text), 'a reload keeps this');
   await page.fill('#text', SENTENCE);
   await page.waitForFunction((n) => window.attnscope.app.state.text === n, SENTENCE);
   await settled();
