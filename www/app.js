@@ -270,7 +270,15 @@ async function open(next) {
   }
   // A checkpoint's sizes are its own; the link's config and seed wait for a switch to Random.
   if (state.model.kind !== 'random') Object.assign(state, { config, seed });
-  if (app.model) Object.assign(state, fitToModel(state, app.model));
+  if (app.model) {
+    Object.assign(state, fitToModel(state, app.model));
+    // A layer or head past this model's (a link made for a bigger one, or edited by hand) is said,
+    // not clamped in silence.
+    if (state.layer !== fields.layer || state.head !== fields.head) {
+      const said = { layer: fields.layer, head: fields.head, layers: app.model.num_hidden_layers, heads: app.model.num_attention_heads, l: state.layer, h: state.head };
+      addToBanner(() => t('link.fitted', said));
+    }
+  }
   panel.show(state);
   bos.show({ offered: app.model?.bos_token_id != null, on: state.bos });
   const keep = { pad, query: state.query, key: state.key };

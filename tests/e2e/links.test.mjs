@@ -267,6 +267,8 @@ test('the address always says what is on screen: after a click on the tab alread
   now = await shown(page);
   assert.equal(now.state.layer, 3);
   assert.equal((await decode(now.hash)).state.layer, 3);
+  // ... and the page says so, rather than clamping in silence.
+  assert.match(await page.locator('.banner').innerText(), /This link asks for layer 9, head 2, but this model has 4 layers of 8 heads \(counting from 0\): it opens layer 3, head 2\./);
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 });
