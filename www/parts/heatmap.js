@@ -109,8 +109,9 @@ export function paintAll(maps) {
 // `future`: `data` are a causal run's weights, whose future keys are hatched (causalFuture).
 export function headCells({ data, T, S, pieces, mask, maxCell, labelChars = 8, input = false, future = false, weights = false }) {
   const labels = pieces.map((p) => axisLabel(p, labelChars));
-  const shown = weights ? paddedKeys(future ? causalFuture(data, T, S) : data, T, S, mask) : future ? causalFuture(data, T, S) : data;
-  const padKeys = shown !== data && weights && mask?.some((m) => !m);
+  const padKeys = weights && Boolean(mask?.some((m) => !m));
+  const hatched = future ? causalFuture(data, T, S) : data;
+  const shown = padKeys ? paddedKeys(hatched, T, S, mask) : hatched;
   const cells = { data: shown, rows: T, cols: S, rowMask: mask, square: true, maxCell, tokens: input, future, padKeys };
   return { cells, labels: { rows: labels.slice(0, T), cols: labels.slice(0, S) } };
 }
@@ -129,8 +130,7 @@ export function causalFuture(data, T, S) {
 // cells), not read as any small weight. Only an exact 0: a row with nothing but padded keys to see
 // spreads its weight over them, and those weights are shown as they are.
 function paddedKeys(data, T, S, mask) {
-  if (!mask?.some((m) => !m)) return data;
-  const out = data === undefined ? data : Float32Array.from(data);
+  const out = Float32Array.from(data);
   for (let i = 0; i < T; i++) for (let j = 0; j < S; j++) if (!mask[j] && out[i * S + j] === 0) out[i * S + j] = -1e9;
   return out;
 }
