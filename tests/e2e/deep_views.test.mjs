@@ -220,8 +220,25 @@ test('MHA / GQA / MQA: repeat_kv groups, three variants, KV-cache bytes from the
   await go(page, 'gqa');
   assert.equal(await page.locator('.view-gqa .kv-groups .kv-group').count(), NKV);
   assert.deepEqual(await page.locator('.view-gqa .kv-group[data-kv="0"] .q-head').evaluateAll((n) => n.map((x) => x.dataset.head)), ['0', '1']);
+  // A query head's map is a click away from being the page's head (and marked so).
+  const before = await page.evaluate(() => window.attnscope.app.state.head);
+  const other = before === 3 ? 2 : 3;
+  await page.locator(`.view-gqa .q-head[data-head="${other}"]`).click();
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.attnscope.app.state.head), other);
+  assert.equal(await page.locator(`.view-gqa .q-head[data-head="${other}"]`).getAttribute('class'), 'q-head selected');
+  assert.ok((await page.locator('.view-gqa .q-head canvas').first().boundingBox()).width >= 60, 'a query head is drawn large enough to read');
+  await page.evaluate((head) => window.attnscope.app.set({ head }), before);
+  await settled(page);
   const variants = page.locator('.view-gqa .multiples .panel-cell');
   assert.deepEqual(await variants.evaluateAll((n) => n.map((x) => x.dataset.kv)), ['4', '2', '1']);
+  // The three compared maps are read like any attention map: tokens on both axes, the colour key.
+  for (const cell of await variants.all()) {
+    const canvas = cell.locator('canvas');
+    assert.notEqual(await canvas.getAttribute('data-rotated-labels'), '', 'the key columns labelled with their tokens');
+    assert.equal(await canvas.getAttribute('data-skipped-labels'), '0', 'every row and column labelled');
+    assert.ok(await cell.locator('.heatmap-legend *').count() > 0, 'a colour key');
+  }
   const T = await tokenCount();
   assert.match(await variants.nth(2).innerText(), new RegExp(`k_cache \\[1, ${T}, 1, ${D}\\]`));
   // On random weights the current model is one of the three, named so.

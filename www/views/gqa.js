@@ -1,13 +1,15 @@
 // MHA / GQA / MQA (shared/seeds/002, sections 3–5): how many K/V heads the query heads share.
 // First repeat_kv in the running model: each KV head's cached keys with the query heads that read
-// them framed together (Q0, Q1 → KV0 …), each query head's real attention pattern beside. Then the
+// them framed together (Q0, Q1 → KV0 …), each query head's real attention pattern beside, named by
+// its role and a click from being the page's head. Then the
 // same input through models that differ only in num_key_value_heads (nH, nH/2, 1), each run by the
 // core, with the cache it filled: on random weights the current model is one of them; a trained model
 // has weights for its own nKV only, so then all three are random models of its shape (and say so). Last, the KV cache priced per token and for a context length, for
 // MiniMind-3 and the current config, from the core's own resolution of each config (describeConfig).
 
 import { el } from '../parts/dom.js';
-import { headTip, heatmap } from '../parts/heatmap.js';
+import { headCells, headTip, heatmap } from '../parts/heatmap.js';
+import { headRoles, roleBadge } from '../parts/head_roles.js';
 import { layerSelect, headSelect, range } from '../parts/controls.js';
 import { sequential, diverging, extent } from '../parts/color_scale.js';
 import { axisLabel, bytes, gap, shapeLabel, tokenText } from '../parts/format.js';
@@ -89,10 +91,12 @@ export function mount(root, app) {
     // its own nKV, so then all three are random models of its shape, differing in nothing but nKV.
     const random = app.source?.kind === 'random';
     const run = (n) => (random && n === nKV ? app.tensors(names).then((found) => ({ found, cache_bytes: null })) : app.call('variantTensors', { config: { ...base, num_key_value_heads: n }, seed: state.seed, args: app.args(), names }).then(({ tensors, cache_bytes }) => ({ found: new Map(tensors.map((x) => [x.name, x])), cache_bytes })));
-    const [own, described, variants] = await Promise.all([
+    const [own, described, variants, roles] = await Promise.all([
       app.tensors(names),
       Promise.all(configs.map((config) => app.call('describe', { config }))),
       Promise.all(choices.map((n) => ((random && n === nKV) || small ? run(n) : null))),
+      // The query heads are named as the head grid names them; without roles they keep their numbers.
+      headRoles(app).catch(() => null),
     ]);
     if (my !== seq) return;
     maps.forEach((m) => m.destroy());
@@ -112,12 +116,16 @@ export function mount(root, app) {
     });
     root.querySelector('.variants-note').textContent = random ? t('gqa.variantsNote') : t('gqa.variantsNoteTrained', { seed: state.seed });
     const kScale = diverging(extent([kCache.data]).maxAbs);
-    const probPanel = (data, hh, title) => {
+    // A query head's weights, small (no axes) beside its KV head, or with both axes and the
+    // colour key where three models are compared; a causal run's future and padded keys hatched.
+    const probPanel = (data, hh, title, { axes = false } = {}) => {
       const map = track(heatmap());
+      const { cells, labels } = headCells({ data: data.subarray(hh * T * S, (hh + 1) * T * S), T, S, pieces, mask: state.mask, maxCell: axes ? 20 : 10, labelChars: 6, future: state.causal, weights: true });
       map.update({
-        cells: { data: data.subarray(hh * T * S, (hh + 1) * T * S), rows: T, cols: S, rowMask: state.mask, square: true, maxCell: 10 },
+        cells,
         scale: sequential(0, 1),
-        legend: false,
+        legend: axes,
+        ...(axes ? { labels } : {}),
         interaction: {
           name: title,
           describe: headTip('probs', hh, pieces),
@@ -148,7 +156,15 @@ export function mount(root, app) {
           keys.node,
           el('div', { className: 'kv-group-heads' }, range(rep).map((r) => {
             const hh = g * rep + r;
-            return el('figure', { className: hh === h ? 'q-head selected' : 'q-head', dataset: { head: hh } }, el('figcaption', {}, `Q${hh}`), probPanel(probs.data, hh, t('gqa.qLabel', { h: hh, g })));
+            // A click opens that head here and in every per-head view.
+            const role = roles?.[l]?.[hh];
+            return el(
+              'figure',
+              { className: hh === h ? 'q-head selected' : 'q-head', dataset: { head: hh }, attrs: { title: t('gqa.openHead', { h: hh }) }, on: { click: () => app.set({ head: hh }) } },
+              el('figcaption', {}, `Q${hh}`),
+              probPanel(probs.data, hh, t('gqa.qLabel', { h: hh, g })),
+              ...(role?.role ? [roleBadge(role, pieces, { compact: true })] : []),
+            );
           })),
         );
       }),
@@ -167,7 +183,7 @@ export function mount(root, app) {
           { className: n === nKV ? 'panel-cell current' : 'panel-cell', dataset: { kv: n } },
           el('figcaption', { className: 'panel-title' }, n === nKV ? t(random ? 'gqa.currentTitle' : 'gqa.sameLayoutTitle', { title }) : title),
           el('p', { className: 'hint' }, `k_cache ${shapeLabel(vk.shape)}`),
-          probPanel(vp.data, h, t('gqa.variantLabel', { kind: kindOf(nH, n), h })),
+          probPanel(vp.data, h, t('gqa.variantLabel', { kind: kindOf(nH, n), h }), { axes: true }),
           el('p', { className: 'hint' }, t('gqa.perTokenIs'), gap(t('gqa.perTokenIs')), el('span', { className: 'bytes', dataset: { bytes: perToken } }, bytes(perToken))),
         );
       }),
