@@ -30,6 +30,12 @@ test('WebGPU runs the model, the status says so, and it matches the CPU within 1
   assert.equal(await note(page).getAttribute('data-kind'), 'check', text);
   const worst = Number(await note(page).getAttribute('data-worst'));
   assert.ok(worst <= 1e-3, `worst relative error ${worst}: ${text}`);
+  // The note takes its room from the tagline: the language and theme buttons stay on the line.
+  const top = async (selector) => Math.round((await page.locator(selector).boundingBox()).y);
+  assert.equal(await top('#lang-switch'), await top('#gpu-check'), 'the top bar keeps one line with the note');
+  assert.equal(await top('#theme-toggle'), await top('#gpu-check'));
+  // The backend choice says what it is on screen, not only to a screen reader.
+  assert.equal(await page.locator('label[for="backend"]').innerText(), 'Runs on');
   await screenshot(page, 'gpu-check');
 
   await page.selectOption('#backend', 'cpu');
