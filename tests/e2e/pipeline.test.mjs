@@ -245,6 +245,26 @@ test('the GPU check note is short and keeps the top bar one line', async () => {
   await page.locator('header.topbar').screenshot({ path: 'artifacts/screenshots/pipeline-en-gpu-note.png' });
 });
 
+test('outside the layers the rail numbers the layer the arrows lead into, whatever layer another view left', async () => {
+  const L = await layerCount();
+  const railNum = (id) => page.locator(`.rail-step[data-step="${id}"] .rail-num`).innerText();
+  await page.evaluate((layer) => window.attnscope.setState({ view: 'stepper', step: 'embed', layer }), L - 1);
+  await settled(page);
+  // Embedding leads into layer 0: the rail says step 2 is layer 0's input_norm, and → goes there.
+  assert.equal(await railNum('input_norm'), String(GLOBAL_BEFORE + 1));
+  assert.equal(await page.locator('.toolbar .picker.inactive').isVisible(), false, 'no layer to pick on a step outside the layers');
+  await press('ArrowRight');
+  assert.deepEqual([(await state()).step, (await state()).layer], ['input_norm', 0]);
+  // The final norm comes after the last layer: ← goes back into it, as the rail numbers it.
+  await page.evaluate(() => window.attnscope.setState({ step: 'final_norm', layer: 0 }));
+  await settled(page);
+  assert.equal(await railNum('input_norm'), String(GLOBAL_BEFORE + (L - 1) * PER_LAYER + 1));
+  await press('ArrowLeft');
+  assert.equal((await state()).layer, L - 1);
+  await page.evaluate(() => window.attnscope.setState({ step: 'embed', layer: 0 }));
+  await settled(page);
+});
+
 test('with 8 layers the rail keeps one row of 21 steps, and links and arrows reach the last layer', async () => {
   await page.evaluate(() => window.attnscope.setState({ view: 'stepper', config: { num_hidden_layers: 8 }, step: 'probs', layer: 7 }));
   await settled(page);

@@ -100,6 +100,13 @@ export function mount(root, app) {
     return before < BEFORE ? before : BEFORE + layers() * LAYER_STEPS.length + AFTER.indexOf(step);
   }
   const index = () => position(stepNow(), layerNow());
+  // The layer the rail numbers: a layer's step's own; before the layers, layer 0 (where → goes
+  // next); after them, the last. A step outside the layers has no layer of its own to pick.
+  function railLayer() {
+    const step = stepNow();
+    if (perLayer(step)) return layerNow();
+    return STEPS.indexOf(step) < BEFORE ? 0 : layers() - 1;
+  }
   // A global step keeps the state's layer (it has none of its own); a per-layer step sets it.
   function go(n) {
     const i = Math.min(total() - 1, Math.max(0, n));
@@ -119,7 +126,7 @@ export function mount(root, app) {
   const railSteps = STEPS.map((step, i) =>
     el(
       'button',
-      { type: 'button', className: 'rail-step', dataset: { step: step.id }, on: { click: () => go(position(step, layerNow())) } },
+      { type: 'button', className: 'rail-step', dataset: { step: step.id }, on: { click: () => go(position(step, railLayer())) } },
       railNums[i],
       step.label ?? t(`step.${step.id}.rail`),
       // The code name stays (it is the tensor's name in MiniMind); in Chinese a word says what it is.
@@ -237,7 +244,7 @@ export function mount(root, app) {
     next.disabled = i === total() - 1;
     layer.update();
     layer.node.classList.toggle('inactive', !perLayer(step));
-    markRail(STEPS.indexOf(step), l);
+    markRail(STEPS.indexOf(step), railLayer());
     if (stranded?.disabled) railSteps[STEPS.indexOf(step)].focus({ preventScroll: true });
 
     const names = step.tensors.map((n) => fullName(n, l));
