@@ -116,7 +116,7 @@ test('the Self-Attention flow: Q·Kᵀ is the tutorial’s matrix, then ÷ 2, so
   assert.deepEqual(await verdicts(page.locator('[data-compare="weights"]')), ['illustrative', 'illustrative', 'illustrative']);
   assert.match(await page.locator('[data-compare="weights"] tr[data-row="2"]').innerText(), /\[0\.65, 0\.10, 0\.25\]\s+\[0\.388, 0\.260, 0\.351\]/);
   near(probs[2], softmax([0.45, 0.05, 0.35]), 1e-6, '她');
-  assert.match(await page.locator('[data-step="5"] .walk-formula').innerText(), /output\[她\] = 0\.388 × V\[小红\] \+ 0\.26 × V\[很\] \+ 0\.351 × V\[她\]/);
+  assert.match(await page.locator('[data-step="5"] .walk-formula').innerText(), /output\[她\] = 0\.388 × V\[小红\] \+ 0\.260 × V\[很\] \+ 0\.351 × V\[她\]/);
   await shot('tutor-flow');
 });
 
@@ -211,7 +211,7 @@ test('in 简体中文: the new lessons, the mask, the leak and the FFN, in light
   await shot('tutor-zh-who');
   await lesson('flow');
   await checkFlow();
-  assert.match(await page.locator('[data-compare="weights"] tr[data-row="2"]').innerText(), /教程中为示意值/);
+  assert.match(await page.locator('[data-compare="weights"] tr[data-row="2"]').innerText(), /教程数字仅作示意/);
   assert.match(await page.locator('[data-part="close-inputs"] .answer').innerText(), /“她”的输入和“小红”最接近，但“她”最关注的是“很”/);
   await shot('tutor-zh-flow');
   await lesson('causal');

@@ -42,3 +42,13 @@ test('characters that draw nothing or a missing-glyph box are written visibly on
   assert.equal(spaced('熵：'), '熵：');
   assert.equal(spaced('Entropy:'), 'Entropy: ');
 });
+
+test('a whole number in running text: grouped by thousands in English, plain in Chinese up to 99999', async () => {
+  const { grouped } = await import('../../www/parts/format.js');
+  const { setLanguage } = await import('../../www/strings.js');
+  assert.equal(grouped(6400), '6,400');
+  setLanguage('zh');
+  assert.equal(grouped(6400), '6400', 'as the rest of the Chinese page writes the vocabulary size');
+  assert.equal(grouped(1048576), '1,048,576');
+  setLanguage('en');
+});

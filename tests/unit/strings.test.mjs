@@ -66,6 +66,12 @@ test('the tutorials’ terms are the ones on screen', () => {
   const zh = STRINGS.zh;
   assert.equal(zh['stage.scores'], '缩放后的匹配分数'); // MiniMind's scores are after ÷ √d: the tutorial's 缩放后的分数, not its 原始匹配分数
   assert.equal(zh['stage.probs'], '注意力权重');
+  // The weights are the formula's softmax(Q × Kᵀ / √d), said where they are drawn.
+  assert.match(zh['attention.explain.probs'], /softmax\(Q × Kᵀ \/ √d\)/);
+  // A head's largest weight on one key is said as that, not as "the most concentrated token".
+  assert.doesNotMatch(zh['role.detail'], /最集中/);
+  // Words the tutorials use; not a translation of "prints".
+  for (const [key, text] of Object.entries(zh)) assert.doesNotMatch(text, /印出/, key);
   assert.equal(zh['tip.prob'], '权重');
   assert.match(zh['tip.query'], /^Q（查询）/);
   assert.match(zh['tip.key'], /^K（键）/);

@@ -10,7 +10,7 @@ import { el } from '../parts/dom.js';
 import { matrixTable } from '../parts/matrix_table.js';
 import { value } from '../parts/value.js';
 import { sequential, diverging } from '../parts/color_scale.js';
-import { factor, fixed, short } from '../parts/format.js';
+import { factor, fixed } from '../parts/format.js';
 import { agrees, compareTable, matmul } from '../parts/hand_set.js';
 import { t } from '../strings.js';
 
@@ -162,7 +162,7 @@ export function mount(root, app) {
       el(
         'pre',
         { className: 'formula walk-formula' },
-        `output[${TOKENS[SHE]}] = ${TOKENS.map((name, j) => `${factor(short(w[j]), w[j])} × V[${name}]`).join(' + ')}\n`,
+        `output[${TOKENS[SHE]}] = ${TOKENS.map((name, j) => `${factor(fixed(w[j], 3), w[j])} × V[${name}]`).join(' + ')}\n`,
         `${' '.repeat(`output[${TOKENS[SHE]}] `.length)}= [`,
         ...Array.from(out.context.subarray(SHE * D, SHE * D + D), (x, n) => [n ? ', ' : '', value(x, 3)]).flat(),
         ']',

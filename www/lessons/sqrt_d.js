@@ -20,6 +20,7 @@ const SEED_ROWS = ['1, 2, 3', '10, 20, 30'];
 const DIMS = [4, 16, 64, 96, 512, 768];
 const HEAD_DIM = 96; // MiniMind-3's head_dim (shared/seeds/002)
 const HIDDEN = [512, 768]; // the tutorial's dim and MiniMind-3's hidden_size
+const TOY = 4; // the dim of the tutorial's worked examples
 export const DOOR = { view: 'scale', text: { en: SENTENCE, zh: SENTENCE }, focus: '她', words: WORDS };
 const KEYS = 6;
 const SEED = 20250;
@@ -122,7 +123,7 @@ export function mount(root, app) {
               el('td', {}, value(Math.sqrt(n), 2)),
               el('td', { dataset: { column: 'typical' } }, value(typicalDot(n), 2)),
               el('td', {}, value(Math.max(...each[i].scores.map(Math.abs)), 2)),
-              el('td', {}, n === HEAD_DIM ? t('lesson.sqrt_d.headDim') : HIDDEN.includes(n) ? t('lesson.sqrt_d.hidden') : ''),
+              el('td', {}, n === HEAD_DIM ? t('lesson.sqrt_d.headDim') : HIDDEN.includes(n) ? t('lesson.sqrt_d.hidden') : n === TOY ? t('lesson.sqrt_d.toy') : ''),
             ),
           ),
         ),

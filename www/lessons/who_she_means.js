@@ -55,7 +55,7 @@ export function mount(root, app) {
   const reset = el('button', { type: 'button', className: 'action secondary', on: { click: () => { q = Float32Array.from(Q); k = Float32Array.from(K.flat()); v = Float32Array.from(V.flat()); app.redraw(); } } }, t('lesson.reset'));
   root.append(
     el('section', { className: 'card' }, el('h3', {}, t('lesson.who.inputs')), el('p', { className: 'hint' }, t('lesson.who.inputsNote')), inputs, reset),
-    el('section', { className: 'card' }, el('h3', {}, t('lesson.who.results')), el('pre', { className: 'formula' }, 'Attention(Q, K, V) = softmax(Q × K^T / √d) × V'), results),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.who.results')), el('pre', { className: 'formula' }, 'Attention(Q, K, V) = softmax(Q × Kᵀ / √d) × V'), results),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.who.compareHeading')), comparison),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.who.sumHeading')), sum),
   );

@@ -52,7 +52,7 @@ export function headSelect(app, { roles = true } = {}) {
           for (const option of select.options) {
             const h = Number(option.value);
             const r = roles[layer]?.[h];
-            if (r?.role) option.textContent = t('control.headOptionRole', { head: labels[h].label, role: roleText(r, true) });
+            if (r?.role) option.textContent = t('control.headOptionRole', { head: labels[h].label, role: roleText(r) });
           }
         })
         .catch(() => {}); // the view says what failed; the picker keeps the numbers

@@ -62,6 +62,12 @@ export function count(n) {
   return String(n);
 }
 
+// A whole number in running text: 6,400 in English; 6400 in Chinese, which groups digits in fours
+// (万) and writes a four- or five-digit number plainly, as the rest of the Chinese page does.
+export function grouped(n) {
+  return language() === 'zh' && Math.abs(n) < 1e5 ? String(n) : n.toLocaleString('en-US');
+}
+
 /** An element's index in a traced tensor, batch first as its shapeLabel: [0, h, i, j] beside [1, nH, T, S]. */
 export function indexLabel(...index) {
   return `[0, ${index.join(', ')}]`;

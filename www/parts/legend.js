@@ -3,7 +3,7 @@
 // Heatmaps add one each; the head grid adds one for all its panels, since they share a scale.
 
 import { el } from './dom.js';
-import { short } from './format.js';
+import { grouped, short } from './format.js';
 import { isMasked } from './color_scale.js';
 import { t } from '../strings.js';
 
@@ -22,7 +22,7 @@ export function legend(scale, marks = {}) {
     marks.paddedKeys && swatch('swatch-padding', t('legend.paddedKey')),
     marks.paddedRows && swatch('swatch-padded-row', t('legend.paddedRow')),
     marks.off && swatch('swatch-off', t('legend.off')),
-    scale?.clipped && el('div', { className: 'legend-item legend-clipped' }, t('legend.clipped', { n: scale.clipped.count.toLocaleString('en-US'), limit: short(scale.clipped.limit), max: short(scale.clipped.maxAbs) })),
+    scale?.clipped && el('div', { className: 'legend-item legend-clipped' }, t('legend.clipped', { n: grouped(scale.clipped.count), limit: short(scale.clipped.limit), max: short(scale.clipped.maxAbs) })),
   );
 }
 

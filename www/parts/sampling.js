@@ -8,7 +8,7 @@
 
 import { el } from './dom.js';
 import { bars } from './bars.js';
-import { partOfCharacter, percent, tokenText } from './format.js';
+import { grouped, partOfCharacter, percent, tokenText } from './format.js';
 import { t } from '../strings.js';
 
 const TEMPERATURE_MAX = 2; // the slider's end; a link may hold more (state.js allows up to 10)
@@ -74,7 +74,7 @@ export function samplingCard(app) {
   function draw({ kept, probs, drawn: pick }, top, V, last, text) {
     const sampling = samplingOf(state);
     summary.textContent =
-      sampling.temperature === 0 ? t('sampling.summaryGreedy') : t('sampling.summary', { kept: kept.toLocaleString('en-US'), v: V.toLocaleString('en-US') });
+      sampling.temperature === 0 ? t('sampling.summaryGreedy') : t('sampling.summary', { kept: grouped(kept), v: grouped(V) });
     chart.replaceChildren(
       bars(
         top.map((c, n) => ({
