@@ -287,6 +287,19 @@ test('with 8 layers the rail keeps one row of 21 steps, and links and arrows rea
   await settled(page);
 });
 
+test('the walk ends with where to go next, not a dead end', async () => {
+  await page.evaluate(() => window.attnscope.setState({ view: 'stepper', step: 'prediction' }));
+  await settled(page);
+  assert.equal(await page.locator('#view .nav-button').last().isDisabled(), true, 'the last step');
+  assert.deepEqual(await page.locator('.where-next a').evaluateAll((n) => n.map((a) => a.dataset.view)), ['lens', 'attribution', 'decode']);
+  await page.locator('.where-next a[data-view="lens"]').click();
+  await page.waitForFunction(() => window.attnscope.app.state.view === 'lens');
+  await settled(page);
+  await page.evaluate(() => window.attnscope.setState({ view: 'stepper', step: 'embed' }));
+  await settled(page);
+  assert.equal(await page.locator('.where-next').count(), 0, 'only at the end');
+});
+
 test('on a phone the prediction step fits the screen', async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   await page.evaluate(() => { location.hash = 'view=stepper&step=prediction'; });

@@ -16,9 +16,10 @@ import { tensorFigure } from '../parts/tensor_figure.js';
 import { paintAll } from '../parts/heatmap.js';
 import { layerSelect, tokenSelect, tokenAt } from '../parts/controls.js';
 import { predict, predictionList } from '../parts/prediction.js';
-import { tokenText, percent } from '../parts/format.js';
+import { gap, tokenText, percent } from '../parts/format.js';
 import { value } from '../parts/value.js';
 import { t } from '../strings.js';
+import { pageHref } from '../link.js';
 
 // Tensor names without a layer prefix; every other name is under layers.{l}.
 const GLOBAL = new Set(['embed', 'rope.cos', 'rope.sin', 'final_norm', 'logits']);
@@ -232,6 +233,13 @@ export function mount(root, app) {
     ];
   }
 
+  // The last step's onward links: the prediction layer by layer, head by head, and continued.
+  function whereNext() {
+    const link = (view) =>
+      el('a', { href: pageHref({ view }), dataset: { view }, on: { click: (e) => { e.preventDefault(); app.navigate({ view }); } } }, t(`stepper.next.${view}`));
+    return el('p', { className: 'where-next' }, el('strong', {}, t('stepper.whereNext')), gap(t('stepper.whereNext')), ...['lens', 'attribution', 'decode'].flatMap((view, k) => [k ? t('stepper.nextSep') : '', link(view)]));
+  }
+
   async function update() {
     const my = ++seq;
     const l = layerNow();
@@ -269,7 +277,8 @@ export function mount(root, app) {
       ...missing.map((n) => el('p', { className: 'hint' }, t('stepper.missing', { name: n }))),
       ...extra,
       el('div', { className: 'figures' }, figures.map((f) => f.node)),
-      el('p', { className: 'hint keys' }, t('stepper.keys')),
+      // The walk's end is not a dead end: where the prediction can be taken apart next.
+      i === total() - 1 ? whereNext() : el('p', { className: 'hint keys' }, t('stepper.keys')),
     );
     paintAll(figures.flatMap((f) => f.maps));
   }
