@@ -175,6 +175,13 @@ test('the built-in model: the probe button scores every head, equal to the core 
   assert.equal(Math.fround(Number(cell.value)), expected[layer][head].probs[q * probe.ids.length + j]);
   assert.ok(cell.text.includes(`${q} `) && cell.text.includes(`${j} `), cell.text);
   assert.equal(probe.pieces[q], probe.pieces[q - n], 'the second copy reads as the first');
+  // Sixty-odd keys are counted by index, not by stacked tokens that run into one another; the
+  // second copy's start is ruled and the two stripes run between dashed guides.
+  assert.equal(await canvas.getAttribute('data-rotated-labels'), '');
+  assert.match(await canvas.getAttribute('data-ticks'), /^0 /);
+  const second = probe.ids.length - n;
+  assert.equal(await canvas.getAttribute('data-guides'), [second, `upper ${n - 1} from ${second}`, `lower ${n} from ${second}`].join('\n'));
+  assert.match(await page.locator('.probe-map').innerText(), new RegExp(`between the two dashed lines.*${n - 1} columns left of the diagonal`, 's'));
   await cleanScreenshot(page, 'probe-grid-en');
 
   // Chinese: the same numbers, in the tutorials' terms.

@@ -37,7 +37,44 @@ export function paint(canvas, o, g) {
   canvas.dataset.ticks = drawn.ticks.join('\n');
   canvas.dataset.rowSums = String(Boolean(labels.sums));
   canvas.dataset.bandedLabels = String(Boolean(drawn.banded));
+  canvas.dataset.guides = o.guides ? [o.guides.split, ...(o.guides.diagonals ?? []).map((d) => `${d.side} ${d.back} from ${d.from}`)].join('\n') : '';
+  drawGuides(ctx, o.cells, o.guides, g, colours);
   drawMark(ctx, o.cells, o.mark, g, colours);
+}
+
+// Guides over the cells (the induction probe's): `split`, a rule before row and column `split`
+// (where a repeat begins); `diagonals`, dashed lines along the cells (i, i − back) for rows from
+// `from` on, each along one side of its stripe so as not to cover it: 'upper' runs along the
+// cells' top-right corners, 'lower' along their bottom-left ones.
+function drawGuides(ctx, cells, guides, g, colours) {
+  if (!guides) return;
+  const cw = g.w / cells.cols;
+  const ch = g.h / cells.rows;
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(g.x0, g.y0, g.w, g.h);
+  ctx.clip();
+  if (guides.split) {
+    ctx.fillStyle = colours.strong;
+    ctx.fillRect(g.x0, g.y0 + guides.split * ch - 0.75, g.w, 1.5);
+    ctx.fillRect(g.x0 + guides.split * cw - 0.75, g.y0, 1.5, g.h);
+  }
+  for (const { back, from, side } of guides.diagonals ?? []) {
+    const [dx, dy] = side === 'upper' ? [1, 0] : [0, 1];
+    const x = (i) => g.x0 + (i - back + dx) * cw;
+    const y = (i) => g.y0 + (i + dy) * ch;
+    const last = cells.rows - 1;
+    ctx.setLineDash([4, 3]);
+    for (const [width, colour] of [[3, colours.strong], [1, colours.gapCss]]) {
+      ctx.lineWidth = width;
+      ctx.strokeStyle = colour;
+      ctx.beginPath();
+      ctx.moveTo(x(from - dy), y(from - dy));
+      ctx.lineTo(x(last + 1 - dy), y(last + 1 - dy));
+      ctx.stroke();
+    }
+  }
+  ctx.restore();
 }
 
 function drawMark(ctx, cells, mark, g, colours) {

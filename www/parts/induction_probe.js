@@ -171,8 +171,15 @@ export function probeSection(app) {
     const data = found.data.subarray(scored.head * T * S, (scored.head + 1) * T * S);
     caption.textContent = t('probe.mapTitle', { l, h: scored.head, induction: fixed(scored.induction, 3), duplicate: fixed(scored.duplicate, 3) });
     look.textContent = t('probe.look', { back: probe.length - 1, dup: probe.length });
+    // Twice as many columns as one copy: the keys are counted by index (their tokens are in the
+    // tooltip and on the rows), the second copy's start is ruled, and the two stripes to look for
+    // run between dashed guides: the induction stripe (back length − 1) and the duplicate one (back length).
+    const { cells, labels } = headCells({ data, T, S, pieces: probe.pieces, mask: null, maxCell: 14, labelChars: 6 });
+    const second = T - probe.length;
     map.update({
-      ...headCells({ data, T, S, pieces: probe.pieces, mask: null, maxCell: 14, labelChars: 6 }),
+      cells,
+      labels: { rows: labels.rows },
+      guides: { split: second, diagonals: [{ back: probe.length - 1, from: second, side: 'upper' }, { back: probe.length, from: second, side: 'lower' }] },
       scale: scaleFor(name, [data]),
       interaction: { name: caption.textContent, describe: headTip(name, scored.head, probe.pieces) },
     });
