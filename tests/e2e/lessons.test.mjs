@@ -397,6 +397,10 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
       }, { she, red });
       assert.deepEqual([opened.state.layer, opened.state.head], [best.layer, best.head], `${id}: opens on the head where 她 looks at 红 most (${best.w})`);
       assert.ok(best.w > 0.1, `${id}: 她 → 红 ${best.w}`);
+      // What the door came for is said first, above the head's summary over all its rows.
+      const lead = page.locator('.view-attention .followed-lead');
+      assert.match(await lead.innerText(), new RegExp(`“她” \\(position ${she}, counting from 0\\): in this head its weight goes most to 红 ${best.w.toFixed(2)}`), id);
+      assert.ok((await lead.boundingBox()).y < (await page.locator('.view-attention .head-role-line').boundingBox()).y, `${id}: before the head's role`);
     }
     assert.equal(opened.state.bos, bos, `${id}: BOS as the door says`);
     assert.deepEqual(opened.state.pad, id === 'padding' ? [0] : [], `${id}: padding as the door says`);

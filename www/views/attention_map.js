@@ -10,10 +10,10 @@ import { el } from '../parts/dom.js';
 import { headCells, headTip, heatmap } from '../parts/heatmap.js';
 import { layerSelect, headSelect, stageSelect, stageName, stageValues, STAGES } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
-import { gap, indexLabel, shapeLabel } from '../parts/format.js';
+import { fixed, gap, indexLabel, shapeLabel, tokenText } from '../parts/format.js';
 import { clearestHeads, headRoles, lookFor, roleBadge, roleDetail, roleText } from '../parts/head_roles.js';
 import { ablateToggle } from '../parts/ablation.js';
-import { queryOf, queryRowBox } from '../parts/query_row.js';
+import { queryOf, queryRowBox, topKeys } from '../parts/query_row.js';
 import { t } from '../strings.js';
 
 // The three heads with the strongest clear role other than resting on the first token (previous
@@ -27,6 +27,12 @@ function otherHeads(roles, pieces, open) {
     el('strong', {}, t('role.tryOther')),
     found.map(({ l, h, r }) => el('button', { type: 'button', className: 'query-row-head', dataset: { layer: l, head: h }, on: { click: () => open(l, h) } }, t('role.tryHead', { l, h, role: roleText(r) }))),
   );
+}
+
+// "The row you follow, “她” (position 9): in this head its weight goes most to 红 0.41 · 了 0.12 …"
+function followedLead(probs, h, row, pieces) {
+  const keys = topKeys(probs, h, row).map(({ j, w }) => `${tokenText(pieces[j])} ${fixed(w, 2)}`).join(' · ');
+  return el('p', { className: 'followed-lead' }, t('attention.followedLead', { token: tokenText(pieces[row]), i: row, keys }));
 }
 
 export function mount(root, app) {
@@ -66,7 +72,11 @@ export function mount(root, app) {
     const weights = state.stage === 'probs';
     const look = measured?.role === 'first' && !weights ? t('role.look.firstScores') : lookFor(measured, pieces);
     axes.textContent = t(weights ? 'attention.axes' : 'attention.axesScores');
+    // A followed row (a click, a link, a lesson's door that came for 她 → 红) is said first: what
+    // the reader came to see in this head, before what the head does over all its rows.
+    const lead = query === null ? [] : [followedLead(found.get(`layers.${state.layer}.attn.probs`), h, query, pieces)];
     role.replaceChildren(
+      ...lead,
       el('p', { className: 'head-role-line' }, el('span', { className: 'head-role-title' }, t('role.title')), roleBadge(measured, pieces), el('span', { className: 'head-role-detail' }, roleDetail(measured, pieces))),
       // replaceChildren writes null as the text "null": a mixed head has nothing to look for.
       ...(look ? [el('p', { className: 'head-role-look' }, el('strong', {}, t('role.lookFor')), gap(t('role.lookFor')), look)] : []),
