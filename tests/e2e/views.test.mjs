@@ -170,6 +170,18 @@ test('the attention map shows one head with exact values at each stage', async (
   await settled();
   const T = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
   const canvas = page.locator('.attention-figure canvas');
+  // The key labels turn together: once one word is turned, every word is (one character stays
+  // upright). At 1000 px wide some of this sentence's words fit their columns and some do not.
+  await page.setViewportSize({ width: 1000, height: 1000 });
+  await settled();
+  await page.waitForFunction(() => document.querySelector('.attention-figure canvas').dataset.rotatedLabels !== undefined);
+  const pieces = await page.evaluate(() => window.attnscope.app.state.tokens.pieces);
+  const rotated = (await canvas.getAttribute('data-rotated-labels')).split('\n').filter(Boolean);
+  const words = pieces.filter((p) => [...p].length > 1);
+  assert.ok(rotated.length > 0, 'this sentence has words too long to stand upright');
+  assert.equal(rotated.length, words.length, `every word turned: ${rotated.join(' ')}`);
+  await page.setViewportSize({ width: 1400, height: 1000 });
+  await settled();
   const { value, text } = await readCell(canvas, 4, 2);
   assert.match(text, /\[0, 3, 4, 2\]/); // [batch, head, query, key], as the shape [1, nH, T, S] beside it
   sameF32(value, await tensorValue('layers.1.attn.probs', (3 * T + 4) * T + 2));

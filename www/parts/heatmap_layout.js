@@ -67,9 +67,15 @@ function stackLines(label) {
 
 // How each column label is drawn ({mode: 'upright' | 'stacked' | 'rotated', lines}), and the
 // height of the band they need.
+// Once one label is turned, every word-length label of a turning script turns with it, so that the
+// row does not switch direction from column to column ("␣more" standing, "␣than" lying); a single
+// character (",", "I") and Chinese stay upright, as they read best.
 function columnLabels(labels, cw) {
-  const modes = labels.map((label) => {
-    if (textWidth([label], Infinity) <= cw - 4) return { mode: 'upright' };
+  const turns = (label) => !UPRIGHT_SCRIPT.test(label) && [...graphemes.segment(label)].length > 1;
+  const fits = labels.map((label) => textWidth([label], Infinity) <= cw - 4);
+  const anyTurned = labels.some((label, c) => !fits[c] && !UPRIGHT_SCRIPT.test(label));
+  const modes = labels.map((label, c) => {
+    if (fits[c] && !(anyTurned && turns(label))) return { mode: 'upright' };
     if (UPRIGHT_SCRIPT.test(label)) return { mode: 'stacked', lines: stackLines(label) };
     return { mode: 'rotated' };
   });
