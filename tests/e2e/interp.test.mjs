@@ -375,6 +375,22 @@ test('head attribution: the heatmap is the core’s head_logit at the position, 
   });
   await settled(other);
   await cleanScreenshot(other, 'interp-lens-zh');
+  // The table opens scrolled to the prediction with no sliver of a column left beside the layer names.
+  const sliver = () =>
+    other.evaluate(() => {
+      const box = document.querySelector('.view-lens .table-scroll');
+      const edge = box.querySelector('th[scope="row"]').getBoundingClientRect().right;
+      const cut = [...box.querySelectorAll('thead th.lens-input')].map((th) => th.getBoundingClientRect()).some((r) => r.left < edge - 1 && r.right > edge + 1);
+      return { scrolled: box.scrollLeft > 0, cut };
+    });
+  for (const width of [900, 1000, 1100]) {
+    await other.setViewportSize({ width, height: 900 });
+    await other.evaluate(() => window.attnscope.app.set({ query: 5 }));
+    await settled(other);
+    await other.evaluate(() => window.attnscope.app.set({ query: window.attnscope.app.state.tokens.ids.length - 1 }));
+    await settled(other);
+    assert.deepEqual(await sliver(), { scrolled: true, cut: false }, `at ${width} px`);
+  }
   // On a phone the table opens scrolled to the prediction, the layer names still in sight, and the
   // chosen cell beside them, not under them.
   await other.setViewportSize({ width: 390, height: 900 });
@@ -389,6 +405,7 @@ test('head attribution: the heatmap is the core’s head_logit at the position, 
   });
   assert.deepEqual(seen, { scrolled: seen.scrolled, inside: true, cell: true });
   assert.ok(seen.scrolled > 0, 'the table is wider than a phone and opens scrolled');
+  assert.equal((await sliver()).cut, false, 'no sliver on a phone either');
   await cleanScreenshot(other, 'interp-lens-zh-phone');
   assert.deepEqual(other.consoleErrors, []);
   await other.close();

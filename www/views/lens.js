@@ -86,6 +86,15 @@ export function mount(root, app) {
       const left = box.left + names;
       const width = box.width - names;
       if (cellBox.right > box.right || cellBox.left < left + width / 4) table.scrollLeft += cellBox.left - left - width / 2 + cellBox.width / 2;
+      // A column cut by the layer names is scrolled out of sight whole: no sliver of it is left. At
+      // the table's end the table gets the few pixels of room on its right that this takes.
+      const cut = [...table.querySelectorAll('thead th.lens-input')].map((th) => th.getBoundingClientRect()).find((r) => r.left < left - 1 && r.right > left + 1);
+      if (cut) {
+        const by = cut.right - left;
+        const room = table.scrollWidth - table.clientWidth - table.scrollLeft;
+        if (by > room) table.firstElementChild.style.marginRight = `${Math.ceil(by - room)}px`;
+        table.scrollLeft += by;
+      }
     }
     showScrolled();
     note.textContent = from > 0 ? t('lens.lastPositions', { n: positions.length, T }) : t('lens.note', { v: V });
