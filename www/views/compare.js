@@ -110,7 +110,7 @@ export function mount(root, app) {
     for (const [i, chip] of sentences.querySelectorAll('.compare-sentence:nth-child(2) .compare-token').entries()) chip.classList.toggle('changed', differ?.includes(i) ?? false);
     const scale = sequential(0, 1);
     const draw = (map, data, T, tokens, label, mask) => {
-      const { cells, labels } = headCells({ data, T, S: T, pieces: tokens.pieces, mask, maxCell: 36, labelChars: 10 });
+      const { cells, labels } = headCells({ data, T, S: T, pieces: tokens.pieces, mask, maxCell: 36, labelChars: 10, future: state.causal, weights: true });
       map.update({ cells, scale, labels: { ...labels, sums: true }, interaction: { name: `${label}: ${name}[${h}]`, describe: headTip(name, h, tokens.pieces) } });
     };
     titles.a.textContent = t('compare.mapTitle', { which: t('compare.a'), l: state.layer, h });
@@ -123,7 +123,7 @@ export function mount(root, app) {
     if (differ !== null) {
       const delta = probsB.map((v, i) => v - probsA[i]);
       const maxAbs = delta.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
-      const { cells, labels } = headCells({ data: delta, T: TA, S: TA, pieces: A.pieces.map((p, i) => (differ.includes(i) ? `${tokenText(p)}→${tokenText(B.pieces[i])}` : p)), mask: state.mask, maxCell: 24, labelChars: 12 });
+      const { cells, labels } = headCells({ data: delta, T: TA, S: TA, pieces: A.pieces.map((p, i) => (differ.includes(i) ? `${tokenText(p)}→${tokenText(B.pieces[i])}` : p)), mask: state.mask, maxCell: 24, labelChars: 12, future: state.causal });
       maps.diff.update({ cells, scale: diverging(maxAbs), labels, interaction: { name: t('compare.diffTitle'), describe: (i, j) => [[t('compare.diffTitle'), indexLabel(h, i, j)], [t('tip.query'), String(i)], [t('tip.key'), String(j)]] } });
     }
     paintAll([maps.a, maps.b, maps.diff]);
