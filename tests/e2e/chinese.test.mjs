@@ -264,10 +264,19 @@ test('on a phone the attention map’s stage control fits: 阶段 on one line, t
   const fit = await phone.evaluate(() => {
     const label = document.querySelector('.view-attention .picker-label');
     const group = document.querySelector('.view-attention .segmented');
-    const pressed = group.querySelector('[aria-pressed="true"]').getBoundingClientRect();
     const box = group.getBoundingClientRect();
-    return { page: document.documentElement.scrollWidth, label: label.getBoundingClientRect().height, line: parseFloat(getComputedStyle(label).lineHeight) || 20, inSight: pressed.left >= box.left - 1 && pressed.right <= box.right + 1 };
+    const whole = (b) => b.left >= box.left - 1 && b.right <= box.right + 1;
+    const pressed = group.querySelector('[aria-pressed="true"]').getBoundingClientRect();
+    return {
+      page: document.documentElement.scrollWidth,
+      label: label.getBoundingClientRect().height,
+      line: parseFloat(getComputedStyle(label).lineHeight) || 20,
+      inSight: whole(pressed),
+      // Every stage whole, none cut to a character (原始匹配分数 was cut to 数).
+      all: [...group.querySelectorAll('.segment')].every((b) => whole(b.getBoundingClientRect()) && b.scrollWidth <= b.clientWidth + 1),
+    };
   });
+  assert.ok(fit.all, 'all four stages in sight, whole');
   assert.ok(fit.page <= 390, `page width ${fit.page}`);
   assert.ok(fit.label < 1.5 * fit.line, `阶段 on one line: ${fit.label} px`);
   assert.ok(fit.inSight, 'the pressed stage is inside the visible part of its group');
