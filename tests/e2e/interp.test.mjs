@@ -231,11 +231,18 @@ test('knock out: the before / after view shows the two predictions, their change
   const board = await page.$$eval('.view-ablate .ablate-board-cell', (cells) => cells.map((c) => c.querySelector('.role-badge')?.className.match(/role-(?!badge)(\w+)/)?.[1] ?? null));
   const roles = await page.evaluate(async () => (await window.attnscope.app.call('headRoles', { args: window.attnscope.app.args() })).flatMap((l) => l.heads.map((h) => h.role)));
   assert.deepEqual(board, roles.map((r) => r ?? null));
-  // A second head from the board, then "Clear all": the whole model again.
-  await page.click('.view-ablate .ablate-board .ablate-toggle[data-layer="0"][data-head="1"]');
+  // A second head from the board, by its role's words (the head's box is one target, its ⊘ and
+  // its role framed together), then "Clear all": the whole model again.
+  await page.click('.view-ablate .ablate-board-cell[data-layer="0"][data-head="1"] .role-badge');
   await page.waitForFunction(() => JSON.stringify(window.attnscope.getState().ablate) === '[[0,1],[3,2]]');
   await settled(page);
   assert.equal(await page.locator('.view-ablate .ablate-board .ablate-toggle.on').count(), 2);
+  assert.equal(await page.locator('.view-ablate .ablate-board-cell.on').count(), 2, 'the knocked-out heads\' boxes marked');
+  // On a phone the board scrolls sideways, its right edge fading where more heads lie beyond.
+  await page.setViewportSize({ width: 390, height: 900 });
+  await page.waitForFunction(() => document.querySelector('.view-ablate .ablate-board').dataset.fade === 'right');
+  await page.setViewportSize({ width: 1400, height: 1000 });
+  await settled(page);
   await cleanScreenshot(page, 'interp-ablate-en');
   const link = await page.evaluate(() => window.attnscope.link());
   await page.click('.ablation-bar .ablation-clear');

@@ -7,13 +7,14 @@
 
 import { el } from '../parts/dom.js';
 import { range, tokenSelect, tokenAt } from '../parts/controls.js';
-import { ablateToggle, headList } from '../parts/ablation.js';
+import { ablateToggle, headList, isAblated } from '../parts/ablation.js';
 import { distribution, predictionDiff } from '../parts/prediction_diff.js';
 import { klDivergence } from '../parts/entropy.js';
 import { short, tokenText, spaced } from '../parts/format.js';
 import { pageHref } from '../link.js';
 import { t } from '../strings.js';
 import { headRoles, roleBadge } from '../parts/head_roles.js';
+import { scrollFade } from '../parts/scroll_fade.js';
 
 // Differences below this (relative to the tensor's largest magnitude) are float noise, not a change.
 const UNCHANGED = 1e-6;
@@ -63,6 +64,8 @@ export function mount(root, app) {
     el('section', { className: 'card' }, el('h3', {}, t('ablate.predictionTitle')), prediction),
     el('section', { className: 'card' }, el('h3', {}, t('ablate.changedTitle')), changed),
   );
+  // Wider than a phone: the board scrolls sideways, its edge fading where more heads lie beyond.
+  const fade = scrollFade(board);
   let seq = 0;
   let rolesShown = null;
 
@@ -73,7 +76,14 @@ export function mount(root, app) {
     board.style.gridTemplateColumns = `auto repeat(${nH}, minmax(min-content, max-content))`;
     const cell = (l, h) => {
       const r = roles?.[l]?.[h];
-      return el('div', { className: 'ablate-board-cell' }, ablateToggle(app, l, h, { short: true }), r?.role ? roleBadge(r, state.tokens.pieces, { compact: true }) : null);
+      // One framed box per head, its toggle and its role together; a click anywhere in it toggles.
+      const toggle = ablateToggle(app, l, h, { short: true });
+      return el(
+        'div',
+        { className: `ablate-board-cell${isAblated(state, l, h) ? ' on' : ''}`, dataset: { layer: l, head: h }, on: { click: (e) => e.target !== toggle && toggle.click() } },
+        toggle,
+        r?.role ? roleBadge(r, state.tokens.pieces, { compact: true }) : null,
+      );
     };
     board.replaceChildren(
       el('span', {}),
@@ -81,6 +91,7 @@ export function mount(root, app) {
       ...range(L).flatMap((l) => [el('span', { className: 'ablate-board-layer' }, t('grid.layer', { l })), ...range(nH).map((h) => cell(l, h))]),
     );
     chosen.textContent = state.ablate.length ? t('ablate.chosen', { heads: headList(state.ablate) }) : t('ablate.noneChosen');
+    fade.mark();
   }
 
   async function update() {
@@ -155,6 +166,7 @@ export function mount(root, app) {
     update,
     destroy() {
       seq++;
+      fade.destroy();
     },
   };
 }
