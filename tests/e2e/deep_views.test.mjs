@@ -349,6 +349,9 @@ test('FFN: gate, silu(gate), up, act and down; the strongest neurons with their 
   await go(page, 'ffn');
   const { layer: l, query } = await page.evaluate(() => window.attnscope.app.state);
   assert.deepEqual(await page.locator('.view-ffn .tensor-name').allInnerTexts(), [`layers.${l}.ffn.gate`, `silu(layers.${l}.ffn.gate)`, `layers.${l}.ffn.up`, `layers.${l}.ffn.act`, `layers.${l}.ffn.out`]);
+  // Each map says in words what it holds, and that each has its own colour range.
+  assert.deepEqual((await page.locator('.view-ffn .tensor-figure .figure-note').allInnerTexts()).map((s) => s.split(':')[0].split(' = ')[0]), ['gate', 'silu(gate)', 'up', 'act', 'out']);
+  assert.match(await page.locator('.view-ffn .card').last().innerText(), /Each map has its own colour range/);
   const T = await tokenCount();
   const [gate, up, act] = await Promise.all(['gate', 'up', 'act'].map((n) => tensor(`layers.${l}.ffn.${n}`)));
   const I = act.length / T;

@@ -30,6 +30,7 @@ export function mount(root, app) {
   const figures = el('div', { className: 'figures' });
   const neurons = el('div', { className: 'table-scroll' });
   const detail = el('div', {});
+  const scalesNote = el('p', { className: 'hint' });
   root.append(
     el('div', { className: 'toolbar' }, controls.map((c) => c.node)),
     el('p', { className: 'explain' }, t('ffn.explain')),
@@ -37,7 +38,7 @@ export function mount(root, app) {
     el('p', { className: 'explain', dataset: { part: 'tutorial-names' } }, t('ffn.tutorial')),
     el('pre', { className: 'formula' }, 'output = self.w2(F.silu(self.w1(x)) * self.w3(x))'),
     el('section', { className: 'card' }, el('h3', {}, t('ffn.neuronsHeading')), el('p', { className: 'hint' }, t('ffn.neuronsNote', { n: TOP_NEURONS })), neurons, detail),
-    el('section', { className: 'card' }, figures),
+    el('section', { className: 'card' }, el('h3', {}, t('ffn.mapsHeading')), scalesNote, figures),
   );
   let shown = [];
   let seq = 0;
@@ -53,6 +54,7 @@ export function mount(root, app) {
     const { values: silu } = await app.call('silu', { z: gate.data.slice() });
     if (my !== seq) return;
     const [T, I] = act.shape;
+    scalesNote.textContent = t('ffn.scalesNote', { n: I });
     const pieces = state.tokens.pieces;
     const sel = tokenAt(app, 'query');
 
@@ -65,6 +67,8 @@ export function mount(root, app) {
       tensorFigure(names[2], act, ctx),
       tensorFigure(names[3], out, ctx),
     ];
+    // Each map says in words what it holds, under its tensor's name.
+    ['gate', 'silu', 'up', 'act', 'out'].forEach((part, k) => shown[k].node.querySelector('figcaption').after(el('p', { className: 'hint figure-note' }, t(`ffn.map.${part}`))));
     figures.replaceChildren(...shown.map((f) => f.node));
 
     const top = Array.from({ length: T }, (_, i) => strongest(act.data.subarray(i * I, (i + 1) * I), TOP_NEURONS));
