@@ -293,6 +293,10 @@ test('KV cache: prefill then one token at a time, each step equal to full recomp
   assert.equal(await page.locator('.decode-sequence .chip.generated').count(), 3, 'each call chose one token');
   // Whose row is shown: the newest token fed in (the second chosen one, at position T + 1), and what it predicted.
   const chosen = await page.locator('.decode-sequence .chip.generated .chip-piece').allInnerTexts();
+  // The step's single row is drawn as a readable band, not a strip, with its colour key.
+  const rowMap = page.locator('.decode-query + .heatmap');
+  assert.ok((await rowMap.locator('canvas').boundingBox()).height >= 36, 'the row is at least 36 px tall');
+  assert.equal(await rowMap.locator('.heatmap-legend .legend').count(), 1);
   assert.equal(await page.locator('.decode-query').innerText(), `The query is “${chosen[1]}”, token ${T + 1} (counting from 0): the newest token fed in at this call. At its position the model predicted “${chosen[2]}”.`);
   // The stack marks the future one way: the prefill's zero weights above the diagonal and the keys
   // not generated yet are both hatched as future tokens, and nothing calls them −∞.

@@ -11,6 +11,7 @@
 //           tokens: bool, row i and column j are the input's token i and j (headCells with
 //           `input`): the outlined cell lights those two token chips (panels/token_chips.js),
 //           maxCell: largest cell side in CSS px (default 28), square: bool,
+//           rowHeight: each row's height in CSS px, whatever the cells' width (a lone row read as a strip),
 //           future: bool, −∞ cells are attention weights of future tokens (weight 0, hatched as
 //           masked) rather than the causal mask's −∞ scores,
 //           off: a Set of flat cell indices drawn striped over their colour, knocked-out heads}

@@ -47,7 +47,7 @@ export function layout({ cells, labels = {} }, available, dpr = window.devicePix
   const room = Math.max(40, available - left - right - 2);
   const maxCell = cells.maxCell ?? 28;
   const cw = Math.min(maxCell, room / cells.cols);
-  const ch = cells.square ? cw : clamp(cw, labels.rows ? 16 : 3, Math.max(maxCell, 16));
+  const ch = cells.rowHeight ?? (cells.square ? cw : clamp(cw, labels.rows ? 16 : 3, Math.max(maxCell, 16)));
   const cols = labels.cols ? columnLabels(labels.cols, cw) : null;
   const colBand = cols ? cols.band : labels.rows ? 14 : 0;
   const w = Math.max(1, Math.round(cw * cells.cols * dpr)) / dpr;

@@ -143,9 +143,9 @@ export function mount(root, app) {
     const { data, shape } = last.probs[l];
     const [, rows, cols] = shape;
     rowMap.update({
-      cells: { data: data.subarray((h * rows + rows - 1) * cols, (h * rows + rows) * cols), rows: 1, cols, maxCell: 22 },
+      // One row, drawn tall enough to read however many keys share its width.
+      cells: { data: data.subarray((h * rows + rows - 1) * cols, (h * rows + rows) * cols), rows: 1, cols, maxCell: 22, rowHeight: 36 },
       scale: sequential(0, 1),
-      legend: false,
       labels: { rows: [labels[S - 1] ?? ''], cols: labels.slice(0, cols) },
       interaction: { name: t('decode.rowHeading'), describe: (_, j) => describe(S - 1, j) },
     });
