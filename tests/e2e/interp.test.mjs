@@ -83,6 +83,8 @@ test('compare: both sentences, their attention maps and difference, predictions 
   assert.equal(a.shape[0], tokensB.ids.length, 'a minimal pair: as many tokens');
   assert.equal(await page.locator('.view-compare .compare-token.changed').count(), 1, 'one token differs, and it is marked');
   assert.equal(await page.locator('.view-compare canvas.heatmap-canvas').count(), 3, 'A, B and B − A');
+  // Its head picker names the heads as every other per-head view does (measured on sentence A, the page's input).
+  await page.waitForFunction(() => [...document.querySelectorAll('.view-compare select[name="head"] option')].some((o) => o.textContent.includes(' · ')));
   // A causal run's future keys are hatched and said, as on every attention map, not a dark weight 0.
   for (const map of await page.locator('.view-compare .heatmap').all()) assert.match(await map.locator('.heatmap-legend').innerText(), /masked: a future token \(weight 0\)/);
   const pA = softmax(lastRow(a));

@@ -28,8 +28,9 @@ export function layerSelect(app) {
 
 // Each head is named with what it does on the input (parts/head_roles.js, measured on the page's run),
 // once that is known: "head 6 (KV 3) · previous-token 0.75". A head without one clear role keeps its number.
-// roles: false where the view's heads run on other tokens than the page's input (the KV cache's
-// generated text, Compare's second sentence, the induction probe's random tokens).
+// The KV cache and Compare name them too: their prompt and sentence A are the page's input, and
+// a head is picked there by what it does. roles: false where the heads run on other tokens only
+// (the induction probe's random ones).
 export function headSelect(app, { roles = true } = {}) {
   const options = () => {
     const rep = app.model.num_attention_heads / app.model.num_key_value_heads;

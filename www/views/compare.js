@@ -19,7 +19,7 @@ const TYPING_PAUSE_MS = 300;
 
 export function mount(root, app) {
   const { state } = app;
-  const controls = [layerSelect(app), headSelect(app, { roles: false })];
+  const controls = [layerSelect(app), headSelect(app)];
   const inputId = `compare-${Math.random().toString(36).slice(2, 7)}`;
   const input = el('input', { id: inputId, type: 'text', className: 'compare-input', attrs: { spellcheck: 'false', autocomplete: 'off' } });
   let timer = 0;

@@ -21,7 +21,7 @@ const CHECK_LIMIT = 1e-3;
 
 export function mount(root, app) {
   const { state } = app;
-  const controls = [layerSelect(app), headSelect(app, { roles: false })];
+  const controls = [layerSelect(app), headSelect(app)];
   // Buttons ask for steps; the next update takes them, so the page's redraw (and settled()) covers them.
   let pending = 0;
   let restart = false;
