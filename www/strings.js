@@ -348,6 +348,7 @@ const en = {
   'control.token': 'Token',
   'control.position': 'Position',
 
+  'qk.tutorialPair': 'The tutorial’s pair: Q = 她, K = 红 (of 小红), in “小明把苹果给了小红，她很开心”',
   'qk.explain': 'One attention score taken apart, as the tutorial does by hand for 她 and 小红: the rotated query and key of the chosen tokens, multiplied dimension by dimension and summed, then divided by √d, masked and turned into a probability with the rest of its row. Every number is the model’s own.',
   'qk.pick': 'Click a cell to pick the query (row) and key (column).',
   'qk.index': 'Indices as in MiniMind’s tensors, [batch, head, query row, key column], each counting from 0.',
@@ -1430,6 +1431,7 @@ const zh = {
   'control.token': 'token',
   'control.position': '位置',
 
+  'qk.tutorialPair': '换成教程的例子：“小明把苹果给了小红，她很开心”，Q = 她，K = 红（小红的“红”）',
   'qk.explain': '把一个匹配分数拆开看，就像教程里手算“她”和“小红”那样：选中 token 的 Q 和 K（已经过 RoPE 旋转位置编码，记作 q′、k′）逐元素相乘再求和，然后除以 √d、加掩码，再和这一行的其他分数一起变成注意力权重。每个数都来自模型本身。',
   'qk.pick': '点击一个格子选择 Q（行）和 K（列）。',
   'qk.index': '下标和 MiniMind 的张量一致：[batch, 头, Q 行, K 列]，都从 0 开始数。',

@@ -90,6 +90,33 @@ test('Q·K explained takes one score apart on the real q_rope and k_rope', async
   assert.equal(await shown(page.locator('.qk-steps [data-step="prob"] output')), 0);
 });
 
+test('Q·K explained: one click opens the tutorial’s pair, Q = 她 and K = 红, in the head where 她 looks at 红 most', async () => {
+  const own = await openPage(browser, `${server.url}#view=qk&lang=zh`);
+  await own.waitForFunction(() => window.attnscope?.app?.source?.kind === 'builtin', null, { timeout: 120_000 });
+  await settled(own);
+  await own.click('.qk-tutorial-pair button');
+  await own.waitForFunction(() => window.attnscope.app.state.text === '小明把苹果给了小红，她很开心');
+  await settled(own);
+  const { state, pieces } = await own.evaluate(() => ({ state: window.attnscope.getState(), pieces: window.attnscope.app.state.tokens.pieces }));
+  assert.deepEqual([pieces[state.query], pieces[state.key]], ['她', '红']);
+  // The head: the one whose probs give 她's row the most weight on 红, over every layer.
+  const best = await own.evaluate(async ({ i, j }) => {
+    const { app } = window.attnscope;
+    let top = { w: -1 };
+    for (let l = 0; l < app.model.num_hidden_layers; l++) {
+      const { data, shape } = (await app.tensors([`layers.${l}.attn.probs`])).get(`layers.${l}.attn.probs`);
+      const [nH, T, S] = shape;
+      for (let h = 0; h < nH; h++) if (data[(h * T + i) * S + j] > top.w) top = { l, h, w: data[(h * T + i) * S + j] };
+    }
+    return top;
+  }, { i: state.query, j: state.key });
+  assert.deepEqual([state.layer, state.head], [best.l, best.h]);
+  assert.match(await own.locator('.qk-walk').innerText(), new RegExp(`probs\\[0, ${best.h}, ${state.query}, ${state.key}\\] = ${best.w.toFixed(4)}`));
+  assert.equal(await own.locator('.qk-tutorial-pair').isVisible(), false, 'the button steps aside once the pair is shown');
+  assert.deepEqual(own.consoleErrors, []);
+  await own.close();
+});
+
 test('RoPE draws angles with YaRN off and on, rotates q exactly as the trace, scores by distance', async () => {
   await go(page, 'rope');
   await pick('rope', 'query', (await tokenCount()) - 1);

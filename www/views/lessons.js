@@ -36,6 +36,7 @@ import * as causalMask from '../lessons/causal_mask.js';
 import * as paddingMask from '../lessons/padding_mask.js';
 import * as shapes from '../lessons/shapes_gqa.js';
 import * as multiHead from '../lessons/multi_head.js';
+import { strongestHead } from '../parts/pair_head.js';
 
 // In the tutorials' order: one head's Q·K, √d and the masks (seeds/000), then many heads, and only
 // then MiniMind-3's shapes, where GQA shares K and V between them (seeds/002).
@@ -128,26 +129,6 @@ export function mount(root, app) {
     }
     addToBanner(() => t('lessons.editsRefused'), () => [...perTable].map(([table, cells]) => (cells.length > 3 ? t('lessons.editsRefusedMany', { table: `${id}.${table}`, n: cells.length }) : cells.map((r) => `${id}.${r}`).join(', '))));
     write(id, book.cells);
-  }
-
-  // The built-in model's head in which the query at `focus` puts the most weight on `target` (她 on
-  // 红), from the door sentence's own run: the door opens there. null on another model (the door
-  // switches to the built-in one, whose heads these are not) or if the run fails.
-  async function strongestHead(app, ids, focus, target) {
-    if (app.source?.kind !== 'builtin' || !app.model) return null;
-    const T = ids.length;
-    const names = Array.from({ length: app.model.num_hidden_layers }, (_, l) => `layers.${l}.attn.probs`);
-    const found = await app.tensors(names, { ids, attention_mask: null, prefix_len: 0, causal: true }).catch(() => null);
-    if (!found) return null;
-    let best = null;
-    names.forEach((name, layer) => {
-      const { data } = found.get(name);
-      for (let h = 0; h * T * T < data.length; h++) {
-        const w = data[(h * T + focus) * T + target];
-        if (best === null || w > best.w) best = { layer, head: h, w };
-      }
-    });
-    return best && { layer: best.layer, head: best.head };
   }
 
   async function drawDoor(id) {

@@ -13,6 +13,8 @@ import { layerSelect, headSelect, tokenSelect, tokenAt } from '../parts/controls
 import { sequential } from '../parts/color_scale.js';
 import { axisLabel, indexLabel, tokenText, fixed, factor } from '../parts/format.js';
 import { t } from '../strings.js';
+import { strongestHead } from '../parts/pair_head.js';
+import { DOOR, SENTENCE } from '../lessons/qk_match.js';
 
 const SHOWN_TERMS = 4;
 
@@ -24,10 +26,21 @@ export function mount(root, app) {
   const keyOf = () => strongest;
   const controls = [layerSelect(app), headSelect(app), tokenSelect(app, 'query', 'control.query'), tokenSelect(app, 'key', 'control.key', keyOf)];
   const map = heatmap();
+  // The tutorial's own pair, 她 and 小红, one click away: its sentence on the built-in model, Q = 她,
+  // K = 红, in the head where 她 looks at 红 the most. Hidden while they are what is shown.
+  const tutorialPair = el('p', { className: 'qk-tutorial-pair' }, el('button', { type: 'button', className: 'action secondary', on: { click: openPair } }, t('qk.tutorialPair')));
+  async function openPair() {
+    const { ids, pieces } = await app.tokenize(SENTENCE, true);
+    const query = pieces.lastIndexOf(DOOR.focus);
+    const key = pieces.lastIndexOf(DOOR.target, query);
+    const head = await strongestHead(app, ids, query, key);
+    app.navigate({ model: 'builtin', text: SENTENCE, bos: true, pad: [], query, key, ...(head ?? {}) });
+  }
   const walk = el('section', { className: 'card qk-walk', attrs: { 'aria-live': 'polite' } });
   root.append(
     el('div', { className: 'toolbar' }, controls.map((c) => c.node)),
     el('p', { className: 'explain' }, t('qk.explain')),
+    tutorialPair,
     el('div', { className: 'split' }, el('figure', { className: 'card tensor-figure' }, el('figcaption', {}, t('qk.pick')), map.node), walk),
   );
   let seq = 0;
@@ -48,6 +61,8 @@ export function mount(root, app) {
     const row = probs.data.subarray((h * T + i) * S, (h * T + i + 1) * S);
     strongest = row.reduce((best, w, n) => (w > row[best] ? n : best), 0);
     controls.forEach((c) => c.update());
+    const { pieces: shownPieces } = state.tokens;
+    tutorialPair.hidden = state.text === SENTENCE && shownPieces[i] === DOOR.focus && shownPieces[tokenAt(app, 'key', keyOf)] === DOOR.target;
     const j = tokenAt(app, 'key', keyOf);
     const qv = q.data.slice((i * nH + h) * d, (i * nH + h + 1) * d);
     const kvec = k.data.slice((j * nKV + kv) * d, (j * nKV + kv + 1) * d);
