@@ -422,6 +422,11 @@ test('masks: the weight that goes to the future with the mask off, on average an
   const top = shares.indexOf(Math.max(...shares));
   const note = await page.locator('.view-masks').innerText();
   assert.match(note, new RegExp(`On average ${(100 * mean).toFixed(1)}% of each row’s attention goes to future tokens when the mask is off\\. Most of all in row ${top} \\(counting from 0\\), “[^”]+”: ${(100 * shares[top]).toFixed(1)}%`));
+  // Each row's maps stand level, whatever their captions and legends.
+  for (const row of await page.locator('.view-masks .multiples').all()) {
+    const tops = await row.locator('canvas.heatmap-canvas').evaluateAll((cs) => cs.map((c) => Math.round(c.getBoundingClientRect().top)));
+    assert.equal(new Set(tops).size, 1, `tops ${tops}`);
+  }
 });
 
 test('a causal run’s weights hatch the future wherever they are drawn: Q·K explained, scale, the masks view, the head grid', async () => {
