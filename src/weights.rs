@@ -310,6 +310,30 @@ fn open(bytes: &[u8]) -> Result<SafeTensors<'_>, Error> {
     SafeTensors::deserialize(bytes).map_err(|e| unreadable("unreadable", vec![("why", e.to_string())], e))
 }
 
+/// The first tensor entry of a header the safetensors crate refuses that is at fault on its own, and
+/// why: an entry that is not {dtype, shape, data_offsets} of a known dtype, or whose shape needs
+/// more bytes than a file can hold or other than its offsets span. None where the fault is not one
+/// entry's (the header is not JSON, the offsets of two entries do not follow each other).
+fn culprit(header: &str) -> Option<(String, String)> {
+    let entries: serde_json::Map<String, serde_json::Value> = serde_json::from_str(header).ok()?;
+    entries.into_iter().filter(|(name, _)| name != "__metadata__").find_map(|(name, entry)| {
+        let info = match serde_json::from_value::<safetensors::tensor::TensorInfo>(entry) {
+            Ok(info) => info,
+            Err(e) => return Some((name, e.to_string())),
+        };
+        let bits = info.shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).and_then(|n| n.checked_mul(info.dtype.bitsize()));
+        let (start, end) = info.data_offsets;
+        match bits {
+            None => Some((name, format!("its shape {:?} has more elements than any file holds", info.shape))),
+            Some(bits) if end < start || bits % 8 != 0 || bits / 8 != end - start => Some((
+                name,
+                format!("its shape {:?} of {:?} needs {} bytes, but its data offsets [{start}, {end}] span {}", info.shape, info.dtype, bits / 8, end.saturating_sub(start)),
+            )),
+            Some(_) => None,
+        }
+    })
+}
+
 fn has_qk_norm(listing: &Listing) -> bool {
     listing.keys().any(|n| n.ends_with(".self_attn.q_norm.weight") || n.ends_with(".self_attn.k_norm.weight"))
 }
@@ -568,7 +592,10 @@ pub fn check_checkpoint(config_json: &str, head: &[u8], file_size: u64) -> Resul
         Error::Input(format!("the first {data_start} bytes of the file are needed to read its header, {} were given", head.len()))
     })?;
     let header = std::str::from_utf8(header).map_err(|e| unreadable("unreadable.notText", vec![], format!("its header is not UTF-8 text: {e}")))?;
-    let metadata: Metadata = serde_json::from_str(header).map_err(|e| unreadable("unreadable.badHeader", vec![("why", e.to_string())], format!("its header is not valid: {e}")))?;
+    let metadata: Metadata = serde_json::from_str(header).map_err(|e| match culprit(header) {
+        Some((name, why)) => unreadable("unreadable.badTensor", vec![("name", name.clone()), ("why", why.clone())], format!("its header is not valid: tensor {name}: {why}")),
+        None => unreadable("unreadable.badHeader", vec![("why", e.to_string())], format!("its header is not valid: {e}")),
+    })?;
     let (described, held) = (metadata.data_len() as u64, file_size - data_start);
     if held < described {
         return Err(unreadable(

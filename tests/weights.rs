@@ -387,6 +387,31 @@ fn implausible_or_unreadable_header_is_refused() {
     assert!(e.contains("bytes of the file are needed"), "{e}");
 }
 
+/// A header whose one entry has a dtype safetensors does not know, or a shape no file can hold or
+/// its offsets do not span, is refused naming that tensor.
+#[test]
+fn a_header_entry_at_fault_is_named() {
+    let bytes = write(&checkpoint(&tiny()), Dtype::F32);
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
+    let name = "model.layers.0.mlp.up_proj.weight";
+    let redo = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut h = header.clone();
+        edit(&mut h[name]);
+        let text = serde_json::to_vec(&h).unwrap();
+        let mut out = (text.len() as u64).to_le_bytes().to_vec();
+        out.extend(&text);
+        out.extend(&bytes[8 + n..]);
+        check_error(TINY_JSON, &out, out.len())
+    };
+    let e = redo(&|t| t["dtype"] = "F8".into());
+    assert!(e.contains(&format!("tensor {name}")) && e.contains("unknown variant `F8`"), "{e}");
+    let e = redo(&|t| t["shape"] = serde_json::json!([usize::MAX, 4]));
+    assert!(e.contains(&format!("tensor {name}")) && e.contains("more elements than any file holds"), "{e}");
+    let e = redo(&|t| t["shape"] = serde_json::json!([24, 17]));
+    assert!(e.contains(&format!("tensor {name}")) && e.contains("needs 1632 bytes") && e.contains("span 1536"), "{e}");
+}
+
 #[test]
 fn random_weights_are_deterministic() {
     let config = tiny();

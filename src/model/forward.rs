@@ -245,13 +245,24 @@ pub(crate) fn check_input(cfg: &Config, p: usize, ids: &[u32], mask: Option<&[u8
             let gb = b as f64 / 1e9;
             format!(" (the logit lens {gb:.2} GB of it); record fewer layers or heads, or leave out the logit lens")
         });
+        // The most new tokens whose trace, as recorded, fits: the reader learns how far to shorten.
+        let past = s_len - ids.len();
+        let (mut lo, mut hi) = (0, ids.len()); // fits(lo) (or lo = 0), !fits(hi)
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if trace_bytes(cfg, mid, past + mid, rec) <= MAX_TRACE_BYTES {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
         let text = format!(
-            "recording this trace needs {:.2} GB{} (the limit is {:.2} GB)",
+            "recording this trace needs {:.2} GB{} (the limit is {:.2} GB); at most {lo} tokens fit",
             bytes as f64 / 1e9,
             lens.unwrap_or_else(|| "; record fewer layers or heads".into()),
             MAX_TRACE_BYTES as f64 / 1e9
         );
-        let mut args = vec![("need", bytes.to_string()), ("most", MAX_TRACE_BYTES.to_string())];
+        let mut args = vec![("need", bytes.to_string()), ("most", MAX_TRACE_BYTES.to_string()), ("fits", lo.to_string())];
         args.extend(lens_bytes.map(|b| ("lens", b.to_string())));
         let key = if lens_bytes.is_some() { "traceBudgetLens" } else { "traceBudget" };
         return Err(Error::Budget(Said { key, args, text }));
@@ -415,6 +426,10 @@ mod tests {
         // 8 layers x 1024 positions x 65536 entries of f32: 2.15 GB for the lens alone.
         let e = check_input(&cfg, 0, &ids, None, &lens(None)).unwrap_err().to_string();
         assert!(e.contains("the logit lens 2.15 GB") && e.contains("leave out the logit lens"), "{e}");
+        // ...and how many tokens would fit as recorded: the largest n whose trace is within the limit.
+        let fits: usize = e.rsplit("at most ").next().unwrap().split(' ').next().unwrap().parse().unwrap();
+        assert!(fits > 0 && fits < 1024, "{e}");
+        assert!(trace_bytes(&cfg, fits, fits, &lens(None)) <= MAX_TRACE_BYTES && trace_bytes(&cfg, fits + 1, fits + 1, &lens(None)) > MAX_TRACE_BYTES);
         check_input(&cfg, 0, &ids, None, &lens(Some(vec![0, 7]))).unwrap();
         // Head attribution keeps each recorded layer's context, [T, nH*d], until the end (and, where
         // weights are packed, builds o_proj's transposed panels for the call).

@@ -225,6 +225,25 @@ test('a pasted document of 160,000 tokens is refused with the limit; its first 8
   await page.close();
 });
 
+test('a text whose trace would pass the trace limit is refused with how many tokens fit', async () => {
+  const page = await pageAt('#view=attention');
+  await page.evaluate(() => {
+    const box = document.getElementById('text');
+    box.value = '好 '.repeat(3000);
+    box.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  const message = page.locator('.message-error pre');
+  await message.waitFor({ timeout: 120_000 });
+  await settled(page);
+  const tokens = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
+  const m = (await message.innerText()).match(/^Recording this run’s tensors needs [0-9.]+ GB \(the limit is 1\.07 GB\)\. At most ([0-9,]+) tokens fit: use a shorter text/);
+  assert.ok(m, await message.innerText());
+  const fits = Number(m[1].replace(/,/g, ''));
+  assert.ok(fits > 0 && fits < tokens, `${fits} of the ${tokens} tokens fit`);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
+
 // A view's own request that the core refuses is said in that view, whose controls stay to fix it: a
 // second sentence over the model's positions in Compare (said under its field), a link's target
 // token past the vocabulary in Attribution (back to the top-1 token). The other views still draw.

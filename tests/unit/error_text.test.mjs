@@ -65,3 +65,15 @@ test('a count past 2^53 is grouped from its digits, not rounded; a config count 
   assert.equal(huge, 'max_position_embeddings is 1000000000000000000, more than the 18,446,744,073,709,551,615 this browser can count: no model is that big.');
   assert.match(errorText({ message: 'x', code: 'config.countAsFloat', args: { name: 'hidden_size', value: '32.0', whole: '32' } }), /^hidden_size is written as 32\.0, with a decimal point; .* \(32\)/);
 });
+
+test('a header entry at fault is named, and a trace over its limit says how many tokens fit', () => {
+  setLanguage('en');
+  const bad = { message: 'x', code: 'unreadable.badTensor', args: { name: 'model.layers.0.mlp.up_proj.weight', why: 'unknown variant `F8`' } };
+  assert.equal(errorText(bad), 'The checkpoint is not a readable safetensors file: its header’s entry for tensor model.layers.0.mlp.up_proj.weight is not valid (unknown variant `F8`).');
+  const trace = { message: 'x', code: 'traceBudget', args: { need: '1740000000', most: String(2 ** 30), fits: '5860' } };
+  assert.equal(errorText(trace), 'Recording this run’s tensors needs 1.74 GB (the limit is 1.07 GB). At most 5,860 tokens fit: use a shorter text (the attention weights grow with the square of the number of tokens).');
+  setLanguage('zh');
+  assert.match(errorText(bad), /张量 model\.layers\.0\.mlp\.up_proj\.weight 的记录无效/);
+  assert.match(errorText(trace), /最多只能放下 5,860 个 token/);
+  setLanguage('en');
+});
