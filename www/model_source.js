@@ -534,12 +534,33 @@ const STORE = 'models';
 const META = 'own-meta';
 const CHECKPOINT = 'own-checkpoint';
 
+// A browser that gives this page no storage (an embed in a page that is not a secure context, some
+// private windows) may answer an open with neither success nor error: after DB_WAIT_MS the page
+// goes on without what is kept, rather than waiting for ever on "Loading…".
+const DB_WAIT_MS = 4000;
+
 function database() {
   return new Promise((resolve, reject) => {
+    let late = false;
+    const timer = setTimeout(() => {
+      late = true;
+      reject(new Error('IndexedDB did not answer'));
+    }, DB_WAIT_MS);
     const request = indexedDB.open(DB_NAME, 1);
     request.onupgradeneeded = () => request.result.createObjectStore(STORE);
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error);
+    request.onsuccess = () => {
+      clearTimeout(timer);
+      if (late) request.result.close(); // given up on: not left open
+      else resolve(request.result);
+    };
+    request.onerror = () => {
+      clearTimeout(timer);
+      reject(request.error);
+    };
+    request.onblocked = () => {
+      clearTimeout(timer);
+      reject(new Error('IndexedDB is blocked'));
+    };
   });
 }
 

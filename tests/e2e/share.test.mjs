@@ -451,6 +451,39 @@ test('every view exports as it looks: no export draws outside what the screen sh
   await page.context().close();
 });
 
+// An embed in a page that is not a secure context (an http:// blog; here about:blank) gets no storage,
+// and its IndexedDB open may answer neither yes nor no: the embed opens all the same.
+test('an embed in a page without storage opens: no endless "Loading…"', async () => {
+  const page = await freshPage(null, { viewport: { width: 800, height: 600 } });
+  await page.setContent(`<iframe src="${server.url}#view=attention&embed=1" width="640" height="480"></iframe>`);
+  await page.waitForFunction(() => document.querySelector('iframe').contentWindow.frames !== null);
+  const frame = page.frames().find((f) => f.url().startsWith(server.url));
+  assert.equal(await frame.evaluate(() => isSecureContext), false, 'the embed is not in a secure context');
+  await frame.waitForFunction(() => window.attnscope?.app?.phase === 'ready', null, { timeout: 60_000 });
+  assert.ok(await frame.locator('.view-attention canvas.heatmap-canvas').count() > 0, 'its view draws');
+  await page.context().close();
+});
+
+// A run's error in a short iframe is read whole: the view keeps most of the height, the input panel
+// gives way first (it was the view that shrank to a sliver under the text box).
+test('a run refused in a 300 px embed shows its whole message', async () => {
+  const config = { hidden_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 1, intermediate_size: 64, max_position_embeddings: 8 };
+  const hash = await fragment({ ...FORMAT1_DEFAULTS, model: { kind: 'random' }, config, text: 'one two three four five six seven eight nine ten', view: 'attention', lang: 'en' }, { embed: true });
+  const page = await freshPage(null, { viewport: { width: 800, height: 400 } });
+  posts.set('/short.html', `<!doctype html><body style="margin:8px"><iframe src="${server.url}#${hash}" width="640" height="300"></iframe></body>`);
+  await page.goto(`${host()}/short.html`);
+  const frame = page.frames().find((f) => f.url().startsWith(server.url));
+  await frame.waitForSelector('.message-error pre', { timeout: 60_000 });
+  const seen = await frame.evaluate(() => {
+    const box = document.querySelector('.message-error').getBoundingClientRect();
+    const view = document.getElementById('view').getBoundingClientRect();
+    return { inside: box.top >= view.top - 1 && box.bottom <= view.bottom + 1, view: view.height, height: innerHeight };
+  });
+  assert.ok(seen.inside, `the message ends inside the view (${JSON.stringify(seen)})`);
+  assert.ok(seen.view >= 0.5 * (seen.height - 100), `the view keeps most of the height (${JSON.stringify(seen)})`);
+  await page.context().close();
+});
+
 // Where an embedded page's boxes end, against its iframe's height: the top bar, the sidebar, the view,
 // any banner; and whether the document or the view scroll.
 function embedLayout(frame) {
