@@ -396,6 +396,8 @@ test('screenshots: the built-in and a MiniMind-3-size model, en and zh, light an
           const width = await page.evaluate(() => document.documentElement.scrollWidth);
           assert.ok(width <= viewport.width + 1, `${model} ${lang} ${theme} ${size}: no sideways scrolling (${width})`);
           if (lang === 'zh') assert.doesNotMatch(await page.locator('.ov-head, .ov-route').allInnerTexts().then((x) => x.join(' ')), /\b(layers|heads|Start here|Prediction)\b/);
+          // One of n layers, not a multiplication "层 3 × 4".
+          if (lang === 'zh') assert.match(await page.locator('.ov-times').innerText(), /^（\d+ 层之一）$/);
           await cleanScreenshot(page, `overview-${model}-${lang}-${theme}-${size}`);
         }
       }
