@@ -310,6 +310,8 @@ test('on a phone, in Chinese, every head’s label in the grid keeps to two line
   );
   const model = await page.evaluate(() => window.attnscope.app.model);
   assert.equal(badges.length, model.num_hidden_layers * model.num_attention_heads);
+  // The grid scrolls sideways in its own box, its right edge fading where more heads lie beyond.
+  await page.waitForFunction(() => document.querySelector('.view-grid .grid-scroll').dataset.fade === 'right');
   assert.ok(badges.every((b) => b.lines <= 2), JSON.stringify(badges.filter((b) => b.lines > 2)));
   // Weak: a role by a mean weight from 0.3 to under 0.5, as the core's thresholds (tests/builtin.rs).
   const shown = await thumbs(page);

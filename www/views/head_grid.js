@@ -21,6 +21,7 @@ import { probeHeads, probeSection, withProbe } from '../parts/induction_probe.js
 import { ablateToggle, isAblated } from '../parts/ablation.js';
 import { t } from '../strings.js';
 import { errorText } from '../page/error_text.js';
+import { scrollFade } from '../parts/scroll_fade.js';
 
 // A thumbnail's side in CSS px: as large as lets a layer's heads fit the page, within these bounds.
 // The lower one keeps a role label to two lines ("盯住同一个 / token 0.32", "one fixed / token 0.41");
@@ -52,13 +53,16 @@ export function mount(root, app) {
   const legendSlot = el('div', { className: 'grid-legend' });
   const probe = probeSection(app);
   let roleKey = roleLegend(false);
+  // Wider than a phone, the grid scrolls in its own box, its edge fading where more heads lie beyond.
+  const scroller = el('div', { className: 'grid-scroll' }, grid);
+  const fade = scrollFade(scroller);
   root.append(
     el('div', { className: 'toolbar' }, stage.node, el('div', { className: 'picker' }, el('label', { htmlFor: filterId }, t('grid.roleFilter')), filter)),
     el('p', { className: 'explain' }, t('grid.explain')),
     el('p', { className: 'explain' }, t('grid.rolesExplain')),
     roleKey,
     probe.node,
-    el('div', { className: 'grid-scroll' }, grid),
+    scroller,
     legendSlot,
     probe.mapNode,
   );
@@ -163,6 +167,7 @@ export function mount(root, app) {
     }
     grid.replaceChildren(...items);
     paintAll(maps);
+    fade.mark();
     fillFilter(roles);
     showRole(filter.value);
     const key = roleLegend(Boolean(probing));
@@ -180,6 +185,7 @@ export function mount(root, app) {
       seq++;
       maps.forEach((m) => m.destroy());
       probe.destroy();
+      fade.destroy();
     },
   };
 }
