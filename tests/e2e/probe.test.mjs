@@ -182,6 +182,7 @@ test('the built-in model: the probe button scores every head, equal to the core 
   const second = probe.ids.length - n;
   assert.equal(await canvas.getAttribute('data-guides'), [second, `upper ${n - 1} from ${second}`, `lower ${n} from ${second}`].join('\n'));
   assert.match(await page.locator('.probe-map').innerText(), new RegExp(`between the two dashed lines.*${n - 1} columns left of the diagonal`, 's'));
+  if (probe.pieces.some((p) => p.startsWith(' '))) assert.match(await page.locator('.probe-map').innerText(), /␣ marks a space before a word/);
   await cleanScreenshot(page, 'probe-grid-en');
 
   // Chinese: the same numbers, in the tutorials' terms.

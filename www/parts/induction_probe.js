@@ -170,7 +170,10 @@ export function probeSection(app) {
     const [, T, S] = found.shape;
     const data = found.data.subarray(scored.head * T * S, (scored.head + 1) * T * S);
     caption.textContent = t('probe.mapTitle', { l, h: scored.head, induction: fixed(scored.induction, 3), duplicate: fixed(scored.duplicate, 3) });
-    look.textContent = t('probe.look', { back: probe.length - 1, dup: probe.length });
+    // The probe's random tokens are often pieces with a space before them: the mark is said.
+    const marked = probe.pieces.some((p) => /^[ Ġ]|[\n\t]/.test(p));
+    const said = t('probe.look', { back: probe.length - 1, dup: probe.length });
+    look.textContent = marked ? `${spaced(said)}${t('decode.marks')}` : said;
     // Twice as many columns as one copy: the keys are counted by index (their tokens are in the
     // tooltip and on the rows), the second copy's start is ruled, and the two stripes to look for
     // run between dashed guides: the induction stripe (back length − 1) and the duplicate one (back length).
