@@ -613,6 +613,7 @@ async function useModel(model, files = null) {
     await tokenize();
   } catch (err) {
     if (model.kind === 'random' && !err.superseded) models.set({ error: err });
+    if (!err.superseded) models.revealError();
   }
 }
 

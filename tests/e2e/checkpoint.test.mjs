@@ -345,6 +345,11 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
     const said = await refused(page);
     assert.match(said, bad.says, `${bad.name}: ${said}`);
     assert.match(said, /previous model is still loaded/);
+    // The refusal is brought into sight, wherever the page was scrolled when the file came.
+    const box = await page.locator('.model-error').boundingBox();
+    const height = await page.evaluate(() => innerHeight);
+    assert.ok(box.y >= 0 && box.y < height, `${bad.name}: the message is on screen (top ${box.y} of ${height})`);
+    await page.evaluate(() => scrollTo(0, 0));
     if (['too-big', 'config-mismatch', 'misshaped-tensor', 'missing-tensor'].includes(bad.name)) {
       const texts = await page.evaluate(() => window.progressTexts);
       assert.ok(!texts.some((text) => /model\.safetensors: .* of /.test(text)), `${bad.name}: refused before the weights were read (${texts.join(' | ')})`);

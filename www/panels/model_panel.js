@@ -212,5 +212,10 @@ export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget }
     loadingText,
     // Redraws every string (after a change of language).
     relabel: update,
+    // Brings a failed load's message into sight: a file dropped anywhere on the page, or chosen
+    // here, whose refusal would otherwise wait below the fold.
+    revealError() {
+      if (!error.hidden) error.scrollIntoView({ block: 'center' });
+    },
   };
 }
