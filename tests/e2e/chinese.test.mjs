@@ -282,3 +282,20 @@ test('on a phone the attention map’s stage control fits: 阶段 on one line, t
   assert.ok(fit.inSight, 'the pressed stage is inside the visible part of its group');
   await context.close();
 });
+
+// At 320 px (the narrowest phones) no view pushes the page sideways: a head named by its role in a
+// picker, a wide table, each stays in its own box.
+test('at 320 px, in Chinese, no view is wider than the screen', async () => {
+  const context = await browser.newContext({ viewport: { width: 320, height: 800 } });
+  const phone = await openPage(context, `${server.url}#view=attention&lang=zh`);
+  await pageSettled(phone);
+  const wide = [];
+  for (const view of VIEWS) {
+    await phone.evaluate((v) => window.attnscope.setState({ view: v }), view);
+    await pageSettled(phone);
+    const width = await phone.evaluate(() => document.documentElement.scrollWidth);
+    if (width > 320) wide.push(`${view} ${width}`);
+  }
+  assert.deepEqual(wide, []);
+  await context.close();
+});

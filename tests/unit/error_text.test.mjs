@@ -77,3 +77,9 @@ test('a header entry at fault is named, and a trace over its limit says how many
   assert.match(errorText(trace), /最多只能放下 5,860 个 token/);
   setLanguage('en');
 });
+
+test('a sentence missing one of its numbers keeps the core’s own message, never a bare {placeholder}', () => {
+  setLanguage('en');
+  const stale = { message: 'recording this trace needs 1.74 GB (the limit is 1.07 GB)', code: 'traceBudget', args: { need: '1740000000', most: String(2 ** 30) } };
+  assert.equal(errorText(stale), 'recording this trace needs 1.74 GB (the limit is 1.07 GB)');
+});

@@ -35,6 +35,8 @@ test('characters that draw nothing or a missing-glyph box are written visibly on
   assert.equal(tokenText('\u200b¹'), 'U+200B¹', 'a zero-width space cut over two tokens');
   assert.equal(visible('d\u2028e\u202ef'), 'dU+2028eU+202Ef', 'separators and bidi overrides');
   assert.equal(tokenText(' the\n'), '␣the↵', 'spaces and newlines as before');
+  assert.equal(tokenText('\ufe0f²'), 'U+FE0F²', 'a variation selector alone');
+  assert.equal(tokenText('❤\ufe0f'), '❤\ufe0f', 'beside its character it stays');
   assert.equal(tokenText('中国'), '中国');
   // Probabilities without a space before %, and no space after full-width punctuation.
   assert.equal(percent(0.218), '21.8%');

@@ -27,6 +27,9 @@ export function errorText(err) {
   const others = Number(err.args?.others ?? 0);
   args.more = others > 0 ? t('core.andMore', { n: others.toLocaleString() }) : '';
   const said = t(key, args);
+  // A sentence the core did not send every number for (a core older than these strings, cached)
+  // would show a bare "{fits}": the core's own message is said instead.
+  if (/\{[a-z]+\}/i.test(said)) return err.message ?? said;
   // A checkpoint without its own tokenizer.json was tried with MiniMind's (worker.js).
   return err.args?.minimindTried ? [said, t('core.minimindTried')].join(language() === 'zh' ? '' : ' ') : said;
 }

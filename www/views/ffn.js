@@ -94,7 +94,11 @@ export function mount(root, app) {
     const at = (n) => sel * I + n;
     detail.replaceChildren(
       el('h4', {}, t('ffn.detailHeading', { i: sel, token: tokenText(pieces[sel]) })),
+      // Wider than a phone: the table scrolls in its own box, not the page.
       el(
+        'div',
+        { className: 'table-scroll' },
+        el(
         'table',
         { className: 'data-table' },
         el('thead', {}, el('tr', {}, [t('ffn.neuron'), 'gate', 'silu(gate)', 'up', 'act = silu(gate) × up'].map((c) => el('th', { attrs: { scope: 'col' } }, c)))),
@@ -102,6 +106,7 @@ export function mount(root, app) {
           'tbody',
           {},
           top[sel].map((n) => el('tr', { dataset: { neuron: n } }, el('th', { attrs: { scope: 'row' } }, `#${n}`), el('td', {}, value(gate.data[at(n)], 4)), el('td', {}, value(silu[at(n)], 4)), el('td', {}, value(up.data[at(n)], 4)), el('td', {}, value(act.data[at(n)], 4)))),
+        ),
         ),
       ),
     );

@@ -201,10 +201,14 @@ export function mount(root, app) {
       );
     costs.replaceChildren(
       el(
-        'table',
-        { className: 'data-table' },
-        el('thead', {}, el('tr', {}, [t('gqa.model'), t('gqa.kind'), t('gqa.layout'), t('gqa.perToken'), t('gqa.atContext', { n: context })].map((c) => el('th', { attrs: { scope: 'col' } }, c)))),
-        el('tbody', {}, described.map(row)),
+        'div',
+        { className: 'table-scroll' },
+        el(
+          'table',
+          { className: 'data-table' },
+          el('thead', {}, el('tr', {}, [t('gqa.model'), t('gqa.kind'), t('gqa.layout'), t('gqa.perToken'), t('gqa.atContext', { n: context })].map((c) => el('th', { attrs: { scope: 'col' } }, c)))),
+          el('tbody', {}, described.map(row)),
+        ),
       ),
       el('p', { className: 'hint' }, t('gqa.costNote')),
     );
