@@ -391,6 +391,13 @@ function message(kind, text, detail = null) {
   return el('div', { className: `message message-${kind}`, attrs: { role: kind === 'error' ? 'alert' : 'status' } }, kind === 'loading' && el('span', { className: 'spinner', attrs: { 'aria-hidden': 'true' } }), el('div', {}, text, detail && el('pre', {}, detail)));
 }
 
+// A stopped run says so, and runs again in one click (as any change of the text or model would).
+function stopped() {
+  const box = message('empty', t('app.cancelled'));
+  box.lastElementChild.append(' ', el('button', { type: 'button', className: 'action secondary run-again', on: { click: () => runModel() } }, t('app.runAgain')));
+  return box;
+}
+
 // Shows the active view, or the loading / empty / error state in its place.
 function refresh() {
   publish();
@@ -408,7 +415,7 @@ function refresh() {
         : app.phase === 'empty'
           ? message('empty', t(state.text.trim() === '' ? 'app.empty' : 'app.noTokens'))
           : app.phase === 'cancelled'
-            ? message('empty', t('app.cancelled'))
+            ? stopped()
           : message('loading', t(app.phase === 'building' ? 'app.building' : 'app.loading'));
     dom.view.replaceChildren(ablated.node, box);
     dom.view.setAttribute('aria-busy', String(app.phase === 'loading' || app.phase === 'building'));

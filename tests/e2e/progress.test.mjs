@@ -38,6 +38,11 @@ test('a long run shows its progress by layer and can be cancelled, leaving the m
   await cancel.click();
   await page.locator('.message-empty', { hasText: 'Stopped' }).waitFor({ timeout: 10_000 });
   await screenshot(page, 'progress-cancelled');
+  // "Run again" runs the same text, no edit needed; stopped once more, the text is then changed.
+  await page.locator('.message-empty .run-again').click();
+  await cancel.waitFor({ state: 'visible', timeout: 30_000 });
+  await cancel.click();
+  await page.locator('.message-empty', { hasText: 'Stopped' }).waitFor({ timeout: 10_000 });
 
   await page.fill('#text', 'A short text runs again.');
   await page.waitForFunction(() => window.attnscope.app.phase === 'ready', null, { timeout: 60_000 });
