@@ -5,6 +5,7 @@
 
 import { fragment } from './state.js';
 import { language, t } from './strings.js';
+import { el } from './parts/dom.js';
 
 const WRITE_EVERY_MS = 250;
 
@@ -24,6 +25,14 @@ export function pageHref(fields) {
   const params = new URLSearchParams(fields);
   if (language() !== 'en') params.set('lang', language());
   return `#${params}`;
+}
+
+/**
+ * A link inside the page to the state `fields` change: a real href (open in a new tab, copy), and a
+ * click that navigates in place (`navigate`, the app's). `props` are the element's other properties.
+ */
+export function pageLink(navigate, fields, text, props = {}) {
+  return el('a', { ...props, href: pageHref(fields), on: { click: (e) => { e.preventDefault(); navigate(fields); } } }, text);
 }
 
 /** The <iframe> snippet that embeds a state, {width, height} in CSS pixels. */

@@ -208,16 +208,23 @@ test('a text longer than the model has positions is refused in the reader’s la
   await page.close();
 });
 
-test('a pasted document of 160,000 tokens is refused with the limit; its first 8,192 chips are drawn and the rest counted', async () => {
+// A page on the attention map with `text` pasted into the box (one input event, as a paste makes),
+// once the run it starts is refused: the page and its error message.
+async function pasted(text) {
   const page = await pageAt('#view=attention');
-  await page.evaluate(() => {
+  await page.evaluate((t) => {
     const box = document.getElementById('text');
-    box.value = 'The cat sat. '.repeat(40000);
+    box.value = t;
     box.dispatchEvent(new Event('input', { bubbles: true }));
-  });
+  }, text);
   const message = page.locator('.message-error pre');
   await message.waitFor({ timeout: 120_000 });
   await settled(page);
+  return { page, message };
+}
+
+test('a pasted document of 160,000 tokens is refused with the limit; its first 8,192 chips are drawn and the rest counted', async () => {
+  const { page, message } = await pasted('The cat sat. '.repeat(40000));
   assert.equal(await message.innerText(), 'The input is 160,002 tokens, over attnscope’s limit of 8,192. Shorten the text.');
   assert.equal(await page.locator('.chips .chip').count(), 8192);
   assert.equal(await page.locator('.chips-more').innerText(), '… and 151,810 more tokens');
@@ -226,15 +233,7 @@ test('a pasted document of 160,000 tokens is refused with the limit; its first 8
 });
 
 test('a text whose trace would pass the trace limit is refused with how many tokens fit', async () => {
-  const page = await pageAt('#view=attention');
-  await page.evaluate(() => {
-    const box = document.getElementById('text');
-    box.value = '好 '.repeat(3000);
-    box.dispatchEvent(new Event('input', { bubbles: true }));
-  });
-  const message = page.locator('.message-error pre');
-  await message.waitFor({ timeout: 120_000 });
-  await settled(page);
+  const { page, message } = await pasted('好 '.repeat(3000));
   const tokens = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
   const m = (await message.innerText()).match(/^Recording this run’s tensors needs [0-9.]+ GB \(the limit is 1\.07 GB\)\. At most ([0-9,]+) tokens fit: use a shorter text/);
   assert.ok(m, await message.innerText());

@@ -23,7 +23,7 @@
 
 import { el } from '../parts/dom.js';
 import { t, language } from '../strings.js';
-import { pageHref } from '../link.js';
+import { pageLink } from '../link.js';
 import { tokenText, spaced } from '../parts/format.js';
 import { openEdits, closeEdits } from '../parts/matrix_table.js';
 import { validate } from '../state.js';
@@ -82,7 +82,7 @@ export function mount(root, app) {
   }
   labelToggle();
   const tabs = Object.keys(LESSONS).map((id) =>
-    el('a', { className: 'lesson-tab', href: pageHref({ view: 'lessons', lesson: id }), dataset: { lesson: id }, on: { click: (e) => { e.preventDefault(); app.navigate({ view: 'lessons', lesson: id }); } } }, t(`lesson.${id}.title`)),
+    pageLink(app.navigate, { view: 'lessons', lesson: id }, t(`lesson.${id}.title`), { className: 'lesson-tab', dataset: { lesson: id } }),
   );
   const article = el('article', { className: 'lesson' });
   root.append(el('div', { className: 'lessons-bar' }, el('nav', { className: 'lesson-tabs', attrs: { 'aria-label': t('lessons.label') } }, tabs), el('div', { className: 'toolbar' }, toggle)), article);
@@ -104,8 +104,8 @@ export function mount(root, app) {
     const ids = Object.keys(LESSONS);
     const next = ids[ids.indexOf(id) + 1];
     const onward = next
-      ? el('a', { className: 'action secondary lesson-next', href: pageHref({ view: 'lessons', lesson: next }), dataset: { lesson: next }, on: { click: (e) => { e.preventDefault(); app.navigate({ view: 'lessons', lesson: next }); } } }, t('lessons.next', { title: t(`lesson.${next}.title`) }))
-      : el('a', { className: 'action secondary lesson-next', href: pageHref({ view: 'overview' }), on: { click: (e) => { e.preventDefault(); app.navigate({ view: 'overview' }); } } }, t('lessons.done'));
+      ? pageLink(app.navigate, { view: 'lessons', lesson: next }, t('lessons.next', { title: t(`lesson.${next}.title`) }), { className: 'action secondary lesson-next', dataset: { lesson: next } })
+      : pageLink(app.navigate, { view: 'overview' }, t('lessons.done'), { className: 'action secondary lesson-next' });
     article.replaceChildren(el('h2', {}, t(`lesson.${id}.title`)), el('p', { className: 'explain lesson-intro' }, t(`lesson.${id}.intro`)), body, door, el('p', { className: 'lesson-onward' }, onward));
     const cells = cellsOf(state.edits, id);
     current = { id, book: null, written: JSON.stringify(editsOf(cells, id)), checked: false, door: { node: door, drawn: null } };
@@ -158,7 +158,7 @@ export function mount(root, app) {
       el('p', { className: 'door-tokens' }, spaced(t('lessons.door.tokens', { n: pieces.length })), el('span', { className: 'chips' }, pieces.map((p, i) => el('span', { className: special[i] ? 'chip static special' : 'chip static', dataset: { i } }, el('span', { className: 'chip-piece' }, tokenText(p)))))),
       spaces > 0 && el('p', { className: 'hint', dataset: { note: 'spaces' } }, t('lessons.door.spaces', { n: spaces, all: pieces.length })),
       split?.length > 0 && el('p', { className: 'hint', dataset: { note: 'split' } }, t('lessons.door.split', { words: split.map((s) => `${s.word} → ${s.pieces.join(' + ')}`).join(t('lessons.door.listSep')) })),
-      el('a', { className: 'action door-link', href: pageHref(patch), on: { click: (e) => { e.preventDefault(); app.navigate(patch); } } }, t('lessons.door.open', { view: t(`view.${DOOR.view}`) })),
+      pageLink(app.navigate, patch, t('lessons.door.open', { view: t(`view.${DOOR.view}`) }), { className: 'action door-link' }),
     ];
     door.node.replaceChildren(...parts.filter(Boolean));
   }

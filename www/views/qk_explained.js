@@ -61,9 +61,8 @@ export function mount(root, app) {
     const row = probs.data.subarray((h * T + i) * S, (h * T + i + 1) * S);
     strongest = row.reduce((best, w, n) => (w > row[best] ? n : best), 0);
     controls.forEach((c) => c.update());
-    const { pieces: shownPieces } = state.tokens;
-    tutorialPair.hidden = state.text === SENTENCE && shownPieces[i] === DOOR.focus && shownPieces[tokenAt(app, 'key', keyOf)] === DOOR.target;
     const j = tokenAt(app, 'key', keyOf);
+    tutorialPair.hidden = state.text === SENTENCE && state.tokens.pieces[i] === DOOR.focus && state.tokens.pieces[j] === DOOR.target;
     const qv = q.data.slice((i * nH + h) * d, (i * nH + h + 1) * d);
     const kvec = k.data.slice((j * nKV + kv) * d, (j * nKV + kv + 1) * d);
     const { terms, sum } = await app.call('dot', { a: qv, b: kvec });

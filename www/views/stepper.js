@@ -19,7 +19,7 @@ import { predict, predictionList } from '../parts/prediction.js';
 import { gap, tokenText, percent } from '../parts/format.js';
 import { value } from '../parts/value.js';
 import { t } from '../strings.js';
-import { pageHref } from '../link.js';
+import { pageLink } from '../link.js';
 
 // Tensor names without a layer prefix; every other name is under layers.{l}.
 const GLOBAL = new Set(['embed', 'rope.cos', 'rope.sin', 'final_norm', 'logits']);
@@ -235,8 +235,7 @@ export function mount(root, app) {
 
   // The last step's onward links: the prediction layer by layer, head by head, and continued.
   function whereNext() {
-    const link = (view) =>
-      el('a', { href: pageHref({ view }), dataset: { view }, on: { click: (e) => { e.preventDefault(); app.navigate({ view }); } } }, t(`stepper.next.${view}`));
+    const link = (view) => pageLink(app.navigate, { view }, t(`stepper.next.${view}`), { dataset: { view } });
     return el('p', { className: 'where-next' }, el('strong', {}, t('stepper.whereNext')), gap(t('stepper.whereNext')), ...['lens', 'attribution', 'decode'].flatMap((view, k) => [k ? t('stepper.nextSep') : '', link(view)]));
   }
 
