@@ -236,17 +236,30 @@ function shownText(next) {
   return sameSample ?? textOf(next, app.samples);
 }
 
+// Says what in a link could not be opened as written; returns {told, asked}: whether a banner was
+// shown, and the layer and head the link asked for where they were cut into range (open() says
+// those with the model's sizes, so they are not listed here too).
 function explain(problems) {
-  const message = explainLink(problems);
+  const asked = {};
+  for (const p of problems) if (p.asked !== undefined) asked[p.field] ??= p.asked;
+  const rest = problems.filter((p) => !(p.reason === 'clamped' && (p.field === 'layer' || p.field === 'head')));
+  const message = explainLink(rest);
   // In the page's language when shown, and again after a change of language (relabelBanner).
-  if (message) showBanner(() => explainLink(problems).title, () => explainLink(problems).details);
+  if (message) showBanner(() => explainLink(rest).title, () => explainLink(rest).details);
+  return { told: Boolean(message), asked };
 }
 
 // Shows a whole shareable state (the link at start, back and forward, an edited address, setState):
 // rebuilds the model and re-tokenizes only when what they depend on changed. A config the core
 // refuses is explained; the page keeps its model, or takes the default one if it has none yet.
-async function open(next) {
+// `told`, `asked`: explain()'s, when the state comes from a link.
+async function open(next, { told = false, asked = {} } = {}) {
   const { pad, config, seed, lang, model, ...fields } = next;
+  // Lines for the banner: added to the link's explanation, or a new banner (not one left from before).
+  const tell = (title, details) => {
+    (told ? addToBanner : showBanner)(title, details);
+    told = true;
+  };
   fields.text = shownText(next);
   const backendBefore = state.backend;
   const random = model.kind === 'random';
@@ -264,7 +277,7 @@ async function open(next) {
     } catch (err) {
       // An embed cannot take files (its model panel may be hidden): it says where they can be loaded.
       const why = () => (err.filesNeeded && embed ? t('link.modelFilesEmbed') : errorText(err));
-      if (!err.superseded) addToBanner(() => t(random ? 'link.refused' : 'model.linkFailed'), [why]);
+      if (!err.superseded) tell(() => t(random ? 'link.refused' : 'model.linkFailed'), [why]);
       if (!app.model) await buildModel(DEFAULTS.config, DEFAULTS.seed).catch(() => {});
     }
   }
@@ -274,9 +287,10 @@ async function open(next) {
     Object.assign(state, fitToModel(state, app.model));
     // A layer or head past this model's (a link made for a bigger one, or edited by hand) is said,
     // not clamped in silence.
-    if (state.layer !== fields.layer || state.head !== fields.head) {
-      const said = { layer: fields.layer, head: fields.head, layers: app.model.num_hidden_layers, heads: app.model.num_attention_heads, l: state.layer, h: state.head };
-      addToBanner(() => t('link.fitted', said));
+    const want = { layer: asked.layer ?? fields.layer, head: asked.head ?? fields.head };
+    if (state.layer !== want.layer || state.head !== want.head) {
+      const said = { ...want, layers: app.model.num_hidden_layers, heads: app.model.num_attention_heads, l: state.layer, h: state.head };
+      tell(() => t('link.fitted', said));
     }
   }
   panel.show(state);
@@ -309,8 +323,7 @@ async function openFromHash(hash) {
   // A text longer than a link carries comes back whole from its history entry (link.js linkWriter).
   const whole = history.state?.text;
   if (typeof whole === 'string' && typeof next.text === 'string' && whole.length > next.text.length && whole.startsWith(next.text)) next.text = whole;
-  explain(problems);
-  await open(next);
+  await open(next, explain(problems));
 }
 
 // setState(partial) of the scripting API: fields are validated as a link's are; config merges.
@@ -798,7 +811,7 @@ if (embed) reportHeight(naturalHeight);
 fillStaticText();
 wireInput();
 refresh();
-explain(opened.problems);
+const explained = explain(opened.problems);
 
 // A visit without a link opens the model kept in this browser; a link opens the model it names, and
 // one that names none (format 2's default) the built-in one, or on a site without it the random one.
@@ -812,5 +825,5 @@ async function firstState() {
   return opened.state;
 }
 firstState()
-  .then(open)
+  .then((first) => open(first, explained))
   .then(() => keepOffline(() => worker.call('resources')).catch(() => {}));

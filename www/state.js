@@ -356,8 +356,9 @@ function copy(value) {
 }
 
 // Problems: {field, reason} with reason 'invalid' (the value was unusable and the fallback was
-// kept), 'clamped' (it was cut into range), 'unknown' (no such field); {field: null, reason:
-// 'damaged' | 'future' | 'too-long', version?} for the link as a whole.
+// kept), 'clamped' (it was cut into range; a layer or head also says the number `asked`),
+// 'repaired' (a plain field's broken percent-escape, read as far as it goes), 'unknown' (no such
+// field); {field: null, reason: 'damaged' | 'future' | 'too-long', version?} for the link as a whole.
 function checkConfig(raw, fallback, note) {
   if (!isObject(raw)) {
     note('config', 'invalid');
@@ -376,6 +377,8 @@ function checkConfig(raw, fallback, note) {
   return config;
 }
 
+const ASKED = ['layer', 'head'];
+
 /**
  * A complete, valid state from `raw` (any value): each field of raw that passes its check, clamped
  * into range; every other field from `base` (a valid state: DEFAULTS, or the page's current state
@@ -385,7 +388,8 @@ function checkConfig(raw, fallback, note) {
 export function validate(raw, base = DEFAULTS, known = {}, format = VERSION) {
   const fields = FIELDS_OF[format];
   const problems = [];
-  const note = (field, reason) => problems.push({ field, reason });
+  // A layer or head cut into range keeps the number asked for: the page says it with the model's sizes.
+  const note = (field, reason) => problems.push({ field, reason, ...(reason === 'clamped' && ASKED.includes(field) && Number.isFinite(raw[field]) ? { asked: raw[field] } : {}) });
   if (!isObject(raw)) {
     note(null, 'damaged');
     raw = {};
@@ -414,6 +418,21 @@ export function validate(raw, base = DEFAULTS, known = {}, format = VERSION) {
     }
   }
   return { state, problems };
+}
+
+/**
+ * `text` with its percent-escapes decoded: {text, repaired}. An escape that is not two hex digits is
+ * kept as written, and bytes that are not UTF-8 (a lone surrogate's, a character cut in two) read as
+ * U+FFFD; `repaired` says that either happened.
+ */
+function percentDecoded(text) {
+  try {
+    return { text: decodeURIComponent(text), repaired: false };
+  } catch {
+    const utf8 = new TextDecoder('utf-8', { fatal: false });
+    const decoded = text.replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => utf8.decode(Uint8Array.from(run.slice(1).split('%'), (hex) => parseInt(hex, 16))));
+    return { text: decoded, repaired: true };
+  }
 }
 
 /**
@@ -530,6 +549,7 @@ export async function decode(fragmentText, { base = null, known = {}, lang = DEF
   let embed = false;
   const unknownToFormat1 = []; // plain fields formats 2 and 3 gained, and where a format-1 decoder noted them
   const input = String(fragmentText ?? '').replace(/^#/, '');
+  const format1 = /(^|&)s0*1\./.test(input); // its broken escapes still damage it, as they always did
   if (input.length > MAX_FRAGMENT) {
     note(null, 'too-long');
     return { ...validate({}, defaults, known), problems, embed };
@@ -560,18 +580,19 @@ export async function decode(fragmentText, { base = null, known = {}, lang = DEF
       continue;
     }
     const eq = part.indexOf('=');
-    let key;
-    let value;
-    try {
-      key = decodeURIComponent(eq < 0 ? part : part.slice(0, eq));
-      value = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1).replace(/\+/g, ' '));
-    } catch {
+    const name = percentDecoded(eq < 0 ? part : part.slice(0, eq));
+    const value = eq < 0 ? { text: '' } : percentDecoded(part.slice(eq + 1).replace(/\+/g, ' '));
+    if (name.repaired || (value.repaired && format1)) {
       note(null, 'damaged');
       continue;
     }
-    if (key === 'embed') embed = value !== '0' && value !== 'false';
+    const key = name.text;
+    // A value with a broken escape (hand-edited, or cut inside a character) opens as far as it reads,
+    // and the reader is told which field it was.
+    if (value.repaired && PLAIN_KEYS.includes(key)) note(key, 'repaired');
+    if (key === 'embed') embed = value.text !== '0' && value.text !== 'false';
     else if (PLAIN_KEYS.includes(key)) {
-      plain[key] = plainValue(key, value);
+      plain[key] = plainValue(key, value.text);
       // Format 1 did not know this field: a format-1 link notes it where its decoder did.
       if (FORMAT2_ONLY.includes(key) || FORMAT3_ONLY.includes(key)) unknownToFormat1.push({ field: key, reason: 'unknown', at: problems.length });
     } else note(key.slice(0, MAX_ID), 'unknown');

@@ -269,6 +269,13 @@ test('the address always says what is on screen: after a click on the tab alread
   assert.equal((await decode(now.hash)).state.layer, 3);
   // ... and the page says so, rather than clamping in silence.
   assert.match(await page.locator('.banner').innerText(), /This link asks for layer 9, head 2, but this model has 4 layers of 8 heads \(counting from 0\): it opens layer 3, head 2\./);
+  // A number past any link's range is quoted as asked (not as the link format's 63), said once, and
+  // a new link's banner replaces the last one's rather than piling onto it.
+  await page.evaluate(() => (location.hash = 'layer=99&head=-4'));
+  await page.waitForFunction(() => /layer 99/.test(document.querySelector('.banner')?.innerText ?? ''), null, { timeout: 10_000 });
+  await settled(page);
+  const banner = await page.locator('.banner').innerText();
+  assert.match(banner, /^This link asks for layer 99, head -4, but this model has 4 layers of 8 heads \(counting from 0\): it opens layer 3, head 0\.\s*×$/);
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 });
