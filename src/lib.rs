@@ -59,6 +59,14 @@ impl std::fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// Where a JSON file (config.json, tokenizer.json) stops parsing, for a refusal the page says in its
+/// own words rather than serde's: `cut` is whether the text ended before its JSON did (a file cut
+/// short), and `args` hold the line and column, plus serde's own sentence as `why` for the CLI.
+pub fn json_fault(e: &serde_json::Error) -> (bool, Vec<(&'static str, String)>) {
+    let cut = e.classify() == serde_json::error::Category::Eof;
+    (cut, vec![("line", e.line().to_string()), ("column", e.column().to_string()), ("why", e.to_string())])
+}
+
 /// A refusal with a name: `key` picks its sentence in the page's strings (`core.<key>` in
 /// www/strings.js), `args` fill it (sizes and counts as plain integers, so the page writes them in
 /// its own units), and `text` is the English sentence the CLI prints.

@@ -69,6 +69,10 @@ impl Tokenizer {
     /// The check comes before the per-id pieces are built: a single entry `"a": 400000000` would
     /// otherwise ask for 400 million of them, and `id + 1` of 4294967295 would wrap.
     pub fn for_model(text: &str, vocab_size: usize) -> Result<Tokenizer, Error> {
+        if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            let (cut, args) = crate::json_fault(&e);
+            return Err(said(if cut { "tokenizer.jsonCutShort" } else { "tokenizer.notJson" }, args, format!("tokenizer.json is not valid JSON: {e}")));
+        }
         let inner = tokenizers::Tokenizer::from_str(text)
             .map_err(|e| said("tokenizer.unreadable", vec![("why", e.to_string())], format!("cannot read tokenizer.json: {e}")))?;
         let byte_level = uses_byte_level(text);

@@ -592,6 +592,12 @@ pub fn check_checkpoint(config_json: &str, head: &[u8], file_size: u64) -> Resul
         Error::Input(format!("the first {data_start} bytes of the file are needed to read its header, {} were given", head.len()))
     })?;
     let header = std::str::from_utf8(header).map_err(|e| unreadable("unreadable.notText", vec![], format!("its header is not UTF-8 text: {e}")))?;
+    // A header that is not JSON at all is placed by its column (it is one line); valid JSON that is
+    // not a safetensors header names the entry at fault, where one is.
+    if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(header) {
+        let (_, args) = crate::json_fault(&e);
+        return Err(unreadable("unreadable.headerNotJson", args, format!("its header is not valid JSON: {e}")));
+    }
     let metadata: Metadata = serde_json::from_str(header).map_err(|e| match culprit(header) {
         Some((name, why)) => unreadable("unreadable.badTensor", vec![("name", name.clone()), ("why", why.clone())], format!("its header is not valid: tensor {name}: {why}")),
         None => unreadable("unreadable.badHeader", vec![("why", e.to_string())], format!("its header is not valid: {e}")),

@@ -297,3 +297,16 @@ fn a_normalizer_that_inflates_the_text_is_refused_before_splitting() {
     // MiniMind's own (no normalizer) and ordinary text are untouched.
     assert!(minimind().encode(&"a".repeat(100_000)).is_ok());
 }
+
+#[test]
+fn a_tokenizer_json_that_is_not_json_says_where() {
+    let key_and_place = |json: &str| match Tokenizer::for_model(json, 64) {
+        Err(attnscope::Error::Tokenizer(s)) => (s.key, s.args.iter().filter(|(k, _)| *k != "why").map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")),
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("accepted"),
+    };
+    // A file cut short, and one with a stray character: the page says which, and where.
+    let cut = &TOKENIZER_JSON[..TOKENIZER_JSON.char_indices().nth(40).unwrap().0];
+    assert_eq!(key_and_place(cut).0, "tokenizer.jsonCutShort");
+    assert_eq!(key_and_place("{\n \"version\": \"1.0\" x\n}"), ("tokenizer.notJson", "line=2 column=19".into()));
+}

@@ -160,14 +160,22 @@ fn refuse_wrong_types(raw: &serde_json::Value) -> Result<(), Error> {
             Some(v) => return Err(said("config.notNumber", vec![("name", name.into()), ("value", v.to_string())], format!("{name} must be a number, got {v}"))),
         }
     }
+    for name in ["tie_word_embeddings", "inference_rope_scaling", "qk_norm", "norm_topk_prob"] {
+        match raw.get(name) {
+            None | Some(serde_json::Value::Bool(_)) => {}
+            Some(v) => return Err(said("config.notBool", vec![("name", name.into()), ("value", v.to_string())], format!("{name} must be true or false, got {v}"))),
+        }
+    }
     Ok(())
 }
 
 impl Config {
     /// Parses `config.json` text; unknown keys are ignored, missing ones take MiniMind-3 defaults.
     pub fn from_json(text: &str) -> Result<Config, Error> {
-        let raw: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| said("config.notJson", vec![("why", e.to_string())], format!("config.json is not valid JSON: {e}")))?;
+        let raw: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            let (cut, args) = crate::json_fault(&e);
+            said(if cut { "config.jsonCutShort" } else { "config.notJson" }, args, format!("config.json is not valid JSON: {e}"))
+        })?;
         if !raw.is_object() {
             return Err(said("config.notObject", vec![], "config.json must be a JSON object".into()));
         }
@@ -421,6 +429,14 @@ mod tests {
         assert_eq!(said(r#"{"rms_norm_eps": 1e-50}"#), ("config.epsTiny", "value=1e-50".into()), "positive, but 0 in f32");
         assert!(Config::from_json(r#"{"rms_norm_eps": 1e-30}"#).is_ok());
         assert!(Config::from_json(r#"{"head_dim": null, "intermediate_size": null}"#).is_ok(), "sizes that follow from the others may be null");
+        // A flag that is not true or false is named, not left to serde's "expected a boolean".
+        assert_eq!(said(r#"{"tie_word_embeddings": "yes"}"#), ("config.notBool", "name=tie_word_embeddings value=\"yes\"".into()));
+        assert_eq!(said(r#"{"norm_topk_prob": null}"#), ("config.notBool", "name=norm_topk_prob value=null".into()));
+        // Text that is not JSON says where it goes wrong, and whether the file ends too soon.
+        let (key, args) = said("{\n  \"hidden_size\": 64,,\n}");
+        assert_eq!((key, args.split(" why=").next().unwrap()), ("config.notJson", "line=2 column=21"));
+        let (key, args) = said("{\n  \"hidden_size\": 64,\n  \"vocab");
+        assert_eq!((key, args.split(" why=").next().unwrap()), ("config.jsonCutShort", "line=3 column=8"));
     }
 
     #[test]

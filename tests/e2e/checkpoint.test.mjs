@@ -319,15 +319,18 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
   const NORM_1 = 'model.layers.1.post_attention_layernorm.weight';
   const broken = [
     { name: 'truncated', files: filesOf(LLAMA, { model: LLAMA.model.subarray(0, LLAMA.model.length - 1000) }), says: /cut short/ },
-    { name: 'bad-header', files: filesOf(LLAMA, { model: Buffer.concat([Buffer.from([40, 0, 0, 0, 0, 0, 0, 0]), Buffer.from('{"this is": not a safetensors header}!!!'), LLAMA.model.subarray(48)]) }), says: /not a readable safetensors file/ },
+    { name: 'bad-header', files: filesOf(LLAMA, { model: Buffer.concat([Buffer.from([40, 0, 0, 0, 0, 0, 0, 0]), Buffer.from('{"this is": not a safetensors header}!!!'), LLAMA.model.subarray(48)]) }), says: /not a readable safetensors file: its header is not valid JSON \(it goes wrong near byte 14 of the header\)/ },
     { name: 'missing-tensor', files: filesOf(LLAMA, { model: without(LLAMA.model, NORM_1) }), says: /has no tensor model\.layers\.1\.post_attention_layernorm\.weight \(its shape should be \[32\]\)/ },
     { name: 'misshaped-tensor', files: filesOf(LLAMA, { model: reshaped(LLAMA.model, q0, [16, 64]) }), says: /q_proj\.weight has shape \[16, 64\]; config\.json asks for \[32, 32\]/ },
     { name: 'config-mismatch', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { intermediate_size: 60 }) }), says: /gate_proj\.weight has shape \[64, 32\]; config\.json asks for \[60, 32\]/ },
-    { name: 'config-not-json', files: filesOf(LLAMA, { config: '{"hidden_size": 32,' }), says: /config\.json is not valid JSON/ },
+    { name: 'config-not-json', files: filesOf(LLAMA, { config: '{"hidden_size": 32,' }), says: /config\.json is not valid JSON: it ends at line 1, column 19, before its JSON is complete \(was the file cut short\?\)\./ },
+    { name: 'config-stray-comma', files: filesOf(LLAMA, { config: '{\n  "hidden_size": 32,,\n}' }), says: /config\.json is not valid JSON: it goes wrong at line 2, column 21\./ },
+    { name: 'config-flag-not-bool', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { tie_word_embeddings: 'no' }) }), says: /config\.json: tie_word_embeddings must be true or false, not "no"\./ },
     { name: 'too-big', files: filesOf(LLAMA, { config: JSON.stringify({ hidden_size: 8192, num_hidden_layers: 64, num_attention_heads: 64, num_key_value_heads: 8, vocab_size: 262144 }) }), says: /over the budget/ },
     { name: 'no-weights', files: filesOf(LLAMA, { model: null }), says: /Missing: model\.safetensors/ },
     { name: 'tokenizer-too-big', files: filesOf(LLAMA, { tokenizer: null }), says: /tokenizer\.json has 6,400 tokens, but the model’s vocabulary \(vocab_size in config\.json\) has only 256\. \(The checkpoint has no tokenizer\.json, so MiniMind’s was tried\.\)/ },
-    { name: 'tokenizer-not-json', files: filesOf(LLAMA, { tokenizer: Buffer.from('{"version": ') }), says: /tokenizer\.json cannot be read: / },
+    { name: 'tokenizer-not-json', files: filesOf(LLAMA, { tokenizer: Buffer.from('{"version": ') }), says: /tokenizer\.json is not valid JSON: it ends at line 1, column 12, before its JSON is complete/ },
+    { name: 'tokenizer-not-a-tokenizer', files: filesOf(LLAMA, { tokenizer: Buffer.from('{"version": "1.0"}') }), says: /tokenizer\.json is JSON, but not a tokenizer attnscope can read \(the parser says: .+\)\./ },
     // One vocabulary entry with a huge id (issue 12): refused by its size before 400 million pieces are built.
     { name: 'tokenizer-huge-id', files: filesOf(LLAMA, { tokenizer: withVocabId(LLAMA.tokenizer, 400000000) }), says: /tokenizer\.json has 400,000,001 tokens, but the model’s vocabulary \(vocab_size in config\.json\) has only 256\./ },
     { name: 'tokenizer-id-u32-max', files: filesOf(LLAMA, { tokenizer: withVocabId(LLAMA.tokenizer, 4294967295) }), says: /tokenizer\.json has 4,294,967,296 tokens, but the model’s vocabulary \(vocab_size in config\.json\) has only 256\./ },
@@ -383,15 +386,18 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
   const inChinese = [
     { name: 'moe', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { use_moe: true }) }), says: /model\.safetensors 只有 [0-9.]+ KiB，而按 config\.json，这个模型的权重即使用 f16 或 bf16 存储也至少需要 [0-9.]+ KiB/ },
     { name: 'missing-tensor', files: filesOf(LLAMA, { model: without(LLAMA.model, NORM_1) }), says: /检查点里缺少张量 model\.layers\.1\.post_attention_layernorm\.weight（它的形状应为 \[32\]）/ },
-    { name: 'bad-header', files: broken[1].files, says: /这个检查点不是可读的 safetensors 文件/ },
-    { name: 'tokenizer-too-big', files: filesOf(LLAMA, { tokenizer: null }), says: /^[^]*tokenizer\.json 有 6,400 个 token，而模型的词表（config\.json 中的 vocab_size）只有 256 个。（这个检查点没有自带 tokenizer\.json，所以试用了 MiniMind 的分词器。）/ },
+    { name: 'bad-header', files: broken[1].files, says: /这个检查点不是可读的 safetensors 文件：它的文件头不是有效的 JSON（在文件头第 14 个字节附近出错）。/ },
+    { name: 'tokenizer-too-big', files: filesOf(LLAMA, { tokenizer: null }), says: /^[^]*tokenizer\.json 有 6400 个 token，而模型的词表（config\.json 中的 vocab_size）只有 256 个。（这个检查点没有自带 tokenizer\.json，所以试用了 MiniMind 的分词器。）/ },
     { name: 'gelu', files: broken.find((b) => b.name === 'gelu').files, says: /config\.json：hidden_act 是 "gelu"，而 attnscope 的 FFN 只支持 silu（SwiGLU）。/ },
+    // A file that is not JSON is placed by line and column, not in the JSON parser's English.
+    { name: 'config-not-json', files: broken.find((b) => b.name === 'config-not-json').files, says: /config\.json 不是有效的 JSON：文件在第 1 行第 19 列就结束了，JSON 还没写完（文件是不是被截断了？）。/ },
+    { name: 'tokenizer-stray', files: filesOf(LLAMA, { tokenizer: Buffer.from('{"version": "1.0" x}') }), says: /tokenizer\.json 不是有效的 JSON：第 1 行第 19 列处出错。/ },
   ];
   for (const bad of inChinese) {
     await chooseFiles(page, bad.files);
     const said = await refused(page);
     assert.match(said, bad.says, `${bad.name} in Chinese: ${said}`);
-    assert.doesNotMatch(said, /bad weights|bad config|need at least|missing tensor|not a readable|tokenizer:|was tried|but the/, `${bad.name}: no English left`);
+    assert.doesNotMatch(said, /bad weights|bad config|need at least|missing tensor|not a readable|tokenizer:|was tried|but the|EOF|expected|parsing/, `${bad.name}: no English left`);
     if (bad.name === 'moe') await screenshot(page, 'checkpoint-refused-zh');
   }
   assert.deepEqual(page.consoleErrors, []);

@@ -45,7 +45,7 @@ test('the induction probe’s refusal is said with its counts', () => {
 test('a tokenizer refused for a checkpoint without its own says MiniMind’s was tried, in the page’s language', () => {
   const err = { message: 'tokenizer: …', code: 'tokenizer.tooBig', args: { count: '6400', vocab: '256', minimindTried: '1' } };
   setLanguage('zh');
-  assert.equal(errorText(err), 'tokenizer.json 有 6,400 个 token，而模型的词表（config.json 中的 vocab_size）只有 256 个。（这个检查点没有自带 tokenizer.json，所以试用了 MiniMind 的分词器。）');
+  assert.equal(errorText(err), 'tokenizer.json 有 6400 个 token，而模型的词表（config.json 中的 vocab_size）只有 256 个。（这个检查点没有自带 tokenizer.json，所以试用了 MiniMind 的分词器。）');
   setLanguage('en');
   assert.equal(errorText(err), 'tokenizer.json has 6,400 tokens, but the model’s vocabulary (vocab_size in config.json) has only 256. (The checkpoint has no tokenizer.json, so MiniMind’s was tried.)');
 });
@@ -56,7 +56,7 @@ test('a run over the memory budget names the most tokens that fit, in the page�
   assert.match(errorText({ message: 'x', code: 'runMemory', args }), /over the budget of 3\.22 GB\. At most 1,536 tokens fit: use a shorter text/);
   assert.match(errorText({ message: 'x', code: 'runMemoryModel', args: { ...args, fits: '0' } }), /not even one token fits\. Choose a smaller model\.$/);
   setLanguage('zh');
-  assert.match(errorText({ message: 'x', code: 'runMemory', args }), /最多放得下 1,536 个 token/);
+  assert.match(errorText({ message: 'x', code: 'runMemory', args }), /最多放得下 1536 个 token/);
 });
 
 test('a count past 2^53 is grouped from its digits, not rounded; a config count too big names the limit', () => {
@@ -74,7 +74,7 @@ test('a header entry at fault is named, and a trace over its limit says how many
   assert.equal(errorText(trace), 'Recording this run’s tensors needs 1.74 GB (the limit is 1.07 GB). At most 5,860 tokens fit: use a shorter text (the attention weights grow with the square of the number of tokens).');
   setLanguage('zh');
   assert.match(errorText(bad), /张量 model\.layers\.0\.mlp\.up_proj\.weight 的记录无效/);
-  assert.match(errorText(trace), /最多只能放下 5,860 个 token/);
+  assert.match(errorText(trace), /最多只能放下 5860 个 token/);
   setLanguage('en');
 });
 

@@ -1,11 +1,11 @@
 // A failure in the reader's language. The core's refusals of a checkpoint come with `code` and `args`
 // (src/lib.rs `Said`, carried through worker.js and worker_client.js): their sentence is
 // strings.js's `core.<code>`, sizes in binary units (the memory budgets' in GB with two decimals, as
-// the budgets are set) and counts as the language groups them. Any other error keeps its
+// the budgets are set) and counts as running text writes them (format.js grouped: 6,400 in English, 6400 in Chinese). Any other error keeps its
 // message.
 
 import { STRINGS, language, t } from '../strings.js';
-import { bytes } from '../parts/format.js';
+import { bytes, grouped } from '../parts/format.js';
 
 const SIZES = new Set(['size', 'least', 'most', 'need', 'file', 'weights', 'held', 'described', 'extra', 'trace', 'work', 'lens']);
 // Byte counts said as counts (the tokenizer's growth: "its 2,000 bytes into 10,000,000").
@@ -21,11 +21,11 @@ export function errorText(err) {
     const n = Number(value);
     if (SIZES.has(name) && Number.isFinite(n)) args[name] = IN_GB.has(err.code) ? `${(n / 1e9).toFixed(2)} GB` : bytes(n);
     // A count past 2^53 (a damaged header's length) is grouped from its digits, not rounded by a double.
-    else if (COUNTS.has(name) && Number.isFinite(n)) args[name] = (Number.isSafeInteger(n) || !/^\d+$/.test(value) ? n : BigInt(value)).toLocaleString(language() === 'zh' ? 'zh-CN' : 'en-US');
+    else if (COUNTS.has(name) && Number.isFinite(n)) args[name] = Number.isSafeInteger(n) || !/^\d+$/.test(value) ? grouped(n) : BigInt(value).toLocaleString('en-US');
     else args[name] = value;
   }
   const others = Number(err.args?.others ?? 0);
-  args.more = others > 0 ? t('core.andMore', { n: others.toLocaleString() }) : '';
+  args.more = others > 0 ? t('core.andMore', { n: grouped(others) }) : '';
   const said = t(key, args);
   // A sentence the core did not send every number for (a core older than these strings, cached)
   // would show a bare "{fits}": the core's own message is said instead.
