@@ -110,6 +110,15 @@ test('heatmap axes show characters, never bytes, and CJK labels are never turned
   assert.ok(multi, 'the sentence has a token of two characters');
   assert.ok((await banded()).includes('true'), 'stacked tokens of two characters are banded');
   await cleanScreenshot(page, 'zh-masks-stacked-banded');
+  // Where the columns are a little wider (the KV-cache view's stacked rows), 中国 is set smaller side
+  // by side rather than stacked, and still banded.
+  await page.evaluate(() => (location.hash = 'view=decode&lang=zh'));
+  await page.waitForSelector('.view-decode');
+  await settled();
+  const decodeMaps = await page.locator('.view-decode canvas.heatmap-canvas').evaluateAll((nodes) => nodes.map((n) => [n.dataset.shrunkLabels, n.dataset.bandedLabels].join()));
+  assert.ok(decodeMaps.includes('true,true'), `a map sets 中国 side by side: ${decodeMaps}`);
+  await page.evaluate(() => (location.hash = 'view=masks&lang=zh'));
+  await settled();
   await type('天天天天');
   await settled();
   assert.ok(!(await banded()).includes('true'), 'single characters are not banded');

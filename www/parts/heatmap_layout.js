@@ -70,11 +70,21 @@ function stackLines(label) {
 // Once one label is turned, every word-length label of a turning script turns with it, so that the
 // row does not switch direction from column to column ("␣more" standing, "␣than" lying); a single
 // character (",", "I") and Chinese stay upright, as they read best.
+// Chinese a little too wide for its column (中国 in a 24 px cell) is set smaller, side by side, rather
+// than stacked, whose bottom line would read across the columns as a sentence of its own ("国的济在…");
+// every Chinese label of the row takes that size (`size`), so none stands out. Only what cannot fit
+// at CJK_MIN px stacks.
+const CJK_MIN = 8;
 function columnLabels(labels, cw) {
   const turns = (label) => !UPRIGHT_SCRIPT.test(label) && [...graphemes.segment(label)].length > 1;
   const fits = labels.map((label) => textWidth([label], Infinity) <= cw - 4);
   const anyTurned = labels.some((label, c) => !fits[c] && !UPRIGHT_SCRIPT.test(label));
+  const tooWide = labels.filter((label, c) => !fits[c] && UPRIGHT_SCRIPT.test(label));
+  const base = Number(FONT.match(/(\d+)px/)[1]);
+  const size = Math.min(base, ...tooWide.map((label) => Math.floor((base * (cw - 4)) / textWidth([label], Infinity))));
+  const shrink = tooWide.length > 0 && size >= CJK_MIN;
   const modes = labels.map((label, c) => {
+    if (shrink && UPRIGHT_SCRIPT.test(label)) return { mode: 'upright', size };
     if (fits[c] && !(anyTurned && turns(label))) return { mode: 'upright' };
     if (UPRIGHT_SCRIPT.test(label)) return { mode: 'stacked', lines: stackLines(label) };
     return { mode: 'rotated' };

@@ -37,6 +37,7 @@ export function paint(canvas, o, g) {
   canvas.dataset.ticks = drawn.ticks.join('\n');
   canvas.dataset.rowSums = String(Boolean(labels.sums));
   canvas.dataset.bandedLabels = String(Boolean(drawn.banded));
+  canvas.dataset.shrunkLabels = String(Boolean(drawn.shrunk));
   canvas.dataset.guides = o.guides ? [o.guides.split, ...(o.guides.diagonals ?? []).map((d) => `${d.side} ${d.back} from ${d.from}`)].join('\n') : '';
   drawGuides(ctx, o.cells, o.guides, g, colours);
   drawMark(ctx, o.cells, o.mark, g, colours);
@@ -253,14 +254,15 @@ function drawLabels(ctx, cells, labels, g, colours) {
     // labels reads across the columns as a sentence of its own ("国的济在…"): every other column's
     // label gets a faint band, so that each column's characters read as one token.
     // (Where only every few labels are drawn, they stand apart already.)
-    if (every === 1 && g.cols.modes.some((m) => m.mode === 'stacked' && m.lines.length > 1)) {
+    // Chinese set small side by side ("中国的经济") is banded too, for the same reason.
+    if (every === 1 && g.cols.modes.some((m) => (m.mode === 'stacked' && m.lines.length > 1) || m.size)) {
       ctx.fillStyle = colours.band;
       for (let c = 1; c < cols; c += 2) ctx.fillRect(g.x0 + c * cw, g.y0 - g.colBand + 2, cw, g.colBand - 2);
       ctx.fillStyle = colours.text;
       drawn.banded = true;
     }
     for (let c = 0; c < cols; c++) {
-      const { mode, lines } = g.cols.modes[c];
+      const { mode, lines, size } = g.cols.modes[c];
       const x = g.x0 + (c + 0.5) * cw;
       if (mode !== 'upright' && c % every !== 0) {
         drawn.skipped++;
@@ -268,7 +270,12 @@ function drawLabels(ctx, cells, labels, g, colours) {
       }
       ctx.textAlign = 'center';
       ctx.textBaseline = 'bottom';
-      if (mode === 'upright') ctx.fillText(labels.cols[c], x, g.y0 - 3);
+      if (mode === 'upright' && size) {
+        ctx.font = FONT.replace(/\d+px/, `${Math.min(size, Number(font.match(/(\d+)px/)[1]))}px`);
+        ctx.fillText(labels.cols[c], x, g.y0 - 3);
+        ctx.font = font;
+        drawn.shrunk = true;
+      } else if (mode === 'upright') ctx.fillText(labels.cols[c], x, g.y0 - 3);
       else if (mode === 'stacked') lines.forEach((line, k) => ctx.fillText(line, x, g.y0 - 3 - (lines.length - 1 - k) * STACK_LINE, cw + 2));
       else {
         drawn.rotated.push(labels.cols[c]);
