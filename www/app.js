@@ -807,7 +807,31 @@ addEventListener('hashchange', async (event) => {
   }
 });
 document.documentElement.classList.toggle('embed', embed);
-if (embed) reportHeight(naturalHeight);
+if (embed) {
+  reportHeight(naturalHeight);
+  foldModelPanel();
+}
+
+// An embed is a figure: its model panel (when the author left it in) is folded to its heading, which
+// opens it, so that the view and the text box keep the iframe's height (share.css).
+function foldModelPanel() {
+  const panel = document.querySelector('[data-hideable="config"]');
+  const heading = panel?.querySelector('.panel-heading');
+  if (!heading) return;
+  const toggle = () => {
+    const open = panel.classList.toggle('open');
+    heading.setAttribute('aria-expanded', String(open));
+  };
+  Object.assign(heading, { tabIndex: 0 });
+  heading.setAttribute('role', 'button');
+  heading.setAttribute('aria-expanded', 'false');
+  heading.addEventListener('click', toggle);
+  heading.addEventListener('keydown', (event) => {
+    if (event.key !== 'Enter' && event.key !== ' ') return;
+    event.preventDefault();
+    toggle();
+  });
+}
 fillStaticText();
 wireInput();
 refresh();

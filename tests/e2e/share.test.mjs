@@ -200,7 +200,7 @@ const BAD_LINKS = [
   { name: 'future', hash: async () => `#${(await encode({ ...DEFAULTS, view: 'grid' })).replace(/^s3\./, 's9.')}`, says: /newer version.*format 9/, defaults: DEFAULTS },
   { name: 'garbage', hash: async () => '#s1.%%%<<>>&&=&embed', says: /damaged/, defaults: FORMAT1_STATE },
   { name: 'too-long', hash: async () => `#s1.${'A'.repeat(40_000)}`, says: /far longer/, defaults: DEFAULTS },
-  { name: 'edited', hash: async () => `#${await payload({ view: 'attention', layer: 99, head: 'two', stage: 'sideways' })}`, says: /adjusted or reset: layer, head, stage/, defaults: null },
+  { name: 'edited', hash: async () => `#${await payload({ view: 'attention', layer: 99, head: 'two', stage: 'sideways' })}`, says: /adjusted or reset: head, stage\.[^]*This link asks for layer 99, head 0, but this model has 2 layers of 4 heads \(counting from 0\): it opens layer 1, head 0\./, defaults: null },
   { name: 'refused', hash: async () => `#${await payload({ config: { hidden_size: 64, num_attention_heads: 4, num_key_value_heads: 3 } })}`, says: /refused/, defaults: FORMAT1_STATE },
   { name: 'files-model', hash: async () => `#${await payload({ model: { kind: 'files' }, view: 'masks' })}`, says: /load its config\.json and model\.safetensors/, defaults: null },
   // An embed cannot take files: it says where they can be loaded.
@@ -212,8 +212,8 @@ for (const bad of BAD_LINKS) {
     const page = await freshPage(`${server.url}${await bad.hash()}`);
     const banner = page.locator('.banner[role="alert"]');
     await banner.waitFor();
-    assert.match(await banner.innerText(), bad.says);
     await stableUrl(page);
+    assert.match(await banner.innerText(), bad.says);
     assert.ok((await page.locator('#view .view-root').count()) > 0, 'a view is drawn');
     const state = await getState(page);
     if (bad.defaults) assert.deepEqual(state, bad.defaults);
@@ -521,6 +521,15 @@ test('an embed of every view shows no backend controls and cuts no panel off: a 
   const hidesInput = (f) => f.evaluate(() => window.attnscope.getState().hide.includes('input'));
   const autoFrame = (await hidesInput(frames[0])) ? frames[0] : frames[1];
   const fitFrame = autoFrame === frames[0] ? frames[1] : frames[0];
+  // The model panel an embed keeps is folded to its heading, which opens and closes it.
+  const modelOpen = () => fitFrame.locator('[data-hideable="config"] > :not(.panel-heading)').first().isVisible();
+  const heading = fitFrame.locator('#config-heading');
+  assert.equal(await heading.isVisible(), true);
+  assert.equal(await modelOpen(), false, 'folded');
+  await heading.click();
+  assert.deepEqual([await modelOpen(), await heading.getAttribute('aria-expanded')], [true, 'true']);
+  await heading.press('Enter');
+  assert.deepEqual([await modelOpen(), await heading.getAttribute('aria-expanded')], [false, 'false']);
   const views = await fitFrame.evaluate(() => window.attnscope.views);
   for (const view of views) {
     await fitFrame.evaluate((v) => window.attnscope.setState({ view: v }), view);
@@ -579,6 +588,13 @@ test('the share panel copies a link and an embed snippet with the hide flags it 
   assert.equal(await frame.locator('[data-hideable="config"]').isVisible(), false, 'the author hid the model panel');
   assert.equal(await frame.locator('.view .toolbar').isVisible(), false, 'and the view controls');
   assert.equal(await frame.locator('[data-hideable="input"]').isVisible(), true);
+  // The snippet's height holds the text box and the whole map: the view is not a scrolled box.
+  const view = await frame.evaluate(() => {
+    const v = document.querySelector('.view');
+    return { scroll: v.scrollHeight, client: v.clientHeight, samples: document.querySelector('.samples')?.offsetHeight ?? 0 };
+  });
+  assert.ok(view.scroll <= view.client + 2, `the view is shown whole (${view.scroll} px in ${view.client} px)`);
+  assert.equal(view.samples, 0, 'no sample sentences in a figure');
   await screenshot(reader, 'share-embed-snippet');
   assert.deepEqual(reader.consoleErrors, []);
   await reader.context().close();

@@ -12,7 +12,10 @@ import { t } from '../strings.js';
 const EMBED_WIDTH = 800;
 const EMBED_CHROME = 110;
 const EMBED_MIN_HEIGHT = 360;
-const EMBED_MAX_HEIGHT = 1400;
+const EMBED_MAX_HEIGHT = 2000;
+// The embed is narrower than the full page's view: what wraps (the head grid's maps) grows taller.
+const EMBED_NARROWER = 1.1;
+const EMBED_GAP = 10; // between the embed's panels (share.css)
 
 // getState(): the shareable state; view(): the view's root element, or null while none is drawn.
 export function sharePanel(app, { getState, view }) {
@@ -22,8 +25,23 @@ export function sharePanel(app, { getState, view }) {
     el('input', { type: 'checkbox', id: `share-hide-${flag}`, value: flag, on: { change: () => app.set({ hide: HIDE_FLAGS.filter((f, i) => hideBoxes[i].checked) }) } }),
   );
   const title = () => `attnscope · ${t(`view.${app.state.view}`)}`;
-  // An iframe tall enough for the view as it is drawn now, plus embed mode's top bar.
-  const embedSize = () => ({ width: EMBED_WIDTH, height: Math.round(Math.min(EMBED_MAX_HEIGHT, Math.max(EMBED_MIN_HEIGHT, (view()?.offsetHeight ?? 0) + EMBED_CHROME))) });
+  // An iframe tall enough for the view as it is drawn now, plus embed mode's top bar and the panels
+  // the embed keeps (an embed stacks them under the view, the input without its hints and samples,
+  // the model panel folded: share.css), so that the view is not cut to a scrolled box above them.
+  const panels = () => {
+    const hide = app.state.hide ?? [];
+    let height = 0;
+    for (const name of ['input', 'config']) {
+      const panel = document.querySelector(`[data-hideable="${name}"]`);
+      if (!panel || hide.includes(name)) continue;
+      // The model panel is folded to its heading.
+      const heading = panel.querySelector('.panel-heading');
+      const left = name === 'config' ? panel.offsetHeight - heading.offsetHeight - 24 : [...panel.querySelectorAll('.hint, .samples')].reduce((sum, node) => sum + node.offsetHeight, 0);
+      height += panel.offsetHeight - left + EMBED_GAP;
+    }
+    return height;
+  };
+  const embedSize = () => ({ width: EMBED_WIDTH, height: Math.round(Math.min(EMBED_MAX_HEIGHT, Math.max(EMBED_MIN_HEIGHT, (view()?.offsetHeight ?? 0) * EMBED_NARROWER + EMBED_CHROME + panels()))) });
 
   async function copy(text, done) {
     manual.hidden = true;
