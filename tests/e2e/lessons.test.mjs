@@ -6,7 +6,7 @@
 // errors. Screenshots: artifacts/screenshots/lesson-*.png.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { cleanScreenshot, launch, openLesson, openPage, settled, softmax, startServer, until } from './helpers.mjs';
+import { cleanScreenshot, launch, openLesson, openPage, readCell, settled, softmax, startServer, until } from './helpers.mjs';
 
 let server;
 let browser;
@@ -273,6 +273,9 @@ test('MiniMind-3 shapes: xq [1, 6, 8, 96], xk and xv [1, 6, 4, 96], and what GQA
   assert.match(await page.locator('[data-proj="q"]').innerText(), /q_proj: 768 → 768/);
   assert.match(await page.locator('[data-proj="kv"]').innerText(), /k_proj \/ v_proj: 768 → 384/);
   assert.deepEqual(await page.locator('.lesson .kv-group-title').allInnerTexts(), ['Q0, Q1 → KV0', 'Q2, Q3 → KV1', 'Q4, Q5 → KV2', 'Q6, Q7 → KV3']);
+  // The eight query heads' weights hatch their future keys, under one colour key.
+  assert.match(await page.locator('.lesson .kv-groups + div .legend').innerText(), /masked: a future token \(weight 0\)/);
+  assert.match((await readCell(page, page.locator('.lesson .kv-group canvas.heatmap-canvas').first(), 0, 1)).text, /comes after the query, so the causal mask set its weight to 0/);
   const perToken = await page.locator('.lesson tr[data-kind] td[data-bytes]').evaluateAll((c) => c.map((x) => Number(x.dataset.bytes)));
   assert.deepEqual(perToken, [49152, 49152 * 2048, 24576, 24576 * 2048, 6144, 6144 * 2048]);
   await shot('lesson-shapes');

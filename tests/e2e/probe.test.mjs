@@ -183,6 +183,9 @@ test('the built-in model: the probe button scores every head, equal to the core 
   assert.equal(await canvas.getAttribute('data-guides'), [second, `upper ${n - 1} from ${second}`, `lower ${n} from ${second}`].join('\n'));
   assert.match(await page.locator('.probe-map').innerText(), new RegExp(`between the two dashed lines.*${n - 1} columns left of the diagonal`, 's'));
   if (probe.pieces.some((p) => p.startsWith(' '))) assert.match(await page.locator('.probe-map').innerText(), /␣ marks a space before a word/);
+  // The future keys are hatched as the causal mask's, in the key and in the tooltip: not a learned 0.
+  assert.match(await page.locator('.probe-map .legend').innerText(), /masked: a future token \(weight 0\)/);
+  assert.match((await readCell(page, canvas, 0, 1)).text, /comes after the query, so the causal mask set its weight to 0/);
   await cleanScreenshot(page, 'probe-grid-en');
 
   // Chinese: the same numbers, in the tutorials' terms.

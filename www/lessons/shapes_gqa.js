@@ -5,7 +5,8 @@
 // heads (Q0, Q1 → KV0 …), and the KV cache of MHA, GQA and MQA is priced by the core.
 
 import { el } from '../parts/dom.js';
-import { heatmap } from '../parts/heatmap.js';
+import { heatmap, causalFuture } from '../parts/heatmap.js';
+import { legend } from '../parts/legend.js';
 import { sequential } from '../parts/color_scale.js';
 import { bytes, shapeLabel, tokenText, spaced } from '../parts/format.js';
 import { MINIMIND3, kindOf, kvChoices } from '../views/gqa.js';
@@ -23,10 +24,11 @@ const NAMES = ['q', 'k', 'v', 'probs'].map((n) => `layers.0.attn.${n}`);
 export function mount(root, app) {
   const shapes = el('div', {});
   const sharing = el('div', { className: 'kv-groups' });
+  const sharingKey = el('div', {});
   const costs = el('div', {});
   root.append(
     el('section', { className: 'card' }, el('h3', {}, t('lesson.shapes.shapesHeading')), shapes),
-    el('section', { className: 'card' }, el('h3', {}, t('lesson.shapes.sharingHeading')), el('p', { className: 'hint' }, t('lesson.shapes.sharingNote')), sharing),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.shapes.sharingHeading')), el('p', { className: 'hint' }, t('lesson.shapes.sharingNote')), sharing, sharingKey),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.shapes.costHeading')), costs),
   );
   let maps = [];
@@ -74,6 +76,7 @@ export function mount(root, app) {
 
     const rep = c.n_rep;
     const [, T, S] = probs.shape;
+    const scale = sequential(0, 1);
     sharing.replaceChildren(
       ...range(c.num_key_value_heads).map((g) =>
         el(
@@ -87,13 +90,16 @@ export function mount(root, app) {
               const h = g * rep + r;
               const map = heatmap();
               maps.push(map);
-              map.update({ cells: { data: probs.data.subarray(h * T * S, (h + 1) * T * S), rows: T, cols: S, square: true, maxCell: 12 }, scale: sequential(0, 1), legend: false, interaction: { name: `Q${h}`, describe: (i, j) => [['probs', `[${h}, ${i}, ${j}]`]] } });
+              // A causal run's weights: the future keys are hatched, as in every other map.
+              const data = causalFuture(probs.data.subarray(h * T * S, (h + 1) * T * S), T, S);
+              map.update({ cells: { data, rows: T, cols: S, square: true, maxCell: 12, future: true }, scale, legend: false, interaction: { name: `Q${h}`, describe: (i, j) => [['probs', `[${h}, ${i}, ${j}]`], [t('tip.token'), `${tokenText(pieces[i])} → ${tokenText(pieces[j])}`]] } });
               return el('figure', { className: 'q-head' }, el('figcaption', {}, `Q${h}`), map.node);
             }),
           ),
         ),
       ),
     );
+    sharingKey.replaceChildren(legend(scale, { future: true }));
 
     costs.replaceChildren(
       el(

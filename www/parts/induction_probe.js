@@ -177,7 +177,8 @@ export function probeSection(app) {
     // Twice as many columns as one copy: the keys are counted by index (their tokens are in the
     // tooltip and on the rows), the second copy's start is ruled, and the two stripes to look for
     // run between dashed guides: the induction stripe (back length − 1) and the duplicate one (back length).
-    const { cells, labels } = headCells({ data, T, S, pieces: probe.pieces, mask: null, maxCell: 14, labelChars: 6 });
+    // The probe runs causal (probeArgs): its future keys are hatched, as in every other map of weights.
+    const { cells, labels } = headCells({ data, T, S, pieces: probe.pieces, mask: null, maxCell: 14, labelChars: 6, future: true, weights: true });
     const second = T - probe.length;
     map.update({
       cells,
