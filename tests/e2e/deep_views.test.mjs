@@ -510,6 +510,25 @@ test('output: temperature, top-k and top-p as MiniMind samples, the draw, and th
   await page.locator('#sampling-again').click();
   await settled(page);
   assert.equal(await page.evaluate(() => window.attnscope.getState().draw), 1);
+  // A draw from outside the ten listed is put down to the temperature only above 1; at 1 it is the
+  // model's own spread, and the listed tokens' share is said.
+  const outsideAt = async (temperature) => {
+    await page.evaluate((tau) => window.attnscope.app.set({ temperature: tau, topK: 0, topP: 1 }), temperature);
+    await settled(page);
+    for (let n = 0; n < 60; n++) {
+      const said = await page.locator('.sampling-drawn').innerText();
+      if (/not among the top/.test(said)) return said;
+      await page.locator('#sampling-again').click();
+      await settled(page);
+    }
+    return null;
+  };
+  const atOne = await outsideAt(1);
+  assert.ok(atOne, 'a draw at temperature 1 lands outside the ten listed within 60 draws');
+  const share = (await shown()).reduce((a, b) => a + b, 0);
+  assert.match(atOne, new RegExp(`together they hold ${(share * 100).toFixed(share >= 0.1 ? 1 : 2).replace('.', '\\.')}% of the probability`));
+  assert.doesNotMatch(atOne, /temperature/);
+  assert.match(await outsideAt(2.5), /not among the top 10 above: a temperature above 1 flattens the distribution/);
   // Temperature 0 is greedy: the argmax is taken, there is nothing to draw again.
   await page.locator('#sampling-temperature').fill('0');
   await settled(page);

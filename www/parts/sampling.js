@@ -8,7 +8,7 @@
 
 import { el } from './dom.js';
 import { bars } from './bars.js';
-import { grouped, partOfCharacter, percent, tokenText } from './format.js';
+import { grouped, partOfCharacter, percent, spaced, tokenText } from './format.js';
 import { t } from '../strings.js';
 
 const TEMPERATURE_MAX = 2; // the slider's end; a link may hold more (state.js allows up to 10)
@@ -88,13 +88,22 @@ export function samplingCard(app) {
     );
     const whole = text !== null && !text.includes('\uFFFD') && !partOfCharacter(pick.piece);
     const token = tokenText(pick.piece);
+    // A draw from outside the list: at a temperature above 1 that is the temperature's doing; at 1 or
+    // below, it is the model's own distribution, whose top few may hold little of it.
+    const said = t(sampling.temperature === 0 ? 'sampling.drawnGreedy' : 'sampling.drawn', { token, p: percent(pick.p), seed: sampling.seed });
+    const share = top.reduce((sum, c, n) => sum + probs[n], 0);
+    const outside = top.some((c) => c.id === pick.id)
+      ? ''
+      : sampling.temperature > 1
+        ? t('sampling.outsideTop', { k: top.length })
+        : t('sampling.outsideTopSpread', { k: top.length, share: percent(share), rest: percent(Math.max(0, 1 - share)) });
     const why = !last ? t('sampling.notLast') : !whole ? t('sampling.partial') : null;
     drawn.replaceChildren(
       el(
         'p',
         {},
-        t(sampling.temperature === 0 ? 'sampling.drawnGreedy' : 'sampling.drawn', { token, p: percent(pick.p), seed: sampling.seed }),
-        top.some((c) => c.id === pick.id) ? '' : ` ${t('sampling.outsideTop', { k: top.length })}`,
+        outside ? spaced(said) : said,
+        outside,
       ),
       el(
         'div',
