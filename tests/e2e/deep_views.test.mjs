@@ -236,7 +236,9 @@ test('MHA / GQA / MQA on a trained model: all three designs on random weights of
   await settled(trained);
   const nKV = await trained.evaluate(() => window.attnscope.app.model.num_key_value_heads);
   const same = trained.locator(`.view-gqa .multiples .panel-cell[data-kv="${nKV}"]`);
-  assert.match(await same.locator('.panel-title').innerText(), /\(this model’s layout\)$/);
+  assert.match(await same.locator('.panel-title').innerText(), new RegExp(`^GQA · ${nKV} KV heads \\(this model’s layout\\)$`));
+  // The designs are titled in words, not nKV: "MQA · 1 KV head".
+  assert.equal(await trained.locator('.view-gqa .multiples .panel-cell[data-kv="1"] .panel-title').innerText(), 'MQA · 1 KV head');
   assert.equal(await same.locator('canvas').count(), 1, 'its attention, from a random model of the same shape');
   assert.match(await trained.locator('.view-gqa .variants-note').innerText(), /random weights \(seed \d+\)/);
   assert.deepEqual(trained.consoleErrors, []);

@@ -62,6 +62,7 @@ function measure(probs, T, S, h, mask, causal) {
   // The key that keeps the most weight, on average over the measured rows that see it (a key seen by
   // fewer than half of them does not count).
   let fixed = 0;
+  let fixedKey = -1;
   for (let j = 0; j < S; j++) {
     let sum = 0;
     let seen = 0;
@@ -70,9 +71,9 @@ function measure(probs, T, S, h, mask, causal) {
       sum += probs[(h * T + i) * S + j];
       seen++;
     }
-    if (seen > 0 && 2 * seen >= n) fixed = Math.max(fixed, sum / seen);
+    if (seen > 0 && 2 * seen >= n && sum / seen > fixed) [fixed, fixedKey] = [sum / seen, j];
   }
-  return { previous: sums.previous / n, current: sums.current / n, first: sums.first / n, spread: sums.spread / n, fixed, rows: n };
+  return { previous: sums.previous / n, current: sums.current / n, first: sums.first / n, spread: sums.spread / n, fixed, fixedKey, rows: n };
 }
 
 // The role the measures make, by the thresholds head_stats.json names (0.5 strong, 0.3 weak) and
@@ -194,8 +195,17 @@ test('on the built-in model, the Chinese previous-token sample shows its head as
   await page.waitForFunction((h) => / · previous-token/.test(document.querySelector(`select[name="head"] option[value="${h}"]`)?.textContent ?? ''), head);
   // Every head is named, the mixed ones too ("mixed, spread 0.56", as the grid labels them).
   await page.waitForFunction(() => [...document.querySelectorAll('select[name="head"] option')].every((o) => o.textContent.includes(' · ')));
-  const mixed = (await expectedRoles(page))[layer].findIndex((r) => r.role === 'mixed');
+  const mixed = (await expectedRoles(page))[layer].findIndex((r) => r && roleOf(r).role === 'mixed');
   if (mixed >= 0) assert.match(await page.locator(`select[name="head"] option[value="${mixed}"]`).textContent(), / · mixed, spread \d\.\d\d$/);
+  // The picker says what its number is: a mean weight, and for a fixed-token head the token it keeps to.
+  assert.match(await page.locator(`select[name="head"] option[value="${head}"]`).textContent(), new RegExp(` · previous-token(?: \\(weak\\))?, mean weight ${m.previous.toFixed(2)}$`));
+  const roles = await expectedRoles(page);
+  const pieces = await page.evaluate(() => window.attnscope.app.state.tokens.pieces);
+  const fixedHead = roles[layer].findIndex((r) => r && roleOf(r).role === 'fixed');
+  if (fixedHead >= 0) {
+    const text = await page.locator(`select[name="head"] option[value="${fixedHead}"]`).textContent();
+    assert.ok(text.includes(`always looks at “${pieces[roles[layer][fixedHead].fixedKey].replace(/^ /, '␣')}”`), text);
+  }
   await go(page, 'attention');
   await cleanScreenshot(page, 'heads-attention-en');
 

@@ -54,3 +54,12 @@ test('a whole number in running text: grouped by thousands in English, plain in 
   assert.equal(grouped(1048576), '1,048,576');
   setLanguage('en');
 });
+
+test('a power of ten is written as one (rope_theta 1000000 → 10⁶); other numbers grouped', async () => {
+  const { powerOfTen } = await import('../../www/parts/format.js');
+  assert.equal(powerOfTen(1e6), '10⁶');
+  assert.equal(powerOfTen(10000), '10⁴');
+  assert.equal(powerOfTen(1e12), '10¹²');
+  assert.equal(powerOfTen(500000), '500,000');
+  assert.equal(powerOfTen(10), '10');
+});

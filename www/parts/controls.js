@@ -4,7 +4,7 @@
 import { el } from './dom.js';
 import { tokenText } from './format.js';
 import { t } from '../strings.js';
-import { headRoles, roleText } from './head_roles.js';
+import { headRoles, roleOption } from './head_roles.js';
 
 // options(): [{value, label}] with numeric values, read from and written to app.state[key];
 // fallback(): the value shown while the state holds none (null).
@@ -53,7 +53,7 @@ export function headSelect(app, { roles = true } = {}) {
           for (const option of select.options) {
             const h = Number(option.value);
             const r = roles[layer]?.[h];
-            if (r?.role) option.textContent = t('control.headOptionRole', { head: labels[h].label, role: roleText(r) });
+            if (r?.role) option.textContent = t('control.headOptionRole', { head: labels[h].label, role: roleOption(r, app.state.tokens?.pieces) });
           }
         })
         .catch(() => {}); // the view says what failed; the picker keeps the numbers

@@ -155,3 +155,10 @@ export function quoted(token) {
   if (!/[“”"]/.test(token)) return `“${token}”`;
   return language() === 'zh' ? `「${token}」` : `‘${token}’`;
 }
+
+/** A number as the formulas write it: a power of ten as one (1000000 → 10⁶), others grouped (500000 → 500,000). */
+export function powerOfTen(n) {
+  const exponent = Math.round(Math.log10(n));
+  if (n >= 100 && 10 ** exponent === n) return `10${[...String(exponent)].map((d) => '⁰¹²³⁴⁵⁶⁷⁸⁹'[d]).join('')}`;
+  return grouped(n);
+}

@@ -59,6 +59,16 @@ export function roleText(r, compact = false) {
   return t(r.strong || compact ? 'role.label' : 'role.weak', numbers);
 }
 
+// A head picker's words for a role, where there is room to say what the number is: "previous-token,
+// mean weight 0.74", "one fixed token “,”, mean weight 0.35" (the token it keeps to, from `pieces`),
+// "mixed, spread 0.68".
+export function roleOption(r, pieces) {
+  if (!r?.role || r.role === 'broad' || r.role === 'mixed') return roleText(r);
+  const token = r.role === 'fixed' && pieces?.[r.scores?.fixed_key] !== undefined ? tokenText(pieces[r.scores.fixed_key]) : null;
+  const role = token === null ? t(`role.${r.role}`) : t('role.fixedOn', { token });
+  return t(r.strong ? 'role.option' : 'role.optionWeak', { role, score: fixed(r.score, 2) });
+}
+
 // The token a fixed-token head keeps to (its position in the input, as the core found it).
 const keyToken = (r, pieces) => ({ key: r.scores.fixed_key, token: tokenText(pieces[r.scores.fixed_key] ?? '') });
 

@@ -173,7 +173,7 @@ export function mount(root, app) {
     variantsRow.replaceChildren(
       ...choices.map((n, idx) => {
         const v = variants[idx];
-        const title = `${kindOf(nH, n)} · nKV = ${n}`;
+        const title = t(n === 1 ? 'gqa.variantTitleOne' : 'gqa.variantTitle', { kind: kindOf(nH, n), n });
         if (!v) return el('figure', { className: 'panel-cell' }, el('figcaption', { className: 'panel-title' }, title), el('p', { className: 'hint' }, t('gqa.tooLarge')));
         const vk = v.found.get(names[0]);
         const vp = v.found.get(names[1]);

@@ -11,7 +11,7 @@ import { lineChart } from '../parts/line_chart.js';
 import { value } from '../parts/value.js';
 import { layerSelect, headSelect, tokenSelect, tokenAt, range } from '../parts/controls.js';
 import { sequential } from '../parts/color_scale.js';
-import { exact, tokenText, spaced } from '../parts/format.js';
+import { exact, powerOfTen, tokenText, spaced } from '../parts/format.js';
 import { t } from '../strings.js';
 
 const ANGLE_POSITIONS = 64;
@@ -32,7 +32,7 @@ export function mount(root, app) {
     el('div', { className: 'toolbar' }, controls.map((c) => c.node), el('label', { className: 'switch' }, yarnBox, el('span', {}, t('rope.yarn')))),
     // What RoPE is comes first, in words and then exactly; what the YaRN switch does, after it.
     el('p', { className: 'explain rope-gist' }, t('rope.gist')),
-    el('p', { className: 'explain' }, t('rope.explain', { theta: Number(app.model.rope_theta).toLocaleString('en-US') })),
+    el('p', { className: 'explain' }, t('rope.explain', { theta: powerOfTen(Number(app.model.rope_theta)) })),
     yarnNote,
     el('section', { className: 'card' }, el('h3', {}, t('rope.anglesHeading')), el('p', { className: 'hint' }, t('rope.anglesNote')), angleRow),
     el('section', { className: 'card' }, el('h3', {}, t('rope.rotationHeading')), rotation),
