@@ -42,6 +42,21 @@ import { strongestHead } from '../parts/pair_head.js';
 // then MiniMind-3's shapes, where GQA shares K and V between them (seeds/002).
 export const LESSONS = { qk: qkMatch, who: whoSheMeans, flow, sqrt_d: sqrtD, causal: causalMask, padding: paddingMask, multihead: multiHead, shapes };
 
+// Where each lesson comes from in the two tutorials (seeds/000: ① “MiniMind — 阶段 2.5”; seeds/002:
+// ② the walk through MiniMind's Attention code): [tutorial, section] pairs, said above the lesson.
+export const SOURCES = {
+  qk: [[1, '2']],
+  who: [[1, '2']],
+  flow: [[1, '3']],
+  sqrt_d: [[1, '3']],
+  causal: [[1, '4'], [2, '6']],
+  padding: [[2, '7']],
+  multihead: [[2, '3']],
+  shapes: [[2, '2–5']],
+};
+const MARK = { 1: '①', 2: '②' };
+const sourceOf = (id) => SOURCES[id].map(([n, section]) => t('lessons.source', { n: MARK[n], section })).join(t('lessons.sourceJoin'));
+
 // The cells of lesson `id` in the link's edits, keyed by table; and back.
 function cellsOf(edits, id) {
   return Object.fromEntries(Object.entries(edits ?? {}).flatMap(([key, cells]) => (key.startsWith(`${id}.`) ? [[key.slice(id.length + 1), cells]] : [])));
@@ -82,10 +97,12 @@ export function mount(root, app) {
   }
   labelToggle();
   const tabs = Object.keys(LESSONS).map((id) =>
-    pageLink(app.navigate, { view: 'lessons', lesson: id }, t(`lesson.${id}.title`), { className: 'lesson-tab', dataset: { lesson: id } }),
+    pageLink(app.navigate, { view: 'lessons', lesson: id }, [t(`lesson.${id}.title`), el('span', { className: 'lesson-tab-source', title: sourceOf(id) }, ` ${SOURCES[id].map(([n]) => MARK[n]).join('')}`)], { className: 'lesson-tab', dataset: { lesson: id } }),
   );
+  // The two tutorials, named once above the lessons: every lesson says where in them it is.
+  const sources = el('p', { className: 'hint lessons-sources' }, t('lessons.sources'));
   const article = el('article', { className: 'lesson' });
-  root.append(el('div', { className: 'lessons-bar' }, el('nav', { className: 'lesson-tabs', attrs: { 'aria-label': t('lessons.label') } }, tabs), el('div', { className: 'toolbar' }, toggle)), article);
+  root.append(el('div', { className: 'lessons-bar' }, el('nav', { className: 'lesson-tabs', attrs: { 'aria-label': t('lessons.label') } }, tabs), el('div', { className: 'toolbar' }, toggle)), sources, article);
   let current = null; // {id, instance, book, written: the edits as last written, checked: refusals told, door}
 
   // Writes the lesson's cells to the link's edits (validated as a link's would be).
@@ -106,7 +123,7 @@ export function mount(root, app) {
     const onward = next
       ? pageLink(app.navigate, { view: 'lessons', lesson: next }, t('lessons.next', { title: t(`lesson.${next}.title`) }), { className: 'action secondary lesson-next', dataset: { lesson: next } })
       : pageLink(app.navigate, { view: 'overview' }, t('lessons.done'), { className: 'action secondary lesson-next' });
-    article.replaceChildren(el('h2', {}, t(`lesson.${id}.title`)), el('p', { className: 'explain lesson-intro' }, t(`lesson.${id}.intro`)), body, door, el('p', { className: 'lesson-onward' }, onward));
+    article.replaceChildren(el('h2', {}, t(`lesson.${id}.title`)), el('p', { className: 'hint lesson-source', dataset: { lesson: id } }, sourceOf(id)), el('p', { className: 'explain lesson-intro' }, t(`lesson.${id}.intro`)), body, door, el('p', { className: 'lesson-onward' }, onward));
     const cells = cellsOf(state.edits, id);
     current = { id, book: null, written: JSON.stringify(editsOf(cells, id)), checked: false, door: { node: door, drawn: null } };
     current.book = openEdits(cells, (next) => current?.id === id && write(id, next));
