@@ -50,6 +50,7 @@ export function strayLatin(text) {
   const allowed = new Set(LATIN_IN_ZH);
   const stripped = text
     .replace(/\{\w+\}/g, ' ')
+    .replace(/《[^》]*》/g, ' ') // a title, quoted as it is written
     .replace(/https?:\/\/\S+/g, ' ')
     .replace(/<[|\w]+>/g, ' ')
     .replace(/[A-Za-z_][\w.]*(?=\s*[[(=])/g, ' ');

@@ -547,7 +547,7 @@ const en = {
   'output.actualMissing': 'The real next token, “{token}”, is not among the top {k}.',
 
   'lessons.label': 'Lessons',
-  'lessons.sources': 'These lessons follow two Chinese tutorials on MiniMind’s attention: ① “MiniMind — 阶段 2.5：Attention、Causal Mask” (Q, K and V with 小红 and 她, √d, the causal mask) and ② the walk through MiniMind’s Attention code (the shapes of Q, K and V, GQA and repeat_kv, the padding mask; RoPE is left to its next part). Each lesson says where it is in them.',
+  'lessons.sources': 'These lessons follow two Chinese tutorials on MiniMind’s attention: ① 《MiniMind — 阶段 2.5：Attention、Causal Mask》 (Q, K and V with 小红 and 她, √d, the causal mask) and ② the walk through MiniMind’s Attention code (the shapes of Q, K and V, GQA and repeat_kv, the padding mask; RoPE is left to its next part). Each lesson says where it is in them.',
   'lessons.source': 'Tutorial {n}, section {section}',
   'lessons.sourceJoin': '; ',
   'lesson.reset': 'Back to the tutorial’s numbers',
@@ -1647,7 +1647,7 @@ const zh = {
   'output.actualMissing': '真正的下一个 token“{token}”不在前 {k} 名之内。',
 
   'lessons.label': '课程',
-  'lessons.sources': '这些课程跟着两篇讲 MiniMind 注意力的中文教程走：①《MiniMind — 阶段 2.5：Attention、Causal Mask》（用“小红”和“她”讲 Q、K、V，√d，因果掩码）；② 逐行讲 MiniMind Attention 代码的那一篇（Q、K、V 的形状，GQA 和 repeat_kv，padding 掩码；RoPE 留到了它的下一篇）。每一课都注明出自哪篇的哪一节。',
+  'lessons.sources': '这些课程跟着两篇讲 MiniMind 注意力的中文教程走：①《MiniMind — 阶段 2.5：Attention、Causal Mask》（用“小红”和“她”讲 Q、K、V，√d，因果掩码）；② 逐行讲 MiniMind 注意力代码的那一篇（Q、K、V 的形状，GQA 和 repeat_kv，padding 掩码；RoPE 留到了它的下一篇）。每一课都注明出自哪篇的哪一节。',
   'lessons.source': '出自教程{n}第 {section} 节',
   'lessons.sourceJoin': '；',
   'lesson.reset': '恢复教程里的数字',

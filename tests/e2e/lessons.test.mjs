@@ -331,7 +331,7 @@ test('each lesson leads on to the next, in the tutorials’ order (many heads be
   const order = await page.locator('.lesson-tab').evaluateAll((tabs) => tabs.map((a) => a.dataset.lesson));
   assert.deepEqual(order, ['qk', 'who', 'flow', 'sqrt_d', 'causal', 'padding', 'multihead', 'shapes']);
   // The two tutorials are named above the lessons, and each lesson says where in them it is.
-  assert.match(await page.locator('.lessons-sources').innerText(), /two Chinese tutorials on MiniMind’s attention: ① “MiniMind — 阶段 2\.5：Attention、Causal Mask”.* ② the walk through MiniMind’s Attention code/);
+  assert.match(await page.locator('.lessons-sources').innerText(), /two Chinese tutorials on MiniMind’s attention: ① 《MiniMind — 阶段 2\.5：Attention、Causal Mask》.* ② the walk through MiniMind’s Attention code/);
   assert.deepEqual((await page.locator('.lesson-tab-source').allTextContents()).map((s) => s.trim()), ['①', '①', '①', '①', '①②', '②', '②', '②']);
   await lesson('causal');
   assert.equal(await page.locator('.lesson-source').innerText(), 'Tutorial ①, section 4; Tutorial ②, section 6');

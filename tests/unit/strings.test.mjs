@@ -55,7 +55,8 @@ test('every string writes the glossary’s terms its one way, in both languages'
   for (const term of TERMS) {
     for (const [lang, rules] of [['zh', term.notZh ?? []], ['en', term.notEn ?? []]]) {
       for (const [key, text] of Object.entries(STRINGS[lang])) {
-        for (const rule of rules) if (rule.test(text)) offences.push(`${lang} ${key} (${term.id}): ${text}`);
+        // A tutorial's title is quoted as it is written (《…》).
+        for (const rule of rules) if (rule.test(text.replace(/《[^》]*》/g, ''))) offences.push(`${lang} ${key} (${term.id}): ${text}`);
       }
     }
   }
