@@ -190,6 +190,12 @@ test('on the built-in model, the Chinese previous-token sample shows its head as
   assert.match(role, /What this head does here:\s*previous-token/);
   assert.ok(role.includes(m.previous.toFixed(2)), `the attention map shows the score ${m.previous.toFixed(2)}: ${role}`);
   assert.match(role, /What to look for:\s*each row’s weight sits one step left of the diagonal/);
+  // On a score stage the same pattern is said to be the weights' (the scores are not yet weights).
+  await page.evaluate(() => window.attnscope.app.set({ stage: 'raw' }));
+  await settled(page);
+  assert.match(await page.locator('.head-role').innerText(), /What to look for:\s*on the weights stage \(the last button\), each row’s weight sits one step left/);
+  await page.evaluate(() => window.attnscope.app.set({ stage: 'probs' }));
+  await settled(page);
   // Every view's head picker names the head by what it does (the masks view here).
   await go(page, 'masks');
   await page.waitForFunction((h) => / · previous-token/.test(document.querySelector(`select[name="head"] option[value="${h}"]`)?.textContent ?? ''), head);

@@ -70,7 +70,10 @@ export function mount(root, app) {
     const pieces = state.tokens.pieces;
     // On the score stages the first column is a score, not yet a weight: said so for a resting head.
     const weights = state.stage === 'probs';
-    const look = measured?.role === 'first' && !weights ? t('role.look.firstScores') : lookFor(measured, pieces);
+    // What to look for is said of the weights; on a score stage it says so (the scores are not yet
+    // the weights, and before the mask the future is not yet hidden).
+    const pattern = lookFor(measured, pieces);
+    const look = measured?.role === 'first' && !weights ? t('role.look.firstScores') : pattern && !weights ? t('role.look.onWeights', { look: pattern }) : pattern;
     axes.textContent = t(weights ? 'attention.axes' : 'attention.axesScores');
     // A followed row (a click, a link, a lesson's door that came for 她 → 红) is said first: what
     // the reader came to see in this head, before what the head does over all its rows.
