@@ -240,6 +240,7 @@ const en = {
   'queryRow.away': 'Which earlier words does “{token}” look at most, in any head? The {n} it gives most weight to, each with the head that gives it the most (the first token left out: many heads park the weight they do not need there). Open one:',
   'queryRow.head': '{token} {w} · layer {l}, head {h}',
   'queryRow.headBefore': '{token} (just before) {w} · layer {l}, head {h}',
+  'queryRow.off': ' · ⊘ knocked out',
 
   'grid.explain': 'Every layer and head at once, on one shared colour scale. Query heads that share a KV head are framed together. Click a head to open it.',
   'grid.layer': 'L{l}',
@@ -1049,6 +1050,8 @@ const en = {
   'ablate.knockHead': 'Knock out layer {l}, head {h}',
   'ablate.restoreHead': 'Layer {l}, head {h} is knocked out: click to switch it back on',
   'ablate.knockThis': 'Knock out this head',
+  'attention.headOff': 'This head is knocked out. It still computes the weights drawn here, but its output is set to zero, so nothing it reads reaches the rest of the model.',
+  'attention.headOffLink': 'What the model loses without it →',
   'ablate.restoreThis': 'Knocked out: switch back on',
   'ablate.pickFirst': 'Knock out a head above to compare the prediction before and after.',
   'ablate.pickFirstLayers': 'Knock out a head above to see, layer by layer, how much its absence changes what follows.',
@@ -1340,6 +1343,7 @@ const zh = {
   'queryRow.away': '在所有的头里，“{token}”最看重前面的哪几个词？下面列出权重最高的 {n} 个词，每个词配上给它权重最多的那个头（第一个 token 不算：很多头把用不上的注意力都放在那里）。点开一个看看：',
   'queryRow.head': '{token} {w} · 层 {l} 头 {h}',
   'queryRow.headBefore': '{token}（紧挨在前）{w} · 层 {l} 头 {h}',
+  'queryRow.off': ' · ⊘ 已屏蔽',
 
   'grid.explain': '所有层、所有头一起显示，共用一个色阶。共用同一个 KV 头的 Q 头框在一起。点击一个头打开它。',
   'grid.layer': '层 {l}',
@@ -2146,6 +2150,8 @@ const zh = {
   'ablate.knockHead': '屏蔽层 {l} 头 {h}',
   'ablate.restoreHead': '层 {l} 头 {h} 已屏蔽：点击恢复',
   'ablate.knockThis': '屏蔽这个头',
+  'attention.headOff': '这个头已被屏蔽。它照样算出图中的这些权重，但它的输出被置为 0，所以它读到的东西不会传给模型的后续部分。',
+  'attention.headOffLink': '看看模型少了它会怎样 →',
   'ablate.restoreThis': '已屏蔽：点击恢复',
   'ablate.pickFirst': '在上面屏蔽一个头，就能比较屏蔽前后的预测。',
   'ablate.pickFirstLayers': '在上面屏蔽一个头，就能逐层看到少了它之后，后面的计算变了多少。',

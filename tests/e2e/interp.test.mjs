@@ -269,9 +269,32 @@ test('knock out: the attention map toggles the head it shows', async () => {
   await page.waitForFunction(() => JSON.stringify(window.attnscope.getState().ablate) === '[[1,4]]');
   await settled(page);
   assert.equal(await page.locator('.view-attention .ablate-toggle').getAttribute('aria-pressed'), 'true');
+  // The map says the head is off (its weights are still computed), framed as off, with the way to its effect.
+  const note = page.locator('.view-attention .head-off-note');
+  assert.match(await note.innerText(), /This head is knocked out\. It still computes the weights drawn here, but its output is set to zero/);
+  assert.equal(await page.locator('.view-attention figure.head-off').count(), 1);
+  assert.equal(await note.locator('a').getAttribute('href'), await page.evaluate(() => document.querySelector('#nav a.tab[data-view="ablate"]')?.getAttribute('href') ?? '#view=ablate'));
+  // A followed row's list of heads that look elsewhere marks a knocked-out one.
+  const T = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
+  const listed = async () => page.locator('.query-row-head').evaluateAll((bs) => bs.map((b) => [Number(b.dataset.layer), Number(b.dataset.head), b.textContent]));
+  let heads = [];
+  for (let q = T - 1; q > 1 && !heads.length; q--) {
+    await page.evaluate((row) => window.attnscope.app.set({ query: row }), q);
+    await settled(page);
+    heads = await listed();
+  }
+  assert.ok(heads.length > 0, 'some row has heads that look elsewhere');
+  const [l, h] = heads[0];
+  await page.evaluate(([ll, hh]) => window.attnscope.app.set({ ablate: [[1, 4], [ll, hh]] }), [l, h]);
+  await settled(page);
+  for (const [ll, hh, text] of await listed()) assert.equal(/⊘ knocked out$/.test(text), (ll === l && hh === h) || (ll === 1 && hh === 4), text);
+  await page.evaluate(() => window.attnscope.app.set({ ablate: [[1, 4]], query: null }));
+  await settled(page);
   await page.click('.view-attention .ablate-toggle');
   await page.waitForFunction(() => window.attnscope.getState().ablate.length === 0);
   await settled(page);
+  assert.equal(await note.isVisible(), false);
+  assert.equal(await page.locator('.view-attention figure.head-off').count(), 0);
 });
 
 test('logit lens: every cell is the core’s top token of that layer’s read-out; the last layer is the model’s own logits', async () => {

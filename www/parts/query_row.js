@@ -55,7 +55,8 @@ export function queryRowBox({ pick, clear }) {
   return {
     node,
     // row: the query row or null; probs: this layer's probs; layers: every layer's; at: {layer, head}.
-    update({ row, pieces, probs, layers, at }) {
+    // off(l, h): whether a head is knocked out (its weights still look; its output is dropped).
+    update({ row, pieces, probs, layers, at, off = () => false }) {
       if (row === null) {
         node.replaceChildren(el('p', { className: 'hint' }, t('queryRow.pick')));
         return;
@@ -97,6 +98,7 @@ export function queryRowBox({ pick, clear }) {
                       on: { click: () => pick(a.l, a.h) },
                     },
                     t(a.j === row - 1 ? 'queryRow.headBefore' : 'queryRow.head', { l: a.l, h: a.h, token: tokenText(pieces[a.j]), w: fixed(a.w, 2) }),
+                    off(a.l, a.h) ? el('span', { className: 'query-row-off' }, t('queryRow.off')) : null,
                   ),
                 ),
               ),

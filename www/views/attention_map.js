@@ -12,7 +12,8 @@ import { layerSelect, headSelect, stageSelect, stageName, stageValues, STAGES } 
 import { scaleFor } from '../parts/color_scale.js';
 import { fixed, gap, indexLabel, shapeLabel, tokenText } from '../parts/format.js';
 import { clearestHeads, headRoles, lookFor, roleBadge, roleDetail, roleText } from '../parts/head_roles.js';
-import { ablateToggle } from '../parts/ablation.js';
+import { ablateToggle, isAblated } from '../parts/ablation.js';
+import { pageLink } from '../link.js';
 import { queryOf, queryRowBox, topKeys } from '../parts/query_row.js';
 import { t } from '../strings.js';
 
@@ -45,13 +46,21 @@ export function mount(root, app) {
   const map = heatmap();
   const axes = el('p', { className: 'hint axes-note' });
   const row = queryRowBox({ pick: (layer, head) => app.set({ layer, head }), clear: () => app.set({ query: null }) });
-  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node), knock), el('figure', { className: 'tensor-figure attention-figure' }, caption, explain, axes, role, map.node, row.node));
+  // A knocked-out head still computes its weights: said above its map, which is framed as off.
+  const offText = el('p', { className: 'message' });
+  const offNote = el('div', { className: 'head-off-note', hidden: true }, offText); // .message would show through [hidden]
+  const figure = el('figure', { className: 'tensor-figure attention-figure' }, caption, explain, axes, role, offNote, map.node, row.node);
+  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node), knock), figure);
   let seq = 0;
 
   async function update() {
     const my = ++seq;
     controls.forEach((c) => c.update());
     knock.replaceChildren(ablateToggle(app, state.layer, state.head));
+    const off = isAblated(state, state.layer, state.head);
+    figure.classList.toggle('head-off', off);
+    offNote.hidden = !off;
+    if (off) offText.replaceChildren(t('attention.headOff'), ' ', pageLink(app.navigate, { view: 'ablate' }, t('attention.headOffLink')));
     const name = `layers.${state.layer}.${STAGES[state.stage]}`;
     // A followed query row's box reads every layer's weights (parts/query_row.js); without one, only
     // the stage shown is fetched.
@@ -105,7 +114,7 @@ export function mount(root, app) {
         start: query === null ? null : { r: query, c: 0 },
       },
     });
-    row.update({ row: query, pieces, probs: found.get(`layers.${state.layer}.attn.probs`), layers: probsNames.map((n) => found.get(n)), at: { layer: state.layer, head: h } });
+    row.update({ row: query, pieces, probs: found.get(`layers.${state.layer}.attn.probs`), layers: probsNames.map((n) => found.get(n)), at: { layer: state.layer, head: h }, off: (l, hh) => isAblated(state, l, hh) });
   }
 
   return {
