@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { cleanScreenshot, launch, openPage, readCell, settled, softmax, startServer } from './helpers.mjs';
+import { cleanScreenshot, launch, openPage, readCell, settled, softmax, startServer, until } from './helpers.mjs';
 
 let server;
 let browser;
@@ -233,6 +233,13 @@ test('knock out: the before / after view shows the two predictions, their change
   const board = await page.$$eval('.view-ablate .ablate-board-cell', (cells) => cells.map((c) => c.querySelector('.role-badge')?.className.match(/role-(?!badge)(\w+)/)?.[1] ?? null));
   const roles = await page.evaluate(async () => (await window.attnscope.app.call('headRoles', { args: window.attnscope.app.args() })).flatMap((l) => l.heads.map((h) => h.role)));
   assert.deepEqual(board, roles.map((r) => r ?? null));
+  // At 1280 px the eight heads' boxes fit the card: the last column is not cut at its edge.
+  await page.setViewportSize({ width: 1280, height: 1000 });
+  await until(page, () => {
+    const b = document.querySelector('.view-ablate .ablate-board');
+    return b.scrollWidth <= b.clientWidth;
+  });
+  await page.setViewportSize({ width: 1400, height: 1000 });
   // A second head from the board, by its role's words (the head's box is one target, its ⊘ and
   // its role framed together), then "Clear all": the whole model again.
   await page.click('.view-ablate .ablate-board-cell[data-layer="0"][data-head="1"] .role-badge');
@@ -409,6 +416,11 @@ test('head attribution: the heatmap is the core’s head_logit at the position, 
   });
   await settled(other);
   await cleanScreenshot(other, 'interp-lens-zh');
+  // Each column's position stands over its token, so neighbouring headers do not run together, and
+  // the table scrolled to the prediction shades the layer names' edge.
+  const heads = await other.$$eval('.view-lens thead th.lens-input', (ths) => ths.map((th) => [th.querySelector('.lens-index').getBoundingClientRect().bottom, th.querySelector('.lens-input-token').getBoundingClientRect().top]));
+  assert.ok(heads.length > 0 && heads.every(([bottom, top]) => bottom <= top + 0.5), JSON.stringify(heads));
+  assert.equal(await other.evaluate(() => document.querySelector('.view-lens .table-scroll').classList.contains('scrolled')), await other.evaluate(() => document.querySelector('.view-lens .table-scroll').scrollLeft > 1));
   // The table opens scrolled to the prediction with no sliver of a column left beside the layer names.
   const sliver = () =>
     other.evaluate(() => {

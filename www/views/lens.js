@@ -28,7 +28,11 @@ export function mount(root, app) {
     el('section', { className: 'card' }, detail),
   );
   let seq = 0;
-  const showScrolled = () => (scrolled.hidden = table.scrollLeft <= 1);
+  // Scrolled: the note says so, and the sticky layer names cast a shadow over the columns under them.
+  const showScrolled = () => {
+    scrolled.hidden = table.scrollLeft <= 1;
+    table.classList.toggle('scrolled', !scrolled.hidden);
+  };
   table.addEventListener('scroll', showScrolled, { passive: true });
 
   async function update() {
@@ -71,7 +75,7 @@ export function mount(root, app) {
       el(
         'table',
         { className: 'data-table lens-table' },
-        el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, t('lens.corner')), positions.map((i) => el('th', { scope: 'col', className: 'lens-input' }, el('span', { className: 'lens-index' }, String(i)), ' ', tokenText(pieces[i]))))),
+        el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, t('lens.corner')), positions.map((i) => el('th', { scope: 'col', className: 'lens-input' }, el('span', { className: 'lens-index' }, String(i)), el('span', { className: 'lens-input-token' }, tokenText(pieces[i])))))),
         el('tbody', {}, range(L).map((l) => el('tr', {}, el('th', { scope: 'row' }, t('grid.layer', { l })), positions.map((_, k) => cell(l, k))))),
       ),
     );
