@@ -306,5 +306,15 @@ test('at 320 px, in Chinese, no view is wider than the screen', async () => {
     if (width > 320) wide.push(`${view} ${width}`);
   }
   assert.deepEqual(wide, []);
+  // At 390 px a lesson's 5 × 5 matrices are read whole in their card, not cut mid-column, and code
+  // keeps each line with its comment (it scrolls rather than wraps "# causal" onto a line of its own).
+  await phone.setViewportSize({ width: 390, height: 800 });
+  for (const lesson of ['padding', 'causal']) {
+    await phone.evaluate((id) => window.attnscope.setState({ view: 'lessons', lesson: id }), lesson);
+    await pageSettled(phone);
+    const cut = await phone.$$eval('.lesson table.matrix', (tables) => tables.filter((tb) => tb.getBoundingClientRect().right > tb.closest('.card').getBoundingClientRect().right - 1).length);
+    assert.equal(cut, 0, `${lesson}: every matrix inside its card`);
+    assert.equal(await phone.$eval('.lesson pre.formula.code', (pre) => getComputedStyle(pre).whiteSpace), 'pre');
+  }
   await context.close();
 });

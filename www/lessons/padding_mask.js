@@ -58,7 +58,7 @@ export function mount(root, app) {
       el('p', { className: 'hint' }, t('lesson.padding.inputsNote')),
       inputs,
     ),
-    el('section', { className: 'card' }, el('h3', {}, t('lesson.padding.results')), el('pre', { className: 'formula' }, 'scores += triu(full(T, T, -inf), 1)        # causal\nscores += (1.0 - attention_mask) * -1e9   # padding'), results),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.padding.results')), el('pre', { className: 'formula code' }, 'scores += triu(full(T, T, -inf), 1)        # causal\nscores += (1.0 - attention_mask) * -1e9   # padding'), results),
     el(
       'section',
       { className: 'card' },
