@@ -28,7 +28,8 @@ const en = {
   'backend.gpu': 'WebGPU',
   'backend.check': 'Check GPU against CPU',
   'backend.checking': 'Running on the GPU and on the CPU…',
-  'backend.checked': 'GPU vs CPU: worst relative error {error}',
+  'backend.checked': 'GPU = CPU ✓ worst relative error {error}',
+  'backend.checkedOff': 'GPU ≠ CPU ✗ relative error {error}, over {bound}',
   'backend.checkFailed': 'GPU check failed: {error}',
   'backend.fallback': 'WebGPU failed, running on the CPU: {error}',
 
@@ -152,7 +153,7 @@ const en = {
   'step.prediction.title': 'Prediction: the next token',
   'step.prediction.formula': 'p = softmax(logits[i, :])   over all {vocab} tokens of the vocabulary',
   'step.prediction.explain': 'The logits of one position go through softmax over the whole vocabulary: every token gets a probability, and together they add up to 1. The most likely token is the model’s guess for what comes after that position. Pick any position to see what the model expects there.',
-  'backend.checkedDetail': 'GPU ({adapter}, {gpu} ms) against CPU ({cpu} ms): worst tensor {name}, relative error {error}',
+  'backend.checkedDetail': 'GPU ({adapter}, {gpu} ms) against CPU ({cpu} ms): worst tensor {name}, relative error {error}; the GPU path is held to {bound} (max |GPU − CPU| / max |CPU| per tensor).',
 
   'step.embed.title': 'Token embedding',
   'step.embed.formula': 'x = embed_tokens[ids]',
@@ -1131,7 +1132,8 @@ const zh = {
   'backend.gpu': 'WebGPU',
   'backend.check': '对比 GPU 与 CPU',
   'backend.checking': '正在 GPU 和 CPU 上运行…',
-  'backend.checked': 'GPU 对比 CPU：最大相对误差 {error}',
+  'backend.checked': 'GPU 与 CPU 一致 ✓ 最大相对误差 {error}',
+  'backend.checkedOff': 'GPU 与 CPU 不一致 ✗ 相对误差 {error}，超过 {bound}',
   'backend.checkFailed': 'GPU 检查失败：{error}',
   'backend.fallback': 'WebGPU 出错，改在 CPU 上运行：{error}',
 
@@ -1255,7 +1257,7 @@ const zh = {
   'step.prediction.title': '预测：下一个 token',
   'step.prediction.formula': 'p = softmax(logits[i, :])   在词表的全部 {vocab} 个 token 上',
   'step.prediction.explain': '某个位置的 logits 在整个词表上做 softmax：每个 token 都得到一个概率，全部加起来等于 1。概率最大的 token 就是模型猜的下一个 token。选任意一个位置，看看模型预测它后面是什么。',
-  'backend.checkedDetail': 'GPU（{adapter}，{gpu} ms）对比 CPU（{cpu} ms）：最差的张量 {name}，相对误差 {error}',
+  'backend.checkedDetail': 'GPU（{adapter}，{gpu} ms）对比 CPU（{cpu} ms）：最差的张量 {name}，相对误差 {error}；GPU 路径的上限是 {bound}（每个张量的 max |GPU − CPU| / max |CPU|）。',
 
   'step.embed.title': 'token 嵌入',
   'stepper.symbols': '这里 {list}。',

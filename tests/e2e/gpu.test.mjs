@@ -30,6 +30,9 @@ test('WebGPU runs the model, the status says so, and it matches the CPU within 1
   assert.equal(await note(page).getAttribute('data-kind'), 'check', text);
   const worst = Number(await note(page).getAttribute('data-worst'));
   assert.ok(worst <= 1e-3, `worst relative error ${worst}: ${text}`);
+  // A verdict, not a bare number: the bound is in its tooltip.
+  assert.match(text, /^GPU = CPU ✓ worst relative error \d\.\d\de-\d+$/);
+  assert.match(await note(page).getAttribute('title'), /the GPU path is held to 1e-3/);
   // The note takes its room from the tagline: the language and theme buttons stay on the line.
   const top = async (selector) => Math.round((await page.locator(selector).boundingBox()).y);
   assert.equal(await top('#lang-switch'), await top('#gpu-check'), 'the top bar keeps one line with the note');
