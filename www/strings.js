@@ -975,7 +975,7 @@ const en = {
   'overview.ffn': 'SwiGLU FFN',
   'overview.ffnSub': '{h} → {i} → {h}, gated by SiLU',
   'overview.layerN': 'Layer {l}',
-  'overview.layerTimes': '× {n}',
+  'overview.layerTimes': '(one of {n} layers)',
   'overview.layersNote': '{n} layers of the same shape, each with its own weights; pick the one drawn here:',
   'overview.layersNoteOne': 'This model has a single layer:',
   'overview.pickLayer': 'Which layer is drawn',

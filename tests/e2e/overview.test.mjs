@@ -68,7 +68,7 @@ test('the diagram shows the built-in model’s own sizes, its trace’s shapes a
   });
   assert.deepEqual([config.num_hidden_layers, config.num_attention_heads, config.num_key_value_heads], [4, 8, 4]);
   assert.equal(await page.locator('.ov-layer-button').count(), 4, 'one button per layer');
-  assert.equal(await page.locator('.ov-times').innerText(), '× 4');
+  assert.equal(await page.locator('.ov-times').innerText(), '(one of 4 layers)', 'one of n layers, not a multiplication "Layer 2 × 4"');
   assert.equal(await page.locator('[data-block="qk_norm"]').count(), 1, 'the built-in model has Q/K norm');
   assert.match(await page.locator('.ov-attn .ov-card-head').innerText(), /8 query heads share 4 KV heads, 2 to each \(GQA\); head_dim 32/);
 
@@ -397,7 +397,7 @@ test('screenshots: the built-in and a MiniMind-3-size model, en and zh, light an
           assert.ok(width <= viewport.width + 1, `${model} ${lang} ${theme} ${size}: no sideways scrolling (${width})`);
           if (lang === 'zh') assert.doesNotMatch(await page.locator('.ov-head, .ov-route').allInnerTexts().then((x) => x.join(' ')), /\b(layers|heads|Start here|Prediction)\b/);
           // One of n layers, not a multiplication "层 3 × 4".
-          if (lang === 'zh') assert.match(await page.locator('.ov-times').innerText(), /^（\d+ 层之一）$/);
+          assert.match(await page.locator('.ov-times').innerText(), lang === 'zh' ? /^（\d+ 层之一）$/ : /^\(one of \d+ layers\)$/);
           await cleanScreenshot(page, `overview-${model}-${lang}-${theme}-${size}`);
         }
       }
