@@ -63,3 +63,21 @@ test('a power of ten is written as one (rope_theta 1000000 → 10⁶); other num
   assert.equal(powerOfTen(500000), '500,000');
   assert.equal(powerOfTen(10), '10');
 });
+
+test('the marks note names only the marks the pieces carry, in the page’s language', async () => {
+  const { marksNote } = await import('../../www/parts/format.js');
+  const { setLanguage } = await import('../../www/strings.js');
+  assert.equal(marksNote(['中国', '的']), '');
+  assert.equal(marksNote(['中国', '\n']), '↵ marks a line break.');
+  assert.equal(marksNote([' love', 'you', '\t']), '␣ marks a space before a word; ⇥ marks a tab.');
+  setLanguage('zh');
+  assert.equal(marksNote(['快', '。', '\n']), '↵ 表示换行。');
+  setLanguage('en');
+});
+
+test('a part of a character is its bytes on an axis, and the marks note says what that is', async () => {
+  const { axisLabel, marksNote } = await import('../../www/parts/format.js');
+  assert.equal(axisLabel('<E8 97>', 6), '‹E8 97…›');
+  assert.equal(axisLabel('<97>', 6), '‹…97›');
+  assert.equal(marksNote(['a', '<E8 97>']), '‹E8 97…› is part of a character, some of its UTF-8 bytes (hover for the token).');
+});

@@ -106,6 +106,11 @@ export function visible(text) {
 // of a character, its bytes kept, never as a bare <E6 A3>. A first byte 80–BF continues a character
 // begun in an earlier token. Other pieces: null.
 const BYTE_PIECE = /^<([0-9A-F]{2}(?: [0-9A-F]{2})*)>$/;
+function partShort(bytes) {
+  const continues = parseInt(bytes, 16) >= 0x80 && parseInt(bytes, 16) < 0xc0;
+  return continues ? `‹…${bytes}›` : `‹${bytes}…›`;
+}
+
 export function partOfCharacter(piece) {
   const found = BYTE_PIECE.exec(piece);
   if (!found) return null;
@@ -118,7 +123,10 @@ export function partOfCharacter(piece) {
 // whole on an axis: cut to "<|im_st…" they would read as broken text.
 const SPECIAL_PIECE = /^<\|[^|\s]+\|>$/;
 
+// A part of a character is cut to its bytes on an axis, ‹E8 97…›: "半个字（E…" said nothing.
 export function axisLabel(piece, max = 10) {
+  const part = BYTE_PIECE.exec(piece);
+  if (part) return partShort(part[1]);
   const text = tokenText(piece);
   return text.length > max && !SPECIAL_PIECE.test(piece) ? `${text.slice(0, max - 1)}…` : text;
 }
@@ -161,4 +169,12 @@ export function powerOfTen(n) {
   const exponent = Math.round(Math.log10(n));
   if (n >= 100 && 10 ** exponent === n) return `10${[...String(exponent)].map((d) => '⁰¹²³⁴⁵⁶⁷⁸⁹'[d]).join('')}`;
   return grouped(n);
+}
+
+/** What the marks on these pieces stand for, only those that occur: "␣ marks a space before a word; ↵ marks a line break." ('' for none). */
+export function marksNote(pieces) {
+  const has = (test) => pieces.some((p) => test.test(p));
+  const part = pieces.map((p) => BYTE_PIECE.exec(p)).find(Boolean);
+  const marks = [has(/^[ Ġ]/) && 'space', has(/\n|Ċ/) && 'newline', has(/\t|ĉ/) && 'tab', part && 'part'].filter(Boolean);
+  return marks.length ? `${marks.map((m) => t(`marks.${m}`, { example: part ? partShort(part[1]) : '' })).join(t('marks.join'))}${t('marks.end')}` : '';
 }

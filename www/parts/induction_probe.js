@@ -7,7 +7,7 @@
 // recomputed from the model, the length and the seed below.
 
 import { el } from './dom.js';
-import { fixed, spaced } from './format.js';
+import { fixed, marksNote, spaced } from './format.js';
 import { headCells, headTip, heatmap } from './heatmap.js';
 import { scaleFor } from './color_scale.js';
 import { layerSelect, headSelect } from './controls.js';
@@ -171,9 +171,9 @@ export function probeSection(app) {
     const data = found.data.subarray(scored.head * T * S, (scored.head + 1) * T * S);
     caption.textContent = t('probe.mapTitle', { l, h: scored.head, induction: fixed(scored.induction, 3), duplicate: fixed(scored.duplicate, 3) });
     // The probe's random tokens are often pieces with a space before them: the mark is said.
-    const marked = probe.pieces.some((p) => /^[ Ġ]|[\n\t]/.test(p));
+    const marks = marksNote(probe.pieces);
     const said = t('probe.look', { back: probe.length - 1, dup: probe.length });
-    look.textContent = marked ? `${spaced(said)}${t('decode.marks')}` : said;
+    look.textContent = marks ? `${spaced(said)}${marks}` : said;
     // Twice as many columns as one copy: the keys are counted by index (their tokens are in the
     // tooltip and on the rows), the second copy's start is ruled, and the two stripes to look for
     // run between dashed guides: the induction stripe (back length − 1) and the duplicate one (back length).

@@ -11,7 +11,7 @@ import { candidateBars, candidateNotes } from '../parts/prediction.js';
 import { value } from '../parts/value.js';
 import { layerSelect, headSelect, range } from '../parts/controls.js';
 import { sequential } from '../parts/color_scale.js';
-import { axisLabel, bytes, tokenText } from '../parts/format.js';
+import { axisLabel, bytes, marksNote, tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 
 const MAX_STEPS = 32;
@@ -159,7 +159,7 @@ export function mount(root, app) {
       el('p', { className: 'hint' }, t('decode.sequenceNote', { p: P, n: allIds.length - P })),
       // The marks a token's piece is drawn with, said once where they appear.
       // (replaceChildren is the DOM's own: a null would print "null", so absent parts are left out.)
-      ...(pieces.some((p) => /^[ Ġ]|[\n\t]/.test(p)) ? [el('p', { className: 'hint', dataset: { note: 'marks' } }, t('decode.marks'))] : []),
+      ...(marksNote(pieces) ? [el('p', { className: 'hint', dataset: { note: 'marks' } }, marksNote(pieces))] : []),
     );
     candidates.replaceChildren(
       el('p', { className: 'hint' }, t('decode.candidatesNote', { token: tokenText(last.piece), v: app.model.vocab_size })),
