@@ -1103,6 +1103,7 @@ const en = {
   'attribution.clickHint': 'Click a head in the map to see its attention map; ⊘ knocks the head out, to see what the prediction loses without it.',
   // The input's BOS token (panels/bos_option.js, panels/token_chips.js, views/overview.js).
   'input.bos': 'Start with <|im_start|> (BOS)',
+  'input.bosNone': 'This model’s config.json names no BOS token (bos_token_id), so its text runs without one: one token fewer than with the built-in model.',
   'input.longText': 'The text is {n} characters. It all runs, but a link (and so a reload or a shared copy) keeps only the first {most}.',
   'input.bosHint': 'MiniMind puts this token before every text it trains on; heads with nothing better to look at often rest on it (the “attention sink”).',
   'input.chipSpecial': 'token {i} (counting from 0): id {id}, {piece}, a special token that holds no character of the text; click to mark as padding',
@@ -2209,6 +2210,7 @@ const zh = {
   'attribution.clickHint': '点击图中的一个头，查看它的注意力图；点 ⊘ 屏蔽这个头，看看没有它预测会少了什么。',
   // 输入开头的 BOS token（panels/bos_option.js、panels/token_chips.js、views/overview.js）。
   'input.bos': '以 <|im_start|>（BOS）开头',
+  'input.bosNone': '这个模型的 config.json 没有指定 BOS token（bos_token_id），所以文本前面不加它：比内置模型少一个 token。',
   'input.longText': '这段文本有 {n} 个字符。它会完整运行，但链接（因此重新加载或分享出去的页面）只保留前 {most} 个字符。',
   'input.bosHint': 'MiniMind 训练时在每段文本前都放上这个 token；没有更值得看的内容时，很多头的注意力就落在它上面（注意力汇聚点）。',
   'input.chipSpecial': '位置 {i}（从 0 开始数）的 token：id {id}，{piece}，特殊 token，不对应文本中的任何字符；点击标为 padding',

@@ -59,7 +59,9 @@ async function read(page) {
       special: app.state.tokens.special,
       textIds: (await window.attnscope.call('tokenize', { text: app.state.text })).ids,
       chips: [...document.querySelectorAll('.sidebar .chips .chip')].map((c) => ({ text: c.querySelector('.chip-piece').textContent, special: c.classList.contains('special') })),
-      offered: Boolean(option) && !option.hidden,
+      offered: Boolean(option) && !option.hidden && !document.querySelector('#bos').disabled,
+      shown: Boolean(option) && !option.hidden,
+      hint: document.querySelector('#bos-hint')?.textContent ?? '',
       checked: document.querySelector('#bos')?.checked ?? null,
       configBos: app.model.bos_token_id ?? null,
       state: window.attnscope.getState(),
@@ -161,6 +163,10 @@ test('a model whose config names no bos_token_id offers no option and reads no B
   const r = await read(page);
   assert.equal(r.configBos, null);
   assert.equal(r.offered, false);
+  // The switch stays in sight, off and greyed, and says why this text starts without BOS.
+  assert.equal(r.shown, true);
+  assert.equal(r.checked, false);
+  assert.match(r.hint, /config\.json names no BOS token \(bos_token_id\), so its text runs without one/);
   assert.deepEqual(r.ids, r.textIds);
   assert.ok(r.chips.every((c) => !c.special));
   const refused = await page.evaluate(() => window.attnscope.call('tokenize', { text: 'a', bos: true }).then(() => null, (e) => e.message));

@@ -1,6 +1,7 @@
 // The switch under the text box that starts the input with the model's BOS token (<|im_start|>),
 // as MiniMind's pretraining starts every text it trains on, with one line saying why it matters.
-// Offered only for a model whose config.json names a bos_token_id; on by default (state.js, `bos`).
+// Offered for a model whose config.json names a bos_token_id, on by default (state.js, `bos`); for
+// any other model it stays in sight, greyed, saying why there is no BOS.
 
 import { el } from '../parts/dom.js';
 import { t } from '../strings.js';
@@ -13,19 +14,27 @@ export function bosOption(onChange) {
   box.setAttribute('aria-describedby', 'bos-hint');
   const node = el('div', { className: 'bos-option', hidden: true }, el('div', { className: 'bos-row' }, box, label), hint);
 
+  let offered = true;
   function relabel() {
     label.textContent = t('input.bos');
-    label.title = t('input.bosHint');
-    hint.textContent = t('input.bosHint');
+    const why = t(offered ? 'input.bosHint' : 'input.bosNone');
+    label.title = why;
+    hint.textContent = why;
   }
   relabel();
 
   return {
     node,
-    // offered: the model's config has a bos_token_id; on: the state's choice.
-    show({ offered, on }) {
-      node.hidden = !offered;
-      box.checked = on;
+    // offered: the model's config has a bos_token_id; on: the state's choice. A model without one
+    // keeps the switch in sight, off and greyed, saying why its text starts without BOS (a token
+    // count one less than the built-in model's is then not a mystery).
+    show({ offered: has, on }) {
+      offered = has;
+      node.hidden = false;
+      box.disabled = !has;
+      box.checked = has && on;
+      node.classList.toggle('unavailable', !has);
+      relabel();
     },
     relabel,
   };
