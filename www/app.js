@@ -414,6 +414,7 @@ function stopped() {
 // Shows the active view, or the loading / empty / error state in its place.
 function refresh() {
   publish();
+  samples.model(state.model.kind === 'builtin');
   tabs.render(state.view);
   ablated.update();
   renderStatus();

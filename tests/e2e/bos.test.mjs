@@ -167,6 +167,9 @@ test('a model whose config names no bos_token_id offers no option and reads no B
   assert.equal(r.shown, true);
   assert.equal(r.checked, false);
   assert.match(r.hint, /config\.json names no BOS token \(bos_token_id\), so its text runs without one/);
+  // The sample sentences' tags name the built-in model's heads: said so while another model runs.
+  await page.waitForSelector('.samples:not([hidden])');
+  assert.match(await page.locator('.samples-hint').innerText(), /These samples are for the built-in model: their tags name its heads/);
   assert.deepEqual(r.ids, r.textIds);
   assert.ok(r.chips.every((c) => !c.special));
   const refused = await page.evaluate(() => window.attnscope.call('tokenize', { text: 'a', bos: true }).then(() => null, (e) => e.message));

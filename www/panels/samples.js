@@ -48,6 +48,7 @@ function button(sample, lang, onPick) {
 export function sampleButtons(onPick) {
   const node = el('div', { className: 'samples', hidden: true });
   let samples = null;
+  let builtin = true; // whether the page runs the built-in model, whose heads the tags name
 
   function update() {
     node.hidden = !samples;
@@ -62,8 +63,9 @@ export function sampleButtons(onPick) {
           el('div', { className: 'samples-list' }, samples[lang].map((sample) => button(sample, lang, onPick))),
         ),
       ),
-      el('p', { className: 'hint samples-hint' }, t('samples.hint')),
+      el('p', { className: 'hint samples-hint' }, t(builtin ? 'samples.hint' : 'samples.hintOther')),
     );
+    node.classList.toggle('other-model', !builtin);
   }
 
   return {
@@ -74,5 +76,12 @@ export function sampleButtons(onPick) {
       update();
     },
     relabel: update,
+    // With another model loaded the tags name the built-in model's heads: said so, and that a click
+    // goes back to it.
+    model(isBuiltin) {
+      if (isBuiltin === builtin) return;
+      builtin = isBuiltin;
+      update();
+    },
   };
 }
