@@ -387,6 +387,10 @@ test('FFN: gate, silu(gate), up, act and down; the strongest neurons with their 
   // Each map says in words what it holds, and that each has its own colour range.
   assert.deepEqual((await page.locator('.view-ffn .tensor-figure .figure-note').allInnerTexts()).map((s) => s.split(':')[0].split(' = ')[0]), ['gate', 'silu(gate)', 'up', 'act', 'out']);
   assert.match(await page.locator('.view-ffn .card').last().innerText(), /Each map has its own colour range/);
+  // The neuron table's signs are the maps' colours: positive red, negative blue (RdBu).
+  const hue = (sign) => page.$eval(`.view-ffn .neuron.${sign} .num`, (n) => getComputedStyle(n).color.match(/\d+/g).map(Number));
+  const [pos, neg] = [await hue('pos'), await hue('neg')];
+  assert.ok(pos[0] > pos[2] && neg[2] > neg[0], `positive ${pos} is red, negative ${neg} is blue`);
   const T = await tokenCount();
   const [gate, up, act] = await Promise.all(['gate', 'up', 'act'].map((n) => tensor(`layers.${l}.ffn.${n}`)));
   const I = act.length / T;
