@@ -4,7 +4,7 @@
 // dark mode, a phone-sized screen, and no console errors. Screenshots: artifacts/screenshots/deep-*.png.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { cleanScreenshot, go, launch, openPage, randomModel, readCell, settled, startServer } from './helpers.mjs';
+import { cleanScreenshot, go, launch, openPage, randomModel, readCell, settled, startServer, until } from './helpers.mjs';
 
 const D = 16; // head_dim of the default model: hidden 64 over 4 heads
 const NH = 4;
@@ -630,6 +630,15 @@ test('on a phone-sized screen the view comes before the input panels', async () 
   await page.screenshot({ path: 'artifacts/screenshots/deep-phone-qk-screen.png' });
   await go(page, 'decode');
   await shot('deep-phone-decode');
+  // The masks view asks for a click on a token chip, a long way down on a phone: its button goes there.
+  await go(page, 'masks');
+  if (await page.evaluate(() => window.attnscope.app.state.mask.every((m) => m === 1))) {
+    await page.locator('.view-masks .to-chips').click();
+    await until(page, () => {
+      const chip = document.querySelector('.sidebar .chips .chip').getBoundingClientRect();
+      return chip.top >= 0 && chip.bottom <= innerHeight && document.activeElement?.classList.contains('chip');
+    });
+  } else assert.fail('the masks view opens with nothing padded');
   await page.setViewportSize({ width: 1400, height: 1000 });
 });
 

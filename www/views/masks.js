@@ -75,6 +75,14 @@ export function mount(root, app) {
       return el('figure', { className: 'panel-cell', dataset: { panel: title } }, el('figcaption', { className: 'panel-title' }, title), note && el('p', { className: 'hint' }, note), map.node);
     };
 
+    // The token chips live under the text box, on a phone a long way below: a button takes the
+    // reader there, to the first chip.
+    const toChips = () =>
+      el('button', { type: 'button', className: 'action secondary to-chips', on: { click: () => {
+        const chip = document.querySelector('.sidebar .chips .chip');
+        chip?.scrollIntoView({ block: 'center' });
+        chip?.focus({ preventScroll: true });
+      } } }, t('masks.toChips'));
     maps.forEach((m) => m.destroy());
     maps = [];
     explain.textContent = t('masks.explain', { l, h });
@@ -82,7 +90,7 @@ export function mount(root, app) {
     maskRow.replaceChildren(
       panel(t('masks.causal'), t('masks.causalNote'), added(causalOnly), null, null),
       // With nothing padded this panel is blank: said so, with how to pad a token.
-      panel(t('masks.padding'), t(state.mask.every((m) => m === 1) ? 'masks.paddingNone' : 'masks.paddingNote'), added(paddingOnly), null, null),
+      panel(t('masks.padding'), state.mask.every((m) => m === 1) ? [t('masks.paddingNone'), ' ', toChips()] : t('masks.paddingNote'), added(paddingOnly), null, null),
       panel(t('masks.combined'), t('masks.combinedNote'), combined, null, null),
     );
     maskLegend.replaceChildren(legend(null, { visible: true, neginf: true, padding: marksOf(combined).padding }));
