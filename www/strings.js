@@ -126,6 +126,7 @@ const en = {
 
   'stepper.layerOf': 'layer {l} of {n} (0–{last})',
   'stepper.repeat': '↻ the same in all {n} layers: steps {from}–{to}',
+  'stepper.repeatNext': '↻ next: layer {next}, step {at} (the same steps in all {n} layers: {from}–{to})',
   'stepper.stepOf': 'step {i} / {n}',
   'stepper.predicts': 'After “{before}” the model predicts “{token}” ({p}).',
   'step.prediction.rail': 'prediction',
@@ -1238,6 +1239,7 @@ const zh = {
 
   'stepper.layerOf': '层 {l}（共 {n} 层，0–{last}）',
   'stepper.repeat': '↻ {n} 层都走这些步：第 {from}–{to} 步',
+  'stepper.repeatNext': '↻ 下一步：层 {next} 的第 {at} 步（{n} 层都走这些步：第 {from}–{to} 步）',
   'stepper.stepOf': '第 {i} / {n} 步',
   'stepper.predicts': '在“{before}”之后，模型预测下一个 token 是“{token}”（概率 {p}）。',
   'step.prediction.rail': '预测',

@@ -265,6 +265,23 @@ test('outside the layers the rail numbers the layer the arrows lead into, whatev
   await settled(page);
 });
 
+test('at a layer’s last step the loop says where → goes next: the next layer’s first step, not the output', async () => {
+  const L = await layerCount();
+  assert.ok(L >= 2);
+  await page.evaluate(() => window.attnscope.setState({ view: 'stepper', step: 'layer_out', layer: 0 }));
+  await settled(page);
+  const loop = page.locator('.rail-repeat');
+  assert.equal(await loop.innerText(), `↻ next: layer 1, step ${GLOBAL_BEFORE + PER_LAYER + 1} (the same steps in all ${L} layers: ${GLOBAL_BEFORE + 1}–${GLOBAL_BEFORE + L * PER_LAYER})`);
+  await press('ArrowRight');
+  assert.deepEqual([(await state()).step, (await state()).layer], ['input_norm', 1]);
+  // In the last layer the loop only says that the layers repeat: → goes on to the output.
+  await page.evaluate((layer) => window.attnscope.setState({ step: 'layer_out', layer }), L - 1);
+  await settled(page);
+  assert.match(await loop.innerText(), /^↻ the same in all \d+ layers/);
+  await page.evaluate(() => window.attnscope.setState({ step: 'embed', layer: 0 }));
+  await settled(page);
+});
+
 test('with 8 layers the rail keeps one row of 21 steps, and links and arrows reach the last layer', async () => {
   await page.evaluate(() => window.attnscope.setState({ view: 'stepper', config: { num_hidden_layers: 8 }, step: 'probs', layer: 7 }));
   await settled(page);

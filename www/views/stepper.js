@@ -192,7 +192,10 @@ export function mount(root, app) {
     });
     for (const [name, label] of sectionLabels) label.textContent = sectionText(name, l);
     repeat.hidden = layers() < 2;
-    repeat.textContent = t('stepper.repeat', { n: layers(), from: BEFORE + 1, to: BEFORE + layers() * LAYER_STEPS.length });
+    // Before the last layer the loop says where → goes next (layer l + 1's first step), not only
+    // that the layers repeat: "out" followed by OUTPUT read as if the output came next.
+    const numbers = { n: layers(), from: BEFORE + 1, to: BEFORE + layers() * LAYER_STEPS.length, next: l + 1, at: BEFORE + (l + 1) * LAYER_STEPS.length + 1 };
+    repeat.textContent = t(l < layers() - 1 ? 'stepper.repeatNext' : 'stepper.repeat', numbers);
     const key = `${active}|${l}|${layers()}`;
     if (key === shown) return;
     shown = key;
