@@ -242,7 +242,7 @@ function shownText(next) {
 function explain(problems) {
   const asked = {};
   for (const p of problems) if (p.asked !== undefined) asked[p.field] ??= p.asked;
-  const rest = problems.filter((p) => !(p.reason === 'clamped' && (p.field === 'layer' || p.field === 'head')));
+  const rest = problems.filter((p) => p.asked === undefined && !(p.reason === 'clamped' && asked[p.field] !== undefined));
   const message = explainLink(rest);
   // In the page's language when shown, and again after a change of language (relabelBanner).
   if (message) showBanner(() => explainLink(rest).title, () => explainLink(rest).details);
@@ -815,23 +815,14 @@ if (embed) {
 
 // An embed is a figure: its model panel (when the author left it in) is folded to its heading, which
 // opens it, so that the view and the text box keep the iframe's height (share.css).
+// The heading stays a heading (the panel's label); a disclosure button inside it holds its words.
 function foldModelPanel() {
   const panel = document.querySelector('[data-hideable="config"]');
   const heading = panel?.querySelector('.panel-heading');
   if (!heading) return;
-  const toggle = () => {
-    const open = panel.classList.toggle('open');
-    heading.setAttribute('aria-expanded', String(open));
-  };
-  Object.assign(heading, { tabIndex: 0 });
-  heading.setAttribute('role', 'button');
-  heading.setAttribute('aria-expanded', 'false');
-  heading.addEventListener('click', toggle);
-  heading.addEventListener('keydown', (event) => {
-    if (event.key !== 'Enter' && event.key !== ' ') return;
-    event.preventDefault();
-    toggle();
-  });
+  const button = el('button', { type: 'button', className: 'panel-fold', attrs: { 'aria-expanded': 'false' } }, ...heading.childNodes);
+  button.addEventListener('click', () => button.setAttribute('aria-expanded', String(panel.classList.toggle('open'))));
+  heading.replaceChildren(button);
 }
 fillStaticText();
 wireInput();

@@ -388,8 +388,7 @@ const ASKED = ['layer', 'head'];
 export function validate(raw, base = DEFAULTS, known = {}, format = VERSION) {
   const fields = FIELDS_OF[format];
   const problems = [];
-  // A layer or head cut into range keeps the number asked for: the page says it with the model's sizes.
-  const note = (field, reason) => problems.push({ field, reason, ...(reason === 'clamped' && ASKED.includes(field) && Number.isFinite(raw[field]) ? { asked: raw[field] } : {}) });
+  const note = (field, reason) => problems.push({ field, reason });
   if (!isObject(raw)) {
     note(null, 'damaged');
     raw = {};
@@ -416,6 +415,11 @@ export function validate(raw, base = DEFAULTS, known = {}, format = VERSION) {
       if (JSON.stringify(fit[key]) !== JSON.stringify(state[key])) note(key, 'clamped');
       state[key] = fit[key];
     }
+  }
+  // A layer or head cut into range (not merely rounded: 1.4 is layer 1) keeps the number asked for:
+  // the page says it with the model's sizes.
+  for (const p of problems) {
+    if (p.reason === 'clamped' && ASKED.includes(p.field) && Number.isFinite(raw[p.field]) && Math.round(raw[p.field]) !== state[p.field]) p.asked = raw[p.field];
   }
   return { state, problems };
 }

@@ -319,7 +319,7 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
   const NORM_1 = 'model.layers.1.post_attention_layernorm.weight';
   const broken = [
     { name: 'truncated', files: filesOf(LLAMA, { model: LLAMA.model.subarray(0, LLAMA.model.length - 1000) }), says: /cut short/ },
-    { name: 'bad-header', files: filesOf(LLAMA, { model: Buffer.concat([Buffer.from([40, 0, 0, 0, 0, 0, 0, 0]), Buffer.from('{"this is": not a safetensors header}!!!'), LLAMA.model.subarray(48)]) }), says: /not a readable safetensors file: its header is not valid JSON \(it goes wrong near byte 14 of the header\)/ },
+    { name: 'bad-header', files: filesOf(LLAMA, { model: Buffer.concat([Buffer.from([40, 0, 0, 0, 0, 0, 0, 0]), Buffer.from('{"this is": not a safetensors header}!!!'), LLAMA.model.subarray(48)]) }), says: /not a readable safetensors file: its header is not valid JSON \(it goes wrong at line 1, column 14 of the header\)/ },
     { name: 'missing-tensor', files: filesOf(LLAMA, { model: without(LLAMA.model, NORM_1) }), says: /has no tensor model\.layers\.1\.post_attention_layernorm\.weight \(its shape should be \[32\]\)/ },
     { name: 'misshaped-tensor', files: filesOf(LLAMA, { model: reshaped(LLAMA.model, q0, [16, 64]) }), says: /q_proj\.weight has shape \[16, 64\]; config\.json asks for \[32, 32\]/ },
     { name: 'config-mismatch', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { intermediate_size: 60 }) }), says: /gate_proj\.weight has shape \[64, 32\]; config\.json asks for \[60, 32\]/ },
@@ -386,7 +386,7 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
   const inChinese = [
     { name: 'moe', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { use_moe: true }) }), says: /model\.safetensors 只有 [0-9.]+ KiB，而按 config\.json，这个模型的权重即使用 f16 或 bf16 存储也至少需要 [0-9.]+ KiB/ },
     { name: 'missing-tensor', files: filesOf(LLAMA, { model: without(LLAMA.model, NORM_1) }), says: /检查点里缺少张量 model\.layers\.1\.post_attention_layernorm\.weight（它的形状应为 \[32\]）/ },
-    { name: 'bad-header', files: broken[1].files, says: /这个检查点不是可读的 safetensors 文件：它的文件头不是有效的 JSON（在文件头第 14 个字节附近出错）。/ },
+    { name: 'bad-header', files: broken[1].files, says: /这个检查点不是可读的 safetensors 文件：它的文件头不是有效的 JSON（文件头第 1 行第 14 列处出错）。/ },
     { name: 'tokenizer-too-big', files: filesOf(LLAMA, { tokenizer: null }), says: /^[^]*tokenizer\.json 有 6400 个 token，而模型的词表（config\.json 中的 vocab_size）只有 256 个。（这个检查点没有自带 tokenizer\.json，所以试用了 MiniMind 的分词器。）/ },
     { name: 'gelu', files: broken.find((b) => b.name === 'gelu').files, says: /config\.json：hidden_act 是 "gelu"，而 attnscope 的 FFN 只支持 silu（SwiGLU）。/ },
     // A file that is not JSON is placed by line and column, not in the JSON parser's English.

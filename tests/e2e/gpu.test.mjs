@@ -31,7 +31,7 @@ test('WebGPU runs the model, the status says so, and it matches the CPU within 1
   const worst = Number(await note(page).getAttribute('data-worst'));
   assert.ok(worst <= 1e-3, `worst relative error ${worst}: ${text}`);
   // A verdict, not a bare number: the bound is in its tooltip.
-  assert.match(text, /^GPU = CPU ✓ worst relative error \d\.\d\de-\d+$/);
+  assert.match(text, /^GPU = CPU ✓ worst relative error \d\.\d\de[-+]\d+$/);
   assert.match(await note(page).getAttribute('title'), /the GPU path is held to 1e-3/);
   // The note takes its room from the tagline: the language and theme buttons stay on the line.
   const top = async (selector) => Math.round((await page.locator(selector).boundingBox()).y);

@@ -523,8 +523,9 @@ test('an embed of every view shows no backend controls and cuts no panel off: a 
   const fitFrame = autoFrame === frames[0] ? frames[1] : frames[0];
   // The model panel an embed keeps is folded to its heading, which opens and closes it.
   const modelOpen = () => fitFrame.locator('[data-hideable="config"] > :not(.panel-heading)').first().isVisible();
-  const heading = fitFrame.locator('#config-heading');
+  const heading = fitFrame.locator('#config-heading .panel-fold');
   assert.equal(await heading.isVisible(), true);
+  assert.equal(await fitFrame.locator('h2#config-heading').count(), 1, 'the heading stays a heading');
   assert.equal(await modelOpen(), false, 'folded');
   await heading.click();
   assert.deepEqual([await modelOpen(), await heading.getAttribute('aria-expanded')], [true, 'true']);

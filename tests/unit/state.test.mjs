@@ -352,6 +352,10 @@ test('a layer or head cut into range keeps the number the link asked for', async
   assert.ok(problems.some((p) => p.field === 'layer' && p.reason === 'clamped' && p.asked === 99));
   assert.ok(problems.some((p) => p.field === 'head' && p.reason === 'clamped' && p.asked === -4));
   assert.ok(problems.every((p) => p.asked === undefined || ['layer', 'head'].includes(p.field)));
+  // A number only rounded (1.4 is layer 1) is adjusted, not blamed on the model's size.
+  const rounded = await decode('#model=random&layer=1.4');
+  assert.equal(rounded.state.layer, 1);
+  assert.deepEqual(rounded.problems.map((p) => [p.field, p.reason, p.asked]), [['layer', 'clamped', undefined]]);
 });
 
 test('a truncated link opens with its format\'s defaults and says it is damaged', async () => {

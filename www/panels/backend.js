@@ -30,7 +30,9 @@ export function backendControls({ call, args, choose }) {
       const numbers = { name: worst.name, error, adapter, gpu: gpuMs.toFixed(1), cpu: cpuMs.toFixed(1), bound: GPU_BOUND.toExponential(0) };
       // A verdict against the bound the GPU path is held to (docs: trace-contract.md), not a bare number.
       const agree = !worst.problem && worst.rel <= GPU_BOUND;
-      say(t(agree ? 'backend.checked' : 'backend.checkedOff', numbers), agree ? 'check' : 'fallback', t('backend.checkedDetail', numbers));
+      // A problem (NaN, a differing -inf pattern, a tensor the GPU did not record) is no relative error.
+      const said = worst.problem ? t('backend.checkedProblem', { name: worst.name, problem: worst.problem }) : t(agree ? 'backend.checked' : 'backend.checkedOff', numbers);
+      say(said, agree ? 'check' : 'fallback', t('backend.checkedDetail', numbers));
       note.dataset.worst = worst.problem ? 'Infinity' : String(worst.rel);
     } catch (err) {
       say(t('backend.checkFailed', { error: err.message }), 'fallback');

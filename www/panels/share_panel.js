@@ -36,7 +36,7 @@ export function sharePanel(app, { getState, view }) {
       if (!panel || hide.includes(name)) continue;
       // The model panel is folded to its heading.
       const heading = panel.querySelector('.panel-heading');
-      const left = name === 'config' ? panel.offsetHeight - heading.offsetHeight - 24 : [...panel.querySelectorAll('.hint, .samples')].reduce((sum, node) => sum + node.offsetHeight, 0);
+      const left = name === 'config' ? panel.offsetHeight - heading.offsetHeight - 24 : [...panel.querySelectorAll('.hint, .samples')].filter((node) => !node.parentElement.closest('.samples')).reduce((sum, node) => sum + node.offsetHeight, 0);
       height += panel.offsetHeight - left + EMBED_GAP;
     }
     return height;

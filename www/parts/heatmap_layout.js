@@ -72,8 +72,8 @@ function stackLines(label) {
 // character (",", "I") and Chinese stay upright, as they read best.
 // Chinese a little too wide for its column (中国 in a 24 px cell) is set smaller, side by side, rather
 // than stacked, whose bottom line would read across the columns as a sentence of its own ("国的济在…");
-// every Chinese label of the row takes that size (`size`), so none stands out. Only what cannot fit
-// at CJK_MIN px stacks.
+// every Chinese label of the row takes that size (`size`), so none stands out. If one cannot fit at
+// CJK_MIN px, the row's Chinese labels stack as before.
 const CJK_MIN = 8;
 function columnLabels(labels, cw) {
   const turns = (label) => !UPRIGHT_SCRIPT.test(label) && [...graphemes.segment(label)].length > 1;

@@ -55,7 +55,7 @@ export const SOURCES = {
   shapes: [[2, '2–5']],
 };
 const MARK = { 1: '①', 2: '②' };
-const sourceOf = (id) => SOURCES[id].map(([n, section]) => t('lessons.source', { n: MARK[n], section })).join(t('lessons.sourceJoin'));
+const sourceOf = (id) => SOURCES[id].map(([n, section]) => t(section.includes('–') ? 'lessons.sourceRange' : 'lessons.source', { n: MARK[n], section })).join(t('lessons.sourceJoin'));
 
 // The cells of lesson `id` in the link's edits, keyed by table; and back.
 function cellsOf(edits, id) {
