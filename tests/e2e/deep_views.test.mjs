@@ -627,6 +627,14 @@ test('on a phone-sized screen the view comes before the input panels', async () 
   assert.ok(width <= 390 + 1, `no sideways scrolling of the page, scrollWidth ${width}`);
   await shot('deep-phone-qk');
   assert.ok(await page.locator('.tab.active').evaluate((tab) => tab.getBoundingClientRect().right <= innerWidth), 'the active tab is scrolled into the strip');
+  // The strip shows › where more tabs lie beyond its edge, and a tap on it scrolls on.
+  const nav = page.locator('#nav');
+  await nav.evaluate((n) => (n.scrollLeft = 0));
+  await until(page, () => getComputedStyle(document.querySelector('#nav .tabs-more.end')).visibility === 'visible');
+  assert.equal(await page.locator('#nav .tabs-more.start').evaluate((n) => getComputedStyle(n).visibility), 'hidden', 'nothing before the first tab');
+  await page.locator('#nav .tabs-more.end').click();
+  await until(page, () => document.querySelector('#nav').scrollLeft > 50);
+  await until(page, () => getComputedStyle(document.querySelector('#nav .tabs-more.start')).visibility === 'visible');
   await page.screenshot({ path: 'artifacts/screenshots/deep-phone-qk-screen.png' });
   await go(page, 'decode');
   await shot('deep-phone-decode');

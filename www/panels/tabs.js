@@ -24,7 +24,12 @@ export function tabBar(nav, go) {
   function build() {
     shownView = null; // new tabs: the folds are set for the view shown
     const tab = (id) => el('a', { href: pageHref({ view: id }), className: 'tab', dataset: { view: id }, on: { click: (e) => { e.preventDefault(); go(id); } } }, t(`view.${id}`));
+    // Where the strip scrolls (a phone), a ‹ or › stands at an edge with more tabs beyond it; a tap
+    // scrolls that way. The tabs themselves are the keyboard's way: these are for the eye and the finger.
+    const more = (side) =>
+      el('span', { className: `tabs-more ${side}`, attrs: { 'aria-hidden': 'true' }, on: { click: () => nav.scrollBy({ left: (side === 'end' ? 1 : -1) * nav.clientWidth * 0.7, behavior: 'smooth' }) } }, side === 'end' ? '›' : '‹');
     nav.replaceChildren(
+      more('start'),
       ...TAB_GROUPS.map(({ id, views, folds }) => {
         const tabs = el('div', { className: 'tab-group-tabs', id: `tabs-${id}` }, views.map(tab));
         // Escape in an unfolded group folds it and gives the focus back to its button.
@@ -40,6 +45,7 @@ export function tabBar(nav, go) {
           : views.length > 1 && el('span', { className: 'tab-group-label', attrs: { 'aria-hidden': 'true' } }, t(`nav.group.${id}`));
         return el('div', { className: 'tab-group', dataset: { group: id }, attrs: { role: 'group', 'aria-label': t(`nav.group.${id}`) } }, head, tabs);
       }),
+      more('end'),
     );
   }
 
