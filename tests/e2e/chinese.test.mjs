@@ -316,5 +316,10 @@ test('at 320 px, in Chinese, no view is wider than the screen', async () => {
     assert.equal(cut, 0, `${lesson}: every matrix inside its card`);
     assert.equal(await phone.$eval('.lesson pre.formula.code', (pre) => getComputedStyle(pre).whiteSpace), 'pre');
   }
+  // The KV cache's growth table keeps each header on one line and scrolls sideways instead.
+  await phone.evaluate(() => window.attnscope.setState({ view: 'decode' }));
+  await pageSettled(phone);
+  const heights = await phone.$$eval('.decode-table th', (ths) => ths.map((th) => th.getBoundingClientRect().height / parseFloat(getComputedStyle(th).lineHeight || '20')));
+  assert.ok(heights.length > 0 && heights.every((h) => h < 1.9), `one line each: ${heights}`);
   await context.close();
 });

@@ -55,6 +55,8 @@ export function headSelect(app, { roles = true } = {}) {
             const r = roles[layer]?.[h];
             if (r?.role) option.textContent = t('control.headOptionRole', { head: labels[h].label, role: roleOption(r, app.state.tokens?.pieces) });
           }
+          // "(weak)" is said where it is read: the picker's tooltip.
+          select.title = (roles[layer] ?? []).some((r) => r?.role && !r.strong && r.role !== 'broad' && r.role !== 'mixed') ? t('role.weakNote') : '';
         })
         .catch(() => {}); // the view says what failed; the picker keeps the numbers
     },

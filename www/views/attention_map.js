@@ -89,7 +89,7 @@ export function mount(root, app) {
     const lead = query === null ? [] : [followedLead(found.get(`layers.${state.layer}.attn.probs`), h, query, pieces)];
     role.replaceChildren(
       ...lead,
-      el('p', { className: 'head-role-line' }, el('span', { className: 'head-role-title' }, t('role.title')), roleBadge(measured, pieces), el('span', { className: 'head-role-detail' }, roleDetail(measured, pieces))),
+      el('p', { className: 'head-role-line' }, el('span', { className: 'head-role-title' }, t(query === null ? 'role.title' : 'role.titleWhole')), roleBadge(measured, pieces), el('span', { className: 'head-role-detail' }, roleDetail(measured, pieces))),
       // replaceChildren writes null as the text "null": a mixed head has nothing to look for.
       ...(look ? [el('p', { className: 'head-role-look' }, el('strong', {}, t('role.lookFor')), gap(t('role.lookFor')), look)] : []),
       // A head resting on the first token (most heads of layer 0, where every view opens) shows
