@@ -280,6 +280,8 @@ test('MHA / GQA / MQA: repeat_kv groups, three variants, KV-cache bytes from the
   assert.equal(await bytes('minimind3', 1, 2), String(2 * 8 * 1 * 96 * 4));
   assert.equal(await bytes('minimind3', 4, 3), String(2 * 8 * 4 * 96 * 4 * 2048));
   assert.equal(await bytes('current', 2, 2), String(2 * 2 * 2 * D * 4));
+  // The design each really has is marked: MiniMind-3's GQA with 4 KV heads, this model's 2.
+  assert.deepEqual(await page.$$eval('.view-gqa tr.own-layout', (rows) => rows.map((r) => [r.dataset.config, r.dataset.kv, r.children[1].textContent])), [['minimind3', '4', 'GQA (its default)'], ['current', '2', 'GQA (this model’s)']]);
   await page.fill('#gqa-context', '32768');
   await page.press('#gqa-context', 'Enter');
   await settled(page);

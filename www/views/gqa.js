@@ -189,12 +189,14 @@ export function mount(root, app) {
       }),
     );
 
+    // The design each model really has is marked: MiniMind-3's default GQA, and this model's own.
+    const isOwn = (c, at) => c.num_key_value_heads === (at < mm3Count ? MINIMIND3.num_key_value_heads : nKV);
     const row = (c, at) =>
       el(
         'tr',
-        { dataset: { config: at < mm3Count ? 'minimind3' : 'current', kv: c.num_key_value_heads } },
+        { className: isOwn(c, at) ? 'own-layout' : '', dataset: { config: at < mm3Count ? 'minimind3' : 'current', kv: c.num_key_value_heads } },
         el('th', { attrs: { scope: 'row' } }, at < mm3Count ? t('gqa.mm3') : t('gqa.currentConfig')),
-        el('td', {}, kindOf(c.num_attention_heads, c.num_key_value_heads)),
+        el('td', {}, kindOf(c.num_attention_heads, c.num_key_value_heads), isOwn(c, at) ? t(at < mm3Count ? 'gqa.ownDefault' : 'gqa.ownThis') : ''),
         el('td', {}, `${c.num_hidden_layers} × ${c.num_key_value_heads} × ${c.head_dim}`),
         el('td', { dataset: { bytes: c.kv_cache_bytes_per_token } }, bytes(c.kv_cache_bytes_per_token)),
         el('td', { dataset: { bytes: c.kv_cache_bytes_per_token * context } }, bytes(c.kv_cache_bytes_per_token * context)),
