@@ -77,10 +77,23 @@ impl Tokenizer {
             .map_err(|e| said("tokenizer.unreadable", vec![("why", e.to_string())], format!("cannot read tokenizer.json: {e}")))?;
         let byte_level = uses_byte_level(text);
         let added = inner.get_added_tokens_decoder();
-        let id_count = inner.get_vocab(true).values().max().map_or(0, |&id| u64::from(id) + 1);
+        let vocab = inner.get_vocab(true);
+        let id_count = vocab.values().max().map_or(0, |&id| u64::from(id) + 1);
         if id_count > vocab_size as u64 {
-            let args = vec![("count", id_count.to_string()), ("vocab", vocab_size.to_string())];
-            return Err(said("tokenizer.tooBig", args, format!("the tokenizer has {id_count} tokens but the model's vocabulary has only {vocab_size}")));
+            // Said by entries when the ids run 0.. without gaps; otherwise by the largest id, since
+            // one stray `"a": 400000000` does not make 400 million tokens.
+            let entries = vocab.len() as u64;
+            let (key, args, text) = if entries == id_count {
+                let args = vec![("count", id_count.to_string()), ("vocab", vocab_size.to_string())];
+                ("tokenizer.tooBig", args, format!("the tokenizer has {id_count} tokens but the model's vocabulary has only {vocab_size}"))
+            } else {
+                let largest = id_count - 1;
+                let last = vocab_size.saturating_sub(1).to_string();
+                let args = vec![("largest", largest.to_string()), ("entries", entries.to_string()), ("vocab", vocab_size.to_string()), ("last", last)];
+                let text = format!("the tokenizer has {entries} tokens, one of them with id {largest}, but the model's vocabulary has only {vocab_size} ids");
+                ("tokenizer.idTooBig", args, text)
+            };
+            return Err(said(key, args, text));
         }
         let bytes = (0..id_count as u32)
             .map(|id| match (added.get(&id), inner.id_to_token(id)) {

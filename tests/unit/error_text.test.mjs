@@ -50,6 +50,14 @@ test('a tokenizer refused for a checkpoint without its own says MiniMind’s was
   assert.equal(errorText(err), 'tokenizer.json has 6,400 tokens, but the model’s vocabulary (vocab_size in config.json) has only 256. (The checkpoint has no tokenizer.json, so MiniMind’s was tried.)');
 });
 
+test('a tokenizer refused for one stray id names that id, not millions of tokens', () => {
+  const err = { message: 'tokenizer: …', code: 'tokenizer.idTooBig', args: { entries: '6401', largest: '400000000', vocab: '6400', last: '6399' } };
+  setLanguage('en');
+  assert.equal(errorText(err), 'tokenizer.json gives one of its 6,401 tokens the id 400,000,000, but the model’s vocabulary (vocab_size in config.json) has only 6,400 ids, 0 to 6,399.');
+  setLanguage('zh');
+  assert.equal(errorText(err), 'tokenizer.json 的 6401 个 token 里有一个的 id 是 400,000,000，而模型的词表（config.json 中的 vocab_size）只有 6400 个 id（0 到 6399）。');
+});
+
 test('a run over the memory budget names the most tokens that fit, in the page’s language', () => {
   const args = { need: '4300000000', weights: '120000000', trace: '900000000', work: '3280000000', most: '3221225472', fits: '1536' };
   setLanguage('en');

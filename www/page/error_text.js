@@ -11,7 +11,7 @@ const SIZES = new Set(['size', 'least', 'most', 'need', 'file', 'weights', 'held
 // Byte counts said as counts (the tokenizer's growth: "its 2,000 bytes into 10,000,000").
 // The memory budgets' sentences keep decimal GB with two decimals, as the budgets are set.
 const IN_GB = new Set(['budget', 'runMemory', 'runMemoryModel', 'traceBudget', 'traceBudgetLens', 'configBudget']);
-const COUNTS = new Set(['count', 'n', 'layers', 'tokens', 'limit', 'vocab', 'fits', 'from', 'to']);
+const COUNTS = new Set(['count', 'n', 'layers', 'tokens', 'limit', 'vocab', 'fits', 'from', 'to', 'entries', 'largest', 'last']);
 
 export function errorText(err) {
   const key = err?.code && `core.${err.code}`;
