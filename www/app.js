@@ -736,7 +736,11 @@ function wireInput() {
   });
   // Whatever is focused or scrolled to stays clear of the sticky top bar, however tall it wraps.
   const topbar = document.querySelector('.topbar');
-  new ResizeObserver(() => (document.documentElement.style.scrollPaddingTop = `${topbar.offsetHeight + 8}px`)).observe(topbar);
+  // Its height is also where the knocked-out heads' bar sticks (interp.css .ablation-bar).
+  new ResizeObserver(() => {
+    document.documentElement.style.scrollPaddingTop = `${topbar.offsetHeight + 8}px`;
+    document.documentElement.style.setProperty('--topbar-height', `${topbar.offsetHeight}px`);
+  }).observe(topbar);
   document.getElementById('theme-toggle').replaceWith(theme.node);
   dom.text.value = state.text;
   dom.chips.replaceWith(chips.node);

@@ -27,7 +27,7 @@ export const TERMS = [
   { id: 'builtin', en: 'Tiny MiniMind', zh: '内置 MiniMind', notZh: [/迷你\s*MiniMind/] },
   { id: 'hidden', en: 'hidden size', zh: '隐藏维度', notZh: [/\bhidden\b/] },
   { id: 'induction', en: 'induction head', zh: '归纳头', notZh: [/感应头|诱导头/] },
-  { id: 'duplicate', en: 'duplicate-token head', zh: '重复 token 头' },
+  { id: 'duplicate', en: 'duplicate-token head', zh: '同词回看头' },
 ];
 
 // Latin words a Chinese sentence may keep: code names, the tutorials' own technical words, units and

@@ -4,7 +4,7 @@
 // as written is explained in words: which fields were changed, or why the defaults are shown.
 
 import { fragment } from './state.js';
-import { language, t } from './strings.js';
+import { STRINGS, language, t } from './strings.js';
 import { el } from './parts/dom.js';
 
 const WRITE_EVERY_MS = 250;
@@ -84,17 +84,27 @@ export function linkWriter({ embed, wrote = () => {} }) {
   };
 }
 
+// A link's field as the reader knows it: in Chinese its name with the link's key after it, 步骤（step）;
+// in English the key itself, which is already a word; a key the page has no name for, as written.
+function fieldName(field) {
+  const [base, sub] = field.startsWith('config.') ? ['config', field.slice(7)] : [field, null];
+  const key = `link.field.${base}`;
+  if (language() !== 'zh' || !(key in STRINGS.zh)) return field;
+  return `${t(key)}（${sub ?? field}）`;
+}
+
 const WHOLE = { damaged: 'link.damaged', future: 'link.future', 'too-long': 'link.tooLong' };
 
 /** What to tell the reader about a link: {title, details}, or null when it opened as written.
  * The model a link names is loaded by the page, which says so itself if it cannot. */
 export function explainLink(problems) {
   const whole = problems.find((p) => p.field === null);
-  const fields = [...new Set(problems.filter((p) => p.field !== null).map((p) => p.field))];
+  const fields = [...new Set(problems.filter((p) => p.field !== null).map((p) => p.field))].map(fieldName);
   const details = [];
-  if (whole && fields.length) details.push(t('link.fields', { fields: fields.join(', ') }));
-  if (whole?.kept) return { title: t('link.damagedKept', { fields: whole.kept.join(', ') }), details };
+  const list = (names) => names.join(t('link.fieldsSep'));
+  if (whole && fields.length) details.push(t('link.fields', { fields: list(fields) }));
+  if (whole?.kept) return { title: t('link.damagedKept', { fields: list(whole.kept.map(fieldName)) }), details };
   if (whole) return { title: t(WHOLE[whole.reason], { version: whole.version }), details };
-  if (fields.length) return { title: t('link.fields', { fields: fields.join(', ') }), details };
+  if (fields.length) return { title: t('link.fields', { fields: list(fields) }), details };
   return null;
 }

@@ -353,6 +353,34 @@ test('KV cache: prefill then one token at a time, each step equal to full recomp
   await settled(page);
 });
 
+test('KV cache: generation stops where the model chooses <|im_end|>, as MiniMind’s generate() does', async () => {
+  const text = encodeURIComponent('小明把苹果给了小红，她很开心');
+  const own = await openPage(browser, `${server.url}index.html#view=decode&lang=en&text=${text}`);
+  await own.setViewportSize({ width: 1280, height: 900 });
+  await own.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000 });
+  await settled(own);
+  for (let i = 0; i < 2; i++) {
+    if (await own.locator('#decode-run').isDisabled()) break;
+    await own.locator('#decode-run').click();
+    await settled(own);
+  }
+  const pieces = await own.locator('.decode-sequence .chip.generated .chip-piece').allInnerTexts();
+  const end = pieces.indexOf('<|im_end|>');
+  assert.ok(end >= 0, `the built-in model ends this sentence within 17 tokens: ${pieces.join(' ')}`);
+  assert.equal(end, pieces.length - 1, 'nothing is generated after <|im_end|>');
+  assert.ok(await own.locator('#decode-step').isDisabled());
+  assert.ok(await own.locator('#decode-run').isDisabled());
+  const note = own.locator('.decode-limit');
+  assert.equal(await note.getAttribute('data-reason'), 'end');
+  assert.match(await note.innerText(), /^The model chose <\|im_end\|>, which ends a message in MiniMind’s chat format, so generation stops here/);
+  // Prefill again starts over, with the buttons back.
+  await own.locator('#decode-reset').click();
+  await settled(own);
+  assert.equal(await own.locator('#decode-step').isDisabled(), false);
+  assert.deepEqual(own.consoleErrors, []);
+  await own.close();
+});
+
 test('flash: the tile walk ends at the naive path, with the core’s max |diff|', async () => {
   await go(page, 'flash');
   const T = await tokenCount();
@@ -514,6 +542,14 @@ test('output: temperature, top-k and top-p as MiniMind samples, the draw, and th
   let kept = 0;
   for (let acc = 0; acc < 0.5; kept++) acc += full[kept];
   assert.match(await summary(), new RegExp(`${kept.toLocaleString('en-US')} of the`));
+  // MiniMind's own chat settings (eval_llm.py: temperature 0.85, top-p 0.85) are one click away.
+  await page.locator('#sampling-minimind').click();
+  await settled(page);
+  assert.deepEqual(await page.evaluate(() => { const s = window.attnscope.getState(); return [s.temperature, s.topK, s.topP]; }), [0.85, 0, 0.85]);
+  // With nothing cut, the summary says all of them, not "6,400 of the 6,400".
+  await page.evaluate(() => window.attnscope.app.set({ temperature: 1, topK: 0, topP: 1 }));
+  await settled(page);
+  assert.match(await summary(), new RegExp(`^With these settings all ${V.toLocaleString('en-US')} tokens can be drawn`));
   // A new seed is a new draw, and the link keeps it.
   await page.locator('#sampling-again').click();
   await settled(page);

@@ -189,11 +189,11 @@ test('on the built-in model, the Chinese previous-token sample shows its head as
   const m = (await expectedRoles(page))[layer][head];
   assert.match(role, /What this head does here:\s*previous-token/);
   assert.ok(role.includes(m.previous.toFixed(2)), `the attention map shows the score ${m.previous.toFixed(2)}: ${role}`);
-  assert.match(role, /What to look for:\s*each row’s weight sits one step left of the diagonal/);
+  assert.match(role, /What to look for:\s*the weight gathers one step left of the diagonal: most tokens look mostly at the token just before them/);
   // On a score stage the same pattern is said to be the weights' (the scores are not yet weights).
   await page.evaluate(() => window.attnscope.app.set({ stage: 'raw' }));
   await settled(page);
-  assert.match(await page.locator('.head-role').innerText(), /What to look for:\s*on the weights stage \(the last button\), each row’s weight sits one step left/);
+  assert.match(await page.locator('.head-role').innerText(), /What to look for:\s*on the weights stage \(the last button\), the weight gathers one step left of the diagonal/);
   await page.evaluate(() => window.attnscope.app.set({ stage: 'probs' }));
   await settled(page);
   // Every view's head picker names the head by what it does (the masks view here).
@@ -220,7 +220,7 @@ test('on the built-in model, the Chinese previous-token sample shows its head as
   await settled(page);
   const zh = await page.locator('.head-role').innerText();
   assert.match(zh, /这个头在这句话上做什么：\s*看前一个 token/);
-  assert.match(zh, /看哪里：\s*每一行的权重都落在对角线左边一格/);
+  assert.match(zh, /看哪里：\s*权重集中在对角线左边一格：大多数 token 主要在看/);
   await cleanScreenshot(page, 'heads-attention-zh');
   await go(page, 'grid');
   const zhThumb = (await thumbs(page)).find((s) => s.layer === layer && s.head === head);

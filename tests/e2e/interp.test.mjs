@@ -168,6 +168,10 @@ test('knock out: a head clicked off in the head grid reruns the model without it
   assert.equal(await page.locator('.view-grid .thumb[data-layer="3"][data-head="2"] .ablate-toggle').getAttribute('aria-pressed'), 'true');
   assert.ok(await page.locator('.view-grid .thumb[data-layer="3"][data-head="2"]').evaluate((n) => n.classList.contains('ablated')));
   assert.match(await page.locator('.ablation-bar').innerText(), /L3 H2/);
+  // However far down the grid the click was, the bar (and its before-and-after link) is in sight,
+  // under the sticky top bar.
+  const [bar, topbar] = await page.evaluate(() => [document.querySelector('.ablation-bar').getBoundingClientRect().top, document.querySelector('.topbar').getBoundingClientRect().bottom]);
+  assert.ok(bar >= topbar - 1 && bar < innerHeight / 2, `the bar starts at ${bar} px, under the top bar's ${topbar}`);
   assert.match(await page.locator('#status').innerText(), /knocked out: 1/);
   // The page's logits are those of the run the test asks for with ablate, and not the whole model's.
   const shown = await page.evaluate(async () => Array.from(await window.attnscope.tensor('logits')));
@@ -199,31 +203,32 @@ test('knock out: the before / after view shows the two predictions, their change
   const plain = await logitsOf({ ablate: [] });
   const ablated = await logitsOf({ ablate: [[3, 2]] });
   const [T, V] = plain.shape;
-  const row = ({ data }) => data.slice((T - 1) * V, T * V);
-  const pBefore = softmax(row(plain));
-  const pAfter = softmax(row(ablated));
-  for (const [id, before, after] of await shownTable('.view-ablate')) {
-    close(before, pBefore[id], 2e-5, `p before of ${id}`);
-    close(after, pAfter[id], 2e-5, `p after of ${id}`);
-  }
-  const expected = kl(row(plain), row(ablated));
-  close(Number(await page.locator('.view-ablate .prediction-diff').getAttribute('data-kl')), expected, 1e-4 * Math.max(1, expected), 'KL(before ‖ after)');
-  assert.ok(expected > 0);
-  // Every position's KL, shaded on its token; the lead names the largest; a click shows it there.
+  // Every position's KL, shaded on its token; the lead names the largest, where the view opens.
   const kls = Array.from({ length: T }, (_, i) => kl(plain.data.slice(i * V, (i + 1) * V), ablated.data.slice(i * V, (i + 1) * V)));
   const strip = await page.$$eval('.view-ablate .ablate-kl-token', (buttons) => buttons.map((b) => Number(b.dataset.kl)));
   assert.equal(strip.length, T);
   strip.forEach((x, i) => close(x, kls[i], 1e-4 * Math.max(1, kls[i]), `KL at position ${i}`));
   const most = kls.indexOf(Math.max(...kls));
   assert.match(await page.locator('.view-ablate .ablate-kl-lead').innerText(), new RegExp(`The most at position ${most} \\(counting from 0\\)`));
-  if (most !== T - 1) {
-    await page.click(`.view-ablate .ablate-kl-token[data-position="${most}"]`);
-    await settled(page);
-    assert.equal(await page.evaluate(() => window.attnscope.getState().query), most);
-    close(Number(await page.locator('.view-ablate .prediction-diff').getAttribute('data-kl')), kls[most], 1e-4 * Math.max(1, kls[most]), 'the diff follows the clicked position');
-    await page.evaluate(() => window.attnscope.app.set({ query: null }));
-    await settled(page);
+  // With no position picked, the two predictions are those where the knock-out changes most.
+  assert.equal(await page.locator('.view-ablate .ablate-kl-token[aria-pressed="true"]').getAttribute('data-position'), String(most));
+  const row = ({ data }, i) => data.slice(i * V, (i + 1) * V);
+  const pBefore = softmax(row(plain, most));
+  const pAfter = softmax(row(ablated, most));
+  for (const [id, before, after] of await shownTable('.view-ablate')) {
+    close(before, pBefore[id], 2e-5, `p before of ${id}`);
+    close(after, pAfter[id], 2e-5, `p after of ${id}`);
   }
+  close(Number(await page.locator('.view-ablate .prediction-diff').getAttribute('data-kl')), kls[most], 1e-4 * Math.max(1, kls[most]), 'KL(before ‖ after)');
+  assert.ok(kls[most] > 0);
+  // A click on another token shows the change there.
+  const elsewhere = most === T - 1 ? 0 : T - 1;
+  await page.click(`.view-ablate .ablate-kl-token[data-position="${elsewhere}"]`);
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.attnscope.getState().query), elsewhere);
+  close(Number(await page.locator('.view-ablate .prediction-diff').getAttribute('data-kl')), kls[elsewhere], 1e-4 * Math.max(1, kls[elsewhere]), 'the diff follows the clicked position');
+  await page.evaluate(() => window.attnscope.app.set({ query: null }));
+  await settled(page);
   const changes = await page.$$eval('.view-ablate .ablate-changes tbody tr', (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => Number(td.dataset.value))));
   assert.deepEqual(changes.slice(0, 3).flat(), [0, 0, 0, 0, 0, 0], 'layers 0–2 unchanged');
   assert.equal(changes[3][0], 0, 'layer 3’s attention weights unchanged: the head still looks');
@@ -327,6 +332,13 @@ test('logit lens: every cell is the core’s top token of that layer’s read-ou
   const bars = await page.$$eval('.view-lens .bar-row', (items) => items.map((li) => Number(li.dataset.value)));
   assert.equal(bars.length, 10);
   close(bars[0], Math.max(...probs), 2e-5, 'the top of the top ten');
+  // Short of the last layer, the cell is said not to be the model's answer, which is named beside it.
+  if (2 < L - 1) {
+    const last = lens[L - 1].data.slice(6 * V, 7 * V);
+    const finalP = softmax(last)[last.indexOf(Math.max(...last))];
+    const said = await page.locator('.view-lens .lens-not-final').innerText();
+    assert.match(said, new RegExp(`^This is what layer 2 would say, not the model’s answer: after the last layer, ${L - 1}, the model predicts “.+” ${(finalP * 100).toFixed(finalP >= 0.1 ? 1 : 2)}% here`));
+  } else assert.equal(await page.locator('.view-lens .lens-not-final').count(), 0, 'the last layer is the answer');
   await cleanScreenshot(page, 'interp-lens-en');
   // From the lens to which heads push the prediction there: head attribution at the same position.
   await page.click('.view-lens .lens-to-attribution');

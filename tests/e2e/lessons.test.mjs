@@ -332,15 +332,17 @@ test('each lesson leads on to the next, in the tutorials’ order (many heads be
   assert.deepEqual(order, ['qk', 'who', 'flow', 'sqrt_d', 'causal', 'padding', 'multihead', 'shapes']);
   // The two tutorials are named above the lessons, and each lesson says where in them it is.
   assert.match(await page.locator('.lessons-sources').innerText(), /two Chinese tutorials on MiniMind’s attention: ① 《MiniMind — 阶段 2\.5：Attention、Causal Mask》.* ② the walk through MiniMind’s Attention code/);
-  assert.deepEqual((await page.locator('.lesson-tab-source').allTextContents()).map((s) => s.trim()), ['①', '①', '①', '①', '①②', '②', '②', '②']);
+  assert.deepEqual((await page.locator('.lesson-tab-source').allTextContents()).map((s) => s.trim()), ['①', '①', '①', '①', '①②', '②', '①②', '②']);
   await lesson('causal');
-  assert.equal(await page.locator('.lesson-source').innerText(), 'Tutorial ①, section 4; Tutorial ②, section 6');
+  assert.equal(await page.locator('.lesson-source').innerText(), 'From tutorial ①, section 4; tutorial ②, section 6');
   const next = page.locator('.lesson-next');
   assert.equal(await next.innerText(), 'Next lesson: Padding mask vs causal mask →');
   await next.click();
   await page.waitForSelector('.lesson-tab[data-lesson="padding"][aria-current="page"]');
   await settled(page);
   await lesson('multihead');
+  // Its 语法/情感/位置 motivation closes tutorial ①'s section 4; tutorial ② §3 is where heads differ.
+  assert.equal(await page.locator('.lesson-source').innerText(), 'From tutorial ①, section 4; tutorial ②, section 3');
   assert.equal(await next.innerText(), 'Next lesson: The shapes of MiniMind’s default model, and GQA →');
   await lesson('shapes');
   assert.equal(await next.innerText(), 'That was the last lesson. Back to the whole model →');

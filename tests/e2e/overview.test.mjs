@@ -116,6 +116,8 @@ test('the prediction goes on: after a finished sentence, unfinished ones to try;
   const page = await freshPage('#view=overview&lang=en');
   // The sample sentence is finished: its top guess is a line break, and the page says why and offers more.
   assert.match(await page.locator('.ov-finished').innerText(), /expects the sentence to end here/);
+  // The sentences to try read as a list in a sentence, each in quotes: try “A…” or “B…”.
+  assert.match(await page.locator('.ov-finished').innerText(), /; try “[^”]+…” or “[^”]+…”\.$/);
   assert.equal(await page.locator('#ov-append').count(), 0, 'a line break is no word to add');
   await page.locator('.ov-finished .ov-try', { hasText: 'To be or not to' }).click();
   await settled(page);
@@ -271,6 +273,8 @@ test('a random model draws its own sizes: MiniMind-3’s (768, 8 layers, 8 heads
   assert.equal(await page.locator('.ov-layer-button').count(), 8);
   assert.equal(await page.locator('.ov-layer').getAttribute('data-stack'), '3', 'three cards drawn behind, however many layers');
   assert.equal(await page.locator('.ov-top').count(), 1, 'a prediction');
+  // Random weights learned nothing: the route's head-grid card does not promise learned patterns.
+  assert.match(await page.locator('a[data-route="grid"] .ov-route-text').innerText(), /These weights are random, so there are no learned patterns to find/);
 
   await setState(page, { config: { hidden_size: 48, num_hidden_layers: 3, num_attention_heads: 6, num_key_value_heads: 1, qk_norm: false } });
   assert.deepEqual(await facts(page), { layers: 3, heads: 6, kvHeads: 1, headDim: 8, hidden: 48, ffn: ffnSize(48), vocab: 6400 });
@@ -279,6 +283,21 @@ test('a random model draws its own sizes: MiniMind-3’s (768, 8 layers, 8 heads
   assert.equal(await page.locator('.ov-layer').getAttribute('data-stack'), '2');
   const T = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
   assert.ok(await page.locator(`.shape[data-shape="[1, 6, ${T}, ${T}]"]`).count() > 0, 'the scores’ shape follows the heads and the tokens');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+test('switching to Chinese on the way to the overview draws the new sentence’s prediction, not an error about the old one', async () => {
+  // The language switch swaps the sample sentence while the overview's prediction is on its way:
+  // it read the old sentence's last token from the new, shorter one (“Cannot read properties of undefined”).
+  const page = await freshPage('#view=attribution&lang=en');
+  await page.evaluate(() => window.attnscope.app.navigate({ view: 'overview', lang: 'zh' }));
+  await settled(page);
+  assert.equal(await page.locator('.view-error').count(), 0, await page.locator('main').innerText());
+  const T = await page.evaluate(() => window.attnscope.app.state.tokens.pieces.length);
+  const last = await page.evaluate(() => window.attnscope.app.state.tokens.pieces.at(-1));
+  assert.match(await page.locator('.ov-predict .ov-sub').innerText(), new RegExp(last.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  assert.ok(T > 0);
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 });
@@ -319,6 +338,12 @@ test('the tabs come in groups: basics, lessons, then deep dives and experiments 
   await go(page, 'rope');
   assert.equal(await fold.getAttribute('aria-expanded'), 'true');
   assert.equal(await page.locator('.tab.active').evaluate((a) => a.checkVisibility()), true);
+  // One group open at a time: opening Experiments folds Deep dives, so the header does not grow a row.
+  const experimentsFold = page.locator('[data-group="interp"] .tab-fold');
+  await experimentsFold.click();
+  assert.equal(await experimentsFold.getAttribute('aria-expanded'), 'true');
+  assert.equal(await fold.getAttribute('aria-expanded'), 'false');
+  assert.match(await fold.innerText(), /Deep dives: RoPE/);
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 

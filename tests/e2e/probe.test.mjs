@@ -194,9 +194,9 @@ test('the built-in model: the probe button scores every head, equal to the core 
   await settled(page);
   const zh = await shown(page);
   assert.equal(zh.button, '隐藏探针');
-  assert.match(zh.caption, /^层 \d+、头 \d+ 在探针 token 上：归纳 \d\.\d{3}，重复 token \d\.\d{3}$/);
+  assert.match(zh.caption, /^层 \d+、头 \d+ 在探针 token 上：归纳 \d\.\d{3}，同词回看 \d\.\d{3}$/);
   assert.match(await page.locator('.probe-box').innerText(), /归纳头看的是这个 token 上次出现时紧跟在它后面的那个 token/);
-  assert.match(await page.locator('.role-legend li[data-role="duplicate"]').innerText(), /^重复 token 探针重复的那一遍里，看向这个 token 上次出现的位置$/);
+  assert.match(await page.locator('.role-legend li[data-role="duplicate"]').innerText(), /^同词回看 探针重复的那一遍里，看向这个 token 上次出现的位置$/);
   await assertShown(page, expected);
   await cleanScreenshot(page, 'probe-grid-zh');
   assert.deepEqual(page.consoleErrors, []);
@@ -270,6 +270,13 @@ test('the probe says what it found before listing scores; a listed head opens on
   assert.ok(caption.startsWith(`Layer ${l}, head ${h} `), caption);
   const [induction, duplicate] = numbers(caption);
   assert.ok(close(induction, expected[l][h].induction, 3) && close(duplicate, expected[l][h].duplicate, 3), caption);
+  // The map lies below the whole grid: the click brings it into sight, and the score clicked is marked.
+  const mapTop = await page.locator('.probe-map').evaluate((n) => n.getBoundingClientRect().top);
+  assert.ok(mapTop >= -1 && mapTop < 900 / 2, `the probe map starts ${mapTop} px down the 900 px window`);
+  assert.equal(await item.locator('.probe-head-score').getAttribute('aria-pressed'), 'true');
+  assert.equal(await page.locator('.probe-summary .probe-head-score[aria-pressed="true"]').count(), await page.locator(`.probe-summary .probe-head-score[data-layer="${l}"][data-head="${h}"]`).count());
+  // Only the finding is bold, not the paragraph that explains it.
+  assert.match(await page.locator('.probe-verdict strong').innerText(), /^No head scores 0\.3 or more[^;]*;$/);
   // Its ⊘ knocks it out: the state, the bar over the view, the toggle pressed.
   await item.locator('.ablate-toggle').click();
   await page.waitForFunction(([a, b]) => JSON.stringify(window.attnscope.getState().ablate) === JSON.stringify([[a, b]]), [l, h]);
@@ -281,7 +288,7 @@ test('the probe says what it found before listing scores; a listed head opens on
   await page.click('#lang-switch');
   await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
   await settled(page);
-  assert.match(await page.locator('.probe-verdict').innerText(), /^没有哪个头在任一项上达到 0\.3，所以探针在这个模型里没有找到归纳头或重复 token 头/);
+  assert.match(await page.locator('.probe-verdict').innerText(), /^没有哪个头在任一项上达到 0\.3，所以探针在这个模型里没有找到归纳头或同词回看头/);
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
 });
@@ -313,11 +320,11 @@ test('a head the probe names is labelled and coloured by its probe role, with bo
     });
   });
   assert.equal(badges[0].className, 'role-badge role-induction');
-  assert.equal(badges[0].text, 'induction 0.72');
+  assert.equal(badges[0].text, 'induction, mean weight 0.72');
   assert.equal(badges[1].className, 'role-badge role-duplicate');
-  assert.equal(badges[1].text, 'duplicate-token (weak) 0.34');
+  assert.equal(badges[1].text, 'duplicate-token (weak), mean weight 0.34');
   assert.equal(badges[2].className, 'role-badge role-previous', 'no probe role: the role on the sentence');
-  assert.equal(badges[2].text, 'previous-token 0.61');
+  assert.equal(badges[2].text, 'previous-token, mean weight 0.61');
   for (const [b, [induction, duplicate]] of badges.map((b, i) => [b, [[0.72, 0.05], [0.1, 0.34], [0.12, 0.08]][i]])) {
     assert.deepEqual(numbers(b.title).slice(0, 3), [induction, duplicate, 0.61], b.title);
     assert.match(b.title, /over the second copy’s 32 tokens\. On your sentence: Mean weight on the previous token 0\.61/);

@@ -153,7 +153,7 @@ test('the stepper shows q as [1, T, nH, d] and switches layer', async () => {
   const shapes = await page.locator('.tensor-figure .shape').allInnerTexts();
   assert.deepEqual(shapes, [`[1, ${ids.length}, 4, 16]`, `[1, ${ids.length}, 2, 16]`, `[1, ${ids.length}, 2, 16]`]);
   // The formula's letters with this run's numbers, said under it.
-  assert.equal(await page.locator('.step-symbols').innerText(), `Here T = ${ids.length} tokens; nH = 4 query heads; nKV = 2 KV heads; d = 16, each head’s size (head_dim).`);
+  assert.equal(await page.locator('.step-symbols').innerText(), `where T = ${ids.length} tokens; nH = 4 query heads; nKV = 2 KV heads; d = 16, each head’s size (head_dim).`);
   await page.selectOption('.view-stepper select[name="layer"]', '1');
   await settled();
   assert.match(await page.locator('.step-kicker').innerText(), /layer 1/i);
@@ -232,6 +232,24 @@ test('the attention map shows one head with exact values at each stage', async (
   assert.equal(future.value, '0');
   assert.match(future.text, /masked: this key comes after the query, so the causal mask set its weight to 0/);
   assert.match(await page.locator('.attention-figure .legend').innerText(), /masked: a future token \(weight 0\)/);
+
+  // A click on a row follows it, and its sentence appears above the map: the page scrolls by as
+  // much, so the map stays under the pointer and the tooltip still names the row clicked.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const top = (await canvas.boundingBox()).y;
+  const cell = await page.locator('.heatmap-focus').boundingBox();
+  const [x, y] = [cell.x + cell.width / 2, cell.y + cell.height / 2];
+  await page.mouse.move(x, y);
+  const clickedRow = Number((await page.locator('#tooltip').innerText()).match(/query position\s+(\d+)/)[1]);
+  await page.mouse.click(x, y);
+  await page.waitForFunction((r) => window.attnscope.getState().query === r, clickedRow);
+  await settled();
+  assert.equal(await page.locator('.followed-lead').count(), 1);
+  assert.ok(Math.abs((await canvas.boundingBox()).y - top) <= 1, `the map stays where it was: ${top} → ${(await canvas.boundingBox()).y}`);
+  await page.mouse.move(x, y + 1);
+  assert.match(await page.locator('#tooltip').innerText(), new RegExp(`query position\\s+${clickedRow} `));
+  await page.evaluate(() => window.attnscope.app.set({ query: null }));
+  await settled();
 });
 
 test('the head grid groups heads by KV head and opens a head on click', async () => {

@@ -15,7 +15,14 @@ import { t } from '../strings.js';
 
 // Six tokens in MiniMind's tokenizer, like the seed's debugging session.
 export const SENTENCE = '小明把苹果给了她';
-export const DOOR = { view: 'gqa', text: { en: SENTENCE, zh: SENTENCE }, words: ['小明', '把', '苹果', '给了', '她'] };
+export const DOOR = { view: 'gqa', text: { en: SENTENCE, zh: SENTENCE }, words: ['小明', '把', '苹果', '给了', '她'], note: doorNote };
+
+// The door's shapes count BOS too (7 tokens where the tutorial printed 6), on the built-in model's
+// own head count and width: said with that model's numbers while it is the one loaded.
+function doorNote(app, pieces) {
+  const m = app.source?.kind === 'builtin' ? app.model : null;
+  return m ? t('lesson.shapes.door', { n: pieces.length, heads: m.num_attention_heads, d: m.head_dim }) : t('lesson.shapes.doorOther', { n: pieces.length });
+}
 const ONE_LAYER = { ...MINIMIND3, num_hidden_layers: 1 };
 const SEED = 3;
 const CONTEXT = 2048;
@@ -82,7 +89,7 @@ export function mount(root, app) {
         el(
           'div',
           { className: 'kv-group', dataset: { kv: g } },
-          el('div', { className: 'kv-group-title' }, `${range(rep).map((r) => `Q${g * rep + r}`).join(', ')} → KV${g}`),
+          el('div', { className: 'kv-group-title' }, `${range(rep).map((r) => `Q${g * rep + r}`).join(t('gqa.headsSep'))} → KV${g}`),
           el(
             'div',
             { className: 'kv-group-heads' },
@@ -99,7 +106,9 @@ export function mount(root, app) {
         ),
       ),
     );
-    sharingKey.replaceChildren(legend(scale, { future: true }));
+    // How to read the small maps: their rows and columns by token, and what differs between two Q
+    // heads of one box (their Q; the K and V are the same), since random weights draw no pattern worth reading.
+    sharingKey.replaceChildren(el('p', { className: 'hint', dataset: { note: 'read' } }, t('lesson.shapes.readMaps', { tokens: pieces.map(tokenText).join(' ') })), legend(scale, { future: true }));
 
     costs.replaceChildren(
       el(

@@ -59,7 +59,7 @@ export function sampleButtons(onPick) {
         el(
           'div',
           { className: 'samples-row' },
-          el('span', { className: 'samples-lang', lang: lang === 'zh' ? 'zh-CN' : 'en' }, t(`samples.${lang}`)),
+          el('span', { className: 'samples-lang' }, t(`samples.${lang}`)),
           el('div', { className: 'samples-list' }, samples[lang].map((sample) => button(sample, lang, onPick))),
         ),
       ),

@@ -49,9 +49,11 @@ export function tabBar(nav, go) {
     );
   }
 
-  // The reader's fold button: the group opens or folds; on a phone, where the strip scrolls
+  // The reader's fold button: the group opens (folding the other) or folds; on a phone, where the strip scrolls
   // sideways, an opened group's first tabs are brought into sight (they would lie off the edge).
   function unfold(head, tabs) {
+    // One group open at a time: two open at once wrapped the sticky header onto a third line.
+    if (tabs.hidden) for (const other of nav.querySelectorAll('.tab-fold')) if (other !== head) other.setAttribute('aria-expanded', 'false');
     head.setAttribute('aria-expanded', String(tabs.hidden));
     render(shownView);
     if (!tabs.hidden && nav.scrollWidth > nav.clientWidth) {

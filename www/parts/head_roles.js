@@ -87,7 +87,8 @@ export function roleDetail(r, pieces) {
 // A small label coloured by role (style.css: .role-<name>).
 export function roleBadge(r, pieces, { compact = false } = {}) {
   const weak = compact && r?.role && r.role !== 'broad' && r.role !== 'mixed' && !r.strong;
-  return el('span', { className: `role-badge role-${r?.role ?? 'none'}${weak ? ' weak' : ''}`, title: roleDetail(r, pieces) }, roleText(r, compact));
+  // Where there is room (the attention map's line), the number is named: "previous-token, mean weight 0.75".
+  return el('span', { className: `role-badge role-${r?.role ?? 'none'}${weak ? ' weak' : ''}`, title: roleDetail(r, pieces) }, compact ? roleText(r, compact) : roleOption(r, pieces));
 }
 
 // A sentence on what the heatmap shows for this role, or null where no single pattern exists.

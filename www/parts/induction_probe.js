@@ -127,17 +127,33 @@ export function probeSection(app) {
       el(
         'span',
         { className: 'probe-head-item' },
-        el('button', { type: 'button', className: 'probe-head-score', title: t('probe.showHead', { l: b.l, h: b.h }), dataset: { layer: b.l, head: b.h }, on: { click: () => app.set({ layer: b.l, head: b.h }) } }, t('probe.headScore', { l: b.l, h: b.h, score: fixed(b.score, 3) })),
+        el('button', { type: 'button', className: 'probe-head-score', title: t('probe.showHead', { l: b.l, h: b.h }), dataset: { layer: b.l, head: b.h }, on: { click: () => showHead(b.l, b.h) } }, t('probe.headScore', { l: b.l, h: b.h, score: fixed(b.score, 3) })),
         ablateToggle(app, b.l, b.h, { short: true }),
       ),
     );
+
+  // A score clicked opens that head on the probe's map, which lies below the whole grid: the map is
+  // brought into sight, so the click is seen to do something.
+  function showHead(l, h) {
+    app.set({ layer: l, head: h });
+    mapNode.scrollIntoView({ block: 'start' });
+  }
+
+  // The scores of the head on the map are marked as chosen.
+  function markChosen(l, h) {
+    for (const b of summary.querySelectorAll('.probe-head-score')) b.setAttribute('aria-pressed', String(Number(b.dataset.layer) === l && Number(b.dataset.head) === h));
+  }
 
   // What the probe concluded, before the numbers: how many heads it names, or that it names none (the
   // highest scores of a model without such heads are listed all the same, and must not read as finds).
   function verdict(probe) {
     const named = (role) => probe.heads.flat().filter((x) => x.role === role).length;
     const [induction, duplicate] = [named('induction'), named('duplicate')];
-    return el('p', { className: 'probe-verdict', dataset: { induction, duplicate } }, induction + duplicate === 0 ? t('probe.noneFound') : t('probe.found', { induction, duplicate }));
+    const text = induction + duplicate === 0 ? t('probe.noneFound') : t('probe.found', { induction, duplicate });
+    // Only the finding itself is set bold; what follows the first semicolon is the explanation.
+    const cut = text.search(/[;；]/) + 1;
+    const [finding, rest] = cut > 0 ? [text.slice(0, cut), text.slice(cut)] : [text, ''];
+    return el('p', { className: 'probe-verdict', dataset: { induction, duplicate } }, el('strong', {}, finding), rest);
   }
 
   // probe: the probe's result, or null with the probe off or failed (error: why). Resolves once the
@@ -164,6 +180,7 @@ export function probeSection(app) {
     head.update();
     const l = Math.min(state.layer, probe.heads.length - 1);
     const scored = probe.heads[l].find((x) => x.head === state.head) ?? probe.heads[l][0];
+    markChosen(l, scored.head);
     const name = `layers.${l}.attn.probs`;
     const found = (await app.tensors([name], probeArgs(probe))).get(name);
     if (my !== seq) return;

@@ -11,7 +11,7 @@ import { t } from '../strings.js';
 export const TOP = 10;
 
 // MiniMind's chat format closes each message with this special token.
-const END_OF_MESSAGE = '<|im_end|>';
+export const END_OF_MESSAGE = '<|im_end|>';
 
 // The k most likely next tokens after position i of the logits tensor [T, V]: [{id, p, piece}].
 export function predict(app, logits, i, k = TOP) {

@@ -30,6 +30,9 @@ export function samplingCard(app) {
   const topP = el('input', { type: 'range', id: 'sampling-top-p', min: 0.05, max: 1, step: 0.05, on: { input: () => app.set({ topP: Number(topP.value) }) } });
   const topPOut = el('output', { className: 'slider-value', htmlFor: 'sampling-top-p' });
   const reset = el('button', { type: 'button', className: 'action secondary', id: 'sampling-reset', on: { click: () => app.set({ temperature: 1, topK: 0, topP: 1 }) } }, t('sampling.reset'));
+  // MiniMind's own chat settings (its eval_llm.py: temperature 0.85, top_p 0.85), one click away: at
+  // 1 / 1 a draw can land anywhere in the vocabulary's long tail.
+  const minimind = el('button', { type: 'button', className: 'action secondary', id: 'sampling-minimind', on: { click: () => app.set({ temperature: 0.85, topK: 0, topP: 0.85 }) } }, t('sampling.minimind'));
   const summary = el('p', { className: 'sampling-summary' });
   const chart = el('div', {});
   const drawn = el('div', { className: 'sampling-drawn', attrs: { 'aria-live': 'polite' } });
@@ -49,6 +52,7 @@ export function samplingCard(app) {
       el('label', { htmlFor: 'sampling-top-p' }, t('sampling.topP')),
       topP,
       topPOut,
+      minimind,
       reset,
     ),
     summary,
@@ -74,7 +78,7 @@ export function samplingCard(app) {
   function draw({ kept, probs, drawn: pick }, top, V, last, text) {
     const sampling = samplingOf(state);
     summary.textContent =
-      sampling.temperature === 0 ? t('sampling.summaryGreedy') : t('sampling.summary', { kept: grouped(kept), v: grouped(V) });
+      sampling.temperature === 0 ? t('sampling.summaryGreedy') : t(kept === V ? 'sampling.summaryAll' : 'sampling.summary', { kept: grouped(kept), v: grouped(V) });
     chart.replaceChildren(
       bars(
         top.map((c, n) => ({

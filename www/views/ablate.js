@@ -52,7 +52,9 @@ function klByPosition(before, after, T, V) {
 
 export function mount(root, app) {
   const { state } = app;
-  const position = tokenSelect(app, 'query', 'control.position');
+  // Without a position picked: the one where the knock-out changes the prediction most (below).
+  let mostChanged = null;
+  const position = tokenSelect(app, 'query', 'control.position', () => mostChanged ?? state.tokens.ids.length - 1);
   const board = el('div', { className: 'ablate-board' });
   const chosen = el('p', { className: 'ablate-chosen' });
   const prediction = el('div', { attrs: { 'aria-live': 'polite' } });
@@ -114,14 +116,18 @@ export function mount(root, app) {
     const names = ['logits', ...range(L).flatMap((l) => [`layers.${l}.attn.probs`, `layers.${l}.out`])];
     const [before, after] = await Promise.all([app.tensors(names, { ablate: [] }), app.tensors(names)]);
     if (my !== seq) return;
-    const i = tokenAt(app, 'query');
     const V = after.get('logits').shape[1];
-    const row = (run) => run.get('logits').data.slice(i * V, (i + 1) * V);
-    const [dBefore, dAfter] = await Promise.all([distribution(app, row(before)), distribution(app, row(after))]);
-    if (my !== seq) return;
     const T = state.tokens.ids.length;
     const kls = klByPosition(before.get('logits').data, after.get('logits').data, T, V);
     const most = kls.indexOf(Math.max(...kls));
+    // Until the reader picks a position, the view opens where the knock-out changes the prediction
+    // most (the last position often barely moves, and would read as "this head does nothing").
+    mostChanged = most;
+    position.update();
+    const i = tokenAt(app, 'query', () => most);
+    const row = (run) => run.get('logits').data.slice(i * V, (i + 1) * V);
+    const [dBefore, dAfter] = await Promise.all([distribution(app, row(before)), distribution(app, row(after))]);
+    if (my !== seq) return;
     const strip = el(
       'div',
       { className: 'ablate-kl-strip', attrs: { role: 'group', 'aria-label': t('ablate.klStrip') } },

@@ -15,6 +15,7 @@ import { clearestHeads, headRoles, lookFor, roleBadge, roleDetail, roleText } fr
 import { ablateToggle, isAblated } from '../parts/ablation.js';
 import { pageLink } from '../link.js';
 import { queryOf, queryRowBox, topKeys } from '../parts/query_row.js';
+import { openTutorialPair, showsTutorialPair } from '../parts/pair_head.js';
 import { t } from '../strings.js';
 
 // The three heads with the strongest clear role other than resting on the first token (previous
@@ -49,9 +50,13 @@ export function mount(root, app) {
   // A knocked-out head still computes its weights: said above its map, which is framed as off.
   const offText = el('p', { className: 'message' });
   const offNote = el('div', { className: 'head-off-note', hidden: true }, offText); // .message would show through [hidden]
+  // The tutorials' question (does 她 look at 小红?) one click away from any sentence: their sentence
+  // on the built-in model, 她 followed, in the head where it looks at 红 the most.
+  const tutorialPair = el('p', { className: 'qk-tutorial-pair' }, el('button', { type: 'button', className: 'action secondary', on: { click: () => openTutorialPair(app) } }, t('attention.tutorialPair')));
   const figure = el('figure', { className: 'tensor-figure attention-figure' }, caption, explain, axes, role, offNote, map.node, row.node);
-  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node), knock), figure);
+  root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node), knock), tutorialPair, figure);
   let seq = 0;
+  let anchor = null; // the map's top on screen when a row was clicked (null: no click to keep in place)
 
   async function update() {
     const my = ++seq;
@@ -65,6 +70,7 @@ export function mount(root, app) {
     // A followed query row's box reads every layer's weights (parts/query_row.js); without one, only
     // the stage shown is fetched.
     const query = queryOf(state, state.tokens.ids.length);
+    tutorialPair.hidden = showsTutorialPair(state, query);
     const probsNames = query === null ? [] : Array.from({ length: app.model.num_hidden_layers }, (_, l) => `layers.${l}.attn.probs`);
     const [found, roles] = await Promise.all([app.tensors([...new Set([name, ...probsNames])]), headRoles(app)]);
     if (my !== seq) return;
@@ -109,12 +115,22 @@ export function mount(root, app) {
         name: t('heatmap.stageName', { what: t(`heatmap.stage.${state.stage}`), name: shown, h }),
         describe: headTip(shown, h, state.tokens.pieces),
         // A click on a row follows its token as the query; on the followed row, lets it go.
-        onCellClick: (r) => app.set({ query: r === query ? null : r }),
+        onCellClick: (r) => {
+          anchor = map.node.getBoundingClientRect().top;
+          app.set({ query: r === query ? null : r });
+        },
         // The keyboard starts on the followed row, at its first key.
         start: query === null ? null : { r: query, c: 0 },
       },
     });
     row.update({ row: query, pieces, probs: found.get(`layers.${state.layer}.attn.probs`), layers: probsNames.map((n) => found.get(n)), at: { layer: state.layer, head: h }, off: (l, hh) => isAblated(state, l, hh) });
+    // A click on a row puts its sentence above the map (or takes it away): the page scrolls by as
+    // much, so the map stays under the pointer and the next click lands on the row aimed at.
+    if (anchor !== null) {
+      const moved = map.node.getBoundingClientRect().top - anchor;
+      anchor = null;
+      if (moved !== 0) window.scrollBy(0, moved);
+    }
   }
 
   return {

@@ -7,7 +7,7 @@
 
 import { el } from '../parts/dom.js';
 import { heatmap } from '../parts/heatmap.js';
-import { candidateBars, candidateNotes } from '../parts/prediction.js';
+import { candidateBars, candidateNotes, END_OF_MESSAGE } from '../parts/prediction.js';
 import { value } from '../parts/value.js';
 import { layerSelect, headSelect, range } from '../parts/controls.js';
 import { sequential } from '../parts/color_scale.js';
@@ -66,6 +66,10 @@ export function mount(root, app) {
 
   const promptKey = () => JSON.stringify({ ids: state.tokens.ids, config: state.config, seed: state.seed });
 
+  // Generation ends where the model chooses <|im_end|>, MiniMind's end of a message, as its
+  // generate() stops at eos_token_id: no step is taken past it.
+  const ended = () => run.steps.at(-1)?.piece === END_OF_MESSAGE;
+
   // One call of the model: the prefill the first time, then one token; then the cache check.
   async function step() {
     const names = range(app.model.num_hidden_layers).map((l) => `layers.${l}.attn.probs`);
@@ -84,7 +88,7 @@ export function mount(root, app) {
       await app.call('decodeStart', { ids: run.ids, sampling: { temperature: 0 } });
       pending = Math.max(pending, 1);
     }
-    for (; pending > 0 && run.steps.length < MAX_STEPS; pending--) await step();
+    for (; pending > 0 && run.steps.length < MAX_STEPS && !ended(); pending--) await step();
     pending = 0;
     await draw();
   }
@@ -115,9 +119,11 @@ export function mount(root, app) {
     if (my !== seq) return;
     generated = text;
     useButton.disabled = text === '';
-    stepButton.disabled = runButton.disabled = steps.length >= MAX_STEPS;
-    limitNote.hidden = steps.length < MAX_STEPS;
-    limitNote.textContent = t('decode.limit', { n: MAX_STEPS });
+    const done = ended();
+    stepButton.disabled = runButton.disabled = done || steps.length >= MAX_STEPS;
+    limitNote.hidden = !done && steps.length < MAX_STEPS;
+    limitNote.textContent = done ? t('decode.ended', { token: END_OF_MESSAGE }) : t('decode.limit', { n: MAX_STEPS });
+    limitNote.dataset.reason = done ? 'end' : 'limit';
 
     // The stacked rows: the prefill's P rows, then one row per decoding step. A key after its query
     // is the future, masked: its weight is 0 whether the prefill computed it (a 0 in its rows) or it

@@ -55,7 +55,7 @@ export function mount(root, app) {
     },
   });
   const sharing = el('div', { className: 'kv-groups' });
-  const variantsRow = el('div', { className: 'multiples wide' });
+  const variantsRow = el('div', { className: 'multiples wide variants' });
   const costs = el('div', {});
   root.append(
     el('div', { className: 'toolbar' }, controls.map((c) => c.node)),

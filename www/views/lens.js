@@ -105,12 +105,16 @@ export function mount(root, app) {
     const l = Math.min(state.layer, L - 1);
     const i = Math.max(at, from);
     const topK = await app.call('top', { logits: row(l, i), k: 10 });
+    // Short of the last layer the cell is not the model's answer: that is said beside it, with the
+    // last layer's top token (the overview's prediction at the last position).
+    const [final] = l < L - 1 ? await app.call('top', { logits: row(L - 1, i), k: 1 }) : [null];
     if (my !== seq) return;
     const heading = t('lens.detail', { l, i, token: tokenText(pieces[i]) });
     const actual = i + 1 < ids.length ? ids[i + 1] : null;
     // From what the layers predict to which heads push it: head attribution at the same position.
     const toAttribution = el('a', { className: 'lens-to-attribution', href: pageHref({ view: 'attribution' }), on: { click: (e) => { e.preventDefault(); app.set({ query: i }); app.go('attribution'); } } }, t('lens.toAttribution', { i }));
-    detail.replaceChildren(el('h3', {}, heading), el('p', { className: 'hint' }, t('lens.detailNote', { l, v: V })), candidateBars(topK, { label: heading, mark: actual, markNote: t('output.actual') }), el('p', {}, toAttribution));
+    const notFinal = final ? [el('p', { className: 'lens-not-final', dataset: { layer: L - 1 } }, t('lens.notFinal', { l, last: L - 1, token: tokenText(final.piece), p: percent(final.p) }))] : [];
+    detail.replaceChildren(el('h3', {}, heading), ...notFinal, el('p', { className: 'hint' }, t('lens.detailNote', { l, v: V })), candidateBars(topK, { label: heading, mark: actual, markNote: t('output.actual') }), el('p', {}, toAttribution));
   }
 
   return {

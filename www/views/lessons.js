@@ -51,11 +51,11 @@ export const SOURCES = {
   sqrt_d: [[1, '3']],
   causal: [[1, '4'], [2, '6']],
   padding: [[2, '7']],
-  multihead: [[2, '3']],
+  multihead: [[1, '4'], [2, '3']],
   shapes: [[2, '2–5']],
 };
 const MARK = { 1: '①', 2: '②' };
-const sourceOf = (id) => SOURCES[id].map(([n, section]) => t(section.includes('–') ? 'lessons.sourceRange' : 'lessons.source', { n: MARK[n], section })).join(t('lessons.sourceJoin'));
+const sourceOf = (id) => t('lessons.from', { list: SOURCES[id].map(([n, section]) => t(section.includes('–') ? 'lessons.sourceRange' : 'lessons.source', { n: MARK[n], section })).join(t('lessons.sourceJoin')) });
 
 // The cells of lesson `id` in the link's edits, keyed by table; and back.
 function cellsOf(edits, id) {
@@ -169,10 +169,11 @@ export function mount(root, app) {
     const { spaces, split } = readTokens(DOOR.words ?? (/\s/.test(text) ? text.split(/\s+/).filter(Boolean) : null), pieces.filter((_, i) => !special[i]));
     const parts = [
       el('h3', {}, t('lessons.door.heading')),
-      el('p', {}, t('lessons.door.note', { view: t(`view.${DOOR.view}`) })),
+      // Only 小明把苹果给了小红，她很开心 is the tutorials' own sentence; the other doors' are written in their style.
+      el('p', { dataset: { note: 'door' } }, t(text === qkMatch.SENTENCE ? 'lessons.door.note' : 'lessons.door.noteOwn', { view: t(`view.${DOOR.view}`) })),
       el('p', { className: 'door-sentence' }, el('q', { lang: 'zh-CN' }, text)),
-      DOOR.note && el('p', { dataset: { note: 'look' } }, typeof DOOR.note === 'string' ? t(DOOR.note) : (DOOR.note[language()] ?? DOOR.note.en)),
-      el('p', { className: 'door-tokens' }, spaced(t('lessons.door.tokens', { n: pieces.length })), el('span', { className: 'chips' }, pieces.map((p, i) => el('span', { className: special[i] ? 'chip static special' : 'chip static', dataset: { i } }, el('span', { className: 'chip-piece' }, tokenText(p)))))),
+      DOOR.note && el('p', { dataset: { note: 'look' } }, typeof DOOR.note === 'function' ? DOOR.note(app, pieces) : typeof DOOR.note === 'string' ? t(DOOR.note) : (DOOR.note[language()] ?? DOOR.note.en)),
+      el('p', { className: 'door-tokens' }, spaced(t(bos ? 'lessons.door.tokensBos' : 'lessons.door.tokens', { n: pieces.length })), el('span', { className: 'chips' }, pieces.map((p, i) => el('span', { className: special[i] ? 'chip static special' : 'chip static', dataset: { i } }, el('span', { className: 'chip-piece' }, tokenText(p)))))),
       spaces > 0 && el('p', { className: 'hint', dataset: { note: 'spaces' } }, t('lessons.door.spaces', { n: spaces, all: pieces.length })),
       split?.length > 0 && el('p', { className: 'hint', dataset: { note: 'split' } }, t('lessons.door.split', { words: split.map((s) => `${s.word} → ${s.pieces.join(' + ')}`).join(t('lessons.door.listSep')) })),
       pageLink(app.navigate, patch, t('lessons.door.open', { view: t(`view.${DOOR.view}`) }), { className: 'action door-link' }),

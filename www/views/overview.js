@@ -128,7 +128,7 @@ export function mount(root, app) {
         step('qkv', at({ view: 'stepper', step: 'qkv' }), 'q_proj · k_proj · v_proj', [['Q', [T, nH, d]], ['K, V', [T, nKV, d]]]),
         c.qk_norm && step('qk_norm', at({ view: 'stepper', step: 'qk_norm' }), 'q_norm · k_norm'),
         step('rope', at({ view: 'rope' }), 'RoPE'),
-        step('kv_cache', at({ view: 'decode' }), 'KV cache'),
+        step('kv_cache', at({ view: 'decode' }), t('view.decode')),
         nKV < nH && step('repeat_kv', at({ view: 'gqa' }), 'repeat_kv', [['K, V', [T, nH, d]]]),
         step('scores', at({ view: 'qk' }), 'Q·Kᵀ', [['', [nH, T, T]]]),
         step('scale', at({ view: 'scale' }), `÷ √${d}`),
@@ -251,14 +251,17 @@ export function mount(root, app) {
   }
 
   async function predict() {
-    const T = state.tokens.ids.length;
+    // The tokens as this run began: a language switch can swap the sentence while it awaits.
+    const { pieces } = state.tokens;
+    const T = pieces.length;
     const logits = (await app.tensors(['logits'])).get('logits');
+    if (state.tokens.pieces !== pieces || logits.shape[0] !== T) return null; // a newer run redraws
     const V = logits.shape[1];
     const top = await app.call('top', { logits: logits.data.slice((T - 1) * V, T * V), k: TOP });
     const [best] = top;
     // The top token as text for the box (none for a piece of a character's bytes).
     const text = await app.call('decode', { ids: [best.id] });
-    return [predictionBlock(T, top), nextSteps(T, best, text.includes('\uFFFD') ? null : text)];
+    return [predictionBlock(T, top, pieces), nextSteps(T, best, text.includes('\uFFFD') ? null : text)];
   }
 
   // What the reader can do with the prediction: write it into the text and predict again, see how
@@ -282,12 +285,19 @@ export function mount(root, app) {
           { className: 'hint ov-finished' },
           t('overview.finished'),
           ' ',
-          samples.map((sample) => el('button', { type: 'button', className: 'link ov-try', dataset: { text: sample }, on: { click: () => app.navigate({ text: sample }) } }, `${sample}…`)),
+          // “A…” or “B…”: each a button inside its quotes, the list said as a sentence.
+          samples.flatMap((sample, n) => [
+            n === 0 ? '' : n === samples.length - 1 ? t('overview.tryOr') : t('overview.listSep'),
+            '“',
+            el('button', { type: 'button', className: 'link ov-try', dataset: { text: sample }, on: { click: () => app.navigate({ text: sample }) } }, `${sample}…`),
+            '”',
+          ]),
+          t('overview.tryEnd'),
         ),
     );
   }
 
-  function predictionBlock(T, top) {
+  function predictionBlock(T, top, pieces) {
     const [best, ...rest] = top;
     const bar = el('span', { className: 'ov-bar-fill' });
     bar.style.width = percent(best.p).replace(' ', '');
@@ -295,7 +305,7 @@ export function mount(root, app) {
       'a',
       { className: 'ov-block ov-predict', href: link({ view: 'output', query: T - 1 }), dataset: { block: 'prediction' } },
       el('span', { className: 'ov-title' }, t('overview.prediction')),
-      el('span', { className: 'ov-sub' }, t('overview.after', { token: quoted(tokenText(state.tokens.pieces[T - 1])) })),
+      el('span', { className: 'ov-sub' }, t('overview.after', { token: quoted(tokenText(pieces[T - 1])) })),
       el('span', { className: 'ov-top', dataset: { id: best.id, p: best.p } }, el('span', { className: 'ov-top-token' }, tokenText(best.piece)), el('span', { className: 'ov-top-p' }, percent(best.p))),
       el('span', { className: 'ov-bar', attrs: { 'aria-hidden': 'true' } }, bar),
       rest.length > 0 && el('span', { className: 'ov-rest' }, t('overview.then', { list: rest.map((r) => t('overview.candidate', { token: tokenText(r.piece), p: percent(r.p) })).join(t('overview.listSep')) })),
@@ -307,13 +317,15 @@ export function mount(root, app) {
   async function update() {
     const my = ++seq;
     draw();
+    // Random weights learned nothing: the head grid's card does not promise learned patterns then.
+    start.querySelector('a[data-route="grid"] .ov-route-text').textContent = t(app.source?.kind === 'random' ? 'overview.route.gridRandom' : 'overview.route.grid');
     if (!live()) {
       prediction.replaceChildren(el('div', { className: 'ov-block ov-predict ov-waiting' }, el('span', { className: 'ov-title' }, t('overview.prediction')), el('span', { className: 'ov-sub' }, t('overview.predictionWaiting'))));
       return;
     }
     if (state.tokens.ids.length === 0) return;
     const [found, roles] = await Promise.all([predict(), headRoles(app).catch(() => null)]);
-    if (my !== seq) return;
+    if (my !== seq || found === null) return;
     prediction.replaceChildren(...found);
     // The route's attention map opens on the clearest head of this run, not on layer 0, head 0,
     // where most heads rest on the first token and show a newcomer one bright column.

@@ -13,7 +13,7 @@ import { layerSelect, headSelect, tokenSelect, tokenAt } from '../parts/controls
 import { sequential } from '../parts/color_scale.js';
 import { axisLabel, indexLabel, tokenText, fixed, factor } from '../parts/format.js';
 import { t } from '../strings.js';
-import { strongestHead } from '../parts/pair_head.js';
+import { openTutorialPair } from '../parts/pair_head.js';
 import { DOOR, SENTENCE } from '../lessons/qk_match.js';
 
 const SHOWN_TERMS = 4;
@@ -29,12 +29,8 @@ export function mount(root, app) {
   // The tutorial's own pair, 她 and 小红, one click away: its sentence on the built-in model, Q = 她,
   // K = 红, in the head where 她 looks at 红 the most. Hidden while they are what is shown.
   const tutorialPair = el('p', { className: 'qk-tutorial-pair' }, el('button', { type: 'button', className: 'action secondary', on: { click: openPair } }, t('qk.tutorialPair')));
-  async function openPair() {
-    const { ids, pieces } = await app.tokenize(SENTENCE, true);
-    const query = pieces.lastIndexOf(DOOR.focus);
-    const key = pieces.lastIndexOf(DOOR.target, query);
-    const head = await strongestHead(app, ids, query, key);
-    app.navigate({ model: 'builtin', text: SENTENCE, bos: true, pad: [], query, key, ...(head ?? {}) });
+  function openPair() {
+    return openTutorialPair(app, { key: true });
   }
   const walk = el('section', { className: 'card qk-walk', attrs: { 'aria-live': 'polite' } });
   root.append(
@@ -112,6 +108,8 @@ export function mount(root, app) {
           ),
         ),
       ),
+      // The box shows a dozen of the d rows at once: said, with what the bars' two colours mean.
+      el('p', { className: 'hint terms-note' }, el('span', { className: 'term-key pos', attrs: { 'aria-hidden': 'true' } }), ` ${t('qk.termsPos')} `, el('span', { className: 'term-key neg', attrs: { 'aria-hidden': 'true' } }), ` ${t('qk.termsNeg', { d })}`),
       el(
         'ol',
         { className: 'qk-steps' },

@@ -1,0 +1,15 @@
+// What the banner says of a link's fields (www/link.js explainLink), in the page's language.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+
+globalThis.document ??= { documentElement: {} };
+const { setLanguage } = await import('../../www/strings.js');
+const { explainLink } = await import('../../www/link.js');
+
+test('a field the link got wrong is named in Chinese with its key, listed with 、 and ended with 。', () => {
+  const problems = [{ field: 'step', reason: 'invalid' }, { field: 'layer', reason: 'clamped' }, { field: 'config.hidden_size', reason: 'invalid' }, { field: 'zzz', reason: 'unknown' }];
+  setLanguage('zh');
+  assert.equal(explainLink(problems).title, '链接中的部分设置超出范围或无法识别，已被调整或重置：步骤（step）、层（layer）、模型设置（hidden_size）、zzz。');
+  setLanguage('en');
+  assert.equal(explainLink(problems).title, 'Some settings in this link were out of range or not recognised and were adjusted or reset: step, layer, config.hidden_size, zzz.');
+});
