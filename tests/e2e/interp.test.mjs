@@ -170,8 +170,9 @@ test('knock out: a head clicked off in the head grid reruns the model without it
   assert.match(await page.locator('.ablation-bar').innerText(), /L3 H2/);
   // However far down the grid the click was, the bar (and its before-and-after link) is in sight,
   // under the sticky top bar.
-  const [bar, topbar] = await page.evaluate(() => [document.querySelector('.ablation-bar').getBoundingClientRect().top, document.querySelector('.topbar').getBoundingClientRect().bottom]);
-  assert.ok(bar >= topbar - 1 && bar < innerHeight / 2, `the bar starts at ${bar} px, under the top bar's ${topbar}`);
+  const [bar, topbar, height, scrolled] = await page.evaluate(() => [document.querySelector('.ablation-bar').getBoundingClientRect().top, document.querySelector('.topbar').getBoundingClientRect().bottom, innerHeight, scrollY]);
+  assert.ok(scrolled > 0, 'the click scrolled the page down to the last layer');
+  assert.ok(bar >= topbar - 1 && bar < height / 2, `the bar starts at ${bar} px, under the top bar's ${topbar}`);
   assert.match(await page.locator('#status').innerText(), /knocked out: 1/);
   // The page's logits are those of the run the test asks for with ablate, and not the whole model's.
   const shown = await page.evaluate(async () => Array.from(await window.attnscope.tensor('logits')));

@@ -39,7 +39,7 @@ export function mount(root, app) {
   const reset = el('button', { type: 'button', className: 'action secondary', on: { click: () => { q = Float32Array.from(Q.flat()); k = Float32Array.from(K.flat()); pick = { i: 2, j: 0 }; app.redraw(); } } }, t('lesson.reset'));
   root.append(
     el('section', { className: 'card' }, el('h3', {}, t('lesson.qk.inputs')), el('p', { className: 'hint' }, t('lesson.editHint')), inputs, reset),
-    el('section', { className: 'card' }, el('h3', {}, t('lesson.qk.results')), el('pre', { className: 'formula' }, 'scores = Q @ Kᵀ        attention_weights = softmax(scores, dim=-1)'), results, answer),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.qk.results')), el('pre', { className: 'formula code' }, 'scores = Q @ Kᵀ\nattention_weights = softmax(scores, dim=-1)'), results, answer),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.qk.walkHeading')), walk),
   );
   let seq = 0;

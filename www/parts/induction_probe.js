@@ -190,7 +190,8 @@ export function probeSection(app) {
     // The probe's random tokens are often pieces with a space before them: the mark is said.
     const marks = marksNote(probe.pieces);
     const said = t('probe.look', { back: probe.length - 1, dup: probe.length });
-    look.textContent = marks ? `${spaced(said)}${marks}` : said;
+    // The marks' note on a line of its own: run on, its leading ␣ could end the line before it.
+    look.replaceChildren(said, ...(marks ? [el('span', { className: 'marks-note' }, marks)] : []));
     // Twice as many columns as one copy: the keys are counted by index (their tokens are in the
     // tooltip and on the rows), the second copy's start is ruled, and the two stripes to look for
     // run between dashed guides: the induction stripe (back length − 1) and the duplicate one (back length).
