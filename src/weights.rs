@@ -310,28 +310,57 @@ fn open(bytes: &[u8]) -> Result<SafeTensors<'_>, Error> {
     SafeTensors::deserialize(bytes).map_err(|e| unreadable("unreadable", vec![("why", e.to_string())], e))
 }
 
-/// The first tensor entry of a header the safetensors crate refuses that is at fault on its own, and
-/// why: an entry that is not {dtype, shape, data_offsets} of a known dtype, or whose shape needs
-/// more bytes than a file can hold or other than its offsets span. None where the fault is not one
-/// entry's (the header is not JSON, the offsets of two entries do not follow each other).
-fn culprit(header: &str) -> Option<(String, String)> {
+/// Why a header the safetensors crate refuses is at fault, in the page's words where one entry or one
+/// pair of entries is: an offset past what this machine can address; an entry that is not {dtype,
+/// shape, data_offsets} of a known dtype, or whose shape needs more bytes than a file can hold or
+/// other than its offsets span; two tensors whose bytes overlap or leave a gap between them (named
+/// both, in the file's order, not only the one where the crate's walk stopped). None where the fault
+/// is none of these.
+fn culprit(header: &str) -> Option<Error> {
     let entries: serde_json::Map<String, serde_json::Value> = serde_json::from_str(header).ok()?;
-    entries.into_iter().filter(|(name, _)| name != "__metadata__").find_map(|(name, entry)| {
+    let mut spans = Vec::new();
+    for (name, entry) in entries.into_iter().filter(|(name, _)| name != "__metadata__") {
+        let past = entry["data_offsets"].as_array().and_then(|o| o.iter().find(|v| v.as_u64().is_some_and(|v| usize::try_from(v).is_err())).cloned());
+        if let Some(v) = past {
+            let text = format!("its header gives tensor {name} the data offset {v}, past what this machine can address");
+            return Some(unreadable("unreadable.offsetTooBig", vec![("name", name), ("offset", v.to_string())], text));
+        }
         let info = match serde_json::from_value::<safetensors::tensor::TensorInfo>(entry) {
             Ok(info) => info,
-            Err(e) => return Some((name, e.to_string())),
+            Err(e) => return Some(bad_tensor(name, e.to_string())),
         };
         let bits = info.shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).and_then(|n| n.checked_mul(info.dtype.bitsize()));
         let (start, end) = info.data_offsets;
         match bits {
-            None => Some((name, format!("its shape {:?} has more elements than any file holds", info.shape))),
-            Some(bits) if end < start || bits % 8 != 0 || bits / 8 != end - start => Some((
-                name,
-                format!("its shape {:?} of {:?} needs {} bytes, but its data offsets [{start}, {end}] span {}", info.shape, info.dtype, bits / 8, end.saturating_sub(start)),
-            )),
-            Some(_) => None,
+            None => return Some(bad_tensor(name, format!("its shape {:?} has more elements than any file holds", info.shape))),
+            Some(bits) if end < start || bits % 8 != 0 || bits / 8 != end - start => {
+                let why = format!("its shape {:?} of {:?} needs {} bytes, but its data offsets [{start}, {end}] span {}", info.shape, info.dtype, bits / 8, end.saturating_sub(start));
+                return Some(bad_tensor(name, why));
+            }
+            Some(_) => spans.push((start, end, name)),
         }
-    })
+    }
+    // The tensors' bytes must follow one another from 0, each where the one before it ends.
+    spans.sort();
+    let mut at = (0, String::new());
+    for (start, end, name) in spans {
+        if start != at.0 && at.1.is_empty() {
+            let text = format!("its first tensor's bytes, {name}'s, start at {start}, not at 0");
+            return Some(unreadable("unreadable.startGap", vec![("name", name), ("offset", start.to_string())], text));
+        }
+        if start != at.0 {
+            let key = if start < at.0 { "unreadable.overlap" } else { "unreadable.gap" };
+            let text = format!("the bytes of tensors {} and {name} {}", at.1, if start < at.0 { "overlap" } else { "leave a gap between them" });
+            return Some(unreadable(key, vec![("a", at.1), ("b", name)], text));
+        }
+        at = (end, name);
+    }
+    None
+}
+
+fn bad_tensor(name: String, why: String) -> Error {
+    let text = format!("its header is not valid: tensor {name}: {why}");
+    unreadable("unreadable.badTensor", vec![("name", name), ("why", why)], text)
 }
 
 fn has_qk_norm(listing: &Listing) -> bool {
@@ -598,9 +627,8 @@ pub fn check_checkpoint(config_json: &str, head: &[u8], file_size: u64) -> Resul
         let (_, args) = crate::json_fault(&e);
         return Err(unreadable("unreadable.headerNotJson", args, format!("its header is not valid JSON: {e}")));
     }
-    let metadata: Metadata = serde_json::from_str(header).map_err(|e| match culprit(header) {
-        Some((name, why)) => unreadable("unreadable.badTensor", vec![("name", name.clone()), ("why", why.clone())], format!("its header is not valid: tensor {name}: {why}")),
-        None => unreadable("unreadable.badHeader", vec![("why", e.to_string())], format!("its header is not valid: {e}")),
+    let metadata: Metadata = serde_json::from_str(header).map_err(|e| {
+        culprit(header).unwrap_or_else(|| unreadable("unreadable.badHeader", vec![("why", e.to_string())], format!("its header is not valid: {e}")))
     })?;
     let (described, held) = (metadata.data_len() as u64, file_size - data_start);
     if held < described {

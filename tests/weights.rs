@@ -410,6 +410,34 @@ fn a_header_entry_at_fault_is_named() {
     assert!(e.contains(&format!("tensor {name}")) && e.contains("more elements than any file holds"), "{e}");
     let e = redo(&|t| t["shape"] = serde_json::json!([24, 17]));
     assert!(e.contains(&format!("tensor {name}")) && e.contains("needs 1632 bytes") && e.contains("span 1536"), "{e}");
+    // An offset past what wasm32 can address is said as that, not as serde's "expected usize".
+    let e = redo(&|t| t["data_offsets"] = serde_json::json!([0u64, 1_000_000_000_000_000u64]));
+    if usize::BITS < 64 {
+        assert!(e.contains(&format!("tensor {name} the data offset 1000000000000000, past what this machine can address")), "{e}");
+    }
+    assert!(!e.contains("expected usize"), "{e}");
+}
+
+/// Two tensors whose bytes overlap, or that leave a gap, are named both: the one where the
+/// safetensors crate's walk stopped is not the one at fault.
+#[test]
+fn overlapping_tensors_are_named_both() {
+    let bytes = write(&checkpoint(&tiny()), Dtype::F32);
+    let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
+    let rewrite = |h: serde_json::Value| {
+        let text = serde_json::to_vec(&h).unwrap();
+        let mut out = (text.len() as u64).to_le_bytes().to_vec();
+        out.extend(&text);
+        out.extend(&bytes[8 + n..]);
+        check_error(TINY_JSON, &out, out.len())
+    };
+    // A tensor of 2 bytes over the start of the first one.
+    let first = header.as_object().unwrap().iter().filter(|(k, _)| *k != "__metadata__").min_by_key(|(_, v)| v["data_offsets"][0].as_u64().unwrap()).unwrap().0.clone();
+    let mut h = header.clone();
+    h["model.extra.weight"] = serde_json::json!({"dtype": "F16", "shape": [1], "data_offsets": [0, 2]});
+    let e = rewrite(h);
+    assert!(e.contains("overlap") && e.contains("model.extra.weight") && e.contains(&first), "{e}");
 }
 
 #[test]

@@ -476,6 +476,8 @@ function showViewTop() {
   if (above < 0) scrollBy(0, above);
 }
 
+let cannotRun = false; // the model panel says a model just loaded cannot run the text
+
 async function runModel() {
   const signal = runs.start();
   if (state.tokens.ids.length === 0) {
@@ -501,6 +503,10 @@ async function runModel() {
     backend.ran(result);
     app.phase = 'ready';
     app.error = null;
+    if (cannotRun) {
+      cannotRun = false; // the model panel's "cannot run this text" is over once a text runs
+      models.set({ note: null });
+    }
   } catch (err) {
     if (signal.aborted) return;
     app.phase = err.cancelled ? 'cancelled' : 'error';
@@ -594,6 +600,7 @@ async function loadCheckpoint(model, files = null) {
     if (wanted()) {
       app.loading = false;
       app.preview = null;
+      renderStatus(); // the top bar's "Your own · 6.29 MiB / 6.29 MiB" goes with the load, refused or not
     }
   }
 }
@@ -632,6 +639,13 @@ async function useModel(model, files = null) {
     if (model.kind === 'random') await buildModel(state.config, state.seed);
     else await loadCheckpoint(model, files);
     await tokenize();
+    // A model that loads but cannot run this text (too short a context, weights that overflow f32):
+    // the panel where the reader chose it says so, and the view's message is brought into sight.
+    if (app.phase === 'error' && state.model === model) {
+      cannotRun = true;
+      models.set({ note: t('model.loadedCannotRun') });
+      dom.view.querySelector('.message-error')?.scrollIntoView({ block: 'center' });
+    }
   } catch (err) {
     if (model.kind === 'random' && !err.superseded) models.set({ error: err });
     if (!err.superseded) models.revealError();

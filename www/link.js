@@ -99,12 +99,17 @@ const WHOLE = { damaged: 'link.damaged', future: 'link.future', 'too-long': 'lin
  * The model a link names is loaded by the page, which says so itself if it cannot. */
 export function explainLink(problems) {
   const whole = problems.find((p) => p.field === null);
-  const fields = [...new Set(problems.filter((p) => p.field !== null).map((p) => p.field))].map(fieldName);
+  // A field given twice is said apart: nothing in it was wrong, the last one was used.
+  const repeated = [...new Set(problems.filter((p) => p.reason === 'repeated').map((p) => p.field))].map(fieldName);
+  const fields = [...new Set(problems.filter((p) => p.field !== null && p.reason !== 'repeated').map((p) => p.field))].map(fieldName);
   const details = [];
   const list = (names) => names.join(t('link.fieldsSep'));
+  const twice = repeated.length ? t('link.repeated', { fields: list(repeated) }) : null;
   if (whole && fields.length) details.push(t('link.fields', { fields: list(fields) }));
+  if (twice && (whole || fields.length)) details.push(twice);
   if (whole?.kept) return { title: t('link.damagedKept', { fields: list(whole.kept.map(fieldName)) }), details };
   if (whole) return { title: t(WHOLE[whole.reason], { version: whole.version }), details };
   if (fields.length) return { title: t('link.fields', { fields: list(fields) }), details };
+  if (twice) return { title: twice, details };
   return null;
 }

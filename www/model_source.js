@@ -300,10 +300,10 @@ export async function droppedFiles(dataTransfer) {
  */
 export function folderUrl(url) {
   const resolved = URL.canParse(url, location.href) ? new URL(url, location.href) : null;
-  if (!resolved || !['http:', 'https:'].includes(resolved.protocol) || !resolved.host) throw new Error(t('source.notHttp', { url }));
+  if (!resolved || !['http:', 'https:'].includes(resolved.protocol) || !resolved.host) throw new Error(t('source.notHttp', { url: clipped(url) }));
   // The page's own policy (connect-src 'self' https:) lets it read plain http:// from its own site
   // only: another site's http:// address would fail as if that site refused, so it is refused here.
-  if (resolved.protocol === 'http:' && resolved.origin !== location.origin) throw new Error(t('source.notHttps', { url }));
+  if (resolved.protocol === 'http:' && resolved.origin !== location.origin) throw new Error(t('source.notHttps', { url: clipped(url) }));
   if (/\.(json|safetensors)$/.test(resolved.pathname)) resolved.pathname = resolved.pathname.replace(/[^/]*$/, '');
   else if (!resolved.pathname.endsWith('/')) resolved.pathname += '/';
   resolved.search = '';
@@ -315,8 +315,15 @@ export function folderUrl(url) {
 function located(url, fn) {
   return (...args) =>
     fn(...args).catch((err) => {
-      throw Object.assign(new Error(t('source.fromUrl', { url, message: errorText(err) })), { superseded: err.superseded });
+      throw Object.assign(new Error(t('source.fromUrl', { url: clipped(url), message: errorText(err) })), { superseded: err.superseded });
     });
+}
+
+// An address as a message quotes it: a very long one (5,000 characters pasted by mistake) is cut in
+// the middle, so the message stays a sentence and not a wall that pushes the panel away.
+export function clipped(url, most = 80) {
+  const chars = Array.from(String(url));
+  return chars.length <= most ? String(url) : `${chars.slice(0, most - 20).join('')}…${chars.slice(-19).join('')}`;
 }
 
 // fetch with the page's words for what went wrong; `shown` is the address as the reader gave it.
@@ -325,10 +332,10 @@ async function get(folder, file, shown, { optional = false } = {}) {
   try {
     response = await fetch(new URL(file, folder), { mode: 'cors', credentials: 'omit' });
   } catch {
-    throw new Error(t(new URL(folder).origin === location.origin ? 'source.unreachable' : 'source.cors', { url: shown, file }));
+    throw new Error(t(new URL(folder).origin === location.origin ? 'source.unreachable' : 'source.cors', { url: clipped(shown), file }));
   }
   if (optional && response.status === 404) return null;
-  if (!response.ok) throw new Error(t('source.http', { url: shown, file, status: `${response.status} ${response.statusText}`.trim() }));
+  if (!response.ok) throw new Error(t('source.http', { url: clipped(shown), file, status: `${response.status} ${response.statusText}`.trim() }));
   return response;
 }
 

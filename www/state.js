@@ -596,6 +596,8 @@ export async function decode(fragmentText, { base = null, known = {}, lang = DEF
     if (value.repaired && PLAIN_KEYS.includes(key)) note(key, 'repaired');
     if (key === 'embed') embed = value.text !== '0' && value.text !== 'false';
     else if (PLAIN_KEYS.includes(key)) {
+      // A field given twice (view=grid&view=lessons) opens as its last, and the reader is told.
+      if (own(plain, key) && !format1) note(key, 'repeated');
       plain[key] = plainValue(key, value.text);
       // Format 1 did not know this field: a format-1 link notes it where its decoder did.
       if (FORMAT2_ONLY.includes(key) || FORMAT3_ONLY.includes(key)) unknownToFormat1.push({ field: key, reason: 'unknown', at: problems.length });

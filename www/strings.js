@@ -826,6 +826,7 @@ const en = {
   'link.fitted': 'This link asks for layer {layer}, head {head}, but this model has {layers} layers of {heads} heads (counting from 0): it opens layer {l}, head {h}.',
   'link.fields': 'Some settings in this link were out of range or not recognised and were adjusted or reset: {fields}.',
   'link.fieldsSep': ', ',
+  'link.repeated': 'This link gives {fields} more than once; the last one was used.',
   'link.field.lesson': 'lesson',
   'link.field.lang': 'lang',
   'link.field.text': 'text',
@@ -883,6 +884,7 @@ const en = {
   'model.forget': 'Forget it',
   'model.forgotten': 'Forgotten: this browser no longer keeps your model.',
   'model.notKept': 'This model could not be kept for your next visit: {reason}',
+  'model.loadedCannotRun': 'Loaded, but it cannot run this text: the reason is at the top of the view.',
   'model.progress': 'model.safetensors: {loaded} of {total}',
   'model.progressUnknown': 'model.safetensors: {loaded}',
   'model.progressStart': 'Reading the model…',
@@ -922,7 +924,7 @@ const en = {
   'core.config.notObject': 'config.json must be a JSON object ({ … }).',
   'core.config.wrongType': 'config.json has a field of the wrong type (the parser says: {why}).',
   'core.config.notNumber': '{name} must be a number, not {value}.',
-  'core.config.notCount': '{name} must be a whole number, 0 or more, not {value}.',
+  'core.config.notCount': '{name} must be a whole number (a count such as 8), not {value}.',
   'core.config.countTooBig': '{name} is {value}, more than the {limit} this browser can count: no model is that big.',
   'core.config.countAsFloat': '{name} is written as {value}, with a decimal point; a size in config.json is written as a whole number ({whole}), as PyTorch’s layers need it.',
   'core.config.bosId': 'bos_token_id must be a token id below vocab_size ({vocab}), not {value}.',
@@ -941,10 +943,10 @@ const en = {
   'core.probePositions': 'the probe’s {tokens} tokens are more than this model’s {limit} positions.',
   'core.tooManyTokens': 'The input is {tokens} tokens, over attnscope’s limit of {limit}. Shorten the text.',
   'core.pastPositions': 'The input is {tokens} tokens, more than this model’s max_position_embeddings ({limit}): it has no positions for the rest. Shorten the text.',
-  'core.runMemory': 'This run needs {need} at once (the model’s weights {weights}, the trace {trace}, working memory {work}), over the budget of {most}. At most {fits} tokens fit: use a shorter text (the attention weights grow with the square of the number of tokens).',
+  'core.runMemory': 'This run needs {need} at once (the model’s weights {weights}, the trace {trace}, working memory {work}), over the budget of {most}. Your text is {tokens} tokens and at most {fits} fit: use a shorter text (the attention weights grow with the square of the number of tokens).',
   'core.runMemoryModel': 'This run needs {need} at once (the model’s weights {weights}, the trace {trace}, working memory {work}), over the budget of {most}: beside this model’s weights not even one token fits. Choose a smaller model.',
-  'core.traceBudget': 'Recording this run’s tensors needs {need} (the limit is {most}). At most {fits} tokens fit: use a shorter text (the attention weights grow with the square of the number of tokens).',
-  'core.traceBudgetLens': 'Recording this run’s tensors needs {need} (the limit is {most}), the logit lens {lens} of it. At most {fits} tokens fit: use a shorter text, or open a view other than the logit lens.',
+  'core.traceBudget': 'Recording this run’s tensors needs {need} (the limit is {most}). Your text is {tokens} tokens and at most {fits} fit: use a shorter text (the attention weights grow with the square of the number of tokens).',
+  'core.traceBudgetLens': 'Recording this run’s tensors needs {need} (the limit is {most}), the logit lens {lens} of it. Your text is {tokens} tokens and at most {fits} fit: use a shorter text, or open a view other than the logit lens.',
   'core.configBudget': 'This configuration needs {need} of f32 weights, over the budget of {most}.',
   'core.nonFinite': 'Tensor {name} holds {value} at index {index}: a model with NaN or infinite weights cannot run.',
   'core.budget': 'This checkpoint needs {need} to load (its {file} file twice, the page’s copy and the core’s, {weights} of f32 weights, and {held} held for the model loaded now), more than the {most} a browser tab has for its models.',
@@ -956,6 +958,10 @@ const en = {
   'core.unreadable.headerNotJson': 'The checkpoint is not a readable safetensors file: its header is not valid JSON (it goes wrong at line {line}, column {column} of the header).',
   'core.unreadable.badHeader': 'The checkpoint is not a readable safetensors file: its header is not a valid safetensors header ({why}).',
   'core.unreadable.badTensor': 'The checkpoint is not a readable safetensors file: its header’s entry for tensor {name} is not valid ({why}).',
+  'core.unreadable.offsetTooBig': 'The checkpoint is not a readable safetensors file: its header gives tensor {name} the data offset {offset}, past what this browser can address.',
+  'core.unreadable.overlap': 'The checkpoint is not a readable safetensors file: the bytes its header gives tensors {a} and {b} overlap.',
+  'core.unreadable.gap': 'The checkpoint is not a readable safetensors file: its header leaves a gap between the bytes of tensors {a} and {b}.',
+  'core.unreadable.startGap': 'The checkpoint is not a readable safetensors file: its first tensor, {name}, starts at byte {offset} of the data, not at 0.',
   'core.unreadable.shortData': 'The checkpoint is not a readable safetensors file: it is cut short; its header describes {described} of tensor data, but only {held} follow.',
   'core.unreadable.extraData': 'The checkpoint is not a readable safetensors file: {extra} follow the last tensor its header describes.',
 
@@ -1062,7 +1068,7 @@ const en = {
   'app.pageTitle': 'attnscope — MiniMind attention, tensor by tensor',
   'app.skip': 'Skip to the view',
   'input.chipPart': ', part of “{chars}”',
-  'input.splitNote': '{example}: the tokenizer cut “{char}” into {n} tokens, each holding some of its UTF-8 bytes (a Chinese character is 3 bytes); the small number says which part.',
+  'input.splitNote': '{example}: the tokenizer cut “{char}” into {n} tokens, each holding some of its {bytes} UTF-8 bytes; the small number says which part.',
   'input.chipsMore': '… and {n} more tokens',
   'input.marksNote': 'In {example}, ␣ is a space: the space before an English word usually goes into the token that starts the word, and sometimes stands as a token of its own.',
   'input.marksBreaks': ' ↵ is a line break, ⇥ a tab.',
@@ -1159,7 +1165,7 @@ const en = {
   // The input's BOS token (panels/bos_option.js, panels/token_chips.js, views/overview.js).
   'input.bos': 'Start with <|im_start|> (BOS)',
   'input.bosNone': 'This model’s config.json names no BOS token (bos_token_id), so its text runs without one: one token fewer than with the built-in model.',
-  'input.longText': 'The text is {n} characters. It all runs, but a link (and so a reload or a shared copy) keeps only the first {most}.',
+  'input.longText': 'The text is {n} characters; a link (and so a reload or a shared copy) keeps only the first {most}.',
   'input.bosHint': 'MiniMind puts this token before every text it trains on; heads with nothing better to look at often rest on it (the “attention sink”).',
   'input.chipSpecial': 'token {i} (counting from 0): id {id}, {piece}, a special token that holds no character of the text; click to mark as padding',
   'input.chipSpecialPadding': 'token {i} (counting from 0): id {id}, {piece}, a special token that holds no character of the text, padding (attention_mask 0); click to restore',
@@ -1991,6 +1997,7 @@ const zh = {
   'link.fitted': '这个链接要打开层 {layer}、头 {head}，但这个模型只有 {layers} 层、每层 {heads} 个头（都从 0 开始编号）：现在打开的是层 {l}、头 {h}。',
   'link.fields': '链接中的部分设置超出范围或无法识别，已被调整或重置：{fields}。',
   'link.fieldsSep': '、',
+  'link.repeated': '这个链接不止一次给出了{fields}，用的是最后一个。',
   'link.field.lesson': '课程',
   'link.field.lang': '语言',
   'link.field.text': '文本',
@@ -2048,6 +2055,7 @@ const zh = {
   'model.forget': '删除它',
   'model.forgotten': '已删除：本浏览器不再保存你的模型。',
   'model.notKept': '这个模型无法保存到下次访问：{reason}',
+  'model.loadedCannotRun': '已加载，但它跑不了这段文本：原因写在视图顶部。',
   'model.progress': 'model.safetensors：{loaded} / {total}',
   'model.progressUnknown': 'model.safetensors：{loaded}',
   'model.progressStart': '正在读取模型…',
@@ -2086,7 +2094,7 @@ const zh = {
   'core.config.notObject': 'config.json 必须是一个 JSON 对象（{ … }）。',
   'core.config.wrongType': 'config.json 里有一项的类型不对（解析器的原话：{why}）。',
   'core.config.notNumber': '{name} 必须是数字，不能是 {value}。',
-  'core.config.notCount': '{name} 必须是 0 或更大的整数，不能是 {value}。',
+  'core.config.notCount': '{name} 必须是整数（一个数目，例如 8），不能是 {value}。',
   'core.config.countTooBig': '{name} 是 {value}，超过了这个浏览器能数到的 {limit}：没有这么大的模型。',
   'core.config.countAsFloat': '{name} 写成了带小数点的 {value}；config.json 里的尺寸要写成整数（{whole}），模型的层才能用。',
   'core.config.bosId': 'bos_token_id 必须是小于 vocab_size（{vocab}）的 token id，不能是 {value}。',
@@ -2105,10 +2113,10 @@ const zh = {
   'core.probePositions': '探针的 {tokens} 个 token 超过了这个模型的 {limit} 个位置。',
   'core.tooManyTokens': '输入有 {tokens} 个 token，超过了 attnscope 的上限（{limit} 个）。请缩短文本。',
   'core.pastPositions': '输入有 {tokens} 个 token，超过了这个模型的 max_position_embeddings（{limit}）：后面的 token 没有位置可用。请缩短文本。',
-  'core.runMemory': '这次运行一下子需要 {need}（模型权重 {weights}，记录的张量 {trace}，计算中的工作内存 {work}），超过了 {most} 的上限。最多放得下 {fits} 个 token，请缩短文本（注意力权重随 token 数的平方增长）。',
+  'core.runMemory': '这次运行一下子需要 {need}（模型权重 {weights}，记录的张量 {trace}，计算中的工作内存 {work}），超过了 {most} 的上限。你的文本有 {tokens} 个 token，最多放得下 {fits} 个，请缩短文本（注意力权重随 token 数的平方增长）。',
   'core.runMemoryModel': '这次运行一下子需要 {need}（模型权重 {weights}，记录的张量 {trace}，计算中的工作内存 {work}），超过了 {most} 的上限：除去这个模型的权重，连一个 token 都放不下。请换一个小一些的模型。',
-  'core.traceBudget': '记录这次运行的张量需要 {need}（上限是 {most}），最多只能放下 {fits} 个 token。请缩短文本：注意力权重随 token 数的平方增长。',
-  'core.traceBudgetLens': '记录这次运行的张量需要 {need}（上限是 {most}），其中 logit lens 占 {lens}，最多只能放下 {fits} 个 token。请缩短文本，或者换一个不是 logit lens 的视图。',
+  'core.traceBudget': '记录这次运行的张量需要 {need}（上限是 {most}）。你的文本有 {tokens} 个 token，最多只能放下 {fits} 个。请缩短文本：注意力权重随 token 数的平方增长。',
+  'core.traceBudgetLens': '记录这次运行的张量需要 {need}（上限是 {most}），其中 logit lens 占 {lens}。你的文本有 {tokens} 个 token，最多只能放下 {fits} 个。请缩短文本，或者换一个不是 logit lens 的视图。',
   'core.configBudget': '这个配置的 f32 权重需要 {need}，超过了 {most} 的上限。',
   'core.nonFinite': '张量 {name} 在下标 {index} 处的值是 {value}：权重里有 NaN 或无穷大的模型无法运行。',
   'core.budget': '加载这个检查点需要 {need}（{file} 的文件要放两份，页面一份、模型代码一份，再加 {weights} 的 f32 权重，以及当前模型占着的 {held}），超过了浏览器标签页留给模型的 {most}。',
@@ -2120,6 +2128,10 @@ const zh = {
   'core.unreadable.headerNotJson': '这个检查点不是可读的 safetensors 文件：它的文件头不是有效的 JSON（文件头第 {line} 行第 {column} 列处出错）。',
   'core.unreadable.badHeader': '这个检查点不是可读的 safetensors 文件：它的文件头不是有效的 safetensors 文件头（解析器的原话：{why}）。',
   'core.unreadable.badTensor': '这个检查点不是可读的 safetensors 文件：它的文件头里张量 {name} 的记录无效（解析器的原话：{why}）。',
+  'core.unreadable.offsetTooBig': '这个检查点不是可读的 safetensors 文件：它的文件头给张量 {name} 的数据偏移是 {offset}，超出了这个浏览器能寻址的范围。',
+  'core.unreadable.overlap': '这个检查点不是可读的 safetensors 文件：文件头里张量 {a} 和 {b} 的字节范围互相重叠。',
+  'core.unreadable.gap': '这个检查点不是可读的 safetensors 文件：文件头在张量 {a} 和 {b} 的字节之间留了空隙。',
+  'core.unreadable.startGap': '这个检查点不是可读的 safetensors 文件：它的第一个张量 {name} 从数据的第 {offset} 字节开始，而不是从 0 开始。',
   'core.unreadable.shortData': '这个检查点不是可读的 safetensors 文件：文件不完整，文件头描述了 {described} 的张量数据，后面却只有 {held}。',
   'core.unreadable.extraData': '这个检查点不是可读的 safetensors 文件：文件头描述的最后一个张量之后还多出 {extra}。',
 
@@ -2226,7 +2238,7 @@ const zh = {
   'app.pageTitle': 'attnscope — 逐个张量看 MiniMind 的注意力',
   'app.skip': '跳到视图',
   'input.chipPart': '，是“{chars}”的一部分',
-  'input.splitNote': '{example}：词表里没有“{char}”这个字，分词器把它的 UTF-8 字节（一个汉字占 3 个字节）拆进了 {n} 个 token；右上角的小数字表示这是第几段。',
+  'input.splitNote': '{example}：词表里没有“{char}”这个字，分词器把它的 {bytes} 个 UTF-8 字节拆进了 {n} 个 token；右上角的小数字表示这是第几段。',
   'input.chipsMore': '……还有 {n} 个 token',
   'input.marksNote': '{example} 里的 ␣ 表示空格：英文词前面的空格通常和这个词的开头放进同一个 token，有时也会单独成为一个 token。',
   'input.marksBreaks': '↵ 是换行，⇥ 是制表符。',
@@ -2321,7 +2333,7 @@ const zh = {
   // 输入开头的 BOS token（panels/bos_option.js、panels/token_chips.js、views/overview.js）。
   'input.bos': '以 <|im_start|>（BOS）开头',
   'input.bosNone': '这个模型的 config.json 没有指定 BOS token（bos_token_id），所以文本前面不加它：比内置模型少一个 token。',
-  'input.longText': '这段文本有 {n} 个字符。它会完整运行，但链接（因此重新加载或分享出去的页面）只保留前 {most} 个字符。',
+  'input.longText': '这段文本有 {n} 个字符；链接（因此重新加载或分享出去的页面）只保留前 {most} 个字符。',
   'input.bosHint': 'MiniMind 训练时在每段文本前都放上这个 token；没有更值得看的内容时，很多头的注意力就落在它上面（注意力汇聚点）。',
   'input.chipSpecial': '位置 {i}（从 0 开始数）的 token：id {id}，{piece}，特殊 token，不对应文本中的任何字符；点击标为 padding',
   'input.chipSpecialPadding': '位置 {i}（从 0 开始数）的 token：id {id}，{piece}，特殊 token，不对应文本中的任何字符，padding（attention_mask 为 0）；点击恢复',
@@ -2346,5 +2358,11 @@ export function language() {
 // A string missing from the current table falls back to English, then to its key.
 export function t(key, params = {}) {
   const text = TABLES[current][key] ?? en[key] ?? key;
-  return text.replace(/\{(\w+)\}/g, (_, name) => (name in params ? String(params[name]) : `{${name}}`));
+  const said = text.replace(/\{(\w+)\}/g, (_, name) => (name in params ? String(params[name]) : `{${name}}`));
+  // English counts agree with their noun: a count of one filled into "{n} tokens" reads "1 token".
+  return current === 'en' ? said.replace(SINGULAR, '$1$2') : said;
 }
+
+// "1 tokens" → "1 token", "1 prompt tokens" → "1 prompt token" (not "0.1 tokens", "21 tokens" or
+// "1,001 tokens"), for the nouns counts go with.
+const SINGULAR = /((?<![\d.,])1 (?:[A-Za-z]+ )?)(token|head|layer|row|call|step|character|neuron|expert|position|key|entry|tensor|file)s\b/g;

@@ -150,7 +150,7 @@ fn refuse_wrong_types(raw: &serde_json::Value) -> Result<(), Error> {
                 let args = vec![("name", name.into()), ("value", v.to_string()), ("whole", whole.clone())];
                 return Err(said("config.countAsFloat", args, format!("{name} is {v}, a number with a decimal point; a size is written as a whole number ({whole})")));
             }
-            Some(v) => return Err(said("config.notCount", vec![("name", name.into()), ("value", v.to_string())], format!("{name} must be a whole number of 0 or more, got {v}"))),
+            Some(v) => return Err(said("config.notCount", vec![("name", name.into()), ("value", v.to_string())], format!("{name} must be a whole number (a count such as 8), got {v}"))),
         }
     }
     for name in ["rms_norm_eps", "rope_theta"] {

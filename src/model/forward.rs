@@ -262,7 +262,7 @@ pub(crate) fn check_input(cfg: &Config, p: usize, ids: &[u32], mask: Option<&[u8
             lens.unwrap_or_else(|| "; record fewer layers or heads".into()),
             MAX_TRACE_BYTES as f64 / 1e9
         );
-        let mut args = vec![("need", bytes.to_string()), ("most", MAX_TRACE_BYTES.to_string()), ("fits", lo.to_string())];
+        let mut args = vec![("need", bytes.to_string()), ("most", MAX_TRACE_BYTES.to_string()), ("fits", lo.to_string()), ("tokens", ids.len().to_string())];
         args.extend(lens_bytes.map(|b| ("lens", b.to_string())));
         let key = if lens_bytes.is_some() { "traceBudgetLens" } else { "traceBudget" };
         return Err(Error::Budget(Said { key, args, text }));
@@ -305,7 +305,7 @@ fn check_memory(cfg: &Config, t: usize, s_len: usize, rec: &Recorder, flash_tile
             if lo > 0 { format!("at most {lo} tokens fit: use fewer tokens or record fewer layers or heads") } else { "not even one token fits beside this model".into() }
         );
         let key = if lo > 0 { "runMemory" } else { "runMemoryModel" };
-        let args = [("need", total), ("weights", model), ("trace", trace), ("work", working), ("most", MAX_MEMORY_BYTES), ("fits", lo as u64)];
+        let args = [("need", total), ("weights", model), ("trace", trace), ("work", working), ("most", MAX_MEMORY_BYTES), ("fits", lo as u64), ("tokens", t as u64)];
         return Err(Error::Budget(Said { key, args: args.iter().map(|&(k, v)| (k, v.to_string())).collect(), text }));
     }
     Ok(())

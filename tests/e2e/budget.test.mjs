@@ -51,7 +51,7 @@ function headerOnly(dtype, bytesPerWeight) {
   return { head: Buffer.concat([length, json]), size: 8 + json.length + at };
 }
 
-const gb = (bytes) => (bytes / 1e9).toFixed(2);
+const gb = (bytes) => (bytes / 2 ** 30).toFixed(2); // GiB, as the messages say them
 
 let server;
 let browser;
@@ -98,7 +98,7 @@ async function loadUrl(page, url) {
 
 // The sentence's numbers: need, file, f32 weights, held (GB, as printed).
 function parts(message) {
-  const m = message.match(/[Tt]his checkpoint needs ([0-9.]+) GB to load \(its ([0-9.]+) GB file twice, the page['’]s copy and the core['’]s, ([0-9.]+) GB of f32 weights, and ([0-9.]+) GB held for the model loaded now\), more than the 3\.22 GB a browser tab has for its models/);
+  const m = message.match(/[Tt]his checkpoint needs ([0-9.]+) GiB to load \(its ([0-9.]+) GiB file twice, the page['’]s copy and the core['’]s, ([0-9.]+) GiB of f32 weights, and ([0-9.]+) GiB held for the model loaded now\), more than the 3\.00 GiB a browser tab has for its models/);
   assert.ok(m, `the budget's sentence: ${message}`);
   return m.slice(1).map(Number);
 }
@@ -133,7 +133,7 @@ test('a checkpoint the tab could hold only without the page’s own copy, or bes
   const bigBefore = await logits(page);
   const [need16, , , held16] = parts(await loadUrl(page, 'https://big.example/f16/'));
   assert.ok(held16 >= Number(gb(big)) && held16 <= Number(gb(big)) + 0.05, `the 0.77 GB model loaded now is held: ${held16} GB`);
-  assert.ok(need16 > BUDGET / 1e9);
+  assert.ok(need16 > BUDGET / 2 ** 30);
   await page.click('#lang-switch');
   await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
   await cleanScreenshot(page, 'budget-refused-held-zh');
@@ -157,7 +157,7 @@ test('a link to a random model whose run would not fit in memory is refused with
   const message = page.locator('.message-error pre');
   await message.waitFor({ timeout: 120_000 });
   const shown = await message.innerText();
-  const m = shown.match(/This run needs ([0-9.]+) GB at once \(the model['’]s weights ([0-9.]+) GB, the trace ([0-9.]+) GB, working memory ([0-9.]+) GB\), over the budget of 3\.22 GB\. At most ([0-9,]+) tokens fit: use a shorter text \(the attention weights grow with the square of the number of tokens\)\./);
+  const m = shown.match(/This run needs ([0-9.]+) GiB at once \(the model['’]s weights ([0-9.]+) GiB, the trace ([0-9.]+) GiB, working memory ([0-9.]+) GiB\), over the budget of 3\.00 GiB\. Your text is [0-9,]+ tokens and at most ([0-9,]+) fit: use a shorter text \(the attention weights grow with the square of the number of tokens\)\./);
   assert.ok(m, `the core's sentence: ${shown}`);
   const [total, weights, trace, working] = m.slice(1, 5).map(Number);
   const fits = Number(m[5].replace(/,/g, ''));
@@ -166,13 +166,13 @@ test('a link to a random model whose run would not fit in memory is refused with
   const d = 5120 / 40;
   const count = 6400 * 5120 + 5120 * (2 * 5120 + 2 * 8 * d + 3 * 24576 + 2) + 2 * d + 5120; // embed (tied), one layer with Q/K norm, final norm
   assert.equal(weights, Number(gb(count * 4)), 'the f32 weights, held once (the tied embedding is lm_head, as panels only)');
-  assert.ok(trace <= GIB / 1e9 && weights <= (2 * GIB) / 1e9, 'each part is within its own limit');
-  assert.ok(Math.abs(total - (weights + trace + working)) <= 0.02 && total > BUDGET / 1e9);
+  assert.ok(trace <= GIB / 2 ** 30 && weights <= (2 * GIB) / 2 ** 30, 'each part is within its own limit');
+  assert.ok(Math.abs(total - (weights + trace + working)) <= 0.02 && total > BUDGET / 2 ** 30);
   await cleanScreenshot(page, 'budget-refused-run');
   // The same refusal on the Chinese page is Chinese, from the core's code and numbers.
   await page.click('#lang-switch');
-  await page.waitForFunction(() => /这次运行一下子需要 [0-9.]+ GB/.test(document.querySelector('.message-error pre')?.innerText ?? ''), null, { timeout: 120_000 });
-  assert.match(await message.innerText(), /^这次运行一下子需要 [0-9.]+ GB（模型权重 [0-9.]+ GB，记录的张量 [0-9.]+ GB，计算中的工作内存 [0-9.]+ GB），超过了 3\.22 GB 的上限。最多放得下 [0-9,]+ 个 token/);
+  await page.waitForFunction(() => /这次运行一下子需要 [0-9.]+ GiB/.test(document.querySelector('.message-error pre')?.innerText ?? ''), null, { timeout: 120_000 });
+  assert.match(await message.innerText(), /^这次运行一下子需要 [0-9.]+ GiB（模型权重 [0-9.]+ GiB，记录的张量 [0-9.]+ GiB，计算中的工作内存 [0-9.]+ GiB），超过了 3\.00 GiB 的上限。你的文本有 [0-9]+ 个 token，最多放得下 [0-9]+ 个/);
   await page.click('#lang-switch');
   await page.waitForFunction(() => /This run needs/.test(document.querySelector('.message-error pre')?.innerText ?? ''), null, { timeout: 120_000 });
   // The two switches were two steps of history (the language is part of the link): back over them.
@@ -235,7 +235,7 @@ test('a pasted document of 160,000 tokens is refused with the limit; its first 8
 test('a text whose trace would pass the trace limit is refused with how many tokens fit', async () => {
   const { page, message } = await pasted('好 '.repeat(3000));
   const tokens = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
-  const m = (await message.innerText()).match(/^Recording this run’s tensors needs [0-9.]+ GB \(the limit is 1\.07 GB\)\. At most ([0-9,]+) tokens fit: use a shorter text/);
+  const m = (await message.innerText()).match(/^Recording this run’s tensors needs [0-9.]+ GiB \(the limit is 1\.00 GiB\)\. Your text is [0-9,]+ tokens and at most ([0-9,]+) fit: use a shorter text/);
   assert.ok(m, await message.innerText());
   const fits = Number(m[1].replace(/,/g, ''));
   assert.ok(fits > 0 && fits < tokens, `${fits} of the ${tokens} tokens fit`);

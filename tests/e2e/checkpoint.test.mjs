@@ -332,7 +332,7 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
     { name: 'tokenizer-not-json', files: filesOf(LLAMA, { tokenizer: Buffer.from('{"version": ') }), says: /tokenizer\.json is not valid JSON: it ends at line 1, column 12, before its JSON is complete/ },
     { name: 'tokenizer-not-a-tokenizer', files: filesOf(LLAMA, { tokenizer: Buffer.from('{"version": "1.0"}') }), says: /tokenizer\.json is JSON, but not a tokenizer attnscope can read \(the parser says: .+\)\./ },
     // One vocabulary entry with a huge id (issue 12): refused by its size before 400 million pieces are built.
-    { name: 'tokenizer-huge-id', files: filesOf(LLAMA, { tokenizer: withVocabId(LLAMA.tokenizer, 400000000) }), says: /tokenizer\.json has 400,000,001 tokens, but the model’s vocabulary \(vocab_size in config\.json\) has only 256\./ },
+    { name: 'tokenizer-huge-id', files: filesOf(LLAMA, { tokenizer: withVocabId(LLAMA.tokenizer, 400000000) }), says: /tokenizer\.json gives one of its \d+ tokens the id 400,000,000, but the model’s vocabulary \(vocab_size in config\.json\) has only 256 ids, 0 to 255\./ },
     { name: 'tokenizer-id-u32-max', files: filesOf(LLAMA, { tokenizer: withVocabId(LLAMA.tokenizer, 4294967295) }), says: /tokenizer\.json has 4,294,967,296 tokens, but the model’s vocabulary \(vocab_size in config\.json\) has only 256\./ },
     { name: 'moe', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { use_moe: true }) }), says: /model\.safetensors is [0-9.]+ KiB, but this config’s weights need at least [0-9.]+ KiB even in f16 or bf16: the file is cut short, or config\.json belongs to another model/ },
     { name: 'gelu', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { hidden_act: 'gelu' }) }), says: /config\.json: hidden_act is "gelu", but attnscope’s FFN runs silu \(SwiGLU\) only/ },
@@ -400,6 +400,30 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
     assert.doesNotMatch(said, /bad weights|bad config|need at least|missing tensor|not a readable|tokenizer:|was tried|but the|EOF|expected|parsing/, `${bad.name}: no English left`);
     if (bad.name === 'moe') await screenshot(page, 'checkpoint-refused-zh');
   }
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+test('a model that loads but cannot run the text says so where it was chosen; a refused load leaves no progress in the top bar', async () => {
+  const page = await freshPage('#view=attention&lang=en');
+  // Four positions for a sentence of more: the files load, the run is refused.
+  await chooseFiles(page, filesOf(MINIMIND, { config: withConfig(MINIMIND.config, { max_position_embeddings: 4 }) }));
+  await loaded(page, 'minimind');
+  assert.equal(await page.evaluate(() => window.attnscope.app.phase), 'error');
+  assert.match(await page.locator('.model-note').innerText(), /^Loaded, but it cannot run this text: the reason is at the top of the view\.$/);
+  const box = await page.locator('.view .message-error').boundingBox();
+  assert.ok(box && box.y >= 0 && box.y + box.height <= 1000, `the view's message is in sight: ${JSON.stringify(box)}`);
+  assert.match(await page.locator('.view .message-error').innerText(), /max_position_embeddings \(4\)/);
+  assert.doesNotMatch(await page.locator('#status').innerText(), /Your own/);
+  // A tokenizer.json that is no tokenizer is refused: the top bar keeps no "Your own · x / y".
+  await chooseFiles(page, filesOf(MINIMIND, { tokenizer: Buffer.from('{}') }));
+  assert.match(await refused(page), /not a tokenizer attnscope can read/);
+  assert.doesNotMatch(await page.locator('#status').innerText(), /Your own/);
+  // A text short enough runs, and the panel's note goes.
+  await page.fill('#text', 'Hi');
+  await page.waitForFunction(() => window.attnscope.app.phase === 'ready', null, { timeout: 60_000 });
+  await settled(page);
+  assert.equal(await page.locator('.model-note').isVisible(), false);
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 });

@@ -81,7 +81,7 @@ test('Chinese tokens read as their characters on the chips, cut characters marke
     return chars[split.findIndex(Boolean)];
   });
   const parts = cut.filter((p) => p.startsWith(first));
-  assert.equal(await page.locator('.chips-split-note').innerText(), `${parts.join(' ')}：词表里没有“${first}”这个字，分词器把它的 UTF-8 字节（一个汉字占 3 个字节）拆进了 ${parts.length} 个 token；右上角的小数字表示这是第几段。`);
+  assert.equal(await page.locator('.chips-split-note').innerText(), `${parts.join(' ')}：词表里没有“${first}”这个字，分词器把它的 ${new TextEncoder().encode(first).length} 个 UTF-8 字节拆进了 ${parts.length} 个 token；右上角的小数字表示这是第几段。`);
   await type('今天天气很好');
   assert.equal(await page.locator('.chips-split-note').isVisible(), false, 'no cut character, no note');
 });

@@ -79,7 +79,7 @@ test('text typed just before a tab or the language button is clicked is kept and
   await page.fill('#text', long);
   await page.waitForFunction((s) => window.attnscope.app.state.text === s, long);
   await settled();
-  assert.equal(await page.locator('.long-text').innerText(), 'The text is 2,100 characters. It all runs, but a link (and so a reload or a shared copy) keeps only the first 2,000.');
+  assert.equal(await page.locator('.long-text').innerText(), 'The text is 2,100 characters; a link (and so a reload or a shared copy) keeps only the first 2,000.');
   // Back and Forward keep all of it: the history entry holds the whole text, the link its first 2,000.
   await page.waitForFunction(() => location.hash.startsWith('#s3.') && history.state?.text?.length === 2100);
   await page.click('.tab[data-view="attention"]');

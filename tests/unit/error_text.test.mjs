@@ -18,13 +18,13 @@ test('a coded refusal is said in the page’s language, sizes in binary units', 
   assert.doesNotMatch(zh, /bad weights|need at least|\{\w+\}/);
 });
 
-test('“and N more” is added only when there are others; the load budget keeps its GB', () => {
+test('“and N more” is added only when there are others; the load budget says GiB, whole as it is set', () => {
   setLanguage('en');
   const unexpected = (others) => errorText({ message: 'x', code: 'unexpectedLayer', args: { name: 'model.layers.2.mlp.up_proj.weight', layers: '2', others } });
   assert.equal(unexpected('0'), 'The checkpoint has a tensor past the last layer: model.layers.2.mlp.up_proj.weight (config.json has num_hidden_layers = 2).');
   assert.equal(unexpected('8'), 'The checkpoint has a tensor past the last layer: model.layers.2.mlp.up_proj.weight (config.json has num_hidden_layers = 2), and 8 more.');
   const budget = errorText({ message: 'x', code: 'budget', args: { need: '3300000000', file: '900000000', weights: '900000000', held: '600000000', most: '3221225472' } });
-  assert.match(budget, /^This checkpoint needs 3\.30 GB to load \(its 0\.90 GB file twice, .* 0\.60 GB held .*\), more than the 3\.22 GB/);
+  assert.match(budget, /^This checkpoint needs 3\.07 GiB to load \(its 0\.84 GiB file twice, .* 0\.56 GiB held .*\), more than the 3\.00 GiB/);
 });
 
 test('an error without a known code keeps its own message', () => {
@@ -59,12 +59,12 @@ test('a tokenizer refused for one stray id names that id, not millions of tokens
 });
 
 test('a run over the memory budget names the most tokens that fit, in the page’s language', () => {
-  const args = { need: '4300000000', weights: '120000000', trace: '900000000', work: '3280000000', most: '3221225472', fits: '1536' };
+  const args = { need: '4300000000', weights: '120000000', trace: '900000000', work: '3280000000', most: '3221225472', fits: '1536', tokens: '2100' };
   setLanguage('en');
-  assert.match(errorText({ message: 'x', code: 'runMemory', args }), /over the budget of 3\.22 GB\. At most 1,536 tokens fit: use a shorter text/);
+  assert.match(errorText({ message: 'x', code: 'runMemory', args }), /over the budget of 3\.00 GiB\. Your text is 2,100 tokens and at most 1,536 fit: use a shorter text/);
   assert.match(errorText({ message: 'x', code: 'runMemoryModel', args: { ...args, fits: '0' } }), /not even one token fits\. Choose a smaller model\.$/);
   setLanguage('zh');
-  assert.match(errorText({ message: 'x', code: 'runMemory', args }), /最多放得下 1536 个 token/);
+  assert.match(errorText({ message: 'x', code: 'runMemory', args }), /你的文本有 2100 个 token，最多放得下 1536 个/);
 });
 
 test('a count past 2^53 is grouped from its digits, not rounded; a config count too big names the limit', () => {
@@ -78,11 +78,11 @@ test('a header entry at fault is named, and a trace over its limit says how many
   setLanguage('en');
   const bad = { message: 'x', code: 'unreadable.badTensor', args: { name: 'model.layers.0.mlp.up_proj.weight', why: 'unknown variant `F8`' } };
   assert.equal(errorText(bad), 'The checkpoint is not a readable safetensors file: its header’s entry for tensor model.layers.0.mlp.up_proj.weight is not valid (unknown variant `F8`).');
-  const trace = { message: 'x', code: 'traceBudget', args: { need: '1740000000', most: String(2 ** 30), fits: '5860' } };
-  assert.equal(errorText(trace), 'Recording this run’s tensors needs 1.74 GB (the limit is 1.07 GB). At most 5,860 tokens fit: use a shorter text (the attention weights grow with the square of the number of tokens).');
+  const trace = { message: 'x', code: 'traceBudget', args: { need: '1740000000', most: String(2 ** 30), fits: '5860', tokens: '7000' } };
+  assert.equal(errorText(trace), 'Recording this run’s tensors needs 1.62 GiB (the limit is 1.00 GiB). Your text is 7,000 tokens and at most 5,860 fit: use a shorter text (the attention weights grow with the square of the number of tokens).');
   setLanguage('zh');
   assert.match(errorText(bad), /张量 model\.layers\.0\.mlp\.up_proj\.weight 的记录无效/);
-  assert.match(errorText(trace), /最多只能放下 5860 个 token/);
+  assert.match(errorText(trace), /你的文本有 7000 个 token，最多只能放下 5860 个/);
   setLanguage('en');
 });
 

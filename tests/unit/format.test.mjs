@@ -34,6 +34,7 @@ test('characters that draw nothing or a missing-glyph box are written visibly on
   assert.equal(tokenText('\u007f'), '␡');
   assert.equal(tokenText('\u200b¹'), 'U+200B¹', 'a zero-width space cut over two tokens');
   assert.equal(visible('d\u2028e\u202ef'), 'dU+2028eU+202Ef', 'separators and bidi overrides');
+  assert.equal(visible('a\u0085b\u009fc'), 'aU+0085bU+009Fc', 'C1 controls (NEL and the rest) draw nothing either');
   assert.equal(tokenText(' the\n'), '␣the↵', 'spaces and newlines as before');
   assert.equal(tokenText('\ufe0f²'), 'U+FE0F²', 'a variation selector alone');
   assert.equal(tokenText('❤\ufe0f'), '❤\ufe0f', 'beside its character it stays');
@@ -80,4 +81,12 @@ test('a part of a character is its bytes on an axis, and the marks note says wha
   assert.equal(axisLabel('<E8 97>', 6), '‹E8 97…›');
   assert.equal(axisLabel('<97>', 6), '‹…97›');
   assert.equal(marksNote(['a', '<E8 97>']), '‹E8 97…› is part of a character, some of its UTF-8 bytes (hover for the token).');
+});
+
+test('a huge number is written short whatever its sign, so a table cell keeps to its width', async () => {
+  const { fixed } = await import('../../www/parts/format.js');
+  assert.equal(fixed(3999999983616, 2), '4.0e+12');
+  assert.equal(fixed(-3999999983616, 2), '−4.0e+12');
+  assert.equal(fixed(-1e9, 2), '−1.0e+9');
+  assert.equal(fixed(1234.5, 2), '1234.50');
 });

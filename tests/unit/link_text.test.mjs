@@ -13,3 +13,12 @@ test('a field the link got wrong is named in Chinese with its key, listed with �
   setLanguage('en');
   assert.equal(explainLink(problems).title, 'Some settings in this link were out of range or not recognised and were adjusted or reset: step, layer, config.hidden_size, zzz.');
 });
+
+test('a field given twice is said apart from the ones out of range', () => {
+  setLanguage('en');
+  assert.deepEqual(explainLink([{ field: 'view', reason: 'repeated' }, { field: 'view', reason: 'repeated' }]), { title: 'This link gives view more than once; the last one was used.', details: [] });
+  assert.deepEqual(explainLink([{ field: 'view', reason: 'repeated' }, { field: 'layer', reason: 'clamped' }]).details, ['This link gives view more than once; the last one was used.']);
+  setLanguage('zh');
+  assert.equal(explainLink([{ field: 'view', reason: 'repeated' }]).title, '这个链接不止一次给出了视图（view），用的是最后一个。');
+  setLanguage('en');
+});

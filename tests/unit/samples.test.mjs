@@ -41,3 +41,12 @@ test('a file with anything wrong is refused as a whole', () => {
   for (const [what, samples] of Object.entries(bad)) assert.equal(checkSamples(samples, CONFIG), null, what);
   assert.equal(checkSamples({ en: [sample({})] }, null), null, 'no config: no head can be checked');
 });
+
+test('a very long address is quoted cut in the middle, so a message about it stays a sentence', async () => {
+  const { clipped } = await import('../../www/model_source.js');
+  const url = `https://example.org/${'x'.repeat(5000)}/model/`;
+  const shown = clipped(url);
+  assert.equal(Array.from(shown).length, 80);
+  assert.ok(shown.startsWith('https://example.org/xxx') && shown.endsWith('xxxxxxxxxxxx/model/') && shown.includes('…'), shown);
+  assert.equal(clipped('https://example.org/m/'), 'https://example.org/m/', 'a short one as given');
+});

@@ -714,3 +714,11 @@ test('a Hugging Face Hub repo id round-trips in a link; anything that is not "ow
   }
   assert.ok(MODEL_KINDS.includes('hub'));
 });
+
+test('a field given twice opens as its last, and the reader is told which field', async () => {
+  const { state, problems } = await decode('#view=grid&view=attention&view=masks', { known: KNOWN });
+  assert.equal(state.view, 'masks');
+  assert.deepEqual(problems, [{ field: 'view', reason: 'repeated' }, { field: 'view', reason: 'repeated' }]);
+  const once = await decode('#view=grid', { known: KNOWN });
+  assert.deepEqual(once.problems, []);
+});

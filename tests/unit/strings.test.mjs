@@ -87,3 +87,17 @@ test('a value follows its label after one space, or straight after a Chinese ful
   assert.equal(gap('熵（权重有多分散）：'), '');
   assert.equal(gap('每个 token 的 KV Cache：'), '');
 });
+
+test('an English count of one agrees with its noun; other counts and Chinese are left alone', async () => {
+  globalThis.document ??= { documentElement: {} };
+  const { t, setLanguage } = await import('../../www/strings.js');
+  setLanguage('en');
+  assert.equal(t('app.status', { backend: 'CPU', ms: '1.0', tokens: 1 }), 'CPU · 1.0 ms · 1 token');
+  assert.equal(t('app.status', { backend: 'CPU', ms: '1.0', tokens: 21 }), 'CPU · 1.0 ms · 21 tokens');
+  assert.match(t('decode.sequenceNote', { p: 1, n: 1 }), /^1 prompt token, 1 generated/);
+  assert.match(t('decode.sequenceNote', { p: 1001, n: 1 }), /^1001 prompt tokens/);
+  assert.match(t('decode.sequenceNote', { p: '0.1', n: 1 }), /^0\.1 prompt tokens/);
+  setLanguage('zh');
+  assert.equal(t('app.status', { backend: 'CPU', ms: '1.0', tokens: 1 }), 'CPU · 1.0 ms · 1 个 token');
+  setLanguage('en');
+});

@@ -1,7 +1,6 @@
 // A failure in the reader's language. The core's refusals of a checkpoint come with `code` and `args`
 // (src/lib.rs `Said`, carried through worker.js and worker_client.js): their sentence is
-// strings.js's `core.<code>`, sizes in binary units (the memory budgets' in GB with two decimals, as
-// the budgets are set) and counts as running text writes them (format.js grouped: 6,400 in English, 6400 in Chinese). Any other error keeps its
+// strings.js's `core.<code>`, sizes in binary units (the memory budgets' in GiB with two decimals) and counts as running text writes them (format.js grouped: 6,400 in English, 6400 in Chinese). Any other error keeps its
 // message.
 
 import { STRINGS, language, t } from '../strings.js';
@@ -9,7 +8,8 @@ import { bytes, grouped } from '../parts/format.js';
 
 const SIZES = new Set(['size', 'least', 'most', 'need', 'file', 'weights', 'held', 'described', 'extra', 'trace', 'work', 'lens']);
 // Byte counts said as counts (the tokenizer's growth: "its 2,000 bytes into 10,000,000").
-// The memory budgets' sentences keep decimal GB with two decimals, as the budgets are set.
+// The memory budgets' sentences say GiB with two decimals: the budgets are whole GiB (1.00 GiB, not
+// 1.07 GB), in the binary units the rest of the page uses.
 const IN_GB = new Set(['budget', 'runMemory', 'runMemoryModel', 'traceBudget', 'traceBudgetLens', 'configBudget']);
 const COUNTS = new Set(['count', 'n', 'layers', 'tokens', 'limit', 'vocab', 'fits', 'from', 'to', 'entries', 'largest', 'last']);
 
@@ -19,7 +19,7 @@ export function errorText(err) {
   const args = {};
   for (const [name, value] of Object.entries(err.args ?? {})) {
     const n = Number(value);
-    if (SIZES.has(name) && Number.isFinite(n)) args[name] = IN_GB.has(err.code) ? `${(n / 1e9).toFixed(2)} GB` : bytes(n);
+    if (SIZES.has(name) && Number.isFinite(n)) args[name] = IN_GB.has(err.code) ? `${(n / 2 ** 30).toFixed(2)} GiB` : bytes(n);
     // A count past 2^53 (a damaged header's length) is grouped from its digits, not rounded by a double.
     else if (COUNTS.has(name) && Number.isFinite(n)) args[name] = Number.isSafeInteger(n) || !/^\d+$/.test(value) ? grouped(n) : BigInt(value).toLocaleString('en-US');
     else args[name] = value;

@@ -7,7 +7,7 @@
 
 import { el } from '../parts/dom.js';
 import { bytes, count, spaced } from '../parts/format.js';
-import { HUB_EXAMPLE, droppedFiles } from '../model_source.js';
+import { HUB_EXAMPLE, clipped, droppedFiles } from '../model_source.js';
 import { t } from '../strings.js';
 import { errorText } from '../page/error_text.js';
 
@@ -109,7 +109,7 @@ export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget }
         : m.kind === 'builtin'
           ? null // its name says it is the built-in model
           : m.kind === 'url'
-            ? t('model.sourceUrl', { url: m.url })
+            ? t('model.sourceUrl', { url: clipped(m.url) })
             : m.kind === 'hub'
               ? t('hub.source', { repo: m.repo })
               : t('model.sourceFiles', { files: m.files.join(', ') });

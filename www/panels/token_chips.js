@@ -48,8 +48,12 @@ export function tokenChips(onToggle) {
       splitNote.hidden = first < 0;
       if (first >= 0) {
         const parts = ids.map((_, i) => i).filter((i) => split[i] && chars[i] === chars[first]);
-        splitNote.textContent = t('input.splitNote', { example: parts.map((i) => tokenText(pieces[i])).join(' '), char: visible(chars[first]), n: parts.length });
+        const utf8 = new TextEncoder().encode(chars[first]).length;
+        splitNote.textContent = t('input.splitNote', { example: parts.map((i) => tokenText(pieces[i])).join(' '), char: visible(chars[first]), n: parts.length, bytes: utf8 });
       }
+      // The hint on padding a token is for tokens there are: with none, only "No tokens yet." stays.
+      const hint = node.parentElement?.querySelector('.chips-hint');
+      if (hint) hint.hidden = ids.length === 0;
       if (ids.length === 0) {
         group.replaceChildren(el('span', { className: 'chips-empty' }, t('input.noTokens')));
         return;

@@ -34,7 +34,7 @@ export function fixed(v, digits = 3) {
   if (v === -Infinity) return '−∞';
   if (v === Infinity) return '∞';
   if (Number.isNaN(v)) return 'NaN';
-  if (v <= -1e8) return short(v);
+  if (Math.abs(v) >= 1e8) return short(v); // −1e9 (a padding mask) and a lesson’s huge edits alike: 4.0e+12, never 13 digits
   return v.toFixed(digits).replace('-', '−');
 }
 
@@ -95,7 +95,7 @@ export function visible(text) {
   return text
     .replace(/[\u0000-\u001f]/g, (c) => String.fromCharCode(0x2400 + c.charCodeAt(0)))
     .replace(/\u007f/g, '␡')
-    .replace(/[\u00ad\u034f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g, (c) => `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`)
+    .replace(/[\u0080-\u009f\u00ad\u034f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g, (c) => `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`)
     // Variation selectors and tag characters on their own (a token of an emoji's ️ alone, before a
     // cut character's ¹ ²) draw nothing either; beside the character they modify they stay as they are.
     .replace(/^[\ufe00-\ufe0f\u{e0020}-\u{e007f}\u{e0100}-\u{e01ef}]+(?=[¹²³⁴]*$)/u, (run) => [...run].map((c) => `U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}`).join(''));
