@@ -174,7 +174,8 @@ test('the attention map shows one head with exact values at each stage', async (
   // upright). At 1000 px wide some of this sentence's words fit their columns and some do not.
   await page.setViewportSize({ width: 1000, height: 1000 });
   await settled();
-  await page.waitForFunction(() => document.querySelector('.attention-figure canvas').dataset.rotatedLabels !== undefined);
+  // The map redraws after the resize (a frame or more later): waited for until its words turn.
+  await page.waitForFunction(() => (document.querySelector('.attention-figure canvas').dataset.rotatedLabels ?? '') !== '');
   const pieces = await page.evaluate(() => window.attnscope.app.state.tokens.pieces);
   const rotated = (await canvas.getAttribute('data-rotated-labels')).split('\n').filter(Boolean);
   const words = pieces.filter((p) => [...p].length > 1);

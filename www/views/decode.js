@@ -185,7 +185,7 @@ export function mount(root, app) {
               'tr',
               { dataset: { step: n } },
               el('th', { attrs: { scope: 'row' } }, n === 0 ? t('decode.prefill') : t('decode.stepN', { n })),
-              el('td', {}, `${tokenText(s.piece)} (${s.token})`),
+              el('td', {}, `${tokenText(s.piece)} · id ${s.token}`), // as the candidates write a token
               el('td', {}, s.cache_len),
               el('td', { dataset: { bytes: s.cache_bytes } }, bytes(s.cache_bytes)),
               el('td', {}, s.ms.toFixed(1)),
