@@ -377,6 +377,11 @@ test('KV cache: generation stops where the model chooses <|im_end|>, as MiniMind
   await own.locator('#decode-reset').click();
   await settled(own);
   assert.equal(await own.locator('#decode-step').isDisabled(), false);
+  assert.equal(await own.locator('.decode-sequence [data-note="finished"]').count(), 0, 'this prompt does not end a sentence');
+  // A prompt that is a finished sentence: its first guess is a line break, and the page says what follows.
+  await own.evaluate(() => window.attnscope.app.navigate({ text: 'I love you more than words can say, and I will love you forever.' }));
+  await settled(own);
+  assert.match(await own.locator('.decode-sequence [data-note="finished"]').innerText(), /^The prompt is a finished sentence, so the model’s first guess is “↵”/);
   assert.deepEqual(own.consoleErrors, []);
   await own.close();
 });

@@ -210,7 +210,7 @@ test('on the built-in model, the Chinese previous-token sample shows its head as
   const fixedHead = roles[layer].findIndex((r) => r && roleOf(r).role === 'fixed');
   if (fixedHead >= 0) {
     const text = await page.locator(`select[name="head"] option[value="${fixedHead}"]`).textContent();
-    assert.ok(text.includes(`always looks at “${pieces[roles[layer][fixedHead].fixedKey].replace(/^ /, '␣')}”`), text);
+    assert.ok(text.includes(`one fixed token, “${pieces[roles[layer][fixedHead].fixedKey].replace(/^ /, '␣')}”`), text);
   }
   await go(page, 'attention');
   await cleanScreenshot(page, 'heads-attention-en');

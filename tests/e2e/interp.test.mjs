@@ -369,6 +369,11 @@ test('head attribution: the heatmap is the core’s head_logit at the position, 
   // The strongest head each way, named only on the side it is on: the largest push if positive, the
   // smallest if negative, from the core's head_logit; each with its knock-out toggle.
   const pushes = found.flatMap((t, l) => Array.from({ length: nH }, (_, h) => ({ l, h, v: t.data[7 * nH + h] })));
+  // For scale, the target's own logit and what all heads push together, from the core's tensors.
+  const scale = await page.locator('.view-attribution .attribution-scale').evaluate((n) => ({ logit: Number(n.dataset.logit), heads: Number(n.dataset.heads), text: n.textContent }));
+  assert.equal(Math.fround(scale.logit), logits.data[7 * V + top]);
+  close(scale.heads, pushes.reduce((a, b) => a + b.v, 0), 1e-4, 'all heads together');
+  assert.match(scale.text, /^For scale: the logit of “.+” here is −?[0-9.]+; all heads together push it [+−]?[0-9.]+, the rest of the residual stream \(the embedding and the FFNs\) [+−]?[0-9.]+\.$/);
   const up = pushes.reduce((a, b) => (b.v > a.v ? b : a));
   const down = pushes.reduce((a, b) => (b.v < a.v ? b : a));
   const named = (side) => page.$eval(`.view-attribution .attribution-${side}`, (n) => ({ text: n.textContent, head: n.querySelector('.attribution-head')?.dataset ?? null }));

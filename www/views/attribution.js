@@ -90,7 +90,15 @@ export function mount(root, app) {
       const [l, h] = [Math.floor(k / nH), k % nH];
       return [el('span', { className: 'attribution-head', dataset: { layer: l, head: h, value: String(data[k]) } }, t('attribution.headPush', { head: t('ablate.headName', { l, h }), push: `${data[k] > 0 ? '+' : ''}${fixed(data[k], 3)}` })), ' ', ablateToggle(app, l, h, { short: true })];
     };
+    // For scale: the target's logit itself, and how much of it the heads make together. The final
+    // RMSNorm is taken at its value in this run, so the logit is the sum of every part of the residual
+    // stream read through it: the heads, and the rest (the embedding and the FFNs).
+    const logit = logits.data[i * V + chosen];
+    const heads = data.reduce((a, b) => a + b, 0);
+    const signed = (v) => `${v > 0 ? '+' : ''}${fixed(v, 3)}`;
+    const scaleNote = el('span', { className: 'attribution-scale', dataset: { logit: exact(logit), heads: String(heads) } }, t('attribution.scale', { token, logit: fixed(logit, 3), heads: signed(heads), rest: signed(logit - heads) }));
     strongest.replaceChildren(
+      scaleNote,
       el('span', { className: 'attribution-up' }, ...(data[up] > 0 ? [spaced(t('attribution.up', { token })), ...named(up)] : [t('attribution.noUp', { token })])),
       el('span', { className: 'attribution-down' }, ...(data[down] < 0 ? [spaced(t('attribution.down')), ...named(down)] : [t('attribution.noDown')])),
       el('span', {}, t('attribution.clickHint')),
