@@ -381,7 +381,7 @@ test('KV cache: generation stops where the model chooses <|im_end|>, as MiniMind
   // A prompt that is a finished sentence: its first guess is a line break, and the page says what follows.
   await own.evaluate(() => window.attnscope.app.navigate({ text: 'I love you more than words can say, and I will love you forever.' }));
   await settled(own);
-  assert.match(await own.locator('.decode-sequence [data-note="finished"]').innerText(), /^The prompt is a finished sentence, so the model’s first guess is “↵”/);
+  assert.match(await own.locator('.decode-sequence [data-note="finished"]').innerText(), /^The prompt is a finished sentence, so the model’s first guess is “↵” \(a line break\)/);
   assert.deepEqual(own.consoleErrors, []);
   await own.close();
 });

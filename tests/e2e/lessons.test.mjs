@@ -264,6 +264,8 @@ test('padding vs causal: only the padding mask keeps real tokens off <pad> on th
 
 test('MiniMind-3 shapes: xq [1, 6, 8, 96], xk and xv [1, 6, 4, 96], and what GQA saves', async () => {
   await lesson('shapes');
+  await page.waitForSelector('.lesson-door [data-note="door"]');
+  assert.match(await page.locator('.lesson-door [data-note="door"]').innerText(), /a sentence in the tutorials’ style typed in \(this one is not in them\)/);
   const shapes = await page.locator('table.shapes tbody tr').evaluateAll((r) => r.map((x) => [x.dataset.tensor, x.querySelector('.shape').textContent]));
   assert.deepEqual(shapes, [
     ['xq', '[1, 6, 8, 96]'],
@@ -335,6 +337,9 @@ test('each lesson leads on to the next, in the tutorials’ order (many heads be
   assert.deepEqual((await page.locator('.lesson-tab-source').allTextContents()).map((s) => s.trim()), ['①', '①', '①', '①', '①②', '②', '①②', '②']);
   await lesson('causal');
   assert.equal(await page.locator('.lesson-source').innerText(), 'From tutorial ①, section 4; tutorial ②, section 6');
+  // 今天天气很好 is tutorial ①'s own sentence for the causal mask: the door says so.
+  await page.waitForSelector('.lesson-door [data-note="door"]');
+  assert.match(await page.locator('.lesson-door [data-note="door"]').innerText(), /with the tutorial’s sentence typed in\.$/);
   const next = page.locator('.lesson-next');
   assert.equal(await next.innerText(), 'Next lesson: Padding mask vs causal mask →');
   await next.click();
@@ -408,7 +413,7 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
       assert.ok(best.w > 0.1, `${id}: 她 → 红 ${best.w}`);
       // What the door came for is said first, above the head's summary over all its rows.
       const lead = page.locator('.view-attention .followed-lead');
-      assert.match(await lead.innerText(), new RegExp(`“她” \\(position ${she}, counting from 0\\): in this head its weight goes most to 红 ${best.w.toFixed(2)}`), id);
+      assert.match(await lead.innerText(), new RegExp(`“她” \\(position ${she}, counting from 0\\): in this head its weight goes most to “红” ${best.w.toFixed(2)}`), id);
       assert.ok((await lead.boundingBox()).y < (await page.locator('.view-attention .head-role-line').boundingBox()).y, `${id}: before the head's role`);
     }
     assert.equal(opened.state.bos, bos, `${id}: BOS as the door says`);

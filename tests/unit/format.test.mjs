@@ -90,3 +90,13 @@ test('a huge number is written short whatever its sign, so a table cell keeps to
   assert.equal(fixed(-1e9, 2), '−1.0e+9');
   assert.equal(fixed(1234.5, 2), '1234.50');
 });
+
+test('a character read across two tokens (扇¹ 扇²) is explained where its marks appear', async () => {
+  globalThis.document ??= { documentElement: {} };
+  const { setLanguage } = await import('../../www/strings.js');
+  const { marksNote } = await import('../../www/parts/format.js');
+  setLanguage('zh');
+  assert.equal(marksNote(['今天', '扇¹', '扇²']), '扇¹ 扇²：分词器把一个字的 UTF-8 字节拆进了两个 token，小数字表示这是第几段。');
+  assert.equal(marksNote(['今天', '天气']), '');
+  setLanguage('en');
+});

@@ -175,6 +175,9 @@ export function powerOfTen(n) {
 export function marksNote(pieces) {
   const has = (test) => pieces.some((p) => test.test(p));
   const part = pieces.map((p) => BYTE_PIECE.exec(p)).find(Boolean);
-  const marks = [has(/^[ Ġ]/) && 'space', has(/\n|Ċ/) && 'newline', has(/\t|ĉ/) && 'tab', part && 'part'].filter(Boolean);
-  return marks.length ? `${marks.map((m) => t(`marks.${m}`, { example: part ? partShort(part[1]) : '' })).join(t('marks.join'))}${t('marks.end')}` : '';
+  // A character read across tokens in context carries a superscript per part (扇¹ 扇²).
+  const split = pieces.find((p) => /[^¹²³⁴][¹²³⁴]$/.test(p));
+  const marks = [has(/^[ Ġ]/) && 'space', has(/\n|Ċ/) && 'newline', has(/\t|ĉ/) && 'tab', part && 'part', split && 'split'].filter(Boolean);
+  const example = (m) => (m === 'split' ? split.replace(/[¹²³⁴]$/, '') : part ? partShort(part[1]) : '');
+  return marks.length ? `${marks.map((m) => t(`marks.${m}`, { example: example(m) })).join(t('marks.join'))}${t('marks.end')}` : '';
 }

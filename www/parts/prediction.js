@@ -5,7 +5,7 @@
 
 import { el } from './dom.js';
 import { bars } from './bars.js';
-import { partOfCharacter, quoted, tokenText, percent } from './format.js';
+import { partOfCharacter, quoted, spaced, tokenText, percent } from './format.js';
 import { t } from '../strings.js';
 
 export const TOP = 10;
@@ -54,7 +54,8 @@ export function candidateNotes(top, tag, className = 'hint') {
   const whitespace = top.filter((c) => /^\s+$/.test(c.piece.replace(/^Ġ/, ' ')));
   return [
     top.some((c) => c.piece === END_OF_MESSAGE) ? el(tag, { className, dataset: { note: 'end-of-message' } }, t('output.endOfMessage', { token: END_OF_MESSAGE })) : null,
-    whitespace.length ? el(tag, { className, dataset: { note: 'whitespace' } }, t('output.whitespace', { tokens: whitespace.map(whitespaceName).join(t('overview.listSep')) })) : null,
+    // What a line break after a sentence means is said only where a line break is among them.
+    whitespace.length ? el(tag, { className, dataset: { note: 'whitespace' } }, [spaced(t('output.whitespace', { tokens: whitespace.map(whitespaceName).join(t('overview.listSep')) })), ...(whitespace.some((c) => c.piece.includes('\n')) ? [t('output.lineAfter')] : [])].join('').trim()) : null,
     top.some((c) => partOfCharacter(c.piece)) ? el(tag, { className, dataset: { note: 'part' } }, t('output.partOfCharacter')) : null,
   ];
 }

@@ -10,7 +10,7 @@ import { el } from '../parts/dom.js';
 import { headCells, headTip, heatmap } from '../parts/heatmap.js';
 import { layerSelect, headSelect, stageSelect, stageName, stageValues, STAGES } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
-import { fixed, gap, indexLabel, shapeLabel, tokenText } from '../parts/format.js';
+import { fixed, gap, indexLabel, quoted, shapeLabel, tokenText } from '../parts/format.js';
 import { clearestHeads, headRoles, lookFor, roleBadge, roleDetail, roleText } from '../parts/head_roles.js';
 import { ablateToggle, isAblated } from '../parts/ablation.js';
 import { pageLink } from '../link.js';
@@ -33,7 +33,8 @@ function otherHeads(roles, pieces, open) {
 
 // "The row you follow, “她” (position 9): in this head its weight goes most to 红 0.41 · 了 0.12 …"
 function followedLead(probs, h, row, pieces) {
-  const keys = topKeys(probs, h, row).map(({ j, w }) => `${tokenText(pieces[j])} ${fixed(w, 2)}`).join(' · ');
+  // Each token quoted, so a one-character token (了) does not read as part of the sentence.
+  const keys = topKeys(probs, h, row).map(({ j, w }) => `${quoted(tokenText(pieces[j]))} ${fixed(w, 2)}`).join(t('overview.listSep'));
   return el('p', { className: 'followed-lead' }, t('attention.followedLead', { token: tokenText(pieces[row]), i: row, keys }));
 }
 

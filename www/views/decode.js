@@ -165,7 +165,7 @@ export function mount(root, app) {
       el('p', { className: 'hint' }, t('decode.sequenceNote', { p: P, n: allIds.length - P })),
       // A finished sentence's first guess is a line break or a space, and a small model has little to
       // say after it: said, with the way to a continuation worth reading.
-      ...(/^\s+$/.test(steps[0].piece) ? [el('p', { className: 'hint', dataset: { note: 'finished' } }, t('decode.finishedPrompt', { token: tokenText(steps[0].piece) }))] : []),
+      ...(/^\s+$/.test(steps[0].piece) ? [el('p', { className: 'hint', dataset: { note: 'finished' } }, t('decode.finishedPrompt', { token: tokenText(steps[0].piece), what: t(steps[0].piece.includes('\n') ? 'decode.aLineBreak' : 'decode.aSpace') }))] : []),
       // The marks a token's piece is drawn with, said once where they appear.
       // (replaceChildren is the DOM's own: a null would print "null", so absent parts are left out.)
       ...(marksNote(pieces) ? [el('p', { className: 'hint', dataset: { note: 'marks' } }, marksNote(pieces))] : []),

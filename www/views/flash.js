@@ -110,7 +110,7 @@ export function mount(root, app) {
       el(
         'table',
         { className: 'data-table flash-table' },
-        el('thead', {}, el('tr', {}, [t('flash.colTile'), t('flash.colKeys'), t('flash.colTileMax'), 'm', 'l'].map((c) => el('th', { attrs: { scope: 'col' } }, c)))),
+        el('thead', {}, el('tr', {}, [t('flash.colTile'), t('flash.colKeys'), t('flash.colTileMax'), 'm', 'ℓ'].map((c) => el('th', { attrs: { scope: 'col' } }, c)))),
         el(
           'tbody',
           {},

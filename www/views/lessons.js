@@ -57,6 +57,14 @@ export const SOURCES = {
 const MARK = { 1: '①', 2: '②' };
 const sourceOf = (id) => t('lessons.from', { list: SOURCES[id].map(([n, section]) => t(section.includes('–') ? 'lessons.sourceRange' : 'lessons.source', { n: MARK[n], section })).join(t('lessons.sourceJoin')) });
 
+// The sentences the tutorials themselves write (tutorial ① §2 and §4), spaces between words taken out.
+const TUTORIAL_SENTENCES = [qkMatch.SENTENCE, causalMask.DOOR.text.zh];
+function sentenceKind(text, door) {
+  if (TUTORIAL_SENTENCES.includes(text)) return 'note';
+  if (door.fields?.pad?.length && TUTORIAL_SENTENCES.some((s) => text.endsWith(s))) return 'notePadded';
+  return 'noteOwn';
+}
+
 // The cells of lesson `id` in the link's edits, keyed by table; and back.
 function cellsOf(edits, id) {
   return Object.fromEntries(Object.entries(edits ?? {}).flatMap(([key, cells]) => (key.startsWith(`${id}.`) ? [[key.slice(id.length + 1), cells]] : [])));
@@ -169,8 +177,9 @@ export function mount(root, app) {
     const { spaces, split } = readTokens(DOOR.words ?? (/\s/.test(text) ? text.split(/\s+/).filter(Boolean) : null), pieces.filter((_, i) => !special[i]));
     const parts = [
       el('h3', {}, t('lessons.door.heading')),
-      // Only 小明把苹果给了小红，她很开心 is the tutorials' own sentence; the other doors' are written in their style.
-      el('p', { dataset: { note: 'door' } }, t(text === qkMatch.SENTENCE ? 'lessons.door.note' : 'lessons.door.noteOwn', { view: t(`view.${DOOR.view}`) })),
+      // Said as what it is: one of the tutorials' own sentences (①'s 小明把苹果给了小红，她很开心 and
+      // 今天天气很好), one of them with padding before it, or a sentence written in their style.
+      el('p', { dataset: { note: 'door' } }, t(`lessons.door.${sentenceKind(text, DOOR)}`, { view: t(`view.${DOOR.view}`) })),
       el('p', { className: 'door-sentence' }, el('q', { lang: 'zh-CN' }, text)),
       DOOR.note && el('p', { dataset: { note: 'look' } }, typeof DOOR.note === 'function' ? DOOR.note(app, pieces) : typeof DOOR.note === 'string' ? t(DOOR.note) : (DOOR.note[language()] ?? DOOR.note.en)),
       el('p', { className: 'door-tokens' }, spaced(t(bos ? 'lessons.door.tokensBos' : 'lessons.door.tokens', { n: pieces.length })), el('span', { className: 'chips' }, pieces.map((p, i) => el('span', { className: special[i] ? 'chip static special' : 'chip static', dataset: { i } }, el('span', { className: 'chip-piece' }, tokenText(p)))))),

@@ -284,7 +284,7 @@ export function mount(root, app) {
           'p',
           { className: 'hint ov-finished' },
           t('overview.finished'),
-          ' ',
+          t('overview.tryLead'),
           // “A…” or “B…”: each a button inside its quotes, the list said as a sentence.
           samples.flatMap((sample, n) => [
             n === 0 ? '' : n === samples.length - 1 ? t('overview.tryOr') : t('overview.listSep'),
