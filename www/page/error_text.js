@@ -10,7 +10,7 @@ const SIZES = new Set(['size', 'least', 'most', 'need', 'file', 'weights', 'held
 // Byte counts said as counts (the tokenizer's growth: "its 2,000 bytes into 10,000,000").
 // The memory budgets' sentences say GiB with two decimals: the budgets are whole GiB (1.00 GiB, not
 // 1.07 GB), in the binary units the rest of the page uses.
-const IN_GB = new Set(['budget', 'runMemory', 'runMemoryModel', 'traceBudget', 'traceBudgetLens', 'configBudget']);
+const IN_GIB = new Set(['budget', 'runMemory', 'runMemoryModel', 'traceBudget', 'traceBudgetLens', 'configBudget']);
 const COUNTS = new Set(['count', 'n', 'layers', 'tokens', 'limit', 'vocab', 'fits', 'from', 'to', 'entries', 'largest', 'last']);
 
 export function errorText(err) {
@@ -19,7 +19,7 @@ export function errorText(err) {
   const args = {};
   for (const [name, value] of Object.entries(err.args ?? {})) {
     const n = Number(value);
-    if (SIZES.has(name) && Number.isFinite(n)) args[name] = IN_GB.has(err.code) ? `${(n / 2 ** 30).toFixed(2)} GiB` : bytes(n);
+    if (SIZES.has(name) && Number.isFinite(n)) args[name] = IN_GIB.has(err.code) ? `${(n / 2 ** 30).toFixed(2)} GiB` : bytes(n);
     // A count past 2^53 (a damaged header's length) is grouped from its digits, not rounded by a double.
     else if (COUNTS.has(name) && Number.isFinite(n)) args[name] = Number.isSafeInteger(n) || !/^\d+$/.test(value) ? grouped(n) : BigInt(value).toLocaleString('en-US');
     else args[name] = value;

@@ -86,16 +86,16 @@ export function mount(root, app) {
     // toggle; a side no head is on (every push positive, say) is said so, not filled with a weak one.
     const order = range(L * nH).sort((a, b) => data[b] - data[a]);
     const [up, down] = [order[0], order[order.length - 1]];
+    const signed = (v) => `${v > 0 ? '+' : ''}${fixed(v, 3)}`;
     const named = (k) => {
       const [l, h] = [Math.floor(k / nH), k % nH];
-      return [el('span', { className: 'attribution-head', dataset: { layer: l, head: h, value: String(data[k]) } }, t('attribution.headPush', { head: t('ablate.headName', { l, h }), push: `${data[k] > 0 ? '+' : ''}${fixed(data[k], 3)}` })), ' ', ablateToggle(app, l, h, { short: true })];
+      return [el('span', { className: 'attribution-head', dataset: { layer: l, head: h, value: String(data[k]) } }, t('attribution.headPush', { head: t('ablate.headName', { l, h }), push: signed(data[k]) })), ' ', ablateToggle(app, l, h, { short: true })];
     };
     // For scale: the target's logit itself, and how much of it the heads make together. The final
     // RMSNorm is taken at its value in this run, so the logit is the sum of every part of the residual
     // stream read through it: the heads, and the rest (the embedding and the FFNs).
     const logit = logits.data[i * V + chosen];
     const heads = data.reduce((a, b) => a + b, 0);
-    const signed = (v) => `${v > 0 ? '+' : ''}${fixed(v, 3)}`;
     const scaleNote = el('span', { className: 'attribution-scale', dataset: { logit: exact(logit), heads: String(heads) } }, t('attribution.scale', { token, logit: fixed(logit, 3), heads: signed(heads), rest: signed(logit - heads) }));
     strongest.replaceChildren(
       scaleNote,
