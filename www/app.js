@@ -294,7 +294,7 @@ async function open(next, { told = false, asked = {} } = {}) {
     }
   }
   panel.show(state);
-  bos.show({ offered: app.model?.bos_token_id != null, on: state.bos });
+  bos.show({ offered: app.model?.bos_token_id != null, on: state.bos, random: state.model.kind === 'random' });
   const keep = { pad, query: state.query, key: state.key };
   if (retokenize) return tokenize(keep);
   const before = JSON.stringify(runArgs());
@@ -615,7 +615,7 @@ function adopt(resolved, model, meta) {
   app.source = meta;
   Object.assign(state, fitToModel(state, resolved));
   panel.showResolved(resolved);
-  bos.show({ offered: resolved.bos_token_id != null, on: state.bos });
+  bos.show({ offered: resolved.bos_token_id != null, on: state.bos, random: model.kind === 'random' });
   models.set({ loaded: meta, progress: null, source: sourceOf(model) });
   cache.clear();
   if (ffnChanged && current) {

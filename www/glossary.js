@@ -14,7 +14,8 @@ export const TERMS = [
   { id: 'weight', en: 'weight (one attention weight, in a tooltip)', zh: '权重' },
   { id: 'position', en: 'token 2 (counting from 0)', zh: '位置 2（从 0 开始数）', notZh: [/第 \{\w+\} 个 token/], notEn: [/\btoken \{i\}(?! \(counting from 0)/i] },
   // Layers count from 0 as heads do (MiniMind's layers[0]): 层 0 beside 头 0, never an ordinal 第 0 层.
-  { id: 'layer', en: 'layer 0', zh: '层 0', notZh: [/第 \{l\} 层/] },
+  // A head is named 层 2 头 5 in a label and 层 2 的头 5 in a sentence, never with 、 or ， between.
+  { id: 'layer', en: 'layer 0', zh: '层 0', notZh: [/第 \{l\} 层/, /层 \{\w+\}[、，]头/] },
   { id: 'causal', en: 'causal mask (Causal mask at the start of a sentence)', zh: '因果掩码（Causal Mask）', notZh: [/causal mask/, /\bmask\b(?!\))/], notEn: [/Causal Mask/, /causal Mask/] },
   { id: 'padding', en: 'padding mask', zh: 'padding 掩码', notEn: [/Padding Mask/, /padding Mask/] },
   { id: 'attention', en: 'attention', zh: '注意力', notZh: [/\battention\b(?!_)/i] },

@@ -524,8 +524,12 @@ const PLAIN = {
   model: ['model'], // "model=random", "model=builtin": a link names its model plainly
 };
 
+// A hand-written link may name a view as its tab does ("Pipeline"): those names open the view.
+const VIEW_ALIASES = Object.freeze({ pipeline: 'stepper' });
+
 function plainValue(key, value) {
   if (key === 'model') return { kind: value };
+  if (key === 'view' && own(VIEW_ALIASES, value)) return VIEW_ALIASES[value];
   if (PLAIN.number.includes(key)) return value === 'null' ? null : value.trim() === '' ? value : Number(value);
   if (PLAIN.boolean.includes(key)) return { true: true, 1: true, false: false, 0: false }[value] ?? value;
   if (key === 'hide') return value === '' ? [] : value.split(',');

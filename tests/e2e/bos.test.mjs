@@ -166,7 +166,7 @@ test('a model whose config names no bos_token_id offers no option and reads no B
   // The switch stays in sight, off and greyed, and says why this text starts without BOS.
   assert.equal(r.shown, true);
   assert.equal(r.checked, false);
-  assert.match(r.hint, /config\.json names no BOS token \(bos_token_id\), so its text runs without one/);
+  assert.match(r.hint, /A random model has no config\.json of its own, so no BOS token \(bos_token_id\): its text runs without one/);
   // The sample sentences' tags name the built-in model's heads: said so while another model runs.
   await page.waitForSelector('.samples:not([hidden])');
   assert.match(await page.locator('.samples-hint').innerText(), /These samples are for the built-in model: their tags name its heads/);

@@ -243,8 +243,9 @@ test('a visit without a link opens the built-in model on a sample sentence; each
   assert.equal(await page.locator('.segment[data-source="own"]').innerText(), '自定义模型');
   const zhRoles = { 'previous-token': '看前一个 token', 'first-token': '看首个 token', 'current-token': '看自己', induction: '归纳', 'duplicate-token': '同词回看' };
   const zhTags = await page.locator('.sample[data-lang="zh"] .sample-tag').allInnerTexts();
+  assert.equal(await page.locator('.sample').first().getAttribute('data-lang'), 'zh', 'the Chinese sentences first on the Chinese page');
   assert.deepEqual(zhTags, samples.zh.map((s) => `${zhRoles[s.pattern]} · 层 ${s.layer} 头 ${s.head}`), 'the tags in Chinese');
-  assert.match(await page.locator('.sample[data-lang="zh"]').first().getAttribute('title'), new RegExp(`^${samples.zh[0].text}\\n层 \\d+、头 \\d+（.+）。在它的注意力图里，.+点一下就用这句话运行`));
+  assert.match(await page.locator('.sample[data-lang="zh"]').first().getAttribute('title'), new RegExp(`^${samples.zh[0].text}\\n层 \\d+ 的头 \\d+（.+）。在它的注意力图里，.+点一下就用这句话运行`));
   await screenshot(page, 'checkpoint-builtin-zh');
   await page.locator('.sample[data-lang="zh"]').first().click();
   await page.waitForFunction((text) => window.attnscope.app.state.text === text && window.attnscope.app.state.view === 'attention', samples.zh[0].text);

@@ -307,7 +307,8 @@ test('at 320 px, in Chinese, no view is wider than the screen', async () => {
   }
   assert.deepEqual(wide, []);
   // At 390 px a lesson's 5 × 5 matrices are read whole in their card, not cut mid-column, and code
-  // keeps each line with its comment (it scrolls rather than wraps "# causal" onto a line of its own).
+  // keeps its lines (it scrolls rather than wraps); the padding lesson's lines, each under its own
+  // comment, fit the card whole.
   await phone.setViewportSize({ width: 390, height: 800 });
   for (const lesson of ['padding', 'causal']) {
     await phone.evaluate((id) => window.attnscope.setState({ view: 'lessons', lesson: id }), lesson);
@@ -315,6 +316,7 @@ test('at 320 px, in Chinese, no view is wider than the screen', async () => {
     const cut = await phone.$$eval('.lesson table.matrix', (tables) => tables.filter((tb) => tb.getBoundingClientRect().right > tb.closest('.card').getBoundingClientRect().right - 1).length);
     assert.equal(cut, 0, `${lesson}: every matrix inside its card`);
     assert.equal(await phone.$eval('.lesson pre.formula.code', (pre) => getComputedStyle(pre).whiteSpace), 'pre');
+    if (lesson === 'padding') assert.ok(await phone.$eval('.lesson pre.formula.code', (pre) => pre.scrollWidth <= pre.clientWidth), 'the padding code is not cut');
   }
   // The KV cache's growth table keeps each header on one line and scrolls sideways instead.
   await phone.evaluate(() => window.attnscope.setState({ view: 'decode' }));

@@ -324,6 +324,8 @@ test('KV cache: prefill then one token at a time, each step equal to full recomp
   assert.equal(await page.locator('.decode-sequence .chip.generated').count(), 3, 'each call chose one token');
   // Whose row is shown: the newest token fed in (the second chosen one, at position T + 1), and what it predicted.
   const chosen = await page.locator('.decode-sequence .chip.generated .chip-piece').allInnerTexts();
+  // Each call's token is written in the table as in the chips (a split character is 扇¹ 扇² in both).
+  for (let n = 0; n < 3; n++) assert.equal((await rows.nth(n).locator('td').nth(0).innerText()).split(' · id ')[0], chosen[n], `call ${n}'s token as its chip`);
   // The head picker names the heads by their role on the prompt, the page's input.
   await page.waitForFunction(() => [...document.querySelectorAll('.view-decode select[name="head"] option')].some((o) => o.textContent.includes(' · ')));
   // The step's single row is drawn as a readable band, not a strip, with its colour key.

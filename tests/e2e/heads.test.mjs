@@ -161,6 +161,15 @@ test('the head grid labels every head with its role and score, equal to a comput
   await page.selectOption('.role-filter', role);
   const faded = await page.$$eval('.thumb', (nodes) => nodes.map((n) => [n.dataset.role, n.classList.contains('dimmed')]));
   assert.ok(faded.every(([r, dimmed]) => dimmed === (r !== role)), 'only the picked role stays bright');
+  // A role no head has cannot be picked; the probe's two roles say to run it first.
+  const now = await thumbs(page);
+  const options = await page.$$eval('.role-filter option', (os) => os.map((o) => ({ value: o.value, text: o.textContent, disabled: o.disabled })));
+  for (const o of options.filter((o) => o.value)) {
+    const n = now.filter((s) => s.role === o.value).length;
+    if (['induction', 'duplicate'].includes(o.value)) assert.match(o.text, /\(run the induction probe first\)$/);
+    else assert.equal(o.text.endsWith(`(${n})`), true, o.text);
+    assert.equal(o.disabled, n === 0 && o.value !== role, `${o.value}: ${n} heads`);
+  }
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
 });
@@ -220,7 +229,7 @@ test('on the built-in model, the Chinese previous-token sample shows its head as
   await settled(page);
   const zh = await page.locator('.head-role').innerText();
   assert.match(zh, /这个头在这句话上做什么：\s*看前一个 token/);
-  assert.match(zh, /看哪里：\s*权重集中在对角线左边一格：大多数 token 主要在看/);
+  assert.match(zh, /看哪里：\s*权重集中在对角线左边一格，也就是说，大多数 token 主要在看/);
   await cleanScreenshot(page, 'heads-attention-zh');
   await go(page, 'grid');
   const zhThumb = (await thumbs(page)).find((s) => s.layer === layer && s.head === head);

@@ -341,6 +341,13 @@ test('logit lens: every cell is the core’s top token of that layer’s read-ou
     assert.match(said, new RegExp(`^This is what layer 2 would say, not the model’s answer: after the last layer, ${L - 1}, the model predicts “.+” ${(finalP * 100).toFixed(finalP >= 0.1 ? 1 : 2)}% here`));
   } else assert.equal(await page.locator('.view-lens .lens-not-final').count(), 0, 'the last layer is the answer');
   await cleanScreenshot(page, 'interp-lens-en');
+  // One click shows the last layer's cell, the model's answer, at the same position.
+  if (2 < L - 1) {
+    await page.click('.view-lens .lens-to-final');
+    await settled(page);
+    assert.deepEqual(await page.evaluate(() => [window.attnscope.getState().layer, window.attnscope.getState().query]), [L - 1, 6]);
+    assert.equal(await page.locator('.view-lens .lens-not-final').count(), 0);
+  }
   // From the lens to which heads push the prediction there: head attribution at the same position.
   await page.click('.view-lens .lens-to-attribution');
   await page.waitForSelector('.view-attribution');

@@ -255,10 +255,18 @@ test('padding vs causal: only the padding mask keeps real tokens off <pad> on th
   const both = await matrix(page.locator('[data-mode="both"] table').nth(0));
   assert.ok(both[2][0] <= -1e8 && both[2][0] > -Infinity, 'a padding key gets −1e9, not −∞');
   assert.equal(both[1][3], -Infinity, 'a future key gets −∞');
+  // The <pad> row, padded on the left, sees only masked keys under both masks: its weight all goes to
+  // a masked cell, and the page says why (−1e9 is finite); the padding-only panel's <pad> row sees real keys.
+  const bothProbs = await matrix(page.locator('[data-mode="both"] table').nth(1));
+  assert.ok(Math.abs(bothProbs[0][0] - 1) < 1e-6, `the <pad> row's weight on itself: ${bothProbs[0][0]}`);
+  assert.match(await page.locator('[data-mode="both"] [data-note="pad-row"]').innerText(), /−1e9 is a finite number, not −∞/);
+  assert.doesNotMatch(await page.locator('[data-mode="padding"] [data-note="pad-row"]').innerText(), /finite/);
+  assert.match(await page.locator('[data-note="side"]').innerText(), /only the padding mask \(attention_mask\)/);
   await shot('lesson-padding');
   await page.locator('[data-side="right"]').click();
   await settled(page);
   assert.ok((await leak('causal')) < 1e-6, 'right padding sits in every real token’s future');
+  assert.match(await page.locator('[data-note="side"]').innerText(), /the causal mask already hides it from them: all three panels give <pad> 0/);
   await shot('lesson-padding-right');
 });
 
@@ -358,7 +366,7 @@ test('each lesson leads on to the next, in the tutorials’ order (many heads be
 
 // Each lesson's door: the sentence the lesson names, the view, and the tokens the page then holds.
 const DOORS = {
-  qk: ['attention', '小明把苹果给了小红，她很开心'],
+  qk: ['qk', '小明把苹果给了小红，她很开心'],
   who: ['attention', '小明把苹果给了小红，她很开心'],
   flow: ['attention', '小红很开心，她很好'],
   sqrt_d: ['scale', '小明把苹果给了小红，她很开心'],
@@ -382,7 +390,7 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
     const spaces = pieces.filter((p) => p === ' ').length;
     assert.equal(await door.locator('[data-note="spaces"]').count(), spaces > 0 ? 1 : 0, `${id}: spaces noted only where they are tokens`);
     if (pieces.includes('红') && pieces.includes('小')) assert.match(await door.locator('[data-note="split"]').innerText(), /小红 → 小 \+ 红/, `${id}: 小红 is two tokens`);
-    if (['who', 'flow'].includes(id)) assert.equal(await door.locator('[data-note="look"]').count(), 1, `${id}: says what to look for`);
+    if (['qk', 'who', 'flow'].includes(id)) assert.equal(await door.locator('[data-note="look"]').count(), 1, `${id}: says what to look for`);
     await door.locator('.door-link').click();
     await page.waitForSelector(`.view-${view}`);
     await settled(page);
@@ -411,10 +419,16 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
       }, { she, red });
       assert.deepEqual([opened.state.layer, opened.state.head], [best.layer, best.head], `${id}: opens on the head where 她 looks at 红 most (${best.w})`);
       assert.ok(best.w > 0.1, `${id}: 她 → 红 ${best.w}`);
-      // What the door came for is said first, above the head's summary over all its rows.
-      const lead = page.locator('.view-attention .followed-lead');
-      assert.match(await lead.innerText(), new RegExp(`“她” \\(position ${she}, counting from 0\\): in this head its weight goes most to “红” ${best.w.toFixed(2)}`), id);
-      assert.ok((await lead.boundingBox()).y < (await page.locator('.view-attention .head-role-line').boundingBox()).y, `${id}: before the head's role`);
+      if (id === 'qk') {
+        // The Q·K view opens on the lesson's own pair, 她 and 红, and takes that score apart.
+        assert.equal(opened.state.key, red, 'qk: 红 is the key');
+        assert.match(await page.locator('.view-qk').innerText(), /Sum of the 32 products/);
+      } else {
+        // What the door came for is said first, above the head's summary over all its rows.
+        const lead = page.locator('.view-attention .followed-lead');
+        assert.match(await lead.innerText(), new RegExp(`“她” \\(position ${she}, counting from 0\\): in this head its weight goes most to “红” ${best.w.toFixed(2)}`), id);
+        assert.ok((await lead.boundingBox()).y < (await page.locator('.view-attention .head-role-line').boundingBox()).y, `${id}: before the head's role`);
+      }
     }
     assert.equal(opened.state.bos, bos, `${id}: BOS as the door says`);
     assert.deepEqual(opened.state.pad, id === 'padding' ? [0] : [], `${id}: padding as the door says`);
@@ -457,6 +471,12 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
       assert.deepEqual([picked.layer, picked.head, picked.query], [red.layer, red.head, she], 'the head opens with the row kept');
       assert.equal(await page.locator('.query-row-head[aria-current]').count(), 1);
       await shot('door-who-attention-row');
+    }
+    if (id === 'shapes') {
+      // The q shape the door promises is printed there, with k and v before and after repeat_kv.
+      const m = await page.evaluate(() => window.attnscope.app.model);
+      const T = pieces.length;
+      assert.equal(await page.locator('.view-gqa .gqa-shapes').innerText(), `In this model, on this sentence: q [1, ${T}, ${m.num_attention_heads}, ${m.head_dim}]; k and v [1, ${T}, ${m.num_key_value_heads}, ${m.head_dim}]; after repeat_kv (each KV head copied ${m.num_attention_heads / m.num_key_value_heads} times) k and v [1, ${T}, ${m.num_attention_heads}, ${m.head_dim}], one per query head.`);
     }
     if (id === 'causal') await shot('door-causal-masks');
   }

@@ -118,6 +118,16 @@ test('the prediction goes on: after a finished sentence, unfinished ones to try;
   assert.match(await page.locator('.ov-finished').innerText(), /expects the sentence to end here/);
   // The sentences to try read as a list in a sentence, each in quotes: try “A…” or “B…”.
   assert.match(await page.locator('.ov-finished').innerText(), /; try “[^”]+…” or “[^”]+…”\.$/);
+  // Each opening quote on the line of its words, at any width.
+  for (const quoted of await page.locator('.ov-try-quoted').all()) {
+    const [open, word] = await quoted.evaluate((q) => {
+      const range = document.createRange();
+      range.setStart(q.firstChild, 0);
+      range.setEnd(q.firstChild, 1);
+      return [range.getBoundingClientRect().top, q.querySelector('.ov-try').getBoundingClientRect().top];
+    });
+    assert.ok(Math.abs(open - word) < 12, `“ beside its words: ${open} vs ${word}`);
+  }
   assert.equal(await page.locator('#ov-append').count(), 0, 'a line break is no word to add');
   await page.locator('.ov-finished .ov-try', { hasText: 'To be or not to' }).click();
   await settled(page);
@@ -422,7 +432,7 @@ test('screenshots: the built-in and a MiniMind-3-size model, en and zh, light an
           assert.ok(width <= viewport.width + 1, `${model} ${lang} ${theme} ${size}: no sideways scrolling (${width})`);
           if (lang === 'zh') assert.doesNotMatch(await page.locator('.ov-head, .ov-route').allInnerTexts().then((x) => x.join(' ')), /\b(layers|heads|Start here|Prediction)\b/);
           // One of n layers, not a multiplication "层 3 × 4".
-          assert.match(await page.locator('.ov-times').innerText(), lang === 'zh' ? /^（共 \d+ 层）$/ : /^\(one of \d+ layers\)$/);
+          assert.match(await page.locator('.ov-times').innerText(), lang === 'zh' ? /^共 \d+ 层之一$/ : /^\(one of \d+ layers\)$/);
           await cleanScreenshot(page, `overview-${model}-${lang}-${theme}-${size}`);
         }
       }

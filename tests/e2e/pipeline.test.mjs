@@ -265,6 +265,20 @@ test('outside the layers the rail numbers the layer the arrows lead into, whatev
   await settled(page);
 });
 
+test('→ steps at once after the Pipeline tab is clicked, its focus still on the tab', async () => {
+  await page.evaluate(() => window.attnscope.setState({ view: 'overview' }));
+  await settled(page);
+  await page.locator('nav a.tab[data-view="stepper"]').click();
+  await page.waitForSelector('.view-stepper');
+  await settled(page);
+  const first = (await state()).step;
+  await page.keyboard.press('ArrowRight');
+  await settled(page);
+  assert.notEqual((await state()).step, first, 'the arrow key stepped');
+  await page.evaluate(() => window.attnscope.setState({ step: 'embed', layer: 0 }));
+  await settled(page);
+});
+
 test('at a layer’s last step the loop says where → goes next: the next layer’s first step, not the output', async () => {
   const L = await layerCount();
   assert.ok(L >= 2);

@@ -194,7 +194,7 @@ test('the built-in model: the probe button scores every head, equal to the core 
   await settled(page);
   const zh = await shown(page);
   assert.equal(zh.button, '隐藏探针');
-  assert.match(zh.caption, /^层 \d+、头 \d+ 在探针 token 上：归纳 \d\.\d{3}，同词回看 \d\.\d{3}$/);
+  assert.match(zh.caption, /^层 \d+ 的头 \d+ 在探针 token 上：归纳 \d\.\d{3}，同词回看 \d\.\d{3}$/);
   assert.match(await page.locator('.probe-box').innerText(), /归纳头看的是这个 token 上次出现时紧跟在它后面的那个 token/);
   assert.match(await page.locator('.role-legend li[data-role="duplicate"]').innerText(), /^同词回看 探针重复的那一遍里，看向这个 token 上次出现的位置$/);
   await assertShown(page, expected);

@@ -576,6 +576,9 @@ test('the share panel copies a link and an embed snippet with the hide flags it 
   assert.match(snippet, /^<iframe src="http:\/\/[^"]+#s3\.[A-Za-z0-9_-]+&amp;embed=1" title="attnscope · Attention map" width="\d+" height="\d+"[^>]*><\/iframe>$/);
   await page.evaluate(() => window.scrollTo(0, 0));
   await screenshot(page, 'share-panel');
+  // Said of what was on screen then: another view clears it.
+  await page.evaluate(() => window.attnscope.setState({ view: 'masks' }));
+  await page.waitForFunction(() => document.querySelector('.share-note').textContent === '');
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 

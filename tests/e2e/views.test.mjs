@@ -251,6 +251,23 @@ test('the attention map shows one head with exact values at each stage', async (
   assert.match(await page.locator('#tooltip').innerText(), new RegExp(`query position\\s+${clickedRow} `));
   await page.evaluate(() => window.attnscope.app.set({ query: null }));
   await settled();
+  // A click on a row's word, left of the map, follows that row too (readers click the word first);
+  // the tooltip over the word says so, and a second click lets the row go.
+  const guide = page.locator('.attention-figure .heatmap-guide').first();
+  await page.mouse.move(x, y);
+  const litRow = await guide.boundingBox();
+  const word = [litRow.x + litRow.width / 2, litRow.y + litRow.height / 2];
+  await page.mouse.move(...word);
+  const wordTip = await page.locator('#tooltip').innerText();
+  assert.match(wordTip, /^Click to follow “.+”, position \d+ \(counting from 0\), as the query$/);
+  await page.mouse.click(...word);
+  await page.waitForFunction((r) => window.attnscope.getState().query === r, Number(wordTip.match(/position (\d+)/)[1]));
+  await settled();
+  await page.mouse.move(word[0], word[1] + 1);
+  assert.match(await page.locator('#tooltip').innerText(), /^Click to stop following “.+”$/);
+  await page.mouse.click(word[0], word[1] + 1);
+  await page.waitForFunction(() => window.attnscope.getState().query === null);
+  await settled();
 });
 
 test('the head grid groups heads by KV head and opens a head on click', async () => {

@@ -333,6 +333,9 @@ test('plain fields alone change the base state, as a tab link does', async () =>
   assert.deepEqual(problems, []);
   assert.deepEqual(state, { ...EVERYTHING, view: 'masks', layer: 1 });
   assert.deepEqual((await decode('view=masks')).state, { ...DEFAULTS, view: 'masks' }, 'on a fresh page the base is the defaults');
+  // The Pipeline tab's name opens the pipeline stepper, as its id does; nothing is said to be wrong.
+  const pipeline = await decode('#view=pipeline', { known: KNOWN });
+  assert.deepEqual([pipeline.state.view, pipeline.problems], ['stepper', []]);
 });
 
 test('a plain field with a broken percent-escape opens as far as it reads; the other fields open as written', async () => {

@@ -43,12 +43,20 @@ function layout(side) {
   };
 }
 
+// Whether the padding row sees nothing but masked keys: each of its scores −∞ (the future) or
+// −1e9 plus a score (padding).
+function allMasked(masked, pad) {
+  return masked.subarray(pad * N, (pad + 1) * N).every((v) => v < -1e8);
+}
+
 export function mount(root, app) {
   let side = 'left';
   let data = layout(side);
   const sides = ['left', 'right'].map((s) => el('button', { type: 'button', className: 'segment', dataset: { side: s }, on: { click: () => { side = s; data = layout(side); app.redraw(); } } }, t(`lesson.padding.${s}`)));
   const inputs = el('div', {});
   const results = el('div', { className: 'multiples tables' });
+  // With the padding on the right, after every real token, all three panels agree: said why.
+  const sideNote = el('p', { className: 'hint', dataset: { note: 'side' } });
   root.append(
     el(
       'section',
@@ -58,7 +66,7 @@ export function mount(root, app) {
       el('p', { className: 'hint' }, t('lesson.padding.inputsNote')),
       inputs,
     ),
-    el('section', { className: 'card' }, el('h3', {}, t('lesson.padding.results')), el('pre', { className: 'formula code' }, 'scores += triu(full(T, T, -inf), 1)        # causal\nscores += (1.0 - attention_mask) * -1e9   # padding'), results),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.padding.results')), el('pre', { className: 'formula code' }, '# causal mask: −∞ above the diagonal\nscores += triu(full(T, T, -inf), 1)\n# padding mask: −1e9 on the padded keys\nscores += (1.0 - attention_mask) * -1e9'), results, sideNote),
     el(
       'section',
       { className: 'card' },
@@ -81,6 +89,7 @@ export function mount(root, app) {
     if (my !== seq) return;
     for (const b of sides) b.setAttribute('aria-pressed', String(b.dataset.side === side));
     const pad = mask.indexOf(0);
+    sideNote.textContent = t(`lesson.padding.${side}Note`);
     inputs.replaceChildren(
       matrixTable({ data: scores, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, editable: true, corner: 'Q \\ K', id: 'scores', onEdit: (r, c, v) => { scores[r * N + c] = v; app.redraw(); } }),
       el('p', { className: 'hint' }, 'attention_mask = [', mask.join(', '), ']'),
@@ -97,7 +106,9 @@ export function mount(root, app) {
           el('figcaption', { className: 'panel-title' }, t(`lesson.padding.${m}`)),
           matrixTable({ data: masked, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, scale: diverging(1), digits: 1, corner: t('stage.masked') }),
           matrixTable({ data: probs, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, scale: sequential(0, 1), digits: 2, corner: t('stage.probs') }),
-          el('p', { className: 'hint' }, t('lesson.padding.padRow')),
+          // A row whose every visible key is padding (<pad> itself, padded on the left, under both masks)
+          // still gives out all its weight: −1e9 is finite, so softmax puts it on the masked cells.
+          el('p', { className: 'hint', dataset: { note: 'pad-row' } }, t(allMasked(masked, pad) ? 'lesson.padding.padRowAll' : 'lesson.padding.padRow')),
           el('p', { className: 'leak', dataset: { leak: m } }, t('lesson.padding.leak'), gap(t('lesson.padding.leak')), value(leak, 3)),
         );
       }),

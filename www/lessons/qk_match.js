@@ -25,7 +25,20 @@ const D = 4;
 // The tutorial's sentence about 她 and 小红, and its words as the tutorial spaces them.
 export const SENTENCE = '小明把苹果给了小红，她很开心';
 export const WORDS = ['小明', '把', '苹果', '给了', '小红', '，', '她', '很', '开心'];
-export const DOOR = { view: 'attention', text: { en: SENTENCE, zh: SENTENCE }, focus: '她', target: '红', words: WORDS };
+// The door opens the Q·K view on the pair the lesson computed by hand: Q = 她, K = 红 (of 小红), in
+// the head where 她 looks at 红 the most; there the same sum runs over the model's own 32 dimensions.
+export const DOOR = {
+  view: 'qk',
+  text: { en: SENTENCE, zh: SENTENCE },
+  focus: '她',
+  target: '红',
+  key: true,
+  words: WORDS,
+  note: {
+    en: 'The Q·K view opens with 她 as the query and 红 (of 小红) as the key, in the head of the built-in model where 她 looks at 红 the most. It does this lesson’s sum on the model’s own vectors: each dimension’s product, their sum, then ÷ √d, the mask and softmax, which this lesson left out.',
+    zh: '“Q·K”页面打开时，Q 是“她”，K 是“红”（小红的“红”），头是内置模型里“她”最关注“红”的那个。它在模型自己的向量上做这一课的计算：逐维相乘、求和，再做这一课省掉的 ÷ √d、掩码和 softmax。',
+  },
+};
 const DIMS = ['d0', 'd1', 'd2', 'd3'];
 
 export function mount(root, app) {

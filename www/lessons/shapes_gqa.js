@@ -8,7 +8,7 @@ import { el } from '../parts/dom.js';
 import { heatmap, causalFuture } from '../parts/heatmap.js';
 import { legend } from '../parts/legend.js';
 import { sequential } from '../parts/color_scale.js';
-import { bytes, shapeLabel, tokenText, spaced } from '../parts/format.js';
+import { axisLabel, bytes, shapeLabel, tokenText, spaced } from '../parts/format.js';
 import { MINIMIND3, kindOf, kvChoices } from '../views/gqa.js';
 import { range } from '../parts/controls.js';
 import { t } from '../strings.js';
@@ -84,6 +84,8 @@ export function mount(root, app) {
     const rep = c.n_rep;
     const [, T, S] = probs.shape;
     const scale = sequential(0, 1);
+    // The first map carries the tokens on both axes (hover does not reach a phone); the others read alike.
+    const axes = { rows: pieces.slice(0, T).map((p) => axisLabel(p, 4)), cols: pieces.slice(0, S).map((p) => axisLabel(p, 4)) };
     sharing.replaceChildren(
       ...range(c.num_key_value_heads).map((g) =>
         el(
@@ -99,8 +101,8 @@ export function mount(root, app) {
               maps.push(map);
               // A causal run's weights: the future keys are hatched, as in every other map.
               const data = causalFuture(probs.data.subarray(h * T * S, (h + 1) * T * S), T, S);
-              map.update({ cells: { data, rows: T, cols: S, square: true, maxCell: 12, future: true }, scale, legend: false, interaction: { name: `Q${h}`, describe: (i, j) => [['probs', `[${h}, ${i}, ${j}]`], [t('tip.token'), `${tokenText(pieces[i])} → ${tokenText(pieces[j])}`]] } });
-              return el('figure', { className: 'q-head' }, el('figcaption', {}, `Q${h}`), map.node);
+              map.update({ cells: { data, rows: T, cols: S, square: true, maxCell: 12, future: true }, scale, legend: false, ...(h === 0 ? { labels: axes } : {}), interaction: { name: `Q${h}`, describe: (i, j) => [['probs', `[${h}, ${i}, ${j}]`], [t('tip.token'), `${tokenText(pieces[i])} → ${tokenText(pieces[j])}`]] } });
+              return el('figure', { className: h === 0 ? 'q-head labelled' : 'q-head' }, el('figcaption', {}, `Q${h}`), map.node);
             }),
           ),
         ),

@@ -15,9 +15,10 @@ export function bosOption(onChange) {
   const node = el('div', { className: 'bos-option', hidden: true }, el('div', { className: 'bos-row' }, box, label), hint);
 
   let offered = true;
+  let generated = false; // a random model: it has no config.json of its own to name a BOS
   function relabel() {
     label.textContent = t('input.bos');
-    const why = t(offered ? 'input.bosHint' : 'input.bosNone');
+    const why = t(offered ? 'input.bosHint' : generated ? 'input.bosRandom' : 'input.bosNone');
     label.title = why;
     hint.textContent = why;
   }
@@ -28,8 +29,9 @@ export function bosOption(onChange) {
     // offered: the model's config has a bos_token_id; on: the state's choice. A model without one
     // keeps the switch in sight, off and greyed, saying why its text starts without BOS (a token
     // count one less than the built-in model's is then not a mystery).
-    show({ offered: has, on }) {
+    show({ offered: has, on, random = false }) {
       offered = has;
+      generated = random;
       node.hidden = false;
       box.disabled = !has;
       box.checked = has && on;

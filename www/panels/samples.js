@@ -1,12 +1,12 @@
 // Sample sentences of the built-in model (models/builtin/samples.json, chosen by
 // tools/train/head_stats.py because one of its heads shows a named pattern on them), one click away
-// under the text box: a row of English ones and a row of Chinese ones. Each button carries its pattern
+// under the text box: a row of English ones and a row of Chinese ones, the page's language first. Each button carries its pattern
 // and head ("previous-token · L3H6", the head grid's role names); a click runs the sentence and opens
 // that head's attention map.
 
 import { el } from '../parts/dom.js';
 import { SAMPLE_PATTERNS } from '../model_source.js';
-import { t } from '../strings.js';
+import { language, t } from '../strings.js';
 
 const LANGUAGES = ['en', 'zh'];
 
@@ -55,7 +55,8 @@ export function sampleButtons(onPick) {
     if (!samples) return;
     node.setAttribute('aria-label', t('samples.label'));
     node.replaceChildren(
-      ...LANGUAGES.filter((lang) => samples[lang].length).map((lang) =>
+      // The page's own language first: a Chinese reader meets the Chinese sentences before the English ones.
+      ...(language() === 'zh' ? ['zh', 'en'] : LANGUAGES).filter((lang) => samples[lang].length).map((lang) =>
         el(
           'div',
           { className: 'samples-row' },

@@ -43,13 +43,22 @@ export function sharePanel(app, { getState, view }) {
   };
   const embedSize = () => ({ width: EMBED_WIDTH, height: Math.round(Math.min(EMBED_MAX_HEIGHT, Math.max(EMBED_MIN_HEIGHT, (view()?.offsetHeight ?? 0) * EMBED_NARROWER + EMBED_CHROME + panels()))) });
 
+  // What the note and the hand-copy box speak of: the state they were written for. Once the page
+  // shows something else (another view, sentence or model), they are cleared rather than left to
+  // read as if said of it.
+  let saidFor = null;
+  const said = (text) => {
+    note.textContent = text;
+    saidFor = JSON.stringify(getState());
+  };
+
   async function copy(text, done) {
     manual.hidden = true;
     try {
       await navigator.clipboard.writeText(text);
-      note.textContent = done;
+      said(done);
     } catch {
-      note.textContent = t('share.copyManually');
+      said(t('share.copyManually'));
       manual.value = text;
       manual.hidden = false;
       manual.select();
@@ -59,7 +68,7 @@ export function sharePanel(app, { getState, view }) {
   async function exportAs(kind) {
     const root = view();
     if (!root) {
-      note.textContent = t('share.notReady');
+      said(t('share.notReady'));
       return;
     }
     try {
@@ -67,9 +76,9 @@ export function sharePanel(app, { getState, view }) {
       const figure = figureSvg(root, { title: title(), link: await linkTo(getState()) });
       const file = `attnscope-${id}-l${layer}h${head}.${kind}`;
       download(kind === 'svg' ? new Blob([figure.text], { type: 'image/svg+xml' }) : await figurePng(figure), file);
-      note.textContent = t('share.exported', { file });
+      said(t('share.exported', { file }));
     } catch (err) {
-      note.textContent = t('share.exportFailed', { message: err.message });
+      said(t('share.exportFailed', { message: err.message }));
     }
   }
 
@@ -98,6 +107,11 @@ export function sharePanel(app, { getState, view }) {
       HIDE_FLAGS.forEach((flag, i) => {
         hideBoxes[i].checked = app.state.hide.includes(flag);
       });
+      if (saidFor !== null && saidFor !== JSON.stringify(getState())) {
+        note.textContent = '';
+        manual.hidden = true;
+        saidFor = null;
+      }
     },
   };
 }

@@ -84,6 +84,12 @@ export function heatmap() {
       if (node.isConnected) draw();
       else lastWidth = 0;
     },
+    // Where row r is drawn on screen (client px), to bring a followed row into sight; null before a paint.
+    rowBox(r) {
+      if (!geo || !opts) return null;
+      const top = canvas.getBoundingClientRect().top + geo.y0 + (r * geo.h) / opts.cells.rows;
+      return { top, bottom: top + geo.h / opts.cells.rows };
+    },
     // paintAll's two halves: the width to paint at (a layout read), and the paint (a write).
     width: () => (opts && !lastWidth ? node.clientWidth : null),
     paint: (width) => draw(width),

@@ -44,6 +44,18 @@ export function cellReader(canvas, focusBox, guides, current) {
     return { r: Math.min(rows - 1, Math.floor((y / geo.h) * rows)), c: Math.min(cols - 1, Math.floor((x / geo.w) * cols)) };
   }
 
+  // A row's token label, left of the map, where the map takes `interaction.onRowClick` (the
+  // attention map: a click on a word follows it as the query, as a click on its row does); null elsewhere.
+  function rowLabelAt(event) {
+    const { o, geo } = current();
+    if (!geo || !o.interaction.onRowClick || !o.labels?.rows) return null;
+    const rect = canvas.getBoundingClientRect();
+    const x = event.clientX - rect.left;
+    const y = event.clientY - rect.top - geo.y0;
+    if (x < 0 || x >= geo.x0 || y < 0 || y >= geo.h) return null;
+    return Math.min(o.cells.rows - 1, Math.floor((y / geo.h) * o.cells.rows));
+  }
+
   function place(r, c) {
     const { o, geo } = current();
     focusBox.hidden = false;
@@ -91,14 +103,28 @@ export function cellReader(canvas, focusBox, guides, current) {
 
   canvas.addEventListener('mousemove', (e) => {
     const cell = cellAt(e);
+    const row = cell ? null : rowLabelAt(e);
+    canvas.style.cursor = row === null ? '' : 'pointer';
     if (cell) show(cell, e.clientX, e.clientY);
-    else clear();
+    else if (row !== null) {
+      // The label lit as the row's crosshair, and the tooltip says what a click does.
+      clear();
+      const { o, geo } = current();
+      const ch = geo.h / o.cells.rows;
+      guides.row.hidden = false;
+      Object.assign(guides.row.style, { left: '0px', top: `${geo.y0 + row * ch}px`, width: `${Math.max(geo.x0 - 2, 0)}px`, height: `${ch}px` });
+      showTooltip(e.clientX, e.clientY, current().o.interaction.rowTip?.(row) ?? []);
+    } else clear();
   });
   canvas.addEventListener('mouseleave', clear);
   canvas.addEventListener('blur', clear);
   canvas.addEventListener('click', (e) => {
     const cell = cellAt(e);
     if (cell) current().o.interaction.onCellClick?.(cell.r, cell.c);
+    else {
+      const row = rowLabelAt(e);
+      if (row !== null) current().o.interaction.onRowClick(row);
+    }
   });
   canvas.addEventListener('keydown', (e) => {
     // Enter or Space acts on the outlined cell; before any cell is outlined, on the whole map

@@ -28,8 +28,10 @@ export function candidateBars(top, { label, mark = null, markNote = null }) {
 }
 
 // A position's prediction as a block: heading, what it is computed from, the bars, and where the
-// input goes on, its real next token (marked, or said to be outside the top k).
-export function predictionList(app, top, i, V) {
+// input goes on, its real next token (marked, or said to be outside the top k). `titled: false`
+// leaves the heading out where a sentence above already says the prediction (the pipeline's last
+// step); the bars keep it as their label.
+export function predictionList(app, top, i, V, { titled = true } = {}) {
   const { ids, pieces } = app.state.tokens;
   const actual = i + 1 < ids.length ? ids[i + 1] : null;
   const heading = t('output.heading', { i, token: quoted(tokenText(pieces[i])) });
@@ -37,7 +39,7 @@ export function predictionList(app, top, i, V) {
   return el(
     'div',
     { className: 'prediction' },
-    el('h3', {}, heading),
+    titled ? el('h3', {}, heading) : null,
     el('p', { className: 'hint' }, t('output.note', { v: V })),
     candidateBars(top, { label: heading, mark: actual, markNote: t('output.actual') }),
     missing ? el('p', { className: 'hint' }, t('output.actualMissing', { token: tokenText(pieces[i + 1]), k: top.length })) : null,

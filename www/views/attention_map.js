@@ -58,6 +58,7 @@ export function mount(root, app) {
   root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node), knock), tutorialPair, figure);
   let seq = 0;
   let anchor = null; // the map's top on screen when a row was clicked (null: no click to keep in place)
+  let arriving = true; // the first draw: a followed row that a link or a lesson's door came for is brought into sight
 
   async function update() {
     const my = ++seq;
@@ -120,6 +121,12 @@ export function mount(root, app) {
           anchor = map.node.getBoundingClientRect().top;
           app.set({ query: r === query ? null : r });
         },
+        // A click on a row's word does the same: a reader clicks the word before the squares.
+        onRowClick: (r) => {
+          anchor = map.node.getBoundingClientRect().top;
+          app.set({ query: r === query ? null : r });
+        },
+        rowTip: (r) => [t(r === query ? 'attention.rowTipStop' : 'attention.rowTip', { token: tokenText(pieces[r]), i: r })],
         // The keyboard starts on the followed row, at its first key.
         start: query === null ? null : { r: query, c: 0 },
       },
@@ -132,6 +139,11 @@ export function mount(root, app) {
       anchor = null;
       if (moved !== 0) window.scrollBy(0, moved);
     }
+    // Arriving with a row to follow (她 from a lesson's door, a shared link): the row is what the
+    // reader came for, so a row below the fold is scrolled up to the middle of the window.
+    const box = arriving && query !== null ? map.rowBox(query) : null;
+    arriving = false;
+    if (box && box.bottom > window.innerHeight) window.scrollBy(0, box.top - window.innerHeight / 2);
   }
 
   return {

@@ -188,7 +188,9 @@ export function mount(root, app) {
               'tr',
               { dataset: { step: n } },
               el('th', { attrs: { scope: 'row' } }, n === 0 ? t('decode.prefill') : t('decode.stepN', { n })),
-              el('td', {}, `${tokenText(s.piece)} · id ${s.token}`), // as the candidates write a token
+              // As the chips above write it (a character split over two tokens is 扇¹ 扇² in both), and as
+              // the candidates write a token.
+              el('td', {}, `${tokenText(pieces[P + n] ?? s.piece)} · id ${s.token}`),
               el('td', {}, s.cache_len),
               el('td', { dataset: { bytes: s.cache_bytes } }, bytes(s.cache_bytes)),
               el('td', {}, s.ms.toFixed(1)),

@@ -60,7 +60,7 @@ export function mount(root, app) {
   root.append(
     el('div', { className: 'toolbar' }, controls.map((c) => c.node)),
     el('p', { className: 'explain' }, t('gqa.explain')),
-    el('section', { className: 'card' }, el('h3', {}, t('gqa.sharingHeading')), el('p', { className: 'hint sharing-note' }), sharing),
+    el('section', { className: 'card' }, el('h3', {}, t('gqa.sharingHeading')), el('p', { className: 'hint sharing-note' }), el('p', { className: 'gqa-shapes' }), sharing),
     el('section', { className: 'card' }, el('h3', {}, t('gqa.variantsHeading')), el('p', { className: 'hint variants-note' }), variantsRow),
     el('section', { className: 'card' }, el('h3', {}, t('gqa.costHeading')), el('div', { className: 'toolbar' }, el('label', { htmlFor: 'gqa-context' }, t('gqa.context')), contextInput), capNote, costs),
   );
@@ -114,6 +114,8 @@ export function mount(root, app) {
         .map((g) => `${range(rep).map((r) => `Q${g * rep + r}`).join(t('gqa.headsSep'))} → KV${g}`)
         .join(t('gqa.groupsSep')),
     });
+    // The shapes the shapes lesson prints, for this model and sentence: xq, and xk/xv before and after repeat_kv.
+    root.querySelector('.gqa-shapes').textContent = t(rep === 1 ? 'gqa.shapesMha' : 'gqa.shapes', { q: shapeLabel([T, nH, d]), kv: shapeLabel([S, nKV, d]), repeated: shapeLabel([S, nH, d]), rep });
     root.querySelector('.variants-note').textContent = random ? t('gqa.variantsNote') : t('gqa.variantsNoteTrained', { seed: state.seed });
     const kScale = diverging(extent([kCache.data]).maxAbs);
     // A query head's weights, small (no axes) beside its KV head, or with both axes and the

@@ -81,7 +81,14 @@ export function mount(root, app) {
   function fillFilter(roles) {
     const count = (role) => roles.flat().filter((r) => r?.role === role).length;
     const keep = filter.value;
-    filter.replaceChildren(el('option', { value: '' }, t('grid.roleAll')), ...ROLES.map((role) => el('option', { value: role }, t('grid.roleOption', { role: t(`role.${role}`), n: count(role) }))));
+    // A role no head has is there but greyed (picking it would fade every head and say nothing); the
+    // two roles only the induction probe measures say so until it has run.
+    const option = (role) => {
+      const n = count(role);
+      const unprobed = !state.probe && PROBE_ROLES.includes(role);
+      return el('option', { value: role, disabled: n === 0 && role !== keep }, t(unprobed ? 'grid.roleOptionProbe' : 'grid.roleOption', { role: t(`role.${role}`), n }));
+    };
+    filter.replaceChildren(el('option', { value: '' }, t('grid.roleAll')), ...ROLES.map(option));
     filter.value = ROLES.includes(keep) ? keep : '';
   }
 

@@ -9,6 +9,7 @@ import { range, tokenAt } from '../parts/controls.js';
 import { candidateBars } from '../parts/prediction.js';
 import { percent, tokenText } from '../parts/format.js';
 import { pageHref } from '../link.js';
+import { scrollFade } from '../parts/scroll_fade.js';
 import { t } from '../strings.js';
 
 // Positions drawn at once: each cell is one softmax over the vocabulary in the worker, so a long
@@ -17,7 +18,9 @@ const MAX_POSITIONS = 48;
 
 export function mount(root, app) {
   const { state } = app;
-  const table = el('div', { className: 'table-scroll' });
+  const table = el('div', { className: 'table-scroll lens-scroll' });
+  // More positions to the right than fit: the right edge fades (the sticky layer names keep the left).
+  const fade = scrollFade(table);
   const note = el('p', { className: 'hint' });
   // Said only while the table is scrolled away from its first columns (it opens on the chosen cell).
   const scrolled = el('p', { className: 'hint lens-scrolled', hidden: true }, t('lens.scrolled'));
@@ -101,6 +104,7 @@ export function mount(root, app) {
       }
     }
     showScrolled();
+    fade.mark();
     note.textContent = from > 0 ? t('lens.lastPositions', { n: positions.length, T }) : t('lens.note', { v: V });
     const l = Math.min(state.layer, L - 1);
     const i = Math.max(at, from);
@@ -113,7 +117,9 @@ export function mount(root, app) {
     const actual = i + 1 < ids.length ? ids[i + 1] : null;
     // From what the layers predict to which heads push it: head attribution at the same position.
     const toAttribution = el('a', { className: 'lens-to-attribution', href: pageHref({ view: 'attribution' }), on: { click: (e) => { e.preventDefault(); app.set({ query: i }); app.go('attribution'); } } }, t('lens.toAttribution', { i }));
-    const notFinal = final ? [el('p', { className: 'lens-not-final', dataset: { layer: L - 1 } }, t('lens.notFinal', { l, last: L - 1, token: tokenText(final.piece), p: percent(final.p) }))] : [];
+    // Short of the last layer, one click shows the model's own answer (the last row) here.
+    const toFinal = el('button', { type: 'button', className: 'action secondary lens-to-final', on: { click: () => app.set({ layer: L - 1 }) } }, t('lens.toFinal', { last: L - 1 }));
+    const notFinal = final ? [el('p', { className: 'lens-not-final', dataset: { layer: L - 1 } }, t('lens.notFinal', { l, last: L - 1, token: tokenText(final.piece), p: percent(final.p) }), ' ', toFinal)] : [];
     detail.replaceChildren(el('h3', {}, heading), ...notFinal, el('p', { className: 'hint' }, t('lens.detailNote', { l, v: V })), candidateBars(topK, { label: heading, mark: actual, markNote: t('output.actual') }), el('p', {}, toAttribution));
   }
 
@@ -121,6 +127,7 @@ export function mount(root, app) {
     update,
     destroy() {
       seq++;
+      fade.destroy();
     },
   };
 }

@@ -14,9 +14,10 @@
 // setState) opens the lesson afresh with them.
 //
 // Each lesson ends with a door to the same idea on the real model: its module's
-// DOOR = { view, text: { en, zh }, fields?, focus?, words?, note? (a string key, or { en, zh }) } opens `view` on the built-in model
+// DOOR = { view, text: { en, zh }, fields?, focus?, target?, key?, words?, note? (a string key, or { en, zh }) } opens `view` on the built-in model
 // with the sentence typed in (plain link fields `fields`; `focus`: the token whose row to select as the
-// query; `note: { en, zh }`: what to look for there). The door shows the tokens the model's tokenizer
+// query; `target`: the earlier token it should look at, to pick the head where it does most; `key`:
+// pick `target` as the key too; `note: { en, zh }`: what to look for there). The door shows the tokens the model's tokenizer
 // makes of the sentence and says, from them, where they differ from the tutorial's words (`words`; without them, a sentence's words are those
 // between its spaces, and one without spaces names none):
 // spaces that become tokens, words that BPE builds from smaller pieces.
@@ -173,7 +174,7 @@ export function mount(root, app) {
     const head = target >= 0 ? await strongestHead(app, ids, focus, target) : null;
     if (current?.id !== id) return;
     door.drawn = drawn;
-    const patch = { view: DOOR.view, model: 'builtin', text, ...fields, ...(focus >= 0 ? { query: focus } : {}), ...(head ?? {}) };
+    const patch = { view: DOOR.view, model: 'builtin', text, ...fields, ...(focus >= 0 ? { query: focus } : {}), ...(DOOR.key && target >= 0 ? { key: target } : {}), ...(head ?? {}) };
     const { spaces, split } = readTokens(DOOR.words ?? (/\s/.test(text) ? text.split(/\s+/).filter(Boolean) : null), pieces.filter((_, i) => !special[i]));
     const parts = [
       el('h3', {}, t('lessons.door.heading')),

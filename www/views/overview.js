@@ -288,9 +288,8 @@ export function mount(root, app) {
           // “A…” or “B…”: each a button inside its quotes, the list said as a sentence.
           samples.flatMap((sample, n) => [
             n === 0 ? '' : n === samples.length - 1 ? t('overview.tryOr') : t('overview.listSep'),
-            '“',
-            el('button', { type: 'button', className: 'link ov-try', dataset: { text: sample }, on: { click: () => app.navigate({ text: sample }) } }, `${sample}…`),
-            '”',
+            // The quotes kept with the words they open and close: a “ alone at a line's end reads as a typo.
+            el('span', { className: 'ov-try-quoted' }, '“', el('button', { type: 'button', className: 'link ov-try', dataset: { text: sample }, on: { click: () => app.navigate({ text: sample }) } }, `${sample}…`), '”'),
           ]),
           t('overview.tryEnd'),
         ),
@@ -333,7 +332,9 @@ export function mount(root, app) {
     const attention = start.querySelector('a[data-route="attention"]');
     attention.href = link(best ? { view: 'attention', layer: best.l, head: best.h } : { view: 'attention' });
     attention.querySelector('.ov-route-head')?.remove();
-    if (best) attention.append(el('span', { className: 'ov-route-text ov-route-head' }, t('overview.route.attentionHead', { l: best.l, h: best.h, role: t(`role.${best.r.role}`), score: fixed(best.r.score, 2) })));
+    // Random weights learned nothing: their "clearest" head is chance, and said as that.
+    const headKey = app.source?.kind === 'random' ? 'overview.route.attentionHeadRandom' : 'overview.route.attentionHead';
+    if (best) attention.append(el('span', { className: 'ov-route-text ov-route-head' }, t(headKey, { l: best.l, h: best.h, role: t(`role.${best.r.role}`), score: fixed(best.r.score, 2) })));
   }
 
   return {

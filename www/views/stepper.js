@@ -165,8 +165,10 @@ export function mount(root, app) {
   const onKey = (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
     if (e.target.closest('input, textarea, select, canvas, [contenteditable]')) return;
-    // Not from the tab strip or a widget with arrow keys of its own: those keep them.
-    if (e.target.closest('nav, [role="tablist"], [role="radiogroup"], [role="slider"], [role="listbox"]')) return;
+    // Not from a widget with arrow keys of its own: those keep them. In the top bar, only from the
+    // Pipeline tab itself (a reader who just clicked it steps with → at once), not from another tab.
+    if (e.target.closest('[role="tablist"], [role="radiogroup"], [role="slider"], [role="listbox"]')) return;
+    if (e.target.closest('nav') && !e.target.closest('a.tab[aria-current="page"]')) return;
     if (e.key === 'ArrowRight') go(index() + 1);
     else if (e.key === 'ArrowLeft') go(index() - 1);
     else return;
@@ -232,7 +234,7 @@ export function mount(root, app) {
     return [
       el('div', { className: 'toolbar' }, query.node),
       el('p', { className: 'prediction-sentence' }, head, value(best.p, percent), tail),
-      predictionList(app, top, i, logits.shape[1]),
+      predictionList(app, top, i, logits.shape[1], { titled: false }),
     ];
   }
 
