@@ -391,6 +391,8 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
     assert.equal(await door.locator('[data-note="spaces"]').count(), spaces > 0 ? 1 : 0, `${id}: spaces noted only where they are tokens`);
     if (pieces.includes('红') && pieces.includes('小')) assert.match(await door.locator('[data-note="split"]').innerText(), /小红 → 小 \+ 红/, `${id}: 小红 is two tokens`);
     if (['qk', 'who', 'flow'].includes(id)) assert.equal(await door.locator('[data-note="look"]').count(), 1, `${id}: says what to look for`);
+    // A laptop's window for the door of 她: the row it comes for lies below the fold there unless the page brings it up.
+    if (id === 'who') await page.setViewportSize({ width: 1280, height: 720 });
     await door.locator('.door-link').click();
     await page.waitForSelector(`.view-${view}`);
     await settled(page);
@@ -448,6 +450,15 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
       // The attention map follows 她's row: outlined, its weights read, and for each earlier word the
       // head that gives it most of 她's weight, computed from every layer's probs; 红 (of 小红) among them.
       const she = pieces.lastIndexOf('她');
+      // The page arrives with 她's row in sight, whatever lies above the map.
+      const rowAt = await page.evaluate((r) => {
+        const canvas = document.querySelector('.view-attention canvas.heatmap-canvas');
+        const [top, height] = canvas.dataset.cells.split(' ').map(Number);
+        const y = canvas.getBoundingClientRect().top + top + ((r + 0.5) * height) / window.attnscope.app.state.tokens.ids.length;
+        return { y, inner: window.innerHeight };
+      }, she);
+      assert.ok(rowAt.y > 0 && rowAt.y < rowAt.inner, `the row of 她 on screen: ${JSON.stringify(rowAt)}`);
+      await page.setViewportSize({ width: 1400, height: 1000 });
       assert.match(await page.locator('.query-row-title').innerText(), new RegExp(`“她” \\(position ${she}, counting from 0\\)`));
       const heads = await page.locator('.query-row-head').evaluateAll((bs) => bs.map((b) => ({ text: b.textContent, layer: Number(b.dataset.layer), head: Number(b.dataset.head) })));
       const red = heads.find((h) => h.text.startsWith('红 '));

@@ -36,6 +36,7 @@ export function paint(canvas, o, g) {
   canvas.dataset.skippedLabels = drawn.skipped;
   canvas.dataset.ticks = drawn.ticks.join('\n');
   canvas.dataset.rowSums = String(Boolean(labels.sums));
+  canvas.dataset.cells = `${g.y0} ${g.h}`; // where the cells start (px from the top) and their height
   canvas.dataset.bandedLabels = String(Boolean(drawn.banded));
   canvas.dataset.shrunkLabels = String(Boolean(drawn.shrunk));
   canvas.dataset.guides = o.guides ? [o.guides.split, ...(o.guides.diagonals ?? []).map((d) => `${d.side} ${d.back} from ${d.from}`)].join('\n') : '';
