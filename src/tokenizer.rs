@@ -79,6 +79,10 @@ impl Tokenizer {
         let added = inner.get_added_tokens_decoder();
         let vocab = inner.get_vocab(true);
         let id_count = vocab.values().max().map_or(0, |&id| u64::from(id) + 1);
+        // No tokens at all: nothing could be read with it, said as that (not later as a BOS outside it).
+        if vocab.is_empty() {
+            return Err(said("tokenizer.empty", vec![], "tokenizer.json has no tokens".to_string()));
+        }
         if id_count > vocab_size as u64 {
             // Said by entries when the ids run 0.. without gaps; otherwise by the largest id, since
             // one stray `"a": 400000000` does not make 400 million tokens.

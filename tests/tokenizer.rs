@@ -275,6 +275,18 @@ fn a_tokenizer_that_cannot_split_plain_text_is_refused_when_loaded() {
 }
 
 #[test]
+fn a_tokenizer_without_tokens_is_refused_when_loaded() {
+    let json = r#"{"version": "1.0", "truncation": null, "padding": null, "added_tokens": [], "normalizer": null,
+        "pre_tokenizer": null, "post_processor": null, "decoder": null,
+        "model": {"type": "BPE", "vocab": {}, "merges": []}}"#;
+    match Tokenizer::for_model(json, 64) {
+        Err(attnscope::Error::Tokenizer(s)) => assert_eq!(s.key, "tokenizer.empty", "{}", s.text),
+        Err(other) => panic!("{other}"),
+        Ok(_) => panic!("accepted"),
+    }
+}
+
+#[test]
 fn a_normalizer_that_inflates_the_text_is_refused_before_splitting() {
     // A Replace of "a" by 5000 a's: 2000 a's would be 10 million bytes to split, minutes of work.
     let json = format!(

@@ -390,7 +390,7 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
     const spaces = pieces.filter((p) => p === ' ').length;
     assert.equal(await door.locator('[data-note="spaces"]').count(), spaces > 0 ? 1 : 0, `${id}: spaces noted only where they are tokens`);
     if (pieces.includes('红') && pieces.includes('小')) assert.match(await door.locator('[data-note="split"]').innerText(), /小红 → 小 \+ 红/, `${id}: 小红 is two tokens`);
-    if (['qk', 'who', 'flow'].includes(id)) assert.equal(await door.locator('[data-note="look"]').count(), 1, `${id}: says what to look for`);
+    assert.equal(await door.locator('[data-note="look"]').count(), 1, `${id}: says what to look for`);
     // A laptop's window for the door of 她: the row it comes for lies below the fold there unless the page brings it up.
     if (id === 'who') await page.setViewportSize({ width: 1280, height: 720 });
     await door.locator('.door-link').click();
@@ -425,6 +425,8 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
         // The Q·K view opens on the lesson's own pair, 她 and 红, and takes that score apart.
         assert.equal(opened.state.key, red, 'qk: 红 is the key');
         assert.match(await page.locator('.view-qk').innerText(), /Sum of the 32 products/);
+        // The head picker's label is the head's habit over the sentence; what 她 does in it is said beside it.
+        assert.match(await page.locator('.view-qk .qk-row-note').innerText(), new RegExp(`in the row of “她”, token ${she} \\(counting from 0\\), its weight goes most to “.+”, 0\\.\\d\\d\\.$`));
       } else {
         // What the door came for is said first, above the head's summary over all its rows.
         const lead = page.locator('.view-attention .followed-lead');
@@ -542,6 +544,30 @@ test('an edit survives the link: a new page opens the lesson with the edited cel
   await settled(page);
 });
 
+test('every table a reader can edit, in every lesson, keeps its edits in the link', async () => {
+  for (const id of ['qk', 'who', 'flow', 'sqrt_d', 'causal', 'padding', 'multihead', 'shapes']) {
+    await lesson(id);
+    const unnamed = await page.$$eval('.lesson table.editable', (tables) => tables.filter((tb) => !tb.dataset.table).map((tb) => tb.querySelector('caption, th')?.textContent));
+    assert.deepEqual(unnamed, [], `${id}: every editable table has an id`);
+  }
+  // The lesson of 她 and the flow lesson: an edit reaches the link and comes back in a new page.
+  for (const [id, table] of [['who', 'q'], ['flow', 'x']]) {
+    await lesson(id);
+    const cell = page.locator(`table[data-table="${table}"] tbody tr`).nth(0).locator('input').first();
+    await cell.fill('2.5');
+    await cell.press('Tab');
+    await page.waitForFunction((key) => window.attnscope.getState().edits?.[key] !== undefined, `${id}.${table}`);
+    await settled(page);
+    const other = await openPage(browser, `${server.url}${await linkAfterEdit()}`);
+    await settled(other);
+    assert.equal(await other.locator(`table[data-table="${table}"] tbody tr`).nth(0).locator('input').first().inputValue(), '2.5', `${id}: the edit back`);
+    await other.close();
+    await page.getByRole('button', { name: /tutorial’s numbers/ }).first().click();
+    await page.waitForFunction(() => window.attnscope.getState().edits === null);
+    await settled(page);
+  }
+});
+
 // A format-2 link holding `json` as it is.
 async function rawLink(json) {
   const stream = new Blob([new TextEncoder().encode(json)]).stream().pipeThrough(new CompressionStream('deflate-raw'));
@@ -622,6 +648,13 @@ test('every lesson renders in 简体中文', async () => {
   const walk = page.locator('.walk-formula').first();
   assert.ok(await walk.evaluate((n) => n.scrollWidth <= n.clientWidth + 1), 'the worked sum fits its box');
   assert.match(await walk.innerText(), /0×0\.1\n/, 'the first line ends on its last term');
+  // The lesson of 她's sum of four terms wraps between terms on a phone: its answer, 0.802×V[小红], whole in sight.
+  await lesson('who');
+  const sum = page.locator('.walk-formula.walk-terms');
+  assert.ok(await sum.evaluate((n) => n.scrollWidth <= n.clientWidth + 1), 'the sum of 她 fits its box');
+  assert.equal(await sum.locator('.walk-term').count(), 4);
+  assert.ok(await sum.locator('.walk-term').evaluateAll((ts) => ts.every((s) => s.getClientRects().length === 1)), 'no term split over two lines');
+  await lesson('qk');
   await page.setViewportSize({ width: 1400, height: 1000 });
   await settled(page);
   assert.match(await page.locator('.answer').innerText(), /“她”这一行：\s*她→小红: 0\.493/);

@@ -36,7 +36,7 @@ const PRINTED = [
 ];
 const N = TOKENS.length;
 // The tutorial's sentence, written as the model reads text (its spaces only separate the words).
-export const DOOR = { view: 'masks', text: { en: '今天天气很好', zh: '今天天气很好' }, words: ['今天', '天气', '很', '好'] };
+export const DOOR = { view: 'masks', text: { en: '今天天气很好', zh: '今天天气很好' }, words: ['今天', '天气', '很', '好'], note: 'lesson.causal.door' };
 
 export function mount(root, app) {
   let scores = Float32Array.from(SCORES.flat());

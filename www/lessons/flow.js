@@ -128,7 +128,7 @@ export function mount(root, app) {
       m[name][r * cols + c] = x;
       app.redraw();
     };
-    const input = (name, rows, rowLabels, caption) => matrixTable({ data: m[name], rows, cols: D, rowLabels, colLabels: DIMS, editable: true, onEdit: edit(name, D), caption, corner: caption });
+    const input = (name, rows, rowLabels, caption) => matrixTable({ data: m[name], rows, cols: D, rowLabels, colLabels: DIMS, editable: true, onEdit: edit(name, D), caption, corner: caption, id: name });
     const shown = (data, key, opts) => el('figure', { className: 'panel-cell', dataset: { matrix: key } }, matrixTable({ data, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, corner: 'Q \\ K', ...opts }));
     const rowsOf = (data) => Array.from({ length: N }, (_, r) => data.subarray(r * N, r * N + N));
     const edited = (names) => names.some((name) => m[name].some((x, n) => x !== Math.fround(fresh()[name].flat()[n])));
@@ -170,7 +170,7 @@ export function mount(root, app) {
       el('p', { className: 'hint' }, t('lesson.flow.step5Note', { printed: PRINTED_WEIGHTS[SHE].map((p) => p.toFixed(2)).join(' / '), computed: Array.from(w, (p) => fixed(p, 3)).join(' / ') })),
     );
 
-    projInputs.replaceChildren(input('x', N, TOKENS, 'x'), matrixTable({ data: m.wq, rows: D, cols: D, rowLabels: DIMS, colLabels: DIMS, editable: true, onEdit: edit('wq', D), caption: 'W_Q', corner: 'W_Q' }), matrixTable({ data: m.wk, rows: D, cols: D, rowLabels: DIMS, colLabels: DIMS, editable: true, onEdit: edit('wk', D), caption: 'W_K', corner: 'W_K' }));
+    projInputs.replaceChildren(input('x', N, TOKENS, 'x'), matrixTable({ data: m.wq, rows: D, cols: D, rowLabels: DIMS, colLabels: DIMS, editable: true, onEdit: edit('wq', D), caption: 'W_Q', corner: 'W_Q', id: 'wq' }), matrixTable({ data: m.wk, rows: D, cols: D, rowLabels: DIMS, colLabels: DIMS, editable: true, onEdit: edit('wk', D), caption: 'W_K', corner: 'W_K', id: 'wk' }));
     projOut.replaceChildren(
       el('figure', { className: 'panel-cell', dataset: { matrix: 'xq' } }, matrixTable({ data: pq, rows: N, cols: D, rowLabels: TOKENS, colLabels: DIMS, scale: diverging(1), digits: 2, caption: 'Q', corner: 'Q' })),
       el('figure', { className: 'panel-cell', dataset: { matrix: 'xk' } }, matrixTable({ data: pk, rows: N, cols: D, rowLabels: TOKENS, colLabels: DIMS, scale: diverging(1), digits: 2, caption: 'K', corner: 'K' })),

@@ -16,7 +16,7 @@ import { sequential, diverging } from '../parts/color_scale.js';
 import { TOKENS, Q, K, SENTENCE, WORDS } from './qk_match.js';
 import { t } from '../strings.js';
 
-export const DOOR = { view: 'grid', text: { en: SENTENCE, zh: SENTENCE }, focus: '她', words: WORDS };
+export const DOOR = { view: 'grid', text: { en: SENTENCE, zh: SENTENCE }, focus: '她', words: WORDS, note: 'lesson.multihead.door' };
 
 // The seed's x: "她" [1.0, 0.1, 0.9, 0.0] was made to look like "小红" [1.0, 0.0, 1.0, 0.0].
 const X = [

@@ -66,7 +66,7 @@ export function mount(root, app) {
       el('p', { className: 'hint' }, t('lesson.padding.inputsNote')),
       inputs,
     ),
-    el('section', { className: 'card' }, el('h3', {}, t('lesson.padding.results')), el('pre', { className: 'formula code' }, '# causal mask: −∞ above the diagonal\nscores += triu(full(T, T, -inf), 1)\n# padding mask: −1e9 on the padded keys\nscores += (1.0 - attention_mask) * -1e9'), results, sideNote),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.padding.results')), el('pre', { className: 'formula code' }, `${t('lesson.padding.codeCausal')}\nscores += triu(full(T, T, -inf), 1)\n${t('lesson.padding.codePadding')}\nscores += (1.0 - attention_mask) * -1e9`), results, sideNote),
     el(
       'section',
       { className: 'card' },

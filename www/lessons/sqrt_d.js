@@ -21,7 +21,7 @@ const DIMS = [4, 16, 64, 96, 512, 768];
 const HEAD_DIM = 96; // MiniMind-3's head_dim (shared/seeds/002)
 const HIDDEN = [512, 768]; // the tutorial's dim and MiniMind-3's hidden_size
 const TOY = 4; // the dim of the tutorial's worked examples
-export const DOOR = { view: 'scale', text: { en: SENTENCE, zh: SENTENCE }, focus: '她', words: WORDS };
+export const DOOR = { view: 'scale', text: { en: SENTENCE, zh: SENTENCE }, focus: '她', words: WORDS, note: 'lesson.sqrt_d.door' };
 const KEYS = 6;
 const SEED = 20250;
 

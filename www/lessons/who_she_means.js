@@ -70,9 +70,9 @@ export function mount(root, app) {
       app.redraw();
     };
     inputs.replaceChildren(
-      matrixTable({ data: q, rows: 1, cols: D, rowLabels: [QUERY], colLabels: features, editable: true, onEdit: edit(q), caption: t('lesson.who.q'), corner: 'Q' }),
-      matrixTable({ data: k, rows: KEYS.length, cols: D, rowLabels: KEYS, colLabels: features, editable: true, onEdit: edit(k), caption: t('lesson.who.k'), corner: 'K' }),
-      matrixTable({ data: v, rows: KEYS.length, cols: D, rowLabels: KEYS, colLabels: features, editable: true, onEdit: edit(v), caption: t('lesson.who.v'), corner: 'V' }),
+      matrixTable({ data: q, rows: 1, cols: D, rowLabels: [QUERY], colLabels: features, editable: true, onEdit: edit(q), caption: t('lesson.who.q'), corner: 'Q', id: 'q' }),
+      matrixTable({ data: k, rows: KEYS.length, cols: D, rowLabels: KEYS, colLabels: features, editable: true, onEdit: edit(k), caption: t('lesson.who.k'), corner: 'K', id: 'k' }),
+      matrixTable({ data: v, rows: KEYS.length, cols: D, rowLabels: KEYS, colLabels: features, editable: true, onEdit: edit(v), caption: t('lesson.who.v'), corner: 'V', id: 'v' }),
     );
     results.replaceChildren(
       el('figure', { className: 'panel-cell', dataset: { matrix: 'scaled' } }, el('figcaption', { className: 'panel-title' }, t('lesson.who.scaled')), matrixTable({ data: out.scores, rows: 1, cols: KEYS.length, rowLabels: [QUERY], colLabels: KEYS, scale: diverging(5), digits: 2, corner: 'Q \\ K' })),
@@ -94,8 +94,12 @@ export function mount(root, app) {
     sum.replaceChildren(
       el(
         'pre',
-        { className: 'formula walk-formula' },
-        `output[${QUERY}] = ${KEYS.map((name, j) => `${factor(fixed(out.probs[j], 3), out.probs[j])}×V[${name}]`).join(' + ')}\n`,
+        // On a phone the sum wraps between its terms (style.css .walk-terms), never inside one: its
+        // last term, 0.802×V[小红], is the lesson's answer and must not be cut at the edge.
+        { className: 'formula walk-formula walk-terms' },
+        `output[${QUERY}] = `,
+        ...KEYS.flatMap((name, j) => [j ? ' + ' : '', el('span', { className: 'walk-term' }, `${factor(fixed(out.probs[j], 3), out.probs[j])}×V[${name}]`)]),
+        '\n',
         `${' '.repeat(`output[${QUERY}] `.length)}= `,
         '[',
         ...Array.from(out.context, (x, n) => [n ? ', ' : '', value(x, 3)]).flat(),

@@ -105,7 +105,7 @@ export function stageName(app, stage, name) {
 // A segmented control: the four stages are few and worth seeing at once.
 export function stageSelect(app) {
   const buttons = Object.keys(STAGES).map((s) =>
-    el('button', { type: 'button', className: 'segment', dataset: { stage: s }, on: { click: () => app.set({ stage: s }) } }, t(`stage.${s}`)),
+    el('button', { type: 'button', className: 'segment', title: t(`stageTip.${s}`), dataset: { stage: s }, on: { click: () => app.set({ stage: s }) } }, t(`stage.${s}`)),
   );
   const node = el('div', { className: 'picker' }, el('span', { className: 'picker-label' }, t('control.stage')), el('div', { className: 'segmented stages', attrs: { role: 'group', 'aria-label': t('control.stage') } }, buttons));
   return {

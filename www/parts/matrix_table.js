@@ -14,7 +14,7 @@ import { el } from './dom.js';
 import { exact, fixed } from './format.js';
 import { isMasked } from './color_scale.js';
 import { MAX_EDIT_VALUE } from '../state.js';
-import { t } from '../strings.js';
+import { language, t } from '../strings.js';
 
 let book = null; // the open edit book: {cells: {id: [[r, c, value], …]}, claimed, refused, onChange}
 
@@ -106,7 +106,7 @@ export function matrixTable(opts) {
           input.setAttribute('aria-invalid', String(!fits));
           td.querySelector('.cell-refused')?.remove();
           if (!fits) {
-            td.append(el('span', { className: 'cell-refused', attrs: { role: 'alert' } }, t('lesson.cellRange', { most: MAX_EDIT_VALUE.toLocaleString('en-US') })));
+            td.append(el('span', { className: 'cell-refused', attrs: { role: 'alert' } }, t('lesson.cellRange', { most: language() === 'zh' ? `${MAX_EDIT_VALUE / 1e4} 万` : MAX_EDIT_VALUE.toLocaleString('en-US') })));
             return;
           }
           if (kept && kept === book) record(id, r, c, next);

@@ -140,10 +140,16 @@ export function mount(root, app) {
       if (moved !== 0) window.scrollBy(0, moved);
     }
     // Arriving with a row to follow (她 from a lesson's door, a shared link): the row is what the
-    // reader came for, so a row below the fold is scrolled up to the middle of the window.
+    // reader came for. A row below the fold is brought up: the map's top (its column labels) just
+    // under the sticky top bar, or, where the row is still too low then, the row to mid-window.
     const box = arriving && query !== null ? map.rowBox(query) : null;
     arriving = false;
-    if (box && box.bottom > window.innerHeight) window.scrollBy(0, box.top - window.innerHeight / 2);
+    if (box && box.bottom > window.innerHeight) {
+      const bar = parseFloat(getComputedStyle(document.documentElement).getPropertyValue('--topbar-height')) || 0;
+      let by = map.node.getBoundingClientRect().top - bar - 8;
+      if (box.bottom - by > window.innerHeight) by = box.top - window.innerHeight / 2;
+      window.scrollBy(0, by);
+    }
   }
 
   return {

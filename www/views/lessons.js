@@ -106,7 +106,7 @@ export function mount(root, app) {
   }
   labelToggle();
   const tabs = Object.keys(LESSONS).map((id) =>
-    pageLink(app.navigate, { view: 'lessons', lesson: id }, [t(`lesson.${id}.title`), el('span', { className: 'lesson-tab-source', title: sourceOf(id) }, ` ${SOURCES[id].map(([n]) => MARK[n]).join('')}`)], { className: 'lesson-tab', dataset: { lesson: id } }),
+    pageLink(app.navigate, { view: 'lessons', lesson: id }, [t(`lesson.${id}.title`), el('span', { className: 'lesson-tab-source', title: sourceOf(id) }, SOURCES[id].map(([n]) => MARK[n]).join(''))], { className: 'lesson-tab', dataset: { lesson: id } }),
   );
   // The two tutorials, named once above the lessons: every lesson says where in them it is.
   const sources = el('p', { className: 'hint lessons-sources' }, t('lessons.sources'));

@@ -33,9 +33,13 @@ export function mount(root, app) {
     return openTutorialPair(app, { key: true });
   }
   const walk = el('section', { className: 'card qk-walk', attrs: { 'aria-live': 'polite' } });
+  // The head picker names the head by its habit over the whole sentence ("always looks at 苹果"),
+  // which may not be what the chosen query does in it: said beside it, from the query's own row.
+  const rowNote = el('p', { className: 'hint qk-row-note' });
   root.append(
     el('div', { className: 'toolbar' }, controls.map((c) => c.node)),
     el('p', { className: 'explain' }, t('qk.explain')),
+    rowNote,
     tutorialPair,
     el('div', { className: 'split' }, el('figure', { className: 'card tensor-figure' }, el('figcaption', {}, t('qk.pick')), map.node), walk),
   );
@@ -58,6 +62,7 @@ export function mount(root, app) {
     strongest = row.reduce((best, w, n) => (w > row[best] ? n : best), 0);
     controls.forEach((c) => c.update());
     const j = tokenAt(app, 'key', keyOf);
+    rowNote.textContent = t('qk.rowNote', { token: tokenText(state.tokens.pieces[i]), i, top: tokenText(state.tokens.pieces[strongest]), w: fixed(row[strongest], 2) });
     tutorialPair.hidden = state.text === SENTENCE && state.tokens.pieces[i] === DOOR.focus && state.tokens.pieces[j] === DOOR.target;
     const qv = q.data.slice((i * nH + h) * d, (i * nH + h + 1) * d);
     const kvec = k.data.slice((j * nKV + kv) * d, (j * nKV + kv + 1) * d);
