@@ -73,6 +73,10 @@ impl Tokenizer {
             let (cut, args) = crate::json_fault(&e);
             return Err(said(if cut { "tokenizer.jsonCutShort" } else { "tokenizer.notJson" }, args, format!("tokenizer.json is not valid JSON: {e}")));
         }
+        // Valid JSON of another kind ([], a number, a string) is said as that, not in serde's words.
+        if !text.trim_start().starts_with('{') {
+            return Err(said("tokenizer.notObject", vec![], "tokenizer.json is valid JSON but not a tokenizer object { … }".to_string()));
+        }
         let inner = tokenizers::Tokenizer::from_str(text)
             .map_err(|e| said("tokenizer.unreadable", vec![("why", e.to_string())], format!("cannot read tokenizer.json: {e}")))?;
         let byte_level = uses_byte_level(text);

@@ -325,6 +325,13 @@ fn culprit(header: &str) -> Option<Error> {
             let text = format!("its header gives tensor {name} the data offset {v}, past what this machine can address");
             return Some(unreadable("unreadable.offsetTooBig", vec![("name", name), ("offset", v.to_string())], text));
         }
+        // A dimension that is no whole number this machine can count to (−1, 2^32 on wasm32), said as
+        // that rather than in the JSON parser's words ("expected usize").
+        let bad_dim = entry["shape"].as_array().and_then(|s| s.iter().find(|v| !v.as_u64().is_some_and(|d| usize::try_from(d).is_ok())).cloned());
+        if let Some(v) = bad_dim {
+            let text = format!("its header gives tensor {name} a dimension of {v}; a dimension is a whole number from 0 to {}", usize::MAX);
+            return Some(unreadable("unreadable.badDim", vec![("name", name), ("dim", v.to_string()), ("max", usize::MAX.to_string())], text));
+        }
         let info = match serde_json::from_value::<safetensors::tensor::TensorInfo>(entry) {
             Ok(info) => info,
             Err(e) => return Some(bad_tensor(name, e.to_string())),

@@ -275,6 +275,17 @@ fn a_tokenizer_that_cannot_split_plain_text_is_refused_when_loaded() {
 }
 
 #[test]
+fn json_that_is_not_a_tokenizer_object_is_refused_in_plain_words() {
+    for json in ["[]", " 42", "\"tokenizer\""] {
+        match Tokenizer::for_model(json, 64) {
+            Err(attnscope::Error::Tokenizer(s)) => assert_eq!(s.key, "tokenizer.notObject", "{json}: {}", s.text),
+            Err(other) => panic!("{other}"),
+            Ok(_) => panic!("accepted"),
+        }
+    }
+}
+
+#[test]
 fn a_tokenizer_without_tokens_is_refused_when_loaded() {
     let json = r#"{"version": "1.0", "truncation": null, "padding": null, "added_tokens": [], "normalizer": null,
         "pre_tokenizer": null, "post_processor": null, "decoder": null,

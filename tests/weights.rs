@@ -416,6 +416,10 @@ fn a_header_entry_at_fault_is_named() {
         assert!(e.contains(&format!("tensor {name} the data offset 1000000000000000, past what this machine can address")), "{e}");
     }
     assert!(!e.contains("expected usize"), "{e}");
+    // So is a dimension below 0 or past what this machine counts to.
+    let e = redo(&|t| t["shape"] = serde_json::json!([-1, 4]));
+    assert!(e.contains(&format!("tensor {name} a dimension of -1; a dimension is a whole number from 0 to {}", usize::MAX)), "{e}");
+    assert!(!e.contains("expected usize"), "{e}");
 }
 
 /// Two tensors whose bytes overlap, or that leave a gap, are named both: the one where the

@@ -292,6 +292,11 @@ async function open(next, { told = false, asked = {} } = {}) {
       const said = { ...want, layers: app.model.num_hidden_layers, heads: app.model.num_attention_heads, l: state.layer, h: state.head };
       tell(() => t('link.fitted', said));
     }
+    // So is a target token past this vocabulary: head attribution then explains the top-1 token.
+    if (fields.target !== null && state.target === null) {
+      const vocab = app.model.vocab_size;
+      tell(() => t('link.targetFitted', { id: fields.target, vocab, last: vocab - 1 }));
+    }
   }
   panel.show(state);
   bos.show({ offered: app.model?.bos_token_id != null, on: state.bos, random: state.model.kind === 'random' });

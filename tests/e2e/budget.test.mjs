@@ -265,6 +265,7 @@ test('a view’s own refusal stays in that view: the compare field is kept, othe
   await page.waitForSelector('.view-attribution canvas.heatmap-canvas');
   await settled(page);
   assert.equal(await page.evaluate(() => window.attnscope.getState().target), null, 'a target past the vocabulary is the top-1 token again');
+  assert.match(await page.locator('.banner').innerText(), /This link asks for target token 6400, but this model’s vocabulary has 6400 tokens \(ids 0–6399\): head attribution explains the most likely next token instead\./, 'and the page says so');
   assert.equal(await page.locator('.message-error').count(), 0);
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
