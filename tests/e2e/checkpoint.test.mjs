@@ -378,8 +378,16 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
   await settled(page);
   assert.equal(await page.locator('#view .message-error').count(), 0, 'the kept checkpoint runs');
   assert.ok(await page.locator('#view canvas, #view .bar-row, #view .ov-block').count() > 0);
+  // Finite weights that flatten every logit (an embedding of 3e38: each RMSNorm's mean square is ∞, so
+  // the norms give 0 and so do the logits), as MiniMind's own code computes them: the candidates tie
+  // exactly, and the page says so rather than calling the first of them the most likely.
+  await page.evaluate(() => window.attnscope.setState({ view: 'output' }));
+  await chooseFiles(page, filesOf(LLAMA, { model: filled(LLAMA.model, 'model.embed_tokens.weight', 3e38) }));
+  await page.waitForSelector('#view [data-note="tie"]', { timeout: 60_000 });
+  assert.match(await page.locator('#view [data-note="tie"]').innerText(), /^Every candidate here ties exactly \([0-9.]+% each\): the model prefers no token at all/);
   await page.setInputFiles('#model-folder', LLAMA.dir);
   await loaded(page, 'llama_f16');
+  assert.equal(await page.locator('#view [data-note="tie"]').count(), 0, 'a real model’s candidates do not tie');
   // The core's refusals are said in the reader's language (src/lib.rs `Said`, www/page/error_text.js),
   // with sizes in the page's own units: not an English sentence on the Chinese page.
   await page.click('#lang-switch');

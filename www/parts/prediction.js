@@ -59,6 +59,9 @@ export function candidateNotes(top, tag, className = 'hint') {
     // What a line break after a sentence means is said only where a line break is among them.
     whitespace.length ? el(tag, { className, dataset: { note: 'whitespace' } }, [spaced(t('output.whitespace', { tokens: whitespace.map(whitespaceName).join(t('overview.listSep')) })), ...(whitespace.some((c) => c.piece.includes('\n')) ? [t('output.lineAfter')] : [])].join('').trim()) : null,
     top.some((c) => partOfCharacter(c.piece)) ? el(tag, { className, dataset: { note: 'part' } }, t('output.partOfCharacter')) : null,
+    // Candidates that tie exactly (a checkpoint whose numbers flatten every logit: all 1/V) have no
+    // "most likely" among them: said so, and that their order is only that of their ids.
+    top.length > 1 && top[0].p === top[1].p ? el(tag, { className, dataset: { note: 'tie' } }, t(top[0].p === top[top.length - 1].p ? 'output.tieAll' : 'output.tie', { p: percent(top[0].p) })) : null,
   ];
 }
 
