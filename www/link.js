@@ -3,7 +3,7 @@
 // adds no history entries and stays under browsers' rate limits). A link that could not be opened
 // as written is explained in words: which fields were changed, or why the defaults are shown.
 
-import { fragment } from './state.js';
+import { MAX_TEXT, fragment } from './state.js';
 import { STRINGS, language, t } from './strings.js';
 import { el } from './parts/dom.js';
 
@@ -107,6 +107,12 @@ export function explainLink(problems) {
   const twice = repeated.length ? t('link.repeated', { fields: list(repeated) }) : null;
   if (whole && fields.length) details.push(t('link.fields', { fields: list(fields) }));
   if (twice && (whole || fields.length)) details.push(twice);
+  // What was done to a text field, said beside the list: cut to the most a link carries, or read
+  // past a broken %-escape (bytes that are not UTF-8 then show as �).
+  for (const field of ['text', 'compare']) {
+    if (problems.some((p) => p.field === field && p.reason === 'clamped')) details.push(t('link.textCut', { field: fieldName(field), n: MAX_TEXT.toLocaleString('en-US') }));
+  }
+  for (const field of new Set(problems.filter((p) => p.reason === 'repaired').map((p) => p.field))) details.push(t('link.repairedField', { field: fieldName(field) }));
   if (whole?.kept) return { title: t('link.damagedKept', { fields: list(whole.kept.map(fieldName)) }), details };
   if (whole) return { title: t(WHOLE[whole.reason], { version: whole.version }), details };
   if (fields.length) return { title: t('link.fields', { fields: list(fields) }), details };

@@ -22,3 +22,13 @@ test('a field given twice is said apart from the ones out of range', () => {
   assert.equal(explainLink([{ field: 'view', reason: 'repeated' }]).title, '这个链接不止一次给出了视图（view），用的是最后一个。');
   setLanguage('en');
 });
+
+test('a text cut to the most a link carries, or read past a broken %-escape, is said so under the list', () => {
+  setLanguage('en');
+  const said = explainLink([{ field: 'text', reason: 'clamped' }, { field: 'compare', reason: 'repaired' }]);
+  assert.equal(said.title, 'Some settings in this link were out of range or not recognised and were adjusted or reset: text, compare.');
+  assert.deepEqual(said.details, ['Its text was cut to its first 2,000 characters, the most a link carries.', 'Its compare had broken %-escapes: it was read as far as it goes, and bytes that are not UTF-8 show as �.']);
+  setLanguage('zh');
+  assert.match(explainLink([{ field: 'text', reason: 'clamped' }]).details[0], /^其中的.+（text）被截到前 2,000 个字符/);
+  setLanguage('en');
+});
