@@ -56,6 +56,14 @@ export function cellReader(canvas, focusBox, guides, current) {
     return Math.min(o.cells.rows - 1, Math.floor((y / geo.h) * o.cells.rows));
   }
 
+  // Lights row r's label, left of the map.
+  function lightRow(r) {
+    const { o, geo } = current();
+    const ch = geo.h / o.cells.rows;
+    guides.row.hidden = false;
+    Object.assign(guides.row.style, { left: '0px', top: `${geo.y0 + r * ch}px`, width: `${Math.max(geo.x0 - 2, 0)}px`, height: `${ch}px` });
+  }
+
   function place(r, c) {
     const { o, geo } = current();
     focusBox.hidden = false;
@@ -68,8 +76,8 @@ export function cellReader(canvas, focusBox, guides, current) {
       height: `${Math.max(ch, 2) + 2}px`,
     });
     const labels = o.labels ?? {};
-    guides.row.hidden = !labels.rows;
-    if (labels.rows) Object.assign(guides.row.style, { left: '0px', top: `${geo.y0 + r * ch}px`, width: `${Math.max(geo.x0 - 2, 0)}px`, height: `${ch}px` });
+    guides.row.hidden = true;
+    if (labels.rows) lightRow(r);
     guides.col.hidden = !labels.cols;
     if (labels.cols) Object.assign(guides.col.style, { left: `${geo.x0 + c * cw}px`, top: `${geo.groupBand}px`, width: `${cw}px`, height: `${Math.max(geo.colBand - 2, 0)}px` });
     if (o.cells.tokens) tell({ query: r, key: c });
@@ -109,10 +117,7 @@ export function cellReader(canvas, focusBox, guides, current) {
     else if (row !== null) {
       // The label lit as the row's crosshair, and the tooltip says what a click does.
       clear();
-      const { o, geo } = current();
-      const ch = geo.h / o.cells.rows;
-      guides.row.hidden = false;
-      Object.assign(guides.row.style, { left: '0px', top: `${geo.y0 + row * ch}px`, width: `${Math.max(geo.x0 - 2, 0)}px`, height: `${ch}px` });
+      lightRow(row);
       showTooltip(e.clientX, e.clientY, current().o.interaction.rowTip?.(row) ?? []);
     } else clear();
   });

@@ -106,6 +106,10 @@ export function mount(root, app) {
     );
     // The weights of a causal run hatch the future as the masked stage does (weight 0, said so).
     const future = weights && state.causal;
+    const follow = (r) => {
+      anchor = map.node.getBoundingClientRect().top;
+      app.set({ query: r === query ? null : r });
+    };
     const { cells, labels } = headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, maxCell: 44, labelChars: 12, input: true, future, weights });
     map.update({
       cells,
@@ -116,16 +120,10 @@ export function mount(root, app) {
       interaction: {
         name: t('heatmap.stageName', { what: t(`heatmap.stage.${state.stage}`), name: shown, h }),
         describe: headTip(shown, h, state.tokens.pieces),
-        // A click on a row follows its token as the query; on the followed row, lets it go.
-        onCellClick: (r) => {
-          anchor = map.node.getBoundingClientRect().top;
-          app.set({ query: r === query ? null : r });
-        },
-        // A click on a row's word does the same: a reader clicks the word before the squares.
-        onRowClick: (r) => {
-          anchor = map.node.getBoundingClientRect().top;
-          app.set({ query: r === query ? null : r });
-        },
+        // A click on a row follows its token as the query; on the followed row, lets it go. A click on
+        // a row's word does the same: a reader clicks the word before the squares.
+        onCellClick: follow,
+        onRowClick: follow,
         rowTip: (r) => [t(r === query ? 'attention.rowTipStop' : 'attention.rowTip', { token: tokenText(pieces[r]), i: r })],
         // The keyboard starts on the followed row, at its first key.
         start: query === null ? null : { r: query, c: 0 },
