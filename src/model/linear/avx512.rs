@@ -26,6 +26,11 @@ const KC: usize = 384;
 /// Panels per pass over the rows of x: their KC-long slices (NB x KC x NR f32 = 384 KiB) stay in
 /// L2 while every group of MR rows goes by them all.
 const NB: usize = 4;
+/// Steps of the inner dimension ahead that a tile asks for its panel's lines (`prefetcht0`, 2 KiB
+/// ahead). The slice comes from L2, or from L3 on its first pass, and the hardware's prefetchers
+/// stop at every 4 KiB page: asking ahead took a MiniMind-3 layer at T = 128 to 0.92x its time on
+/// an Intel Xeon (BENCHMARKS.md section 1). Past the slice's end the addresses are only hints.
+const PF: usize = 8;
 
 /// Whether this CPU runs the kernel (checked once by std, then a load).
 pub fn available() -> bool {
@@ -89,6 +94,11 @@ impl Tile<'_> {
             // SAFETY: kk < kc, so the panel reads stay in panel[..kc*NR] and the x reads at
             // r*k + kk in x[..(R-1)*k + kc], both checked above; the loads need no alignment.
             unsafe {
+                // A prefetch reads nothing the program sees and never faults, so the address
+                // may lie past the panel (wrapping_add: no promise that it is in bounds).
+                for v in 0..V {
+                    _mm_prefetch::<_MM_HINT_T0>(bp.wrapping_add((kk + PF) * NR + 16 * v) as *const i8);
+                }
                 let mut b = [_mm512_setzero_ps(); V];
                 for (v, b) in b.iter_mut().enumerate() {
                     *b = _mm512_loadu_ps(bp.add(kk * NR + 16 * v));
