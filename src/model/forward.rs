@@ -369,6 +369,22 @@ fn trace_bytes(cfg: &Config, t: usize, s_len: usize, rec: &Recorder) -> u64 {
 /// Finite weights can still give infinities or NaN (a weight of 3e37 times a few hundred overflows
 /// f32): a run that does is refused, naming where, rather than drawn as NaN or as zeros.
 pub(crate) fn finite(name: &str, data: &Array2<f32>) -> Result<(), Error> {
+    // The common case first, in lanes that vectorise: v * 0 is 0 for every finite v and NaN for an
+    // infinity or NaN, so 16 running sums stay 0 exactly when every number is finite (the logits'
+    // check took 1.4 % of a wasm forward at T = 128 one number at a time).
+    if let Some(all) = data.as_slice_memory_order() {
+        let mut lanes = [0.0f32; 16];
+        let chunks = all.chunks_exact(16);
+        let rest = chunks.remainder().iter().fold(0.0f32, |s, &v| s + v * 0.0);
+        for chunk in chunks {
+            for (s, &v) in lanes.iter_mut().zip(chunk) {
+                *s += v * 0.0;
+            }
+        }
+        if rest == 0.0 && lanes.iter().all(|&s| s == 0.0) {
+            return Ok(());
+        }
+    }
     match data.iter().find(|v| !v.is_finite()) {
         None => Ok(()),
         Some(v) => {
@@ -448,6 +464,27 @@ mod tests {
             Error::Refused(s) => assert_eq!((s.key, s.args[0].1.as_str()), ("runNonFinite", "logits")),
             other => panic!("{other}"),
         }
+    }
+
+    #[test]
+    fn the_finite_check_finds_every_infinity_and_nan_and_passes_the_largest_finite_numbers() {
+        // 37 numbers: two chunks of 16 lanes and a remainder of 5, each place tried.
+        let base = Array2::from_shape_fn((1, 37), |(_, j)| if j % 2 == 0 { f32::MAX } else { -0.0 });
+        assert!(finite("t", &base).is_ok());
+        for at in [0, 15, 16, 31, 32, 36] {
+            for bad in [f32::INFINITY, f32::NEG_INFINITY, f32::NAN] {
+                let mut a = base.clone();
+                a[[0, at]] = bad;
+                match finite("t", &a) {
+                    Err(Error::Refused(s)) => assert_eq!((s.key, s.args[1].1.clone()), ("runNonFinite", bad.to_string()), "{bad} at {at}"),
+                    other => panic!("{bad} at {at}: {other:?}"),
+                }
+            }
+        }
+        // A transposed array is read in memory order too.
+        let mut t = base.clone().reversed_axes();
+        t[[7, 0]] = f32::NAN;
+        assert!(finite("t", &t).is_err());
     }
 
     #[test]
