@@ -218,6 +218,8 @@ test('scale: the seed rows by the core, and τ = √d reproduces the model’s o
   assert.ok(divisor < Math.sqrt(D), `a smaller divisor, got ${divisor}`);
   const afterwards = await page.locator('.view-scale .bars').nth(2).locator('.bar-row').last().getAttribute('data-value');
   assert.ok(Number(afterwards) < Number(before), 'a smaller divisor sharpens the row: lower entropy');
+  const markerLabels = () => page.locator('.view-scale .chart-marker-label').allTextContents();
+  assert.deepEqual(await markerLabels(), ['√d', 'τ'], 'τ and √d marked apart on the entropy curve');
   // A row clicked is followed: its bar marked, its entropy at this τ set beside the one at √d.
   await readCell(page, canvas, T - 1, 0);
   await canvas.press('Enter');
@@ -228,6 +230,9 @@ test('scale: the seed rows by the core, and τ = √d reproduces the model’s o
   await shot('deep-scale');
   await page.evaluate(() => window.attnscope.app.set({ divisor: null }));
   await settled(page);
+  // At τ = √d the two markers are one line and one label, not two labels stacked.
+  assert.deepEqual(await markerLabels(), ['τ = √d']);
+  assert.equal(await page.locator('.view-scale .chart-marker').count(), 1);
 });
 
 test('MHA / GQA / MQA on a trained model: all three designs on random weights of its shape, and the page says so', async () => {

@@ -41,6 +41,14 @@ export function lineChart({ xs, series, markers = [], xLabel, yLabel, label, wid
   const w = width - PAD.left - PAD.right;
   const h = height - PAD.top - PAD.bottom;
   const px = (v) => PAD.left + ((fx(v) - x0) / (x1 - x0 || 1)) * w;
+  // Markers on the same point are one line with their labels joined ("τ = √d" when the divisor is
+  // set to √d), not two labels stacked on one line.
+  const marks = [];
+  for (const m of markers) {
+    const same = marks.find((o) => Math.abs(px(o.x) - px(m.x)) < 0.5);
+    if (same) same.label = `${m.label} = ${same.label}`;
+    else marks.push({ ...m });
+  }
   const py = (v) => PAD.top + (1 - (fy(v) - lo) / (hi - lo)) * h;
 
   const path = (values) =>
@@ -67,12 +75,12 @@ export function lineChart({ xs, series, markers = [], xLabel, yLabel, label, wid
     xTicks.map((v) => svg('text', { class: 'chart-tick', x: px(v), y: PAD.top + h + 14, 'text-anchor': 'middle' }, short(v))),
     svg('text', { class: 'chart-axis', x: PAD.left + w / 2, y: height - 4, 'text-anchor': 'middle' }, xLabel),
     svg('text', { class: 'chart-axis', x: 10, y: PAD.top + h / 2, 'text-anchor': 'middle', 'dominant-baseline': 'hanging', transform: `rotate(-90 10 ${PAD.top + h / 2})` }, yName),
-    markers.map((m) => svg('line', { class: 'chart-marker', x1: px(m.x), x2: px(m.x), y1: PAD.top, y2: PAD.top + h })),
+    marks.map((m) => svg('line', { class: 'chart-marker', x1: px(m.x), x2: px(m.x), y1: PAD.top, y2: PAD.top + h })),
     series.map((s) => svg('path', { class: `chart-line ${s.className ?? ''}`, d: path(s.values) })),
     // The labels over the lines, on a halo of the page's colour, so a curve never runs through one; a
     // label within a few pixels of an earlier marker's goes one line lower, so the two never overprint.
-    markers.map((m, n) =>
-      svg('text', { class: 'chart-marker-label', x: px(m.x) + 4, y: PAD.top + 10 + 14 * markers.slice(0, n).filter((o) => Math.abs(px(o.x) - px(m.x)) < 28).length }, m.label),
+    marks.map((m, n) =>
+      svg('text', { class: 'chart-marker-label', x: px(m.x) + 4, y: PAD.top + 10 + 14 * marks.slice(0, n).filter((o) => Math.abs(px(o.x) - px(m.x)) < 28).length }, m.label),
     ),
     cursor,
   );
