@@ -350,9 +350,19 @@ test('each lesson leads on to the next, in the tutorials’ order (many heads be
   assert.match(await page.locator('.lesson-door [data-note="door"]').innerText(), /with the tutorial’s sentence typed in\.$/);
   const next = page.locator('.lesson-next');
   assert.equal(await next.innerText(), 'Next lesson: Padding mask vs causal mask →');
+  await next.scrollIntoViewIfNeeded();
   await next.click();
   await page.waitForSelector('.lesson-tab[data-lesson="padding"][aria-current="page"]');
   await settled(page);
+  // The next lesson starts at its title, just under the top bar, not at the old lesson's scroll (the
+  // reader was at the end of the page), and the title has the focus.
+  const where = await page.evaluate(() => {
+    const h2 = document.querySelector('.lesson h2');
+    return { top: h2.getBoundingClientRect().top, bar: document.querySelector('.topbar').offsetHeight, text: h2.textContent, focused: document.activeElement === h2 };
+  });
+  assert.equal(where.text, 'Padding mask vs causal mask');
+  assert.ok(where.top >= where.bar && where.top < where.bar + 120, `the title at y = ${where.top}, the top bar ${where.bar} high`);
+  assert.ok(where.focused, 'the new lesson’s title has the focus');
   await lesson('multihead');
   // Its 语法/情感/位置 motivation closes tutorial ①'s section 4; tutorial ② §3 is where heads differ.
   assert.equal(await page.locator('.lesson-source').innerText(), 'From tutorial ①, section 4; tutorial ②, section 3');

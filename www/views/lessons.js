@@ -122,6 +122,7 @@ export function mount(root, app) {
   }
 
   function open(id) {
+    const moved = current !== null && current.id !== id;
     current?.instance.destroy();
     if (current) closeEdits(current.book);
     const body = el('div', { className: 'lesson-body' });
@@ -132,12 +133,21 @@ export function mount(root, app) {
     const onward = next
       ? pageLink(app.navigate, { view: 'lessons', lesson: next }, t('lessons.next', { title: t(`lesson.${next}.title`) }), { className: 'action secondary lesson-next', dataset: { lesson: next } })
       : pageLink(app.navigate, { view: 'overview' }, t('lessons.done'), { className: 'action secondary lesson-next' });
-    article.replaceChildren(el('h2', {}, t(`lesson.${id}.title`)), el('p', { className: 'hint lesson-source', dataset: { lesson: id } }, sourceOf(id)), el('p', { className: 'explain lesson-intro' }, t(`lesson.${id}.intro`)), body, door, el('p', { className: 'lesson-onward' }, onward));
+    const title = el('h2', { tabIndex: -1 }, t(`lesson.${id}.title`));
+    article.replaceChildren(title, el('p', { className: 'hint lesson-source', dataset: { lesson: id } }, sourceOf(id)), el('p', { className: 'explain lesson-intro' }, t(`lesson.${id}.intro`)), body, door, el('p', { className: 'lesson-onward' }, onward));
     const cells = cellsOf(state.edits, id);
     current = { id, book: null, written: JSON.stringify(editsOf(cells, id)), checked: false, door: { node: door, drawn: null } };
     current.book = openEdits(cells, (next) => current?.id === id && write(id, next));
     current.instance = LESSONS[id].mount(body, app);
     if (current.written !== JSON.stringify(state.edits)) queueMicrotask(() => current?.id === id && write(id, cells)); // another lesson's cells go
+    // Another lesson opened ("next lesson", a tab): it starts at its title, just under the sticky top
+    // bar, not at the old lesson's scroll (which left the reader at the new one's end), and the
+    // title takes the focus, so a screen reader starts there too.
+    if (moved) {
+      const above = title.getBoundingClientRect().top - (document.querySelector('.topbar')?.offsetHeight ?? 0) - 8;
+      if (above < 0) scrollBy(0, above);
+      title.focus({ preventScroll: true });
+    }
   }
 
   // Cells of tables the lesson never drew, or outside a table's shape: told once, and dropped.
