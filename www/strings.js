@@ -32,6 +32,7 @@ const en = {
   'backend.checkedOff': 'GPU ≠ CPU ✗ relative error {error}, over {bound}',
   'backend.checkedProblem': 'GPU ≠ CPU ✗ {name}: {problem}',
   'backend.checkFailed': 'GPU check failed: {error}',
+  'backend.noGpu': 'No WebGPU here: runs on the CPU',
   'backend.fallback': 'WebGPU failed, running on the CPU: {error}',
 
   'nav.label': 'Views',
@@ -923,6 +924,8 @@ const en = {
   'model.linkFailed': 'The model this link names could not be loaded:',
 
   // The core's refusals of a checkpoint (src/lib.rs `Said`), by key; page/error_text.js fills them.
+  'core.noWebGpu': 'This browser has no WebGPU, so the model runs on the CPU (WebAssembly): the same numbers, only slower on long inputs.',
+  'core.noAdapter': 'WebGPU finds no graphics adapter in this browser, so the model runs on the CPU (WebAssembly): the same numbers, only slower on long inputs.',
   'core.tooSmall': 'model.safetensors is {size}, but this config’s weights need at least {least} even in f16 or bf16: the file is cut short, or config.json belongs to another model.',
   'core.tooLarge': 'model.safetensors is {size}, more than the {count} weights of this config can take even in f32 ({most}): is config.json the right one?',
   'core.qkNormMissing': 'config.json has qk_norm = true (MiniMind-3 / Qwen3 layout), but the checkpoint has no self_attn.q_norm / k_norm weights, like a Llama-layout checkpoint. Set "qk_norm": false in config.json.',
@@ -1240,6 +1243,7 @@ const zh = {
   'backend.checkedOff': 'GPU 与 CPU 不一致 ✗ 相对误差 {error}，超过 {bound}',
   'backend.checkedProblem': 'GPU 与 CPU 不一致 ✗ {name}：{problem}',
   'backend.checkFailed': 'GPU 检查失败：{error}',
+  'backend.noGpu': '这里没有 WebGPU，在 CPU 上运行',
   'backend.fallback': 'WebGPU 出错，改在 CPU 上运行：{error}',
 
   'nav.label': '视图',
@@ -2130,6 +2134,8 @@ const zh = {
   'model.nothingLoaded': '页面改为显示随机权重。',
   'model.linkFailed': '无法加载这个链接指定的模型：',
 
+  'core.noWebGpu': '这个浏览器没有 WebGPU，所以模型在 CPU（WebAssembly）上运行：算出的数字一样，只是长输入会慢一些。',
+  'core.noAdapter': 'WebGPU 在这个浏览器里找不到显卡适配器，所以模型在 CPU（WebAssembly）上运行：算出的数字一样，只是长输入会慢一些。',
   'core.tooSmall': 'model.safetensors 只有 {size}，而按 config.json，这个模型的权重即使用 f16 或 bf16 存储也至少需要 {least}：文件不完整，或者 config.json 属于另一个模型。',
   'core.tooLarge': 'model.safetensors 有 {size}，而按 config.json，这个模型的 {count} 个权重即使用 f32 存储最多也只需要 {most}：config.json 选对了吗？',
   'core.qkNormMissing': 'config.json 中 qk_norm = true（MiniMind-3 / Qwen3 结构），但检查点里没有 self_attn.q_norm / k_norm 权重，像是 Llama 结构的检查点。请在 config.json 中设置 "qk_norm": false。',

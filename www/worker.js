@@ -132,7 +132,9 @@ async function gpuFor(backend) {
     const adapter = await self.navigator.gpu?.requestAdapter().catch(() => null);
     const info = adapter?.info ?? {};
     const software = adapter?.isFallbackAdapter || /swiftshader|llvmpipe|lavapipe/i.test(`${info.architecture} ${info.description} ${info.vendor}`);
-    if (!adapter) gpu = { error: self.navigator.gpu ? 'WebGPU has no adapter here.' : 'this browser has no WebGPU.', quiet: true };
+    // The two common cases carry a code, for the page to say them in the reader's language
+    // (strings.js core.noAdapter, core.noWebGpu): not failures, the CPU path computes the same.
+    if (!adapter) gpu = self.navigator.gpu ? { error: 'WebGPU has no adapter here.', code: 'noAdapter', quiet: true } : { error: 'this browser has no WebGPU.', code: 'noWebGpu', quiet: true };
     else if (software && backend === 'auto') return null;
     else {
       try {
@@ -148,7 +150,7 @@ async function gpuFor(backend) {
 async function runGpu(args) {
   const found = await gpuFor(args.backend);
   if (!found) return { result: null, error: null };
-  if (found.error) return { result: null, error: args.backend === 'auto' && found.quiet ? null : found.error };
+  if (found.error) return args.backend === 'auto' && found.quiet ? { result: null, error: null } : { result: null, error: found.error, code: found.code };
   try {
     return { result: await session.runGpu(args), error: null };
   } catch (err) {
@@ -166,6 +168,7 @@ async function run(args) {
   const fromGpu = await runGpu(args);
   const result = fromGpu.result ?? session.run(args, progress);
   result.gpu_error = fromGpu.error;
+  result.gpu_error_code = fromGpu.code ?? null;
   lastRun = { key, result, shapes: new Map(result.entries.map((e) => [e.name, Array.from(e.shape)])) };
   return lastRun;
 }
@@ -259,7 +262,7 @@ const handlers = {
   },
   async run({ args }) {
     const { result } = await run(args);
-    return { result: { entries: result.entries, backend: result.backend, ms: result.ms, gpu_error: result.gpu_error, cpuFallback: result.cpuFallback ?? null } };
+    return { result: { entries: result.entries, backend: result.backend, ms: result.ms, gpu_error: result.gpu_error, gpu_error_code: result.gpu_error_code, cpuFallback: result.cpuFallback ?? null } };
   },
   async tensors({ args, names }) {
     return collect(session, (await run(args)).shapes, names);
@@ -267,7 +270,7 @@ const handlers = {
   // The same run on WebGPU and on the CPU, tensor by tensor (the contract's relative measure).
   async checkGpu({ args }) {
     const found = await gpuFor('gpu');
-    if (found.error) throw new Error(`WebGPU is not available: ${found.error}`);
+    if (found.error) throw Object.assign(new Error(`WebGPU is not available: ${found.error}`), found.code ? { code: found.code } : {});
     return { result: await session.compareGpuCpu(args) };
   },
   variantTensors({ config, seed, args, names }) {

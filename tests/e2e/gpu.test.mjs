@@ -46,7 +46,7 @@ test('WebGPU runs the model, the status says so, and it matches the CPU within 1
   assert.deepEqual(page.consoleErrors, []);
 });
 
-test('without a WebGPU adapter, choosing WebGPU falls back to the CPU with a message', async (t) => {
+test('without a WebGPU adapter, choosing WebGPU runs on the CPU and says why, in the reader’s language, not as an error', async (t) => {
   const server = await startServer();
   t.after(server.close);
   const browser = await launch({ webgpu: false });
@@ -54,11 +54,24 @@ test('without a WebGPU adapter, choosing WebGPU falls back to the CPU with a mes
   const page = await openPage(browser, server.url);
   await settled(page);
 
+  // The check itself, in Chinese: no English left on the page, no red.
+  await page.evaluate(() => (location.hash = 'view=overview&lang=zh'));
+  await page.waitForSelector('html[lang="zh-CN"], html[lang="zh"]');
+  await settled(page);
+  await page.locator('#gpu-check').click();
+  await page.waitForFunction(() => document.getElementById('gpu-note').dataset.kind === 'info', null, { timeout: 60_000 });
+  assert.equal(await note(page).innerText(), '这里没有 WebGPU，在 CPU 上运行');
+  assert.match(await note(page).getAttribute('title'), /^(这个浏览器没有 WebGPU|WebGPU 在这个浏览器里找不到显卡适配器)，所以模型在 CPU（WebAssembly）上运行：算出的数字一样/);
+  await page.evaluate(() => (location.hash = 'view=overview&lang=en'));
+  await page.waitForSelector('html[lang="en"]');
+  await settled(page);
+
   await page.selectOption('#backend', 'gpu');
-  await page.waitForFunction(() => document.getElementById('gpu-note').dataset.kind === 'fallback', null, { timeout: 60_000 });
+  await page.waitForFunction(() => document.getElementById('gpu-note').dataset.kind === 'info' && /the model runs on the CPU/.test(document.getElementById('gpu-note').title), null, { timeout: 60_000 });
   await settled(page);
   assert.match(await status(page), /^CPU · /);
-  assert.match(await note(page).innerText(), /WebGPU failed, running on the CPU/);
+  assert.equal(await note(page).innerText(), 'No WebGPU here: runs on the CPU');
+  assert.match(await note(page).getAttribute('title'), /^(This browser has no WebGPU|WebGPU finds no graphics adapter in this browser), so the model runs on the CPU \(WebAssembly\): the same numbers/);
   assert.ok(await page.locator('.view-root').count(), 'the view still draws');
   const data = await page.evaluate(() => window.attnscope.tensor('logits').then((d) => d.length));
   assert.ok(data > 0);

@@ -4,6 +4,11 @@
 // top bar keeps one line.
 
 import { t } from '../strings.js';
+import { errorText } from '../page/error_text.js';
+
+// No WebGPU in this browser, or no adapter: not a failure (the CPU path computes the same numbers),
+// said short in the top bar and whole in its tooltip, in the page's ink rather than as an error.
+const NO_GPU = new Set(['noWebGpu', 'noAdapter']);
 
 // The GPU path's bound against the CPU path: max |gpu − cpu| / max |cpu| per tensor, where a kernel
 // reorders sums (the trace contract's tolerance).
@@ -35,7 +40,8 @@ export function backendControls({ call, args, choose }) {
       say(said, agree ? 'check' : 'fallback', t('backend.checkedDetail', numbers));
       note.dataset.worst = worst.problem ? 'Infinity' : String(worst.rel);
     } catch (err) {
-      say(t('backend.checkFailed', { error: err.message }), 'fallback');
+      if (NO_GPU.has(err.code)) say(t('backend.noGpu'), 'info', errorText(err));
+      else say(t('backend.checkFailed', { error: errorText(err) }), 'fallback');
     }
   }
 
@@ -46,7 +52,8 @@ export function backendControls({ call, args, choose }) {
     },
     /** A run's answer: its fallback to the CPU, if the GPU failed, or nothing. */
     ran(result) {
-      say(result.gpu_error ? t('backend.fallback', { error: result.gpu_error }) : '', result.gpu_error ? 'fallback' : '');
+      if (NO_GPU.has(result.gpu_error_code)) say(t('backend.noGpu'), 'info', errorText({ code: result.gpu_error_code, message: result.gpu_error }));
+      else say(result.gpu_error ? t('backend.fallback', { error: result.gpu_error }) : '', result.gpu_error ? 'fallback' : '');
     },
   };
 }
