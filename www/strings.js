@@ -340,7 +340,7 @@ const en = {
   'masks.probsOff': 'probs, causal off',
   'masks.leak': 'off − on',
   'masks.leakNote': 'On average {pct}% of each row’s attention goes to future tokens when the mask is off.',
-  'masks.leakTop': 'Most of all in row {i} (counting from 0), “{token}”: {pct}%. The earlier a token, the more future it has to look at.',
+  'masks.leakTop': 'Most of all in row {i} (counting from 0), “{token}”: {pct}%. An earlier token has more future to look at, so it can peek more; how much it does is up to the head.',
 
   'lines.explain': 'Lines from each query token (left) to the keys it attends to (right); thicker and darker means a larger attention weight. Hover a token, or move to it with Tab, to see only its lines; click a query to keep it.',
   'lines.explainAll': 'Lines from each query token (left) to the keys it attends to (right), one colour per head; thicker and less faded means a larger attention weight. Hover a token, or move to it with Tab, to see only its lines; click a query to keep it.',
@@ -389,7 +389,7 @@ const en = {
   'qk.rowHeading': 'The whole row of query {i} (counting from 0) “{qi}” after softmax',
 
   'rope.gist': 'RoPE (rotary position embedding) tells attention where each token stands: instead of adding the position to the vector, it turns the query and the key by an angle set by the token’s position. The further apart two tokens are, the more their turns differ, so their dot product (the match score) knows how far apart they are. Here on the model’s own queries and keys.',
-  'rope.explain': 'RoPE turns each pair of dimensions (i, i + d/2) of a query or key by the angle p · θᵢ, where p is the token’s position and θᵢ = rope_theta^(−2i/d) (rope_theta is {theta} here). The rotated query and key are written q′ and k′. Early pairs turn fast, late pairs slowly. Because q and k are both turned, their dot product depends on how far apart they are, not on where they are.',
+  'rope.explain': 'RoPE turns each pair of dimensions (i, i + d/2) of a query or key by the angle p · θᵢ, where p is the token’s position and θᵢ = rope_theta^(−2i/d) (rope_theta is {theta} here). The rotated query and key are written q′ and k′. Early pairs turn fast, late pairs slowly. Because q and k are both turned, the part of their dot product that position decides depends only on how far apart they are, not on where each one is; what q and k hold still decides how well they match.',
   'rope.yarn': 'YaRN',
   'rope.yarnOff': 'YaRN off',
   'rope.yarnOn': 'YaRN on',
@@ -1065,7 +1065,7 @@ const en = {
   'overview.masks': 'masks',
   'overview.context': 'weights × V',
   'overview.allHeads': 'all {layers} × {heads} = {n} heads',
-  'overview.builtinNote': 'This is a small model with MiniMind’s architecture (GQA, RoPE, Q/K norm, SwiGLU), trained for this page: {layers} layers, hidden size {width}, head_dim {d}. The MiniMind of the tutorials is larger ({mmLayers} layers, hidden size {mmHidden}, head_dim {mmD}); every step is the same.',
+  'overview.builtinNote': 'This is a small model with MiniMind’s architecture (GQA, RoPE, Q/K norm, SwiGLU), trained for this page: {layers} layers, hidden size {width}, head_dim {d}. The MiniMind of the tutorials is larger ({mmLayers} layers, hidden size {mmHidden}, head_dim {mmD}; tutorial ①’s “really 512” is the hidden size of MiniMind’s small model); every step is the same.',
   'overview.flash': 'FlashAttention',
   'overview.residual': 'residual',
   'overview.ffn': 'SwiGLU FFN',
@@ -1551,7 +1551,7 @@ const zh = {
   'masks.probsOff': '注意力权重，因果掩码关闭',
   'masks.leak': '关闭 − 打开',
   'masks.leakNote': '关掉掩码后，每行平均有 {pct}% 的注意力落在未来的 token 上。',
-  'masks.leakTop': '最多的是第 {i} 行（从 0 开始数）“{token}”：{pct}%。越靠前的 token，后面能偷看的未来越多。',
+  'masks.leakTop': '最多的是第 {i} 行（从 0 开始数）“{token}”：{pct}%。越靠前的 token，后面可偷看的未来越多，但实际偷看多少要看这个头。',
 
   'lines.explain': '每条线从左边的 Q（查询）token 连到它关注的右边的 K（键）token；线越粗越深，注意力权重越大。把鼠标移到某个 token 上（或用 Tab 键移过去）就只看它的连线；点击左边的 token 可以把它固定下来。',
   'lines.explainAll': '每条线从左边的 Q（查询）token 连到它关注的右边的 K（键）token，每个头一种颜色；线越粗、越不透明，注意力权重越大。把鼠标移到某个 token 上（或用 Tab 键移过去）就只看它的连线；点击左边的 token 可以把它固定下来。',
@@ -1601,7 +1601,7 @@ const zh = {
   'qk.rowHeading': '位置 {i}（从 0 开始数）“{qi}”的 Q：整行 softmax 之后',
 
   'rope.gist': 'RoPE（旋转位置编码）告诉注意力每个 token 在哪个位置：它不把位置加到向量上，而是按 token 的位置把 Q 和 K 各转一个角度。两个 token 相隔越远，它们的 Q、K 转过的角度差得越多，点积（匹配分数）因此知道两者相隔多远。教程把 RoPE 留到了下一篇；这里用的是模型自己的 Q 和 K。',
-  'rope.explain': 'RoPE 把 Q 或 K 的每对维度 (i, i + d/2) 旋转 p · θᵢ 的角度，p 是 token 的位置，θᵢ = rope_theta^(−2i/d)（这里 rope_theta 是 {theta}）。旋转后的 Q、K 记作 q′、k′。前面的维度对转得快，后面的转得慢。Q 和 K 都被旋转，所以它们的点积只取决于两者相隔多远，而不是各自在哪里。',
+  'rope.explain': 'RoPE 把 Q 或 K 的每对维度 (i, i + d/2) 旋转 p · θᵢ 的角度，p 是 token 的位置，θᵢ = rope_theta^(−2i/d)（这里 rope_theta 是 {theta}）。旋转后的 Q、K 记作 q′、k′。前面的维度对转得快，后面的转得慢。Q 和 K 都被旋转，所以点积里由位置决定的那部分只取决于两者相隔多远，而不取决于各自在哪里；Q、K 本身的内容照样决定它们有多匹配。',
   'rope.yarn': 'YaRN',
   'rope.yarnOff': 'YaRN 关',
   'rope.yarnOn': 'YaRN 开',
@@ -2275,7 +2275,7 @@ const zh = {
   'overview.masks': '掩码',
   'overview.context': '注意力权重 × V',
   'overview.allHeads': '全部 {layers} 层 × {heads} = {n} 个头',
-  'overview.builtinNote': '这是一个和 MiniMind 结构相同（GQA、RoPE、Q/K Norm、SwiGLU）的小模型，专为本页训练：{layers} 层，隐藏维度 {width}，head_dim {d}。教程里的 MiniMind 更大（{mmLayers} 层，隐藏维度 {mmHidden}，head_dim {mmD}），但每一步都一样。',
+  'overview.builtinNote': '这是一个和 MiniMind 结构相同（GQA、RoPE、Q/K Norm、SwiGLU）的小模型，专为本页训练：{layers} 层，隐藏维度 {width}，head_dim {d}。教程里的 MiniMind 更大（{mmLayers} 层，隐藏维度 {mmHidden}，head_dim {mmD}；教程①说的“真实是 512”是 MiniMind 小号模型的隐藏维度），但每一步都一样。',
   'overview.flash': 'FlashAttention',
   'overview.residual': '残差',
   'overview.ffn': 'SwiGLU FFN',
