@@ -52,9 +52,26 @@ export function clearestHeads(roles, n) {
 // "previous-token 0.93", "previous-token (weak) 0.41" (a mean weight), "broad, spread 0.88" (a
 // spread, named so, since it is not a weight); too short: says so. `compact` leaves "(weak)" out of
 // the words (the badge marks it instead), so a grid thumbnail's label keeps to two lines.
-export function roleText(r, compact = false) {
+// `text` cut to `width` columns (a CJK character takes two), with "…" where it is cut, so that a
+// grid thumbnail's label keeps to two lines.
+function cut(text, width) {
+  const chars = [...text];
+  const cols = (c) => (/[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\uff00-\uff60\u{20000}-\u{3fffd}]/u.test(c) ? 2 : 1);
+  let used = 0;
+  for (let i = 0; i < chars.length; i++) {
+    used += cols(chars[i]);
+    if (used > width) return `${chars.slice(0, Math.max(1, i - 1)).join('')}…`;
+  }
+  return text;
+}
+
+// With `pieces`, a fixed-token head's label names its token, cut to a few characters ("always “苹果”
+// 0.52"), as the head pickers do.
+export function roleText(r, compact = false, pieces = null) {
   if (!r?.role) return t('role.unmeasured');
-  const numbers = { role: t(`role.${r.role}`), score: fixed(r.score, 2) };
+  const token = r.role === 'fixed' && pieces?.[r.scores?.fixed_key] !== undefined ? tokenText(pieces[r.scores.fixed_key]) : null;
+  const short = token === null ? null : cut(token, 6);
+  const numbers = { role: short === null ? t(`role.${r.role}`) : t('role.fixedShort', { token: short }), score: fixed(r.score, 2) };
   if (r.role === 'broad' || r.role === 'mixed') return t('role.spreadLabel', numbers);
   return t(r.strong || compact ? 'role.label' : 'role.weak', numbers);
 }
@@ -88,7 +105,7 @@ export function roleDetail(r, pieces) {
 export function roleBadge(r, pieces, { compact = false } = {}) {
   const weak = compact && r?.role && r.role !== 'broad' && r.role !== 'mixed' && !r.strong;
   // Where there is room (the attention map's line), the number is named: "previous-token, mean weight 0.75".
-  return el('span', { className: `role-badge role-${r?.role ?? 'none'}${weak ? ' weak' : ''}`, title: roleDetail(r, pieces) }, compact ? roleText(r, compact) : roleOption(r, pieces));
+  return el('span', { className: `role-badge role-${r?.role ?? 'none'}${weak ? ' weak' : ''}`, title: roleDetail(r, pieces) }, compact ? roleText(r, compact, pieces) : roleOption(r, pieces));
 }
 
 // A sentence on what the heatmap shows for this role, or null where no single pattern exists.
