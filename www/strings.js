@@ -785,7 +785,7 @@ const en = {
   'lesson.shapes.doorOther': 'There the shapes count all {n} tokens, BOS included, where the tutorial printed 6.',
   'lesson.shapes.sharingHeading': 'repeat_kv: two query heads per KV head',
   'lesson.shapes.sharingNote': 'K and V have 4 heads, Q has 8, so each K/V head serves two query heads. repeat_kv only lines the heads up; it adds no information. The attention of each query head:',
-  'lesson.shapes.readMaps': 'In each small map (Q0’s has the tokens written on its axes) the rows are the query tokens, top to bottom {tokens}; the columns are the same tokens as keys. The two Q heads in one box read the same K and V, but their Qs differ, so their maps differ. The weights are random, so the patterns themselves mean nothing: what to see is “same K and V, different maps”. Hover a cell to see its tokens.',
+  'lesson.shapes.readMaps': 'In each small map (Q0’s has the tokens down its side and their positions along the top) the rows are the query tokens, top to bottom {tokens}; the columns are the same tokens as keys, in the same order. The two Q heads in one box read the same K and V, but their Qs differ, so their maps differ. The weights are random, so the patterns themselves mean nothing: what to see is “same K and V, different maps”. Hover a cell to see its tokens.',
   'lesson.shapes.costHeading': 'What GQA saves: the KV cache',
   'lesson.shapes.costNote': 'MiniMind-3’s KV cache per token and for 2048 tokens, all 8 layers, in f32, for 8, 4 and 1 KV heads: 2 (K and V) × 8 layers × KV heads × 96 × 4 bytes per token. GQA halves the cache of MHA; MQA cuts it to an eighth but gives every query head the same keys.',
 
@@ -1997,7 +1997,7 @@ const zh = {
   'lesson.shapes.doorOther': '那里的形状数的是这句话的全部 {n} 个 token（含 BOS），教程打印的是 6 个。',
   'lesson.shapes.sharingHeading': 'repeat_kv：每个 KV 头服务两个 Q 头',
   'lesson.shapes.sharingNote': 'K 和 V 有 4 个头，Q 有 8 个，所以每个 KV 头服务两个 Q 头。repeat_kv 只是把头数对齐，不产生新的信息。每个 Q 头的注意力：',
-  'lesson.shapes.readMaps': '每张小图（Q0 那张在两条轴上写出了 token）的行是查询的 token，从上到下依次是 {tokens}；列是同样这些 token 作为键。同一框里的两个 Q 头读的是同一组 K、V，但各自的 Q 不同，所以两张图不一样。权重是随机的，图案本身没有含义：要看的是“共用 K、V，图仍各不相同”。把鼠标移到格子上可以看到对应的 token。',
+  'lesson.shapes.readMaps': '每张小图（Q0 那张左边写着 token，上边写着它们的位置）的行是查询的 token，从上到下依次是 {tokens}；列是同样这些 token 作为键，顺序相同。同一框里的两个 Q 头读的是同一组 K、V，但各自的 Q 不同，所以两张图不一样。权重是随机的，图案本身没有含义：要看的是“共用 K、V，图仍各不相同”。把鼠标移到格子上可以看到对应的 token。',
   'lesson.shapes.costHeading': 'GQA 省下了什么：KV Cache',
   'lesson.shapes.costNote': '表中是 MiniMind 默认配置的 KV Cache 大小（全部 8 层，f32）：KV 头分别为 8、4、1 个时，每个 token 占 2（K 和 V）× 8 层 × KV 头数 × 96 × 4 字节，2048 个 token 再乘以 2048。GQA 把 MHA 的缓存减半；MQA 减到八分之一，但所有 Q 头共用同一组 K 和 V。',
 

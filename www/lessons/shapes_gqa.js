@@ -84,8 +84,10 @@ export function mount(root, app) {
     const rep = c.n_rep;
     const [, T, S] = probs.shape;
     const scale = sequential(0, 1);
-    // The first map carries the tokens on both axes (hover does not reach a phone); the others read alike.
-    const axes = { rows: pieces.slice(0, T).map((p) => axisLabel(p, 4)), cols: pieces.slice(0, S).map((p) => axisLabel(p, 4)) };
+    // The first map carries the tokens down its side and their positions along the top (hover does
+    // not reach a phone; a word over a 10-pixel column broke into single characters); the others
+    // read alike, their grids level with its one (style.css: .kv-group-heads).
+    const axes = { rows: pieces.slice(0, T).map((p) => axisLabel(p, 4)), cols: range(S).map(String) };
     sharing.replaceChildren(
       ...range(c.num_key_value_heads).map((g) =>
         el(
@@ -110,7 +112,7 @@ export function mount(root, app) {
     );
     // How to read the small maps: their rows and columns by token, and what differs between two Q
     // heads of one box (their Q; the K and V are the same), since random weights draw no pattern worth reading.
-    sharingKey.replaceChildren(el('p', { className: 'hint', dataset: { note: 'read' } }, t('lesson.shapes.readMaps', { tokens: pieces.map(tokenText).join(' ') })), legend(scale, { future: true }));
+    sharingKey.replaceChildren(el('p', { className: 'hint', dataset: { note: 'read' } }, t('lesson.shapes.readMaps', { tokens: pieces.map((p, i) => `${i} ${tokenText(p)}`).join(' · ') })), legend(scale, { future: true }));
 
     costs.replaceChildren(
       el(
