@@ -283,6 +283,12 @@ test('MiniMind-3 shapes: xq [1, 6, 8, 96], xk and xv [1, 6, 4, 96], and what GQA
   assert.match(await page.locator('[data-proj="q"]').innerText(), /q_proj: 768 → 768/);
   assert.match(await page.locator('[data-proj="kv"]').innerText(), /k_proj \/ v_proj: 768 → 384/);
   assert.deepEqual(await page.locator('.lesson .kv-group-title').allInnerTexts(), ['Q0, Q1 → KV0', 'Q2, Q3 → KV1', 'Q4, Q5 → KV2', 'Q6, Q7 → KV3']);
+  // The first map's columns are positions (a word over a narrow column broke into characters), its
+  // rows tokens; the two grids of a box stand level.
+  const box = await page.locator('.lesson .kv-group[data-kv="0"] canvas.heatmap-canvas').evaluateAll((cs) => cs.map((c) => { const r = c.getBoundingClientRect(); return { bottom: Math.round(r.bottom), width: Math.round(r.width) }; }));
+  assert.equal(box.length, 2);
+  assert.equal(box[0].bottom, box[1].bottom, 'the two maps of a box stand level');
+  assert.match(await page.locator('.lesson [data-note="read"]').innerText(), /top to bottom 0 .+ · 1 /);
   // The eight query heads' weights hatch their future keys, under one colour key.
   assert.match(await page.locator('.lesson .kv-groups + div .legend').innerText(), /masked: a future token \(weight 0\)/);
   assert.match((await readCell(page, page.locator('.lesson .kv-group canvas.heatmap-canvas').first(), 0, 1)).text, /comes after the query, so the causal mask set its weight to 0/);
