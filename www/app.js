@@ -425,7 +425,10 @@ function refresh() {
   renderStatus();
   // A view that can draw from a config alone (the overview) is shown while the first model loads.
   const previewing = app.phase === 'loading' && Boolean(app.model ?? app.preview) && VIEWS[state.view].previews === true;
-  if (app.phase !== 'ready' && !previewing) {
+  // A view that never reads the run (the lessons: their own numbers, through the core) is shown when
+  // the reader's sentence has nothing to run or its run failed, with what went wrong said above it.
+  const runless = ['empty', 'error', 'cancelled'].includes(app.phase) && Boolean(app.model) && VIEWS[state.view].runless === true;
+  if (app.phase !== 'ready' && !previewing && !runless) {
     if (current) current.instance.destroy();
     current = null;
     const box =
@@ -441,6 +444,7 @@ function refresh() {
     return;
   }
   dom.view.setAttribute('aria-busy', String(previewing));
+  dom.view.querySelector(':scope > .runless-note')?.remove();
   if (current?.id !== state.view) {
     const switched = current !== null;
     if (current) current.instance.destroy();
@@ -452,6 +456,10 @@ function refresh() {
     // The control that opened this view (an overview block, a chip, a button of the old view) is
     // gone with it: focus goes to the view, so the next Tab continues there and not at the page's top.
     if (switched && (document.activeElement === document.body || !document.activeElement)) dom.view.focus({ preventScroll: true });
+  }
+  if (runless) {
+    const said = app.phase === 'error' ? errorText(app.error) : app.phase === 'cancelled' ? t('app.cancelled') : t(state.text.trim() === '' ? 'app.empty' : 'app.noTokens');
+    current.root.before(el('p', { className: 'hint runless-note', dataset: { phase: app.phase } }, t('app.runlessNote', { said })));
   }
   // The window's title names the view, so a tab, a bookmark and a screen reader tell them apart.
   document.title = `${t(`view.${state.view}`)} · ${t('app.pageTitle')}`;

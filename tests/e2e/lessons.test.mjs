@@ -113,6 +113,23 @@ test('Q·K matching: editing a cell by keyboard recomputes with the core, and re
   assert.match(await page.locator('.answer .pair[data-key="小红"]').innerText(), /0\.493/);
 });
 
+test('the lessons stay when the Text box has nothing to run: its message is one line above them', async () => {
+  const empty = await openPage(browser, `${server.url}#view=lessons&lesson=causal&text=&bos=0&lang=en`);
+  await empty.waitForSelector('.lesson-tab[data-lesson="causal"][aria-current="page"]', { timeout: 120_000 });
+  await settled(empty);
+  assert.equal(await empty.evaluate(() => window.attnscope.app.phase), 'empty');
+  assert.equal(await empty.locator('.lesson h2').innerText(), 'The causal mask');
+  assert.ok((await empty.locator('.lesson table').count()) > 0, 'the lesson draws its tables');
+  assert.equal(await empty.locator('.runless-note').innerText(), 'The lessons use their own numbers, so they are here whatever the Text box holds. (Your sentence: Type a sentence in the Text box (under Input) to see every tensor the model computes for it.)');
+  // Another view still says what is missing, in place of the view.
+  await empty.evaluate(() => (location.hash = 'view=attention&text=&bos=0&lang=en'));
+  await empty.waitForSelector('.message');
+  assert.equal(await empty.locator('.runless-note').count(), 0);
+  assert.match(await empty.locator('#view').innerText(), /Type a sentence in the Text box \(under Input\)/);
+  assert.deepEqual(empty.consoleErrors, []);
+  await empty.close();
+});
+
 test('Lessons has the page’s width: the sentence, model and share sidebar waits behind a button', async () => {
   const sidebar = page.locator('.sidebar');
   const toggle = page.locator('#lessons-sidebar');
