@@ -342,6 +342,7 @@ const en = {
   'masks.probsOff': 'probs, causal off',
   'masks.leak': 'off − on',
   'masks.leakNote': 'On average {pct}% of each row’s attention goes to future tokens when the mask is off.',
+  'masks.leakNoRows': 'Every query row is padding here, so there is no row whose peeking could be averaged: click a token to restore it.',
   'masks.leakTop': 'Most of all in row {i} (counting from 0), “{token}”: {pct}%. An earlier token has more future to look at, so it can peek more; how much it does is up to the head.',
 
   'lines.explain': 'Lines from each query token (left) to the keys it attends to (right); thicker and darker means a larger attention weight. Hover a token, or move to it with Tab, to see only its lines; click a query to keep it.',
@@ -1555,6 +1556,7 @@ const zh = {
   'masks.probsOff': '注意力权重，因果掩码关闭',
   'masks.leak': '关闭 − 打开',
   'masks.leakNote': '关掉掩码后，每行平均有 {pct}% 的注意力落在未来的 token 上。',
+  'masks.leakNoRows': '这里每一行 Q 都是 padding，没有哪一行的偷看可以拿来求平均：点击一个 token 把它恢复。',
   'masks.leakTop': '最多的是第 {i} 行（从 0 开始数）“{token}”：{pct}%。越靠前的 token，后面可偷看的未来越多，但实际偷看多少要看这个头。',
 
   'lines.explain': '每条线从左边的 Q（查询）token 连到它关注的右边的 K（键）token；线越粗越深，注意力权重越大。把鼠标移到某个 token 上（或用 Tab 键移过去）就只看它的连线；点击左边的 token 可以把它固定下来。',

@@ -315,6 +315,18 @@ test('a padding chip masks its key column with -1e9 in every view', async () => 
   assert.ok((await page.locator('.swatch-padding').count()) > 0, 'the legend names the padding mask');
   assert.match(await page.locator('.leak-note').innerText(), /\d+(\.\d)?%/);
   await screenshot(page, 'views-masks-padding');
+  // Every row padded: no row to average, said so, not "0.0%".
+  for (let i = 0; i < T; i++) {
+    if (i === 1) continue;
+    await page.locator(`.chip[data-index="${i}"]`).click();
+    await settled();
+  }
+  assert.equal(await page.locator('.leak-note').innerText(), 'Every query row is padding here, so there is no row whose peeking could be averaged: click a token to restore it.');
+  for (let i = 0; i < T; i++) {
+    if (i === 1) continue;
+    await page.locator(`.chip[data-index="${i}"]`).click();
+    await settled();
+  }
   // The attention weights: the padded key's column is hatched and said to be a padded key of weight 0
   // (a dark cell read as any small weight before), its exact 0 in the tooltip.
   await page.evaluate(() => window.attnscope.app.set({ view: 'attention', stage: 'probs', layer: 0, head: 0 }));

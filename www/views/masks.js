@@ -100,7 +100,9 @@ export function mount(root, app) {
     const top = shares.reduce((best, x) => (best === null || x.share > best.share ? x : best), null);
     const mean = shares.length ? shares.reduce((sum, x) => sum + x.share, 0) / shares.length : 0;
     const note = t('masks.leakNote', { pct: (100 * mean).toFixed(1) });
-    leakNote.textContent = top && top.share > 0.001 ? `${spaced(note)}${t('masks.leakTop', { i: top.i, token: tokenText(state.tokens.pieces[top.i]), pct: (100 * top.share).toFixed(1) })}` : note;
+    // Every query row padded: there is no row to average, and "0.0 %" would say the mask changed nothing.
+    if (!shares.length) leakNote.textContent = t('masks.leakNoRows');
+    else leakNote.textContent = top && top.share > 0.001 ? `${spaced(note)}${t('masks.leakTop', { i: top.i, token: tokenText(state.tokens.pieces[top.i]), pct: (100 * top.share).toFixed(1) })}` : note;
     leakRow.replaceChildren(
       panel(t('masks.probsOn'), null, probsOn, sequential(0, 1), state.mask, true),
       panel(t('masks.probsOff'), null, probsOff, sequential(0, 1), state.mask),
