@@ -113,6 +113,11 @@ export function explainLink(problems) {
     if (problems.some((p) => p.field === field && p.reason === 'clamped')) details.push(t('link.textCut', { field: fieldName(field), n: MAX_TEXT.toLocaleString('en-US') }));
   }
   for (const field of new Set(problems.filter((p) => p.reason === 'repaired').map((p) => p.field))) details.push(t('link.repairedField', { field: fieldName(field) }));
+  // A view not recognised: the names that are, each id with its tab's label in the page's language.
+  if (problems.some((p) => p.field === 'view' && p.reason !== 'repeated')) {
+    const views = Object.keys(STRINGS.en).filter((key) => /^view\.[a-z]+$/.test(key)).map((key) => (language() === 'zh' ? `${t(key)}（${key.slice(5)}）` : `${key.slice(5)} (${t(key)})`));
+    details.push(t('link.viewNames', { views: list(views) }));
+  }
   if (whole?.kept) return { title: t('link.damagedKept', { fields: list(whole.kept.map(fieldName)) }), details };
   if (whole) return { title: t(WHOLE[whole.reason], { version: whole.version }), details };
   if (fields.length) return { title: t('link.fields', { fields: list(fields) }), details };

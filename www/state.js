@@ -29,6 +29,8 @@
 // What the core decides stays with the core: a config in range may still be refused (heads not
 // divisible by KV heads, too many weights), and the page shows the core's own message.
 
+import { STRINGS } from './strings.js';
+
 export const VERSION = 3;
 
 // The core's limits (src/model/config.rs): a link can ask for nothing the core would refuse to size.
@@ -524,12 +526,29 @@ const PLAIN = {
   model: ['model'], // "model=random", "model=builtin": a link names its model plainly
 };
 
-// A hand-written link may name a view as its tab does ("Pipeline"): those names open the view.
-const VIEW_ALIASES = Object.freeze({ pipeline: 'stepper' });
+// A hand-written link may name a view as its tab does, in either language ("Pipeline", "Head grid",
+// "注意力图"), in any case and with or without spaces, hyphens and underscores: those names open the
+// view, as its id does ("ATTENTION", "head-grid").
+const squash = (name) => name.toLowerCase().replace(/[\s_\-·/]+/g, '');
+const VIEW_ALIASES = Object.freeze(
+  Object.fromEntries(
+    Object.values(STRINGS).flatMap((table) =>
+      Object.entries(table)
+        .filter(([key]) => /^view\.[a-z]+$/.test(key))
+        .flatMap(([key, label]) => [[squash(label), key.slice(5)], [squash(key.slice(5)), key.slice(5)]]),
+    ),
+  ),
+);
+// "zh-CN", "zh-Hans", "EN-us": the language a browser or a person would write, to the page's two.
+const languageOf = (value) => {
+  const base = value.trim().toLowerCase().split(/[-_]/)[0];
+  return LANGUAGES.includes(base) ? base : value;
+};
 
 function plainValue(key, value) {
   if (key === 'model') return { kind: value };
-  if (key === 'view' && own(VIEW_ALIASES, value)) return VIEW_ALIASES[value];
+  if (key === 'view' && own(VIEW_ALIASES, squash(value))) return VIEW_ALIASES[squash(value)];
+  if (key === 'lang') return languageOf(value);
   if (PLAIN.number.includes(key)) return value === 'null' ? null : value.trim() === '' ? value : Number(value);
   if (PLAIN.boolean.includes(key)) return { true: true, 1: true, false: false, 0: false }[value] ?? value;
   if (key === 'hide') return value === '' ? [] : value.split(',');

@@ -336,6 +336,19 @@ test('plain fields alone change the base state, as a tab link does', async () =>
   // The Pipeline tab's name opens the pipeline stepper, as its id does; nothing is said to be wrong.
   const pipeline = await decode('#view=pipeline', { known: KNOWN });
   assert.deepEqual([pipeline.state.view, pipeline.problems], ['stepper', []]);
+  // So do the other tabs' labels, in either language, in any case, with spaces or hyphens; and a
+  // language as a browser writes it.
+  for (const [written, view] of [['Pipeline', 'stepper'], ['Attention%20map', 'attention'], ['Head%20grid', 'grid'], ['head-grid', 'grid'], ['ATTENTION', 'attention'], ['Masks', 'masks'], [encodeURIComponent('注意力图'), 'attention'], [encodeURIComponent('主流程'), 'stepper']]) {
+    const opened = await decode(`#view=${written}`, { known: KNOWN });
+    assert.deepEqual([opened.state.view, opened.problems], [view, []], written);
+  }
+  for (const [written, lang] of [['zh-CN', 'zh'], ['ZH', 'zh'], ['zh-Hans', 'zh'], ['en-US', 'en']]) {
+    const opened = await decode(`#view=grid&lang=${written}`, { known: KNOWN });
+    assert.deepEqual([opened.state.lang, opened.problems], [lang, []], written);
+  }
+  const unknown = await decode('#view=nowhere', { known: KNOWN });
+  assert.deepEqual(unknown.problems.map((p) => p.field), ['view']);
+  assert.equal((await decode('#lang=fr', { known: KNOWN })).problems[0].field, 'lang');
 });
 
 test('a plain field with a broken percent-escape opens as far as it reads; the other fields open as written', async () => {
