@@ -189,6 +189,15 @@ test('scale: the seed rows by the core, and τ = √d reproduces the model’s o
   assert.match(await own.locator('.field-error').innerText(), /^Keep each score between −1,000,000 and 1,000,000/);
   assert.equal(await own.locator('.bars').count(), 0);
   assert.doesNotMatch(await page.locator('#view').innerText(), /NaN/);
+  // 1e400 is a number, too large for f32: told the range, not "type numbers"; a row of 3,000 is
+  // refused with its length, not drawn as 3,000 bars.
+  for (const [row, said] of [['1e400, 2, 3', /^Keep each score between/], [Array.from({ length: 3000 }, (_, i) => i % 7).join(', '), /^Up to 32 scores: this row has 3,000\.$/]]) {
+    await page.fill('#scale-row', row);
+    await page.locator('#scale-row').dispatchEvent('change');
+    await settled(page);
+    assert.match(await own.locator('.field-error').innerText(), said);
+    assert.equal(await own.locator('.bars').count(), 0);
+  }
   await page.getByRole('button', { name: '[10, 20, 30]' }).click();
   await page.locator('#scale-own-tau').fill('1');
   await settled(page);

@@ -19,6 +19,8 @@ import { t } from '../strings.js';
 
 const SEED_ROWS = ['1, 2, 3', '10, 20, 30'];
 const SWEEP = 25; // divisors on the entropy curve, log-spaced from √d/8 to 8√d
+// The most scores the reader's own row takes: enough for any row worth reading as bars.
+const MAX_OWN = 32;
 const SLIDER_STEPS = 96; // the slider's stops across the same range
 
 // Keys a row may attend to: those the masks leave alone. log2 of it is the row's largest entropy.
@@ -75,8 +77,10 @@ export function mount(root, app) {
     const own = numberList(ownInput.value);
     // Scores beyond ±MAX_EDIT_VALUE are refused: divided by the smallest τ (0.1) larger ones would
     // leave f32's range (3e38 / 0.1 is ∞, and softmax of ∞ − ∞ is NaN).
-    const ownNumbers = own.length > 0 && own.every(Number.isFinite);
-    const ownValid = ownNumbers && own.every((x) => Math.abs(x) <= MAX_EDIT_VALUE);
+    // 1e400 is a number, only too large (Number gives ∞): it is told the range, not "type numbers".
+    const ownNumbers = own.length > 0 && !own.some(Number.isNaN);
+    const ownFits = own.length <= MAX_OWN;
+    const ownValid = ownNumbers && ownFits && own.every((x) => Math.abs(x) <= MAX_EDIT_VALUE);
     ownInput.setAttribute('aria-invalid', String(!ownValid));
     const ownDivisor = 10 ** Number(ownTau.value);
     ownTauLabel.textContent = `τ = ${+ownDivisor.toPrecision(3)}`;
@@ -111,7 +115,7 @@ export function mount(root, app) {
     ownOut.replaceChildren(
       ownValid
         ? el('div', { className: 'multiples wide' }, panel(`softmax([${own.join(', ')}])`, plain.probs), panel(`softmax([${own.join(', ')}] / ${fixed(ownDivisor, 2)})`, divided.probs))
-        : el('p', { className: 'field-error' }, t(ownNumbers ? 'scale.ownTooLarge' : 'scale.ownInvalid', { max: MAX_EDIT_VALUE.toLocaleString('en') })),
+        : el('p', { className: 'field-error' }, t(!ownNumbers ? 'scale.ownInvalid' : !ownFits ? 'scale.ownTooMany' : 'scale.ownTooLarge', { max: MAX_EDIT_VALUE.toLocaleString('en'), most: MAX_OWN, n: own.length.toLocaleString('en') })),
     );
 
     headTau.value = String(stopOf(tau));
