@@ -309,6 +309,13 @@ test('MHA / GQA / MQA: repeat_kv groups, three variants, KV-cache bytes from the
   assert.doesNotMatch(await page.locator('.view-gqa').innerText(), /Infinity|NaN/);
   // ...and the reader is told that the table stopped there.
   assert.match(await page.locator('.view-gqa .context-capped').innerText(), /1,048,576 tokens/);
+  // No length at all (−5, 0, empty) is said too: the table's own length, not a silent reset.
+  for (const typed of ['-5', '0', '']) {
+    await page.fill('#gqa-context', typed);
+    await page.press('#gqa-context', 'Enter');
+    await settled(page);
+    assert.equal(await page.locator('.view-gqa .context-capped').innerText(), 'A context is a whole number of tokens, at least 1, so the table shows 2,048.', `typed ${JSON.stringify(typed)}`);
+  }
   await page.fill('#gqa-context', '32768');
   await page.press('#gqa-context', 'Enter');
   await settled(page);

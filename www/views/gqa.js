@@ -47,10 +47,14 @@ export function mount(root, app) {
     type: 'number', id: 'gqa-context', min: 1, step: 1, max: MAX_CONTEXT,
     on: {
       change: () => {
-        const capped = Number(contextInput.value) > MAX_CONTEXT;
-        capNote.hidden = !capped;
-        capNote.textContent = capped ? t('gqa.contextCapped', { max: MAX_CONTEXT.toLocaleString('en-US') }) : '';
-        app.set({ context: contextOf(contextInput.value) });
+        // Too long, or not a length at all (empty, 0, −5): said, with the length the table shows.
+        const typed = Number(contextInput.value);
+        const capped = typed > MAX_CONTEXT;
+        const short = contextInput.value.trim() === '' || !Number.isFinite(typed) || Math.round(typed) < 1;
+        const context = contextOf(contextInput.value);
+        capNote.hidden = !capped && !short;
+        capNote.textContent = capped ? t('gqa.contextCapped', { max: MAX_CONTEXT.toLocaleString('en-US') }) : short ? t('gqa.contextShort', { n: context.toLocaleString('en-US') }) : '';
+        app.set({ context });
       },
     },
   });
