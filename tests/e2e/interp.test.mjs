@@ -131,6 +131,17 @@ test('compare: the same sentence twice differs by nothing; a second sentence of 
   assert.equal(await page.locator('.view-compare .card:visible').count(), 0, 'no maps or predictions of the sentence before');
 });
 
+test('compare: a second sentence longer than a link carries is said while it is typed, as the Text box does', async () => {
+  await open({ compare: 'The king said to his son: you must be brave.' });
+  const note = page.locator('.view-compare .long-text');
+  assert.equal(await note.isVisible(), false);
+  await page.locator('.compare-input').fill('ab '.repeat(700));
+  assert.equal(await note.innerText(), 'The text is 2,100 characters; a link (and so a reload or a shared copy) keeps only the first 2,000.');
+  await page.locator('.compare-input').fill('The king said to his son: you must be brave.');
+  assert.equal(await note.isVisible(), false);
+  await settled(page);
+});
+
 test('compare: a link round trip keeps the second sentence, layer and head; Chinese reads as Chinese', async () => {
   await open({ text: '她今天很开心。', compare: '他今天很开心。', layer: '2', head: '5', lang: 'zh' });
   const link = await page.evaluate(() => window.attnscope.link());

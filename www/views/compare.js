@@ -14,6 +14,7 @@ import { distribution, predictionDiff } from '../parts/prediction_diff.js';
 import { swaps } from '../parts/word_pairs.js';
 import { t } from '../strings.js';
 import { errorText } from '../page/error_text.js';
+import { MAX_TEXT } from '../state.js';
 
 const TYPING_PAUSE_MS = 300;
 
@@ -24,7 +25,16 @@ export function mount(root, app) {
   const input = el('input', { id: inputId, type: 'text', className: 'compare-input', attrs: { spellcheck: 'false', autocomplete: 'off' } });
   let timer = 0;
   let shownDefault = null; // the default second sentence last shown (compare null)
+  // As the Text box does: a second sentence longer than a link carries is said while it is typed,
+  // so a reload or a shared copy cutting it is no surprise.
+  const longText = el('p', { className: 'field-note long-text', hidden: true, attrs: { role: 'status' } });
+  const sayIfLong = () => {
+    const n = Array.from(input.value).length;
+    longText.hidden = n <= MAX_TEXT;
+    longText.textContent = longText.hidden ? '' : t('input.longText', { n: n.toLocaleString(), most: MAX_TEXT.toLocaleString() });
+  };
   input.addEventListener('input', () => {
+    sayIfLong();
     clearTimeout(timer);
     timer = setTimeout(() => app.set({ compare: input.value === shownDefault ? null : input.value }), TYPING_PAUSE_MS);
   });
@@ -39,6 +49,7 @@ export function mount(root, app) {
   ];
   root.append(
     el('div', { className: 'toolbar' }, el('div', { className: 'picker compare-picker' }, el('label', { htmlFor: inputId }, t('compare.second')), input), controls.map((c) => c.node)),
+    longText,
     el('p', { className: 'explain' }, t('compare.explain')),
     sentences,
     ...cards,
@@ -77,6 +88,7 @@ export function mount(root, app) {
     if (my !== seq) return;
     if (state.compare === null) shownDefault = textB;
     if (document.activeElement !== input) input.value = textB;
+    sayIfLong();
     const A = state.tokens;
     // The second sentence's own refusal (over the token limit, say) is said under its field, which
     // stays to fix it; the first sentence's run is not at fault.
