@@ -142,6 +142,19 @@ test('compare: a second sentence longer than a link carries is said while it is 
   await settled(page);
 });
 
+test('compare: a second sentence that cannot run is said, and the first sentence’s map stays', async () => {
+  await open({ compare: '😀'.repeat(900) }); // 900 characters, more tokens than a run takes
+  assert.match(await page.locator('.view-compare .compare-sentences [role="alert"]').innerText(), /^The second sentence cannot run: /);
+  assert.match(await page.locator('.view-compare .compare-sentences').innerText(), /^A\s/);
+  assert.equal(await page.locator('.view-compare .compare-maps canvas:visible').count(), 1, 'A’s map alone');
+  assert.equal(await page.locator('.view-compare .compare-side-b').isVisible(), false);
+  assert.equal(await page.locator('.view-compare .compare-diff').isVisible(), false);
+  assert.equal(await page.locator('.view-compare .prediction-diff:visible').count(), 0, 'no predictions of the sentence before');
+  await open({ compare: 'The king said to his son: you must be brave.' });
+  assert.equal(await page.locator('.view-compare .compare-maps canvas:visible').count(), 2);
+  assert.equal(await page.locator('.view-compare .compare-diff').isVisible(), true);
+});
+
 test('compare: a link round trip keeps the second sentence, layer and head; Chinese reads as Chinese', async () => {
   await open({ text: '她今天很开心。', compare: '他今天很开心。', layer: '2', head: '5', lang: 'zh' });
   const link = await page.evaluate(() => window.attnscope.link());

@@ -43,8 +43,10 @@ export function mount(root, app) {
   const titles = { a: el('h4', {}), b: el('h4', {}), diff: el('h4', {}) };
   const diffNote = el('p', { className: 'hint' });
   const prediction = el('div', { attrs: { 'aria-live': 'polite' } });
+  const sideB = el('div', { className: 'compare-side-b' }, titles.b, maps.b.node);
+  const diffBox = el('div', { className: 'compare-diff' }, titles.diff, diffNote, maps.diff.node);
   const cards = [
-    el('section', { className: 'card' }, el('h3', {}, t('compare.attention')), el('div', { className: 'split compare-maps' }, el('div', {}, titles.a, maps.a.node), el('div', {}, titles.b, maps.b.node)), el('div', { className: 'compare-diff' }, titles.diff, diffNote, maps.diff.node)),
+    el('section', { className: 'card' }, el('h3', {}, t('compare.attention')), el('div', { className: 'split compare-maps' }, el('div', {}, titles.a, maps.a.node), sideB), diffBox),
     el('section', { className: 'card' }, el('h3', {}, t('compare.prediction')), prediction),
   ];
   root.append(
@@ -90,16 +92,44 @@ export function mount(root, app) {
     if (document.activeElement !== input) input.value = textB;
     sayIfLong();
     const A = state.tokens;
+    const name = `layers.${state.layer}.attn.probs`;
+    const h = state.head;
+    const slice = (run, T) => run.get(name).data.subarray(h * T * T, (h + 1) * T * T);
+    const scale = sequential(0, 1);
+    const draw = (map, data, T, tokens, label, mask) => {
+      const { cells, labels } = headCells({ data, T, S: T, pieces: tokens.pieces, mask, maxCell: 36, labelChars: 10, future: state.causal, weights: true });
+      map.update({ cells, scale, labels: { ...labels, sums: true }, interaction: { name: `${label}: ${name}[${h}]`, describe: headTip(name, h, tokens.pieces) } });
+    };
     // The second sentence's own refusal (over the token limit, say) is said under its field, which
-    // stays to fix it; the first sentence's run is not at fault.
+    // stays to fix it; the first sentence's run is not at fault, so its map stays beside the reason.
+    // The second's side, the difference and the predictions go (nothing of an earlier second
+    // sentence is left on screen).
+    let failedB = null;
     const refusedB = (err) => {
       if (my !== seq || err.cancelled) throw err;
-      cards.forEach((card) => (card.hidden = true));
-      sentences.replaceChildren(el('p', { className: 'message message-error', attrs: { role: 'alert' } }, t('compare.bFailed', { why: errorText(err) })));
+      failedB = err;
       return null;
     };
+    const showRefusal = (runA) => {
+      cards[1].hidden = true;
+      sideB.hidden = true;
+      diffBox.hidden = true;
+      cards[0].hidden = !runA;
+      sentences.replaceChildren(line('compare.a', A), el('p', { className: 'message message-error', attrs: { role: 'alert' } }, t('compare.bFailed', { why: errorText(failedB) })));
+      if (!runA) return;
+      titles.a.textContent = t('compare.mapTitle', { which: t('compare.a'), l: state.layer, h: state.head });
+      draw(maps.a, slice(runA, A.ids.length), A.ids.length, A, t('compare.a'), state.mask);
+      paintAll([maps.a]);
+    };
     const B = await tokensOf(textB).catch(refusedB);
-    if (my !== seq || !B) return;
+    if (my !== seq) return;
+    if (!B) {
+      const runA = await app.tensors([name, 'logits']).catch(() => null);
+      if (my === seq) showRefusal(runA);
+      return;
+    }
+    sideB.hidden = false;
+    diffBox.hidden = false;
     // Nothing to compare with: no maps or predictions of an earlier second sentence stay on screen.
     // An empty sentence is empty even where BOS alone would make it one token.
     const empty = textB === '';
@@ -108,11 +138,12 @@ export function mount(root, app) {
       sentences.replaceChildren(el('p', { className: 'message message-empty' }, t('compare.emptyB')));
       return;
     }
-    const name = `layers.${state.layer}.attn.probs`;
     const [runA, runB] = await Promise.all([app.tensors([name, 'logits']), app.tensors([name, 'logits'], { ids: B.ids, attention_mask: null }).catch(refusedB)]);
-    if (my !== seq || !runB) return;
-    const h = state.head;
-    const slice = (run, T) => run.get(name).data.subarray(h * T * T, (h + 1) * T * T);
+    if (my !== seq) return;
+    if (!runB) {
+      showRefusal(runA);
+      return;
+    }
     const TA = A.ids.length;
     const TB = B.ids.length;
     const probsA = slice(runA, TA);
@@ -120,11 +151,6 @@ export function mount(root, app) {
     const differ = TA === TB ? A.ids.flatMap((id, i) => (id === B.ids[i] ? [] : [i])) : null;
     sentences.replaceChildren(line('compare.a', A), line('compare.b', B), el('p', { className: 'hint' }, differ === null ? t('compare.lengths', { a: TA, b: TB }) : differ.length === 0 ? t('compare.same') : t('compare.differAt', { where: differ.map((i) => `${i} “${tokenText(A.pieces[i])}” → “${tokenText(B.pieces[i])}”`).join(', ') })));
     for (const [i, chip] of sentences.querySelectorAll('.compare-sentence:nth-child(2) .compare-token').entries()) chip.classList.toggle('changed', differ?.includes(i) ?? false);
-    const scale = sequential(0, 1);
-    const draw = (map, data, T, tokens, label, mask) => {
-      const { cells, labels } = headCells({ data, T, S: T, pieces: tokens.pieces, mask, maxCell: 36, labelChars: 10, future: state.causal, weights: true });
-      map.update({ cells, scale, labels: { ...labels, sums: true }, interaction: { name: `${label}: ${name}[${h}]`, describe: headTip(name, h, tokens.pieces) } });
-    };
     titles.a.textContent = t('compare.mapTitle', { which: t('compare.a'), l: state.layer, h });
     titles.b.textContent = t('compare.mapTitle', { which: t('compare.b'), l: state.layer, h });
     draw(maps.a, probsA, TA, A, t('compare.a'), state.mask);
