@@ -31,7 +31,7 @@ import * as attribution from './views/attribution.js';
 import { ablationBar } from './parts/ablation.js';
 import { themeToggle } from './panels/theme.js';
 import { STAGES } from './parts/controls.js';
-import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS, MAX_TEXT, readerLanguage, textOf } from './state.js';
+import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS, readerLanguage, textOf } from './state.js';
 import { linkWriter, linkTo, explainLink } from './link.js';
 import { scriptingApi, reportHeight } from './api.js';
 import { showBanner, addToBanner, relabelBanner } from './panels/banner.js';
@@ -46,19 +46,12 @@ import { sampleButtons, sampleTexts } from './panels/samples.js';
 import { bosOption } from './panels/bos_option.js';
 import * as source from './model_source.js';
 import { errorText } from './page/error_text.js';
+import { longTextNote } from './parts/long_text.js';
 import { keepFocus } from './page/focus_keeper.js';
 
 const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons, compare, ablate, lens, attribution };
 
 const TYPING_PAUSE_MS = 200;
-// Text longer than a link carries runs whole, but a link, a reload or a shared copy keeps only its
-// first MAX_TEXT characters: the box says so while it holds more, so nothing is lost unawares.
-const longText = el('p', { className: 'field-note long-text', hidden: true, attrs: { role: 'status' } });
-function sayIfLong() {
-  const n = Array.from(dom.text.value).length;
-  longText.hidden = n <= MAX_TEXT;
-  if (!longText.hidden) longText.textContent = t('input.longText', { n: n.toLocaleString(), most: MAX_TEXT.toLocaleString() });
-}
 let typing = 0; // the timer of text typed and not yet in the state, or 0
 
 // A trap in the core is told in the reader's language; the panic's own message stays the core's.
@@ -145,6 +138,10 @@ const dom = {
   view: document.getElementById('view'),
   openFull: document.getElementById('open-full'),
 };
+
+// Text longer than a link carries runs whole; the box says a link keeps only its start (long_text.js).
+const longText = longTextNote(dom.text);
+const sayIfLong = longText.say;
 
 let current = null; // {id, instance}
 let rendered = Promise.resolve(); // the active view's latest update
@@ -772,7 +769,7 @@ function wireInput() {
   dom.text.value = state.text;
   dom.chips.replaceWith(chips.node);
   dom.config.replaceWith(models.node, panel.node);
-  dom.text.after(longText, bos.node, samples.node);
+  dom.text.after(longText.node, bos.node, samples.node);
   document.getElementById('share').replaceWith(share.node);
   dom.text.addEventListener('input', () => {
     sayIfLong();

@@ -14,7 +14,7 @@ import { distribution, predictionDiff } from '../parts/prediction_diff.js';
 import { swaps } from '../parts/word_pairs.js';
 import { t } from '../strings.js';
 import { errorText } from '../page/error_text.js';
-import { MAX_TEXT } from '../state.js';
+import { longTextNote } from '../parts/long_text.js';
 
 const TYPING_PAUSE_MS = 300;
 
@@ -25,14 +25,9 @@ export function mount(root, app) {
   const input = el('input', { id: inputId, type: 'text', className: 'compare-input', attrs: { spellcheck: 'false', autocomplete: 'off' } });
   let timer = 0;
   let shownDefault = null; // the default second sentence last shown (compare null)
-  // As the Text box does: a second sentence longer than a link carries is said while it is typed,
-  // so a reload or a shared copy cutting it is no surprise.
-  const longText = el('p', { className: 'field-note long-text', hidden: true, attrs: { role: 'status' } });
-  const sayIfLong = () => {
-    const n = Array.from(input.value).length;
-    longText.hidden = n <= MAX_TEXT;
-    longText.textContent = longText.hidden ? '' : t('input.longText', { n: n.toLocaleString(), most: MAX_TEXT.toLocaleString() });
-  };
+  // As the Text box does: a second sentence longer than a link carries is said while it is typed.
+  const longText = longTextNote(input);
+  const sayIfLong = longText.say;
   input.addEventListener('input', () => {
     sayIfLong();
     clearTimeout(timer);
@@ -51,7 +46,7 @@ export function mount(root, app) {
   ];
   root.append(
     el('div', { className: 'toolbar' }, el('div', { className: 'picker compare-picker' }, el('label', { htmlFor: inputId }, t('compare.second')), input), controls.map((c) => c.node)),
-    longText,
+    longText.node,
     el('p', { className: 'explain' }, t('compare.explain')),
     sentences,
     ...cards,
