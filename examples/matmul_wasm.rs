@@ -28,7 +28,7 @@ pub extern "C" fn kernel_count() -> u32 {
 pub extern "C" fn prepare(shape: u32, t: u32) -> f64 {
     let (k, out) = kernels::SHAPES[shape as usize];
     *INPUTS.lock().unwrap() = Some((kernels::filled(t as usize, k, 1), kernels::Operand::new(kernels::filled(out, k, 2))));
-    2.0 * (t as usize * k * out) as f64
+    2.0 * t as f64 * k as f64 * out as f64
 }
 
 /// Runs `kernels::KERNELS[kernel]` `reps` times on the prepared inputs; returns one output entry

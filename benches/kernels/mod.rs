@@ -45,8 +45,9 @@ pub const KERNELS: [(&str, Kernel); 4] =
 pub const KERNELS: [(&str, Kernel); 3] = [("matrixmultiply", matrixmultiply), ("gemm", gemm), ("packed", packed)];
 
 /// The shapes of one MiniMind-3 layer's matmuls, as (in, out) of y[T, out] = x[T, in] W^T:
-/// q_proj (768 -> 768), gate_proj / up_proj (768 -> 2432), down_proj (2432 -> 768).
-pub const SHAPES: [(usize, usize); 3] = [(768, 768), (768, 2432), (2432, 768)];
+/// q_proj (768 -> 768), gate_proj / up_proj (768 -> 2432), down_proj (2432 -> 768); and the
+/// output head over the vocabulary (768 -> 6400), whose weight (19.7 MB) is too big for any cache.
+pub const SHAPES: [(usize, usize); 4] = [(768, 768), (768, 2432), (2432, 768), (768, 6400)];
 
 /// x: [N, in], w: [out, in] -> [N, out] with ndarray's `.dot`.
 pub fn matrixmultiply(x: ArrayView2<f32>, w: &Operand) -> Array2<f32> {

@@ -10,7 +10,7 @@ import { performance } from "node:perf_hooks";
 
 // Same order as kernels::KERNELS; the first is the baseline of the ratio.
 const KERNELS = ["matrixmultiply", "gemm", "packed"];
-const SHAPES = [[768, 768], [768, 2432], [2432, 768]]; // kernels::SHAPES, checked below
+const SHAPES = [[768, 768], [768, 2432], [2432, 768], [768, 6400]]; // kernels::SHAPES, checked below
 const ROUNDS = 11;
 
 const path = process.argv[2] ?? "target/wasm32-unknown-unknown/release/examples/matmul_wasm.wasm";

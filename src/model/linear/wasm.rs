@@ -22,10 +22,13 @@ const MR: usize = 3;
 /// Inner-dimension block: one panel slice (KC x NR f32 = 12 KiB) stays in L1 while the rows of
 /// x stream past it.
 const KC: usize = 256;
-/// Rows of x per pass over the panels, a multiple of MR: their KC-long slices (48 KiB) stay in L2
-/// while every panel of W goes by.
-const MC: usize = 48;
-/// Output columns per block, a multiple of NR: the block's MC x NC cells of c (45 KiB) stay in L2
+/// Rows of x per pass over the panels, a multiple of MR: their KC-long slices (192 KiB) stay in L2
+/// while every panel of W goes by. Each pass streams all of W from memory, which for the 6400 x 768
+/// output weight (19.7 MB) is what costs: at T = 128 one pass rather than three takes the output
+/// matmul from 39 to 45 GFLOP/s and the four matmul shapes together to 0.93x their time (48 rows
+/// before; BENCHMARKS.md section 4). With the c block below, 372 KiB: within a 512 KiB L2.
+const MC: usize = 192;
+/// Output columns per block, a multiple of NR: the block's MC x NC cells of c (180 KiB) stay in L2
 /// across the k blocks, rather than leaving for L3 between them when a row of c is long (2432 or
 /// 6400 columns): 0.89-0.93x the forward's time at T = 128 on AMD Zen 3 (BENCHMARKS.md section 4).
 const NC: usize = 240;
