@@ -115,10 +115,10 @@ def main():
             fns = [lambda sdpa=(name == "sdpa"): decoder_layer(w, x, cos, sin, sdpa) for name in paths]
             for name, secs in zip(paths, interleaved(15 if t <= 128 else 7, fns)):
                 print(f"torch-layer T={t} attention={name} median_ms={secs * 1e3:.2f}")
-        # The layer's products alone (q_proj, gate_proj / up_proj, down_proj), to set against
+        # The layer's products alone (q_proj, gate_proj / up_proj, down_proj) and the output head's, to set against
         # `cargo bench --bench layer -- matmul`.
         for t in (128, 1024):
-            for k, out in ((768, 768), (768, 2432), (2432, 768)):
+            for k, out in ((768, 768), (768, 2432), (2432, 768), (768, 6400)):  # benches/kernels SHAPES
                 x, weight = torch.randn(t, k), torch.randn(out, k)
                 (secs,) = interleaved(11, [lambda: F.linear(x, weight)])
                 print(f"torch-matmul T={t} in={k} out={out} median_ms={secs * 1e3:.3f} gflops={2 * t * k * out / secs / 1e9:.1f}")
