@@ -234,7 +234,7 @@ function shownText(next) {
 }
 
 // Says what in a link could not be opened as written; returns {told, asked}: whether a banner was
-// shown, and the layer and head the link asked for where they were cut into range (open() says
+// shown, and the layer, head and target token the link asked for where they were cut into range (open() says
 // those with the model's sizes, so they are not listed here too).
 function explain(problems) {
   const asked = {};
@@ -289,10 +289,13 @@ async function open(next, { told = false, asked = {} } = {}) {
       const said = { ...want, layers: app.model.num_hidden_layers, heads: app.model.num_attention_heads, l: state.layer, h: state.head };
       tell(() => t('link.fitted', said));
     }
-    // So is a target token past this vocabulary: head attribution then explains the top-1 token.
-    if (fields.target !== null && state.target === null) {
+    // So is a target token past this vocabulary (as typed, not as cut into the largest vocabulary a
+    // link can name): head attribution then explains the top-1 token.
+    if (asked.target !== undefined) state.target = null;
+    const target = asked.target ?? fields.target;
+    if (target !== null && state.target === null) {
       const vocab = app.model.vocab_size;
-      tell(() => t('link.targetFitted', { id: fields.target, vocab, last: vocab - 1 }));
+      tell(() => t('link.targetFitted', { id: target, vocab, last: vocab - 1 }));
     }
   }
   panel.show(state);

@@ -379,7 +379,8 @@ function checkConfig(raw, fallback, note) {
   return config;
 }
 
-const ASKED = ['layer', 'head'];
+// Fields whose number, cut into range, is said as asked ("target token 99999999999"), not as cut.
+const ASKED = ['layer', 'head', 'target'];
 
 /**
  * A complete, valid state from `raw` (any value): each field of raw that passes its check, clamped
@@ -418,8 +419,8 @@ export function validate(raw, base = DEFAULTS, known = {}, format = VERSION) {
       state[key] = fit[key];
     }
   }
-  // A layer or head cut into range (not merely rounded: 1.4 is layer 1) keeps the number asked for:
-  // the page says it with the model's sizes.
+  // A layer, head or target token cut into range (not merely rounded: 1.4 is layer 1) keeps the
+  // number asked for: the page says it with the model's sizes.
   for (const p of problems) {
     if (p.reason === 'clamped' && ASKED.includes(p.field) && Number.isFinite(raw[p.field]) && Math.round(raw[p.field]) !== state[p.field]) p.asked = raw[p.field];
   }

@@ -266,6 +266,13 @@ test('a view’s own refusal stays in that view: the compare field is kept, othe
   await settled(page);
   assert.equal(await page.evaluate(() => window.attnscope.getState().target), null, 'a target past the vocabulary is the top-1 token again');
   assert.match(await page.locator('.banner').innerText(), /This link asks for target token 6400, but this model’s vocabulary has 6400 tokens \(ids 0–6399\): head attribution explains the most likely next token instead\./, 'and the page says so');
+  // A target past any vocabulary a link can name is said as typed, once, not as the number it was cut to.
+  await page.evaluate(() => (location.hash = 'view=attribution&target=99999999999'));
+  await page.waitForFunction(() => /99999999999/.test(document.querySelector('.banner')?.innerText ?? ''));
+  const banner = await page.locator('.banner').innerText();
+  assert.match(banner, /This link asks for target token 99999999999, but this model’s vocabulary has 6400 tokens/);
+  assert.doesNotMatch(banner, /262143|out of range or not recognised/, 'no second line about the cut number');
+  assert.equal(await page.evaluate(() => window.attnscope.getState().target), null);
   assert.equal(await page.locator('.message-error').count(), 0);
   assert.deepEqual(page.consoleErrors, []);
   await page.close();

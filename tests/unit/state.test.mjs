@@ -362,12 +362,14 @@ test('a plain field with a broken percent-escape opens as far as it reads; the o
   assert.deepEqual(reasons((await decode('#vi%ZZew=grid')).problems), ['damaged']);
 });
 
-test('a layer or head cut into range keeps the number the link asked for', async () => {
-  const { state, problems } = await decode('#model=random&layer=99&head=-4');
+test('a layer, head or target token cut into range keeps the number the link asked for', async () => {
+  const { state, problems } = await decode('#model=random&layer=99&head=-4&target=99999999999');
   assert.deepEqual([state.layer, state.head], [DEFAULTS.config.num_hidden_layers - 1, 0]);
   assert.ok(problems.some((p) => p.field === 'layer' && p.reason === 'clamped' && p.asked === 99));
   assert.ok(problems.some((p) => p.field === 'head' && p.reason === 'clamped' && p.asked === -4));
-  assert.ok(problems.every((p) => p.asked === undefined || ['layer', 'head'].includes(p.field)));
+  // The page says the target as typed, not as cut to the largest vocabulary a link can name.
+  assert.ok(problems.some((p) => p.field === 'target' && p.reason === 'clamped' && p.asked === 99999999999));
+  assert.ok(problems.every((p) => p.asked === undefined || ['layer', 'head', 'target'].includes(p.field)));
   // A number only rounded (1.4 is layer 1) is adjusted, not blamed on the model's size.
   const rounded = await decode('#model=random&layer=1.4');
   assert.equal(rounded.state.layer, 1);
@@ -685,7 +687,7 @@ test(`fuzz: ${FUZZ_CASES} random and mutated links never crash, never hang, alwa
       // fields were unknown to format 1; an oversized fragment is refused before its format is read).
       if (versionOf(input) === 1 && !namesLaterPlainField(input) && !reasons(result.problems).includes('too-long')) {
         kinds.format1++;
-        // (The number a clamped layer or head asked for is said now; format 1 did not keep it.)
+        // (The number a clamped layer, head or target asked for is said now; format 1 did not keep it.)
         const said = { ...result, problems: result.problems.map(({ asked, ...problem }) => problem) };
         assert.deepEqual(said, await asFormat1(input, { base, known }), 'as format 1 opened it');
       }
