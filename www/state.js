@@ -109,6 +109,10 @@ export const DEFAULTS = Object.freeze({
   topK: 0,
   topP: 1,
   draw: 0,
+  // The scale view's own row of scores as typed (null: the seed's "10, 20, 30") and the divisor it
+  // is shown under (null: the seed's τ = 10), so that a link shows the softmax its maker saw.
+  scores: null,
+  scoresTau: null,
 });
 
 // Fields format 2 gained that format 1 never had, and format 3 those format 2 never had: an older
@@ -116,8 +120,8 @@ export const DEFAULTS = Object.freeze({
 // and format 3's BOS off.
 const FORMAT2_ONLY = ['edits', 'probe', 'ablate', 'compare', 'target'];
 const SAMPLING = ['temperature', 'topK', 'topP', 'draw'];
-const FORMAT3_ONLY = ['bos', ...SAMPLING];
-const AS_BEFORE = Object.freeze({ ...Object.fromEntries([...FORMAT2_ONLY, ...SAMPLING].map((key) => [key, DEFAULTS[key]])), bos: false });
+const FORMAT3_ONLY = ['bos', ...SAMPLING, 'scores', 'scoresTau'];
+const AS_BEFORE = Object.freeze({ ...Object.fromEntries([...FORMAT2_ONLY, ...SAMPLING, 'scores', 'scoresTau'].map((key) => [key, DEFAULTS[key]])), bos: false });
 
 // Fields every s2 link writes even at their default: the reader's language and the landing view
 // are defaults that differ between browsers and releases, and a link must not.
@@ -189,6 +193,15 @@ function text(v) {
   if (typeof v !== 'string') return null;
   const chars = Array.from(v.toWellFormed());
   return chars.length > MAX_TEXT ? { value: chars.slice(0, MAX_TEXT).join(''), clamped: true } : { value: chars.join('') };
+}
+
+// The scale view's own row as typed: what the reader wrote, numbers or not (the view says what is
+// wrong with it), up to MAX_SCORES_TEXT characters.
+export const MAX_SCORES_TEXT = 1000;
+function scoresText(v) {
+  if (typeof v !== 'string') return null;
+  const chars = Array.from(v.toWellFormed());
+  return chars.length > MAX_SCORES_TEXT ? { value: chars.slice(0, MAX_SCORES_TEXT).join(''), clamped: true } : { value: chars.join('') };
 }
 
 // A model URL must be http(s), absolute or relative to the page; anything else (javascript:,
@@ -330,6 +343,8 @@ const FIELDS = {
   topK: int(0, MAX_VOCAB),
   topP: real(0.01, 1),
   draw: int(0, MAX_SEED),
+  scores: nullable(scoresText),
+  scoresTau: nullable(real(0.1, 100)), // the scale view's own-row slider: 10^-1 to 10^2
 };
 
 // Format 1 had no sample text: its text null was refused, as it still is. Nor had it the FORMAT2_ONLY
@@ -520,10 +535,10 @@ export async function fragment(state, { embed = false } = {}) {
 
 // Plain "key=value" fields: strings turned into what a JSON payload would hold.
 const PLAIN = {
-  number: ['seed', 'layer', 'head', 'query', 'key', 'divisor', 'tile', 'context', 'target', 'temperature', 'topK', 'topP', 'draw'],
+  number: ['seed', 'layer', 'head', 'query', 'key', 'divisor', 'tile', 'context', 'target', 'temperature', 'topK', 'topP', 'draw', 'scoresTau'],
   boolean: ['causal', 'allHeads', 'yarn', 'probe', 'bos'],
   list: ['hide', 'pad', 'ablate'],
-  string: ['lesson', 'lang', 'text', 'view', 'step', 'stage', 'backend', 'compare'],
+  string: ['lesson', 'lang', 'text', 'view', 'step', 'stage', 'backend', 'compare', 'scores'],
   model: ['model'], // "model=random", "model=builtin": a link names its model plainly
 };
 

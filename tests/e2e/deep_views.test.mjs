@@ -189,19 +189,38 @@ test('scale: the seed rows by the core, and τ = √d reproduces the model’s o
   assert.match(await own.locator('.field-error').innerText(), /^Keep each score between −1,000,000 and 1,000,000/);
   assert.equal(await own.locator('.bars').count(), 0);
   assert.doesNotMatch(await page.locator('#view').innerText(), /NaN/);
-  // 1e400 is a number, too large for f32: told the range, not "type numbers"; a row of 3,000 is
-  // refused with its length, not drawn as 3,000 bars.
-  for (const [row, said] of [['1e400, 2, 3', /^Keep each score between/], [Array.from({ length: 3000 }, (_, i) => i % 7).join(', '), /^Up to 32 scores: this row has 3,000\.$/]]) {
+  // 1e400 is a number, too large for f32: told the range, not "type numbers"; a pasted row of 3,000
+  // is cut to the field's 1,000 characters (334 scores) and refused with its length, not drawn as bars.
+  for (const [row, said] of [['1e400, 2, 3', /^Keep each score between/], [Array.from({ length: 3000 }, (_, i) => i % 7).join(', '), /^Up to 32 scores: this row has 334\.$/]]) {
     await page.fill('#scale-row', row);
     await page.locator('#scale-row').dispatchEvent('change');
     await settled(page);
     assert.match(await own.locator('.field-error').innerText(), said);
     assert.equal(await own.locator('.bars').count(), 0);
   }
+  // The own row and its divisor travel in the link: opened from it, the page shows the same softmax.
+  await page.fill('#scale-row', '2, 4, 8');
+  await page.locator('#scale-row').dispatchEvent('change');
+  await page.locator('#scale-own-tau').fill('0.5');
+  await page.locator('#scale-own-tau').dispatchEvent('input');
+  await settled(page);
+  assert.deepEqual(await page.evaluate(() => [window.attnscope.app.state.scores, window.attnscope.app.state.scoresTau]), ['2, 4, 8', 10 ** 0.5]);
+  const link = await page.evaluate(() => location.hash);
+  const sharedBars = await own.locator('.bars').nth(1).locator('.bar-row').evaluateAll((rows) => rows.map((r) => Number(r.dataset.value)));
   await page.getByRole('button', { name: '[10, 20, 30]' }).click();
   await page.locator('#scale-own-tau').fill('1');
+  await page.locator('#scale-own-tau').dispatchEvent('input');
   await settled(page);
   assert.equal(await own.locator('.bars').count(), 2);
+  const opened = await openPage(browser, new URL(link, page.url()).href);
+  await opened.waitForFunction(() => window.attnscope?.app?.phase === 'ready', null, { timeout: 120_000 });
+  assert.equal(await opened.inputValue('#scale-row'), '2, 4, 8');
+  assert.equal(await opened.locator('.view-scale output[for="scale-own-tau"]').innerText(), 'τ = 3.16');
+  await opened.waitForFunction(() => document.querySelectorAll('.view-scale .card .bars').length >= 2);
+  const openedBars = await opened.locator('.view-scale .card').first().locator('.bars').nth(1).locator('.bar-row').evaluateAll((rows) => rows.map((r) => Number(r.dataset.value)));
+  assert.deepEqual(openedBars, sharedBars, 'the link shows the softmax its maker saw');
+  assert.deepEqual(opened.consoleErrors, []);
+  await opened.close();
 
   const T = await tokenCount();
   // No query followed (an earlier view's may be): the keyboard then starts at cell (0, 0).

@@ -50,13 +50,15 @@ const EVERYTHING = {
   topK: 50,
   topP: 0.9,
   draw: 3,
+  scores: '1, 2, 30',
+  scoresTau: 2.5,
 };
 
 // Format 2's later fields at their "nothing": what a format-1 link opens them as.
 const FORMAT2_NOTHING = { edits: null, probe: false, ablate: [], compare: null, target: null };
 // Format 3's fields as links of formats 1 and 2 meant them by not having them: no BOS token first,
 // the model's own softmax at the prediction.
-const FORMAT3_BEFORE = { bos: false, temperature: 1, topK: 0, topP: 1, draw: 0 };
+const FORMAT3_BEFORE = { bos: false, temperature: 1, topK: 0, topP: 1, draw: 0, scores: null, scoresTau: null };
 // What a link of format N opens with when it says nothing (or is damaged).
 // EVERYTHING as a format-2 link could hold it: without format 3's fields.
 const EVERYTHING2 = { ...EVERYTHING, ...Object.fromEntries(Object.keys(FORMAT3_BEFORE).map((key) => [key, undefined])) };
@@ -217,7 +219,7 @@ test('format 2 changed the defaults: the built-in model, the sample text; format
   assert.deepEqual(FORMAT1_DEFAULTS, format1.DEFAULTS, 'format 1 defaults are frozen as they were');
   // The landing view may change freely: every s2 link writes its view.
   const changed = Object.keys(DEFAULTS).filter((key) => key !== 'view' && JSON.stringify(DEFAULTS[key]) !== JSON.stringify(FORMAT1_DEFAULTS[key]));
-  assert.deepEqual(changed.sort(), ['ablate', 'bos', 'compare', 'draw', 'edits', 'model', 'probe', 'target', 'temperature', 'text', 'topK', 'topP']);
+  assert.deepEqual(changed.sort(), ['ablate', 'bos', 'compare', 'draw', 'edits', 'model', 'probe', 'scores', 'scoresTau', 'target', 'temperature', 'text', 'topK', 'topP']);
   for (const [key, nothing] of Object.entries(FORMAT2_NOTHING)) assert.deepEqual(DEFAULTS[key], nothing, `${key}: a field format 2 gained later defaults to nothing, so older s2 links keep their meaning`);
 });
 

@@ -14,7 +14,7 @@ import { sequential } from '../parts/color_scale.js';
 import { axisLabel, fixed, gap, numberList, tokenText } from '../parts/format.js';
 import { entropy } from '../parts/entropy.js';
 import { queryOf } from '../parts/query_row.js';
-import { MAX_EDIT_VALUE } from '../state.js';
+import { MAX_EDIT_VALUE, MAX_SCORES_TEXT } from '../state.js';
 import { t } from '../strings.js';
 
 const SEED_ROWS = ['1, 2, 3', '10, 20, 30'];
@@ -31,10 +31,14 @@ function visible(maskedRow) {
 export function mount(root, app) {
   const { state } = app;
   const controls = [layerSelect(app), headSelect(app)];
-  const ownInput = el('input', { type: 'text', id: 'scale-row', value: SEED_ROWS[1], attrs: { inputmode: 'decimal' }, on: { change: () => app.redraw() } });
-  const presets = SEED_ROWS.map((text) => el('button', { type: 'button', className: 'action secondary', on: { click: () => { ownInput.value = text; app.redraw(); } } }, `[${text}]`));
-  // The divisor opens at the seed's τ = 10, so [10, 20, 30] / 10 = [1, 2, 3] is there at once.
-  const ownTau = el('input', { type: 'range', id: 'scale-own-tau', min: -1, max: 2, step: 0.05, value: 1, on: { input: () => app.redraw() } });
+  // The own row and its divisor live in the state, so that a link shows them (null: the seed's).
+  // A row longer than a link keeps is cut as the field's maxlength cuts a paste.
+  const setRow = (text) => app.set({ scores: text === SEED_ROWS[1] ? null : Array.from(text).slice(0, MAX_SCORES_TEXT).join('') });
+  const ownInput = el('input', { type: 'text', id: 'scale-row', value: state.scores ?? SEED_ROWS[1], attrs: { inputmode: 'decimal', maxlength: MAX_SCORES_TEXT }, on: { change: () => setRow(ownInput.value) } });
+  const presets = SEED_ROWS.map((text) => el('button', { type: 'button', className: 'action secondary', on: { click: () => { ownInput.value = text; setRow(text); } } }, `[${text}]`));
+  // The divisor opens at the seed's τ = 10, so [10, 20, 30] / 10 = [1, 2, 3] is there at once. The
+  // slider moves in steps of log10 τ; the state keeps τ.
+  const ownTau = el('input', { type: 'range', id: 'scale-own-tau', min: -1, max: 2, step: 0.05, value: 1, on: { input: () => app.set({ scoresTau: Number(ownTau.value) === 1 ? null : 10 ** Number(ownTau.value) }) } });
   const ownTauLabel = el('output', { className: 'slider-value', htmlFor: 'scale-own-tau' });
   const ownOut = el('div', {});
   const headTau = el('input', { type: 'range', id: 'scale-tau', min: 0, max: SLIDER_STEPS, step: 1, on: { input: () => app.set({ divisor: tauOf(Number(headTau.value)) }) } });
@@ -74,7 +78,10 @@ export function mount(root, app) {
   async function update() {
     const my = ++seq;
     controls.forEach((c) => c.update());
-    const own = numberList(ownInput.value);
+    // From the state (a link, back and forward), unless the reader is typing in the field.
+    const row = state.scores ?? SEED_ROWS[1];
+    if (document.activeElement !== ownInput) ownInput.value = row;
+    const own = numberList(row);
     // Scores beyond ±MAX_EDIT_VALUE are refused: divided by the smallest τ (0.1) larger ones would
     // leave f32's range (3e38 / 0.1 is ∞, and softmax of ∞ − ∞ is NaN).
     // 1e400 is a number, only too large (Number gives ∞): it is told the range, not "type numbers".
@@ -82,7 +89,8 @@ export function mount(root, app) {
     const ownFits = own.length <= MAX_OWN;
     const ownValid = ownNumbers && ownFits && own.every((x) => Math.abs(x) <= MAX_EDIT_VALUE);
     ownInput.setAttribute('aria-invalid', String(!ownValid));
-    const ownDivisor = 10 ** Number(ownTau.value);
+    const ownDivisor = state.scoresTau ?? 10;
+    ownTau.value = String(Math.log10(ownDivisor));
     ownTauLabel.textContent = `τ = ${+ownDivisor.toPrecision(3)}`;
 
     const l = state.layer;
