@@ -335,6 +335,11 @@ test('plain fields alone change the base state, as a tab link does', async () =>
   assert.deepEqual(problems, []);
   assert.deepEqual(state, { ...EVERYTHING, view: 'masks', layer: 1 });
   assert.deepEqual((await decode('view=masks')).state, { ...DEFAULTS, view: 'masks' }, 'on a fresh page the base is the defaults');
+  // The scale view's own row, written by hand: the commas are the row's, the divisor a number.
+  const scale = await decode('#view=scale&scores=1,2,3&scoresTau=2');
+  assert.deepEqual(scale.problems, []);
+  assert.deepEqual([scale.state.scores, scale.state.scoresTau], ['1,2,3', 2]);
+  assert.deepEqual(reasons((await decode('#scoresTau=1000')).problems), ['scoresTau:clamped']);
   // The Pipeline tab's name opens the pipeline stepper, as its id does; nothing is said to be wrong.
   const pipeline = await decode('#view=pipeline', { known: KNOWN });
   assert.deepEqual([pipeline.state.view, pipeline.problems], ['stepper', []]);
