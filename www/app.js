@@ -387,6 +387,9 @@ async function cancelWork() {
   refresh();
 }
 
+// How many of the input's tokens are padding (attention_mask 0): said in the status, beside the run.
+const padded = () => state.mask.filter((m) => m === 0).length;
+
 function renderStatus() {
   backend.show(state.backend);
   if (app.busy || app.progress) {
@@ -399,7 +402,7 @@ function renderStatus() {
     return;
   }
   dom.status.textContent = app.phase === 'ready' && app.run
-      ? t('app.status', { backend: t(app.run.backend === 'webgpu' ? 'backend.gpu' : 'backend.cpu'), ms: app.run.ms.toFixed(1), tokens: state.tokens.ids.length }) + (state.ablate.length ? t('ablate.status', { n: state.ablate.length }) : '')
+      ? t('app.status', { backend: t(app.run.backend === 'webgpu' ? 'backend.gpu' : 'backend.cpu'), ms: app.run.ms.toFixed(1), tokens: state.tokens.ids.length }) + (state.ablate.length ? t('ablate.status', { n: state.ablate.length }) : '') + (padded() ? t('app.statusPadded', { n: padded() }) : '')
       : app.phase === 'building'
         ? t('app.building')
         : (models.loadingText() ?? '');

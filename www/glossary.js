@@ -38,7 +38,7 @@ export const LATIN_IN_ZH = [
   'attnscope', 'MiniMind', 'Qwen3', 'Llama', 'BERT', 'WebAssembly', 'WebGPU', 'GPU', 'CPU', 'English',
   'token', 'padding', 'softmax', 'Causal', 'Mask', 'Query', 'Key', 'Value', 'GQA', 'MHA', 'MQA', 'KV', 'Cache',
   'MoE', 'top-k', 'top-p', 'JSON',
-  'RoPE', 'YaRN', 'SwiGLU', 'SiLU', 'RMSNorm', 'Norm', 'FFN', 'FlashAttention', 'logits', 'prefill', 'id', 'ids',
+  'RoPE', 'YaRN', 'SwiGLU', 'SiLU', 'RMSNorm', 'RMS', 'Norm', 'FFN', 'FlashAttention', 'logits', 'prefill', 'id', 'ids',
   'gate', 'up', 'down', 'act', 'ctx', 'nH', 'nKV', 'max', 'exp', 'silu', 'sigmoid', 'mean', 'concat', 'triu', 'cos', 'sin',
   'log2', 'batch', 'ms', 'SVG', 'PNG', 'HTML', 'URL', 'HTTP', 'http', 'https', 'Home', 'End', 'Tab', 'Enter', 'Escape', 'KiB', 'MiB', 'GiB', 'Access-Control-Allow-Origin',
   'Softmax', 'Padding', 'Logits', 'Wq', 'Wk', 'Wv', 'Wo', 'Wlm', 'safetensors', 'scores', 'mask', 'BPE',

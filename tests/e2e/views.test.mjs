@@ -307,6 +307,8 @@ test('a padding chip masks its key column with -1e9 in every view', async () => 
   await chip.click();
   await settled();
   assert.equal(await chip.getAttribute('aria-pressed'), 'true');
+  // The status beside the run says the input has padding, on every view.
+  assert.match(await page.locator('#status').innerText(), / · padding \(attention_mask 0\): 1 of the tokens$/);
   const T = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
   const masked = await page.evaluate(async () => Array.from(await window.attnscope.tensor('layers.0.attn.masked_scores')));
   for (let i = 1; i < T; i++) assert.ok(masked[i * T + 1] <= -1e8, `row ${i} masks padded key 1`);

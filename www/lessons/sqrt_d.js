@@ -60,7 +60,7 @@ export function mount(root, app) {
   const growth = el('div', {});
   const sizes = el('div', {});
   root.append(
-    el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.seedHeading')), el('p', { className: 'hint' }, t('lesson.sqrt_d.seedNote')), seedOut, el('p', { className: 'hint', dataset: { note: 'entropy' } }, t('lesson.sqrt_d.entropyNote'))),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.seedHeading')), el('p', { className: 'hint' }, t('lesson.sqrt_d.seedNote')), el('p', { className: 'hint', dataset: { note: 'entropy' } }, t('lesson.sqrt_d.entropyNote')), seedOut),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.growthHeading')), el('p', { className: 'hint' }, t('lesson.sqrt_d.growthNote', { keys: KEYS })), el('div', { className: 'toolbar' }, el('label', { htmlFor: 'lesson-d' }, 'd ='), dimSelect), growth),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.sizesHeading')), sizes),
   );

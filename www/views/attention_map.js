@@ -38,6 +38,36 @@ function followedLead(probs, h, row, pieces) {
   return el('p', { className: 'followed-lead' }, t('attention.followedLead', { token: tokenText(pieces[row]), i: row, keys }));
 }
 
+// The raw scores' size, said with what makes it: the RMS of this head's q′ and k′ numbers (the √d
+// lesson's random vectors have about 1), from this run. Null where the run lacks them.
+async function rawSizeNote(app, l, h, raw) {
+  const names = [`layers.${l}.attn.q_rope`, `layers.${l}.attn.k_rope`];
+  if (!names.every((n) => app.run.entries.some((e) => e.name === n))) return null;
+  const found = await app.tensors(names);
+  const [q, k] = names.map((n) => found.get(n));
+  const d = q.shape[q.shape.length - 1];
+  const nH = q.shape[q.shape.length - 2];
+  const nKV = k.shape[k.shape.length - 2];
+  const kv = Math.floor(h / (nH / nKV));
+  const rms = ({ data, shape }, head, heads) => {
+    let sum = 0;
+    let n = 0;
+    for (let r = 0; r < shape[shape.length - 3]; r++) {
+      for (let c = 0; c < d; c++) {
+        const x = data[(r * heads + head) * d + c];
+        sum += x * x;
+        n++;
+      }
+    }
+    return Math.sqrt(sum / Math.max(1, n));
+  };
+  let max = 0;
+  for (const x of raw) if (Number.isFinite(x)) max = Math.max(max, Math.abs(x));
+  const [qr, kr] = [rms(q, h, nH), rms(k, kv, nKV)];
+  if (![max, qr, kr].every(Number.isFinite)) return null;
+  return t('attention.rawSize', { max: fixed(max, 1), d, qr: fixed(qr, 2), kr: fixed(kr, 2), scaled: fixed(max / Math.sqrt(d), 1), why: t(app.model.qk_norm ? 'attention.rawSizeWhy.norm' : 'attention.rawSizeWhy.plain') });
+}
+
 export function mount(root, app) {
   const { state } = app;
   const controls = [layerSelect(app), headSelect(app), stageSelect(app)];
@@ -54,7 +84,9 @@ export function mount(root, app) {
   // The tutorials' question (does 她 look at 小红?) one click away from any sentence: their sentence
   // on the built-in model, 她 followed, in the head where it looks at 红 the most.
   const tutorialPair = el('p', { className: 'qk-tutorial-pair' }, el('button', { type: 'button', className: 'action secondary', on: { click: () => openTutorialPair(app) } }, t('attention.tutorialPair')));
-  const figure = el('figure', { className: 'tensor-figure attention-figure' }, caption, explain, axes, role, offNote, map.node, row.node);
+  // On the raw stage, how large this head's scores get and why, from this run (raw-size note).
+  const rawSize = el('p', { className: 'hint raw-size', hidden: true });
+  const figure = el('figure', { className: 'tensor-figure attention-figure' }, caption, explain, rawSize, axes, role, offNote, map.node, row.node);
   root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node), knock), tutorialPair, figure);
   let seq = 0;
   let anchor = null; // the map's top on screen when a row was clicked (null: no click to keep in place)
@@ -83,6 +115,10 @@ export function mount(root, app) {
     const shown = stageName(app, state.stage, name);
     caption.replaceChildren(el('code', { className: 'tensor-name' }, state.stage === 'raw' ? `${name}${indexLabel(h)} × √${app.model.head_dim}` : `${name}${indexLabel(h)}`), el('span', { className: 'shape' }, shapeLabel(tensor.shape)));
     explain.textContent = t(`attention.explain.${state.stage}`, { d: app.model.head_dim, root: Math.sqrt(app.model.head_dim).toFixed(2) });
+    const size = state.stage === 'raw' ? await rawSizeNote(app, state.layer, h, data) : null;
+    if (my !== seq) return;
+    rawSize.hidden = size === null;
+    rawSize.textContent = size ?? '';
     const measured = roles[state.layer]?.[h] ?? null;
     const pieces = state.tokens.pieces;
     // On the score stages the first column is a score, not yet a weight: said so for a resting head.

@@ -16,7 +16,7 @@ import { tensorFigure } from '../parts/tensor_figure.js';
 import { paintAll } from '../parts/heatmap.js';
 import { layerSelect, tokenSelect, tokenAt } from '../parts/controls.js';
 import { predict, predictionList } from '../parts/prediction.js';
-import { gap, tokenText, percent } from '../parts/format.js';
+import { fixed, gap, tokenText, percent } from '../parts/format.js';
 import { value } from '../parts/value.js';
 import { t } from '../strings.js';
 import { pageLink } from '../link.js';
@@ -238,6 +238,21 @@ export function mount(root, app) {
     ];
   }
 
+  // What Q/K RMSNorm did to the size of q and k in this layer: the RMS of all their numbers before
+  // and after, from this run (the learned weights decide it: in a trained model it may grow).
+  async function normSizes(l, found) {
+    const before = ['attn.q', 'attn.k'].map((n) => fullName(n, l));
+    const after = ['attn.q_norm', 'attn.k_norm'].map((n) => fullName(n, l));
+    if (![...before, ...after].every((n) => app.run.entries.some((e) => e.name === n))) return [];
+    const raw = await app.tensors(before);
+    const rms = (data) => Math.sqrt(data.reduce((sum, x) => sum + x * x, 0) / Math.max(1, data.length));
+    const [q0, k0] = before.map((n) => rms(raw.get(n).data));
+    const [q1, k1] = after.map((n) => rms(found.get(n).data));
+    if (![q0, k0, q1, k1].every((x) => Number.isFinite(x) && x > 0)) return [];
+    const f = (x) => fixed(x, 2);
+    return [el('p', { className: 'hint norm-sizes' }, t('stepper.normSizes', { q0: f(q0), q1: f(q1), qr: f(q1 / q0), k0: f(k0), k1: f(k1), kr: f(k1 / k0) }))];
+  }
+
   // The last step's onward links: the prediction layer by layer, head by head, and continued.
   function whereNext() {
     const link = (view) => pageLink(app.navigate, { view }, t(`stepper.next.${view}`), { dataset: { view } });
@@ -263,7 +278,7 @@ export function mount(root, app) {
     const present = names.filter((n) => app.run.entries.some((e) => e.name === n));
     const found = present.length ? await app.tensors(present) : new Map();
     if (my !== seq) return;
-    const extra = step.id === 'prediction' ? await prediction(my) : [];
+    const extra = step.id === 'prediction' ? await prediction(my) : step.id === 'qk_norm' ? await normSizes(l, found) : [];
     if (my !== seq || extra === null) return;
 
     figures.forEach((f) => f.destroy());
