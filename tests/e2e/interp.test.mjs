@@ -594,6 +594,22 @@ test('knock out against PyTorch: the reference model loaded in the page, its two
   await context.close();
 });
 
+test('knock out from head attribution: “Before and after” opens at the position attribution was reading, the last', async () => {
+  const from = await openPage(browser, `${server.url}#${new URLSearchParams({ lang: 'en', view: 'attribution' })}`);
+  await settled(from);
+  assert.equal(await from.evaluate(() => window.attnscope.getState().query), null, 'attribution reads the last position by default');
+  await from.click('.view-attribution .attribution-up .ablate-toggle');
+  await from.waitForFunction(() => window.attnscope.getState().ablate.length === 1);
+  await settled(from);
+  await from.click('.ablation-bar a');
+  await from.waitForFunction(() => window.attnscope.getState().view === 'ablate');
+  await settled(from);
+  const { query, tokens } = await from.evaluate(() => window.attnscope.app.state);
+  assert.equal(query, tokens.ids.length - 1, 'the knock-out view opens where the reader was, not at the largest change');
+  assert.deepEqual(from.consoleErrors, []);
+  await from.close();
+});
+
 test('on a phone, in Chinese: the board’s layer names and the change table’s numbers keep to one line each', async () => {
   const phone = await openPage(browser, `${server.url}#${new URLSearchParams({ lang: 'zh', view: 'ablate', ablate: '1.2,2.5' })}`);
   await phone.setViewportSize({ width: 390, height: 900 });

@@ -49,6 +49,15 @@ export function ablateToggle(app, l, h, { short = false } = {}) {
   );
 }
 
+// Where "Before and after" leads: the knock-out view, at the position the reader is reading where
+// the view they leave has one (head attribution and the output read the last token until another is
+// picked), not at the knock-out view's own choice of the position that changes most.
+const AT_LAST_POSITION = ['attribution', 'output'];
+function beforeAfter(state) {
+  const T = state.tokens.ids.length;
+  return AT_LAST_POSITION.includes(state.view) && state.query === null && T > 0 ? { view: 'ablate', query: String(T - 1) } : { view: 'ablate' };
+}
+
 /** The bar over every view while heads are knocked out: which, that every view shows it, clear all. */
 export function ablationBar(app) {
   const node = el('div', { className: 'ablation-bar', attrs: { role: 'status' }, hidden: true });
@@ -67,7 +76,7 @@ export function ablationBar(app) {
         // The core's own reason, in English, stays in the tooltip.
         ...(app.run?.cpuFallback ? [el('span', { className: 'hint ablation-fallback', title: app.run.cpuFallback }, t('ablate.cpuFallback'))] : []),
         ' ',
-        el('a', { href: pageHref({ view: 'ablate' }), on: { click: (e) => { e.preventDefault(); app.go('ablate'); } } }, t('ablate.barOpen')),
+        el('a', { href: pageHref(beforeAfter(app.state)), on: { click: (e) => { e.preventDefault(); app.navigate(beforeAfter(app.state)); } } }, t('ablate.barOpen')),
         ' ',
         el('button', { type: 'button', className: 'ablation-clear', on: { click: () => setAblated(app, []) } }, t('ablate.clearAll')),
       );
