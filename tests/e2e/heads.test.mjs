@@ -337,6 +337,8 @@ test('on a phone, in Chinese, every head’s label in the grid keeps to two line
   assert.equal(badges.length, model.num_hidden_layers * model.num_attention_heads);
   // The grid scrolls sideways in its own box, its right edge fading where more heads lie beyond.
   await page.waitForFunction(() => document.querySelector('.view-grid .grid-scroll').dataset.fade === 'right');
+  // And says so in words above it, with the heads per layer.
+  assert.equal(await page.locator('.view-grid .grid-scroll-note').innerText(), `每层有 ${model.num_attention_heads} 个头，这里放不下全部：左右滑动这张网格可以看到其余的头。`);
   assert.ok(badges.every((b) => b.lines <= 2), JSON.stringify(badges.filter((b) => b.lines > 2)));
   // Weak: a role by a mean weight from 0.3 to under 0.5, as the core's thresholds (tests/builtin.rs).
   const shown = await thumbs(page);

@@ -55,13 +55,19 @@ export function mount(root, app) {
   let roleKey = roleLegend(false);
   // Wider than a phone, the grid scrolls in its own box, its edge fading where more heads lie beyond.
   const scroller = el('div', { className: 'grid-scroll' }, grid);
-  const fade = scrollFade(scroller);
+  // On a phone only some heads fit: said in words above the grid, not left to the faded edge.
+  const scrollNote = el('p', { className: 'hint grid-scroll-note', hidden: true });
+  const fade = scrollFade(scroller, (edge) => {
+    scrollNote.hidden = !edge;
+    scrollNote.textContent = edge ? t('grid.scrollNote', { n: app.model?.num_attention_heads ?? 0 }) : '';
+  });
   root.append(
     el('div', { className: 'toolbar' }, stage.node, el('div', { className: 'picker' }, el('label', { htmlFor: filterId }, t('grid.roleFilter')), filter)),
     el('p', { className: 'explain' }, t('grid.explain')),
     el('p', { className: 'explain' }, t('grid.rolesExplain')),
     roleKey,
     probe.node,
+    scrollNote,
     scroller,
     legendSlot,
     probe.mapNode,
