@@ -308,7 +308,10 @@ test('a padding chip masks its key column with -1e9 in every view', async () => 
   await settled();
   assert.equal(await chip.getAttribute('aria-pressed'), 'true');
   // The status beside the run says the input has padding, on every view.
-  assert.match(await page.locator('#status').innerText(), / · padding \(attention_mask 0\): 1 of the tokens$/);
+  assert.match(await page.locator('#status').innerText(), / · padding tokens: 1$/);
+  // The overview's token strip strikes the padded token through too.
+  await go('overview');
+  assert.deepEqual(await page.$$eval('.ov-token.padded', (nodes) => nodes.map((n) => n.dataset.index)), ['1']);
   const T = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
   const masked = await page.evaluate(async () => Array.from(await window.attnscope.tensor('layers.0.attn.masked_scores')));
   for (let i = 1; i < T; i++) assert.ok(masked[i * T + 1] <= -1e8, `row ${i} masks padded key 1`);

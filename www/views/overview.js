@@ -102,7 +102,7 @@ export function mount(root, app) {
   function tokens(T) {
     const pieces = state.tokens.pieces;
     const shown = T >= 2 * TOKENS_AT_EACH_END + ELIDED_AT_LEAST ? [...range(TOKENS_AT_EACH_END), null, ...range(TOKENS_AT_EACH_END).map((i) => T - TOKENS_AT_EACH_END + i)] : range(T);
-    const chips = shown.map((i) => (i === null ? el('span', { className: 'ov-more' }, t('overview.tokensMore', { n: T - 2 * TOKENS_AT_EACH_END })) : el('span', { className: state.tokens.special?.[i] ? 'ov-token special' : 'ov-token', dataset: { index: i } }, tokenText(pieces[i]))));
+    const chips = shown.map((i) => (i === null ? el('span', { className: 'ov-more' }, t('overview.tokensMore', { n: T - 2 * TOKENS_AT_EACH_END })) : el('span', { className: `ov-token${state.tokens.special?.[i] ? ' special' : ''}${state.mask[i] === 0 ? ' padded' : ''}`, dataset: { index: i }, title: state.mask[i] === 0 ? t('overview.tokenPadded') : undefined }, tokenText(pieces[i]))));
     const focusInput = () => {
       const input = document.getElementById('text');
       input.scrollIntoView({ block: 'center' });
