@@ -11,6 +11,7 @@ import { headCells, headTip, heatmap } from '../parts/heatmap.js';
 import { layerSelect, headSelect, stageSelect, stageName, stageValues, STAGES } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
 import { fixed, gap, indexLabel, quoted, shapeLabel, tokenText } from '../parts/format.js';
+import { rms } from '../parts/entropy.js';
 import { clearestHeads, headRoles, lookFor, roleBadge, roleDetail, roleText } from '../parts/head_roles.js';
 import { ablateToggle, isAblated } from '../parts/ablation.js';
 import { pageLink } from '../link.js';
@@ -49,21 +50,13 @@ async function rawSizeNote(app, l, h, raw) {
   const nH = q.shape[q.shape.length - 2];
   const nKV = k.shape[k.shape.length - 2];
   const kv = Math.floor(h / (nH / nKV));
-  const rms = ({ data, shape }, head, heads) => {
-    let sum = 0;
-    let n = 0;
-    for (let r = 0; r < shape[shape.length - 3]; r++) {
-      for (let c = 0; c < d; c++) {
-        const x = data[(r * heads + head) * d + c];
-        sum += x * x;
-        n++;
-      }
-    }
-    return Math.sqrt(sum / Math.max(1, n));
+  // One head's numbers of a [.., T, heads, d] tensor, token by token.
+  const ofHead = function* ({ data, shape }, head, heads) {
+    for (let r = 0; r < shape[shape.length - 3]; r++) yield* data.subarray((r * heads + head) * d, (r * heads + head + 1) * d);
   };
   let max = 0;
   for (const x of raw) if (Number.isFinite(x)) max = Math.max(max, Math.abs(x));
-  const [qr, kr] = [rms(q, h, nH), rms(k, kv, nKV)];
+  const [qr, kr] = [rms(ofHead(q, h, nH)), rms(ofHead(k, kv, nKV))];
   if (![max, qr, kr].every(Number.isFinite)) return null;
   return t('attention.rawSize', { max: fixed(max, 1), d, qr: fixed(qr, 2), kr: fixed(kr, 2), scaled: fixed(max / Math.sqrt(d), 1), why: t(app.model.qk_norm ? 'attention.rawSizeWhy.norm' : 'attention.rawSizeWhy.plain') });
 }

@@ -17,6 +17,7 @@ import { paintAll } from '../parts/heatmap.js';
 import { layerSelect, tokenSelect, tokenAt } from '../parts/controls.js';
 import { predict, predictionList } from '../parts/prediction.js';
 import { fixed, gap, tokenText, percent } from '../parts/format.js';
+import { rms } from '../parts/entropy.js';
 import { value } from '../parts/value.js';
 import { t } from '../strings.js';
 import { pageLink } from '../link.js';
@@ -245,7 +246,6 @@ export function mount(root, app) {
     const after = ['attn.q_norm', 'attn.k_norm'].map((n) => fullName(n, l));
     if (![...before, ...after].every((n) => app.run.entries.some((e) => e.name === n))) return [];
     const raw = await app.tensors(before);
-    const rms = (data) => Math.sqrt(data.reduce((sum, x) => sum + x * x, 0) / Math.max(1, data.length));
     const [q0, k0] = before.map((n) => rms(raw.get(n).data));
     const [q1, k1] = after.map((n) => rms(found.get(n).data));
     if (![q0, k0, q1, k1].every((x) => Number.isFinite(x) && x > 0)) return [];
