@@ -225,6 +225,22 @@ test('the attention map shows one head with exact values at each stage', async (
   assert.ok(Math.abs(raw - scaled * Math.sqrt(d)) <= 1e-4 * Math.max(1, Math.abs(raw)), `raw ${raw} = scaled ${scaled} × √${d}`);
   assert.match(await page.locator('.attention-figure figcaption').innerText(), new RegExp(`attn\\.scores\\[0, \\d+\\] × √${d}`));
   assert.match(await page.locator('.attention-figure .explain').innerText(), /before ÷ √d/);
+  // How large this head's raw scores get, and the RMS of its q′ and k′ numbers, from the trace.
+  const sizes = await page.evaluate(async () => {
+    const { layer, head } = window.attnscope.app.state;
+    const { num_attention_heads: nH, num_key_value_heads: nKV, head_dim: d } = window.attnscope.app.model;
+    const [scores, q, k] = await Promise.all(['attn.scores', 'attn.q_rope', 'attn.k_rope'].map((n) => window.attnscope.tensor(`layers.${layer}.${n}`)));
+    const T = q.length / (nH * d);
+    const rms = (x, h, heads) => {
+      let s = 0;
+      for (let r = 0; r < T; r++) for (let c = 0; c < d; c++) s += x[(r * heads + h) * d + c] ** 2;
+      return Math.sqrt(s / (T * d));
+    };
+    let max = 0;
+    for (const v of scores.subarray(head * T * T, (head + 1) * T * T)) if (Number.isFinite(v)) max = Math.max(max, Math.abs(v) * Math.sqrt(d));
+    return { max: max.toFixed(1), q: rms(q, head, nH).toFixed(2), k: rms(k, Math.floor(head / (nH / nKV)), nKV).toFixed(2), d };
+  });
+  assert.match(await page.locator('.attention-figure .raw-size').innerText(), new RegExp(`^In this head the raw scores reach ±${sizes.max} with d = ${sizes.d}: here the numbers of q′ and k′ have an RMS of ${sizes.q} and ${sizes.k},`));
   await screenshot(page, 'views-attention-raw');
   await page.locator('.segment[data-stage="probs"]').click();
   await settled();
