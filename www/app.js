@@ -137,6 +137,7 @@ const dom = {
   config: document.getElementById('config'),
   view: document.getElementById('view'),
   openFull: document.getElementById('open-full'),
+  sentence: document.getElementById('embed-sentence'),
 };
 
 // Text longer than a link carries runs whole; the box says a link keeps only its start (long_text.js).
@@ -390,8 +391,17 @@ async function cancelWork() {
 // How many of the input's tokens are padding (attention_mask 0): said in the status, beside the run.
 const padded = () => state.mask.filter((m) => m === 0).length;
 
+// An embed whose author hid the input still says what sentence its figure is of, on one line
+// (share.css shows it only there; the whole text is its tooltip).
+function renderSentence() {
+  const said = embed && state.hide.includes('input') && state.text ? t('embed.sentence', { text: state.text }) : '';
+  dom.sentence.textContent = said;
+  dom.sentence.title = said;
+}
+
 function renderStatus() {
   backend.show(state.backend);
+  renderSentence();
   if (app.busy || app.progress) {
     const p = app.progress;
     dom.status.replaceChildren(

@@ -667,6 +667,10 @@ test('<attn-scope> on a plain HTML page: one script tag, sized by attributes, sc
   const first = await page.evaluate(() => document.getElementById('fig').getState());
   assert.equal(first.view, 'grid');
   assert.deepEqual(first.hide, ['config', 'input']);
+  // Its input hidden, the figure still says which sentence it is of, on one line under the tabs.
+  const sentence = frame.locator('#embed-sentence');
+  assert.ok(await sentence.isVisible());
+  assert.equal(await sentence.textContent(), `Sentence: “${first.text}”`);
   const next = await page.evaluate(() => document.getElementById('fig').setState({ view: 'attention', head: 3 }));
   assert.deepEqual([next.view, next.head], ['attention', 3]);
   await settled(frame);
@@ -676,6 +680,7 @@ test('<attn-scope> on a plain HTML page: one script tag, sized by attributes, sc
   await page.evaluate(async (s) => document.getElementById('fig').setAttribute('state', s), await fragment({ ...FORMAT1_DEFAULTS, view: 'masks' }));
   await page.waitForFunction(() => window.changes.at(-1)?.view === 'masks', null, { timeout: 90_000 });
   await settled(frame);
+  assert.ok(!(await frame.locator('#embed-sentence').isVisible()), 'with the input shown, no second copy of the sentence');
   await screenshot(page, 'share-element');
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
