@@ -204,6 +204,14 @@ impl Tokenizer {
         (0..self.bytes.len() as u32).filter(|&id| !self.special[id as usize]).collect()
     }
 
+    /// The ordinary ids a reader can read alone: whole UTF-8 characters, none of them a control
+    /// character (a byte-level piece of a character would be drawn as `<E4 BD>`, a control one as
+    /// a box).
+    pub fn readable_ids(&self) -> Vec<u32> {
+        let readable = |b: &[u8]| std::str::from_utf8(b).is_ok_and(|s| !s.is_empty() && !s.chars().any(char::is_control));
+        self.ordinary_ids().into_iter().filter(|&id| readable(&self.bytes[id as usize])).collect()
+    }
+
     /// Number of ids (largest id + 1), added tokens included.
     pub fn vocab_size(&self) -> usize {
         self.bytes.len()

@@ -333,3 +333,20 @@ fn a_tokenizer_json_that_is_not_json_says_where() {
     assert_eq!(key_and_place(cut).0, "tokenizer.jsonCutShort");
     assert_eq!(key_and_place("{\n \"version\": \"1.0\" x\n}"), ("tokenizer.notJson", "line=2 column=19".into()));
 }
+
+#[test]
+fn readable_ids_are_whole_characters_without_control_ones() {
+    let tokenizer = minimind();
+    let (ordinary, readable) = (tokenizer.ordinary_ids(), tokenizer.readable_ids());
+    assert!(readable.len() > 5000 && readable.len() < ordinary.len(), "{} of {}", readable.len(), ordinary.len());
+    for &id in &readable {
+        let piece = tokenizer.id_to_piece(id);
+        assert!(!piece.is_empty() && !piece.chars().any(char::is_control), "{id}: {piece:?}");
+    }
+    // A piece of a character (MiniMind's byte tokens, <0xE4> and the like) and a control character
+    // are ordinary but not readable.
+    let cut = ordinary.iter().copied().find(|&id| tokenizer.id_to_piece(id).starts_with("<E")).expect("a byte piece");
+    assert!(!readable.contains(&cut));
+    let control = ordinary.iter().copied().find(|&id| tokenizer.id_to_piece(id).chars().any(char::is_control)).expect("a control character");
+    assert!(!readable.contains(&control));
+}

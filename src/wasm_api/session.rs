@@ -383,13 +383,14 @@ impl Session {
     }
 
     /// The induction probe (`analysis::induction`): `{length, seed, first}` random ordinary tokens of
-    /// the tokenizer, twice, run on their own (the last run stays the last run); returns
+    /// the tokenizer (readable alone: no piece of a character, no control character), twice, run on their own (the last run stays the last run); returns
     /// `{ids, length, layers: [{layer, heads: [{head, induction, duplicate, rows, role, score, strong,
     /// positions}]}]}`, `positions` being what `headRoles` says of the head on that sequence.
     #[wasm_bindgen(js_name = probeHeads)]
     pub fn probe_heads(&self, request: JsValue) -> Result<JsValue, JsValue> {
         let req: induction::ProbeRequest = if request.is_undefined() || request.is_null() { Default::default() } else { from_js(request, "probe request")? };
-        let ordinary = self.tokenizer.as_ref().map(Tokenizer::ordinary_ids);
+        // Tokens a reader can read on the probe's axes, where the tokenizer has enough of them.
+        let ordinary = self.tokenizer.as_ref().map(|t| Some(t.readable_ids()).filter(|r| r.len() >= req.length).unwrap_or_else(|| t.ordinary_ids()));
         Ok(to_js(&induction::probe(&self.model, ordinary.as_deref(), &req).map_err(super::js_said)?)?)
     }
 }
