@@ -67,6 +67,10 @@ test('the diagram shows the built-in model’s own sizes, its trace’s shapes a
     vocab: config.vocab_size,
   });
   assert.deepEqual([config.num_hidden_layers, config.num_attention_heads, config.num_key_value_heads], [4, 8, 4]);
+  // Its heads × head_dim is not its hidden size, as the tutorials' 8 × 96 = 768 is: said, with the projections.
+  const qw = config.num_attention_heads * config.head_dim;
+  assert.notEqual(qw, config.hidden_size);
+  assert.match(await page.locator('.ov-heads-width').innerText(), new RegExp(`Here ${config.num_attention_heads} heads × head_dim ${config.head_dim} = ${qw}, which is not the hidden size ${config.hidden_size} .*q_proj maps each token’s ${config.hidden_size} numbers to ${qw}, and o_proj maps the heads’ ${qw} numbers back to ${config.hidden_size}\\.`));
   assert.equal(await page.locator('.ov-layer-button').count(), 4, 'one button per layer');
   assert.equal(await page.locator('.ov-times').innerText(), '(one of 4 layers)', 'one of n layers, not a multiplication "Layer 2 × 4"');
   assert.equal(await page.locator('[data-block="qk_norm"]').count(), 1, 'the built-in model has Q/K norm');
@@ -281,6 +285,7 @@ test('a random model draws its own sizes: MiniMind-3’s (768, 8 layers, 8 heads
   await setState(page, { model: { kind: 'random' }, config: MINIMIND3 });
   assert.deepEqual(await facts(page), { layers: 8, heads: 8, kvHeads: 4, headDim: 96, hidden: 768, ffn: ffnSize(768), vocab: 6400 });
   assert.equal(await page.locator('.ov-layer-button').count(), 8);
+  assert.equal(await page.locator('.ov-heads-width').count(), 0, '8 × 96 = 768: nothing to say');
   assert.equal(await page.locator('.ov-layer').getAttribute('data-stack'), '3', 'three cards drawn behind, however many layers');
   assert.equal(await page.locator('.ov-top').count(), 1, 'a prediction');
   // Random weights learned nothing: the route's head-grid card does not promise learned patterns.

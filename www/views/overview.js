@@ -227,7 +227,9 @@ export function mount(root, app) {
         el('h2', {}, t('overview.title', { name })),
         el('p', { className: 'explain' }, t('overview.lead')),
         // The built-in model is not the tutorials' MiniMind: say how it differs before its numbers do.
-        (app.source ?? app.preview.model).kind === 'builtin' && el('p', { className: 'explain ov-builtin-note' }, t('overview.builtinNote', { layers: c.num_hidden_layers, width: c.hidden_size, d: c.head_dim, mmLayers: MINIMIND3.num_hidden_layers, mmHidden: MINIMIND3.hidden_size, mmD: MINIMIND3.hidden_size / MINIMIND3.num_attention_heads })),
+        (app.source ?? app.preview.model).kind === 'builtin' && el('p', { className: 'explain ov-builtin-note' }, t('overview.builtinNote', { layers: c.num_hidden_layers, width: c.hidden_size, heads: c.num_attention_heads, d: c.head_dim, mmLayers: MINIMIND3.num_hidden_layers, mmHidden: MINIMIND3.hidden_size, mmD: MINIMIND3.hidden_size / MINIMIND3.num_attention_heads })),
+        // The tutorials' heads × head_dim is the hidden size (8 × 96 = 768); where a model's is not, say so.
+        c.num_attention_heads * c.head_dim !== c.hidden_size && el('p', { className: 'hint ov-heads-width' }, t('overview.headsWidth', { heads: c.num_attention_heads, d: c.head_dim, qw: c.num_attention_heads * c.head_dim, width: c.hidden_size })),
         facts(c),
       ),
       start,
