@@ -113,6 +113,16 @@ test('Q·K explained: one click opens the tutorial’s pair, Q = 她 and K = 红
   assert.deepEqual([state.layer, state.head], [best.l, best.h]);
   assert.match(await own.locator('.qk-walk').innerText(), new RegExp(`probs\\[0, ${best.h}, ${state.query}, ${state.key}\\] = ${best.w.toFixed(4)}`));
   assert.equal(await own.locator('.qk-tutorial-pair').isVisible(), false, 'the button steps aside once the pair is shown');
+  // The attention map answers the tutorials' question from the same numbers: in the best head, 红's
+  // share and that no head gives more; in another, where it ranks and which head gives the most.
+  await own.evaluate(() => window.attnscope.setState({ view: 'attention' }));
+  await settled(own);
+  const answer = () => own.locator('.view-attention .pair-answer').innerText();
+  assert.match(await answer(), new RegExp(`^她在看小红吗？在这个头里，“红”（小红的红）拿到“她”的 ${best.w.toFixed(2)} 权重，.*这个模型里没有哪个头给“红”更多。`));
+  const other = (best.h + 1) % 8;
+  await own.evaluate((head) => window.attnscope.setState({ head }), other);
+  await settled(own);
+  assert.match(await answer(), new RegExp(`给它最多的是层 ${best.l} 头 ${best.h}：${best.w.toFixed(2)}。`));
   assert.deepEqual(own.consoleErrors, []);
   await own.close();
 });

@@ -17,6 +17,7 @@ import { ablateToggle, isAblated } from '../parts/ablation.js';
 import { pageLink } from '../link.js';
 import { queryOf, queryRowBox, topKeys } from '../parts/query_row.js';
 import { openTutorialPair, showsTutorialPair } from '../parts/pair_head.js';
+import { DOOR } from '../lessons/qk_match.js';
 import { t } from '../strings.js';
 
 // The three heads with the strongest clear role other than resting on the first token (previous
@@ -37,6 +38,29 @@ function followedLead(probs, h, row, pieces) {
   // Each token quoted, so a one-character token (了) does not read as part of the sentence.
   const keys = topKeys(probs, h, row).map(({ j, w }) => `${quoted(tokenText(pieces[j]))} ${fixed(w, 2)}`).join(t('overview.listSep'));
   return el('p', { className: 'followed-lead' }, t('attention.followedLead', { token: tokenText(pieces[row]), i: row, keys }));
+}
+
+// The tutorials' question asked of this run, on their sentence with 她 followed: the share of 她's
+// weight that 红 (of 小红) gets in this head, its rank in the row, and the head of any layer that
+// gives it the most. `layers`: every layer's probs [nH, T, S]. Null where 红 is not before 她.
+function pairAnswer(layers, layer, h, row, pieces) {
+  const target = pieces.lastIndexOf(DOOR.target, row);
+  if (target < 0) return null;
+  const at = ({ data, shape: [, T, S] }, head) => data.subarray((head * T + row) * S, (head * T + row + 1) * S);
+  const mine = at(layers[layer], h);
+  const w = mine[target];
+  const seen = mine.subarray(0, row + 1);
+  const rank = 1 + seen.filter((x) => x > w).length;
+  let best = { layer, head: h, w };
+  layers.forEach((probs, l) => {
+    for (let hh = 0; hh < probs.shape[0]; hh++) {
+      const x = at(probs, hh)[target];
+      if (x > best.w) best = { layer: l, head: hh, w: x };
+    }
+  });
+  const rankText = rank === 1 ? t('attention.pairRank1') : t('attention.pairRankN', { n: rank, count: seen.length });
+  const bestText = best.layer === layer && best.head === h ? t('attention.pairBestHere') : t('attention.pairBestThere', { l: best.layer, h: best.head, w: fixed(best.w, 2) });
+  return el('p', { className: 'pair-answer' }, t('attention.pairAnswer', { w: fixed(w, 2), rank: rankText, best: bestText }));
 }
 
 // The raw scores' size, said with what makes it: the RMS of this head's q′ and k′ numbers (the √d
@@ -124,6 +148,8 @@ export function mount(root, app) {
     // A followed row (a click, a link, a lesson's door that came for 她 → 红) is said first: what
     // the reader came to see in this head, before what the head does over all its rows.
     const lead = query === null ? [] : [followedLead(found.get(`layers.${state.layer}.attn.probs`), h, query, pieces)];
+    const answer = showsTutorialPair(state, query) ? pairAnswer(probsNames.map((n) => found.get(n)), state.layer, h, query, pieces) : null;
+    if (answer) lead.push(answer);
     role.replaceChildren(
       ...lead,
       el('p', { className: 'head-role-line' }, el('span', { className: 'head-role-title' }, t(query === null ? 'role.title' : 'role.titleWhole')), roleBadge(measured, pieces), el('span', { className: 'head-role-detail' }, roleDetail(measured, pieces))),
