@@ -55,7 +55,7 @@ function typicalDot(d) {
 export function mount(root, app) {
   const rows = SEED_ROWS.map((text, n) => el('input', { type: 'text', value: text, attrs: { 'aria-label': t('lesson.sqrt_d.rowLabel', { n: n + 1 }), inputmode: 'decimal' }, on: { change: () => app.redraw() } }));
   const seedOut = el('div', { className: 'multiples wide' });
-  const dimSelect = el('select', { id: 'lesson-d', on: { change: () => app.redraw() } }, DIMS.map((d) => el('option', { value: String(d) }, d === HEAD_DIM ? t('lesson.sqrt_d.headDimOption', { d }) : d)));
+  const dimSelect = el('select', { id: 'lesson-d', on: { change: () => app.redraw() } }, DIMS.map((d) => el('option', { value: String(d) }, d === HEAD_DIM ? t('lesson.sqrt_d.headDimOption', { d }) : d === HIDDEN[0] ? t('lesson.sqrt_d.tutorialOption', { d }) : d)));
   dimSelect.value = '512';
   const growth = el('div', {});
   const sizes = el('div', {});
