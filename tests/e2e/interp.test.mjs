@@ -246,6 +246,16 @@ test('knock out: the before / after view shows the two predictions, their change
   }
   close(Number(await page.locator('.view-ablate .prediction-diff').getAttribute('data-kl')), kls[most], 1e-4 * Math.max(1, kls[most]), 'KL(before ‖ after)');
   assert.ok(kls[most] > 0);
+  // Following the largest change is said, with the last position one click away (not where it opened).
+  if (most !== T - 1) {
+    assert.match(await page.locator('.view-ablate .ablate-follows').innerText(), /Until you pick a position, this view shows the one where the knock-out changes the prediction most/);
+    await page.click('.view-ablate .ablate-follows button');
+    await settled(page);
+    assert.equal(await page.evaluate(() => window.attnscope.getState().query), T - 1);
+    assert.equal(await page.locator('.view-ablate .ablate-follows').count(), 0, 'a picked position is not followed');
+    await page.evaluate(() => window.attnscope.app.set({ query: null }));
+    await settled(page);
+  }
   // A click on another token shows the change there.
   const elsewhere = most === T - 1 ? 0 : T - 1;
   await page.click(`.view-ablate .ablate-kl-token[data-position="${elsewhere}"]`);

@@ -147,9 +147,14 @@ export function mount(root, app) {
         ),
       ),
     );
+    // Unpicked, the position follows the largest change, which a new knock-out can move: said, with
+    // the last position (the one the output and head attribution read) a click away.
+    const last = T - 1;
+    const follows = state.query === null && i !== last;
     prediction.replaceChildren(
       el('p', { className: 'ablate-kl-lead' }, t('ablate.klLead', { i: most, token: tokenText(state.tokens.pieces[most]), kl: kls[most].toFixed(4) })),
       strip,
+      ...(follows ? [el('p', { className: 'hint ablate-follows' }, t('ablate.followsMost'), ' ', el('button', { type: 'button', className: 'action secondary', on: { click: () => app.set({ query: last }) } }, t('ablate.showLast', { i: last, token: tokenText(state.tokens.pieces[last]) })))] : []),
       el('p', { className: 'hint' }, t('ablate.predictionNote', { i, token: tokenText(state.tokens.pieces[i]), v: V })),
       predictionDiff(dBefore, dAfter, { a: t('ablate.before'), b: t('ablate.after') }),
     );
