@@ -439,6 +439,9 @@ test('head attribution: the heatmap is the core’s head_logit at the position, 
   // Its 0 is not a head that does not touch the target: the cell is striped, the tooltip and legend say why.
   assert.match(offCell.text, /knocked out: this head’s output is zeroed/);
   assert.match(await page.locator('.view-attribution .legend').innerText(), /knocked out \(its push is 0\)/);
+  // The colours keep the intact run's scale (its largest push), said under the map.
+  const intactMax = Math.max(...pushes.map((p) => Math.abs(p.v)));
+  assert.match(await page.locator('.view-attribution .attribution-kept-scale').innerText(), new RegExp(`keep the scale of the run with every head on \\(±${intactMax.toFixed(3)},`));
   // The focus outline sits on the cell (readCell left it there): the canvas pixels inside it hold
   // the stripes' dark grey, which no cell of the diverging scale has near 0.
   const dark = await page.evaluate(() => {

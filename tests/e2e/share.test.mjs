@@ -675,6 +675,7 @@ test('<attn-scope> on a plain HTML page: one script tag, sized by attributes, sc
   assert.deepEqual([next.view, next.head], ['attention', 3]);
   await settled(frame);
   assert.equal(await frame.locator('.view-attention select[name="head"]').inputValue(), '3');
+  assert.equal(await frame.locator('.qk-tutorial-pair').isVisible(), false, 'a figure offers no switch away from its sentence');
   const link = await page.evaluate(() => document.getElementById('fig').link());
   assert.deepEqual((await decode(hashOf(link))).state, next);
   await page.evaluate(async (s) => document.getElementById('fig').setAttribute('state', s), await fragment({ ...FORMAT1_DEFAULTS, view: 'masks' }));

@@ -27,11 +27,13 @@ export function mount(root, app) {
   const caption = el('h3', {});
   const sign = el('p', { className: 'explain' }, t('attribution.sign', { neutral: neutralWord() }));
   const strongest = el('div', { className: 'hint attribution-strongest' });
+  // With heads knocked out, the colours keep the intact run's scale: said under the map.
+  const kept = el('p', { className: 'hint attribution-kept-scale', hidden: true });
   const map = heatmap();
   root.append(
     el('div', { className: 'toolbar' }, position.node, el('div', { className: 'picker' }, el('label', { htmlFor: targetId }, t('attribution.target')), target)),
     el('p', { className: 'explain' }, t('attribution.explain')),
-    el('section', { className: 'card' }, caption, sign, map.node, strongest),
+    el('section', { className: 'card' }, caption, sign, map.node, kept, strongest),
   );
   let seq = 0;
 
@@ -56,16 +58,30 @@ export function mount(root, app) {
 
     const { num_hidden_layers: L, num_attention_heads: nH } = app.model;
     const names = range(L).map((l) => `layers.${l}.attn.head_logit`);
-    const [found, roles] = await Promise.all([app.tensors(names, { headLogit: true, targetToken: chosen }), headRoles(app).catch(() => [])]);
+    // With heads knocked out, the run with every head on too: its pushes set the colour scale, so a
+    // knock-out shows as what it changes, not as a rescaled board.
+    const off = state.ablate.length > 0;
+    const [found, roles, intact] = await Promise.all([
+      app.tensors(names, { headLogit: true, targetToken: chosen }),
+      headRoles(app).catch(() => []),
+      off ? app.tensors(names, { headLogit: true, targetToken: chosen, ablate: [] }) : null,
+    ]);
     if (my !== seq) return;
-    const data = new Float32Array(L * nH);
-    for (let l = 0; l < L; l++) data.set(found.get(names[l]).data.subarray(i * nH, (i + 1) * nH), l * nH);
+    const rowOf = (run) => {
+      const out = new Float32Array(L * nH);
+      for (let l = 0; l < L; l++) out.set(run.get(names[l]).data.subarray(i * nH, (i + 1) * nH), l * nH);
+      return out;
+    };
+    const data = rowOf(found);
+    const maxAbs = off ? extent([rowOf(intact)]).maxAbs : extent([data]).maxAbs;
+    kept.hidden = !off;
+    kept.textContent = off ? t('attribution.keptScale', { max: fixed(maxAbs, 3) }) : '';
     const token = tokenText(piece);
     caption.textContent = t('attribution.title', { i, at: tokenText(state.tokens.pieces[i]), token, id: chosen });
     map.update({
       // A knocked-out head pushes exactly 0, like a head that does not touch the target: striped, so the two differ.
       cells: { data, rows: L, cols: nH, rowMask: null, maxCell: 48, off: new Set(state.ablate.filter(([l, h]) => l < L && h < nH).map(([l, h]) => l * nH + h)) },
-      scale: diverging(extent([data]).maxAbs),
+      scale: diverging(maxAbs),
       labels: { rows: range(L).map((l) => t('grid.layer', { l })), cols: range(nH).map((h) => t('ablate.headColumn', { h })) },
       interaction: {
         name: caption.textContent,
