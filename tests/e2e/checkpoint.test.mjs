@@ -299,6 +299,9 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
   assert.ok(progress.some((text) => text.includes(`${size} of ${size}`)), `the progress bar counted the bytes: ${progress.join(' | ')}`);
   await assertComputesLikePyTorch(page, MINIMIND);
   await screenshot(page, 'checkpoint-files-minimind3-bf16');
+  // A link cannot carry files: copying one says so, and how to share the model.
+  await page.click('#share-link');
+  await page.waitForFunction(() => /a link cannot carry/.test(document.querySelector('.share').textContent));
 
   await dropFiles(page, filesOf(LLAMA));
   await loaded(page, 'llama');

@@ -296,7 +296,9 @@ test('SVG and PNG exports of every view: the SVG parses with real text, the PNG 
     await page.evaluate((v) => window.attnscope.setState({ view: v, step: 'scores' }), view);
     await settled(page);
     const svg = await downloadOf(page, '#export-svg');
-    assert.match(svg.name, new RegExp(`^attnscope-${view}-l\\d+h\\d+\\.svg$`));
+    // The name says what the figure shows: its head where it shows one, the stage or step, the language.
+    const named = { attention: /^attnscope-attention-l1h3-[a-z]+-en\.svg$/, stepper: /^attnscope-stepper-scores(-l1h3)?-en\.svg$/, grid: /^attnscope-grid-en\.svg$/, masks: /^attnscope-masks-l1h3-en\.svg$/, lines: /^attnscope-lines-l1h3-en\.svg$/ };
+    assert.match(svg.name, named[view]);
     const parsed = await page.evaluate((text) => {
       const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
       const root = doc.documentElement;

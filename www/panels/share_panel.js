@@ -58,7 +58,7 @@ export function sharePanel(app, { getState, view }) {
       await navigator.clipboard.writeText(text);
       said(done);
     } catch {
-      said(t('share.copyManually'));
+      said(copiedNote('share.copyManually'));
       manual.value = text;
       manual.hidden = false;
       manual.select();
@@ -72,9 +72,8 @@ export function sharePanel(app, { getState, view }) {
       return;
     }
     try {
-      const { view: id, layer, head } = app.state;
       const figure = figureSvg(root, { title: title(), link: await linkTo(getState()) });
-      const file = `attnscope-${id}-l${layer}h${head}.${kind}`;
+      const file = `${fileName(app.state, root)}.${kind}`;
       download(kind === 'svg' ? new Blob([figure.text], { type: 'image/svg+xml' }) : await figurePng(figure), file);
       said(t('share.exported', { file }));
     } catch (err) {
@@ -82,14 +81,18 @@ export function sharePanel(app, { getState, view }) {
     }
   }
 
+  // A copied link or embed of a model loaded from the reader's own files opens on random weights:
+  // said when it is copied, with how to share the model.
+  const copiedNote = (key) => t(key) + (app.state.model.kind === 'files' ? ` ${t('share.filesWarning')}` : '');
+
   const button = (key, action, extra = {}) => el('button', { type: 'button', className: 'share-button', on: { click: action }, ...extra }, t(key));
   const node = el(
     'div',
     { className: 'share' },
-    el('div', { className: 'share-row' }, button('share.copyLink', async () => copy(await linkTo(getState()), t('share.copied')), { id: 'share-link' })),
+    el('div', { className: 'share-row' }, button('share.copyLink', async () => copy(await linkTo(getState()), copiedNote('share.copied')), { id: 'share-link' })),
     // The embed's options come before the button that copies it: they change the code it copies.
     el('fieldset', { className: 'share-hide' }, el('legend', {}, t('share.hideLabel')), HIDE_FLAGS.map((flag, i) => el('label', { className: 'switch' }, hideBoxes[i], el('span', {}, t(`share.hide.${flag}`))))),
-    el('div', { className: 'share-row' }, button('share.copyEmbed', async () => copy(await embedCode(getState(), title(), embedSize()), t('share.embedCopied')), { id: 'share-embed' })),
+    el('div', { className: 'share-row' }, button('share.copyEmbed', async () => copy(await embedCode(getState(), title(), embedSize()), copiedNote('share.embedCopied')), { id: 'share-embed' })),
     el(
       'div',
       { className: 'share-row' },
@@ -114,4 +117,17 @@ export function sharePanel(app, { getState, view }) {
       }
     },
   };
+}
+
+// An exported figure's file name says what it shows, so two exports do not overwrite each other:
+// the view, its layer and head where it shows one head (it has a head picker), the attention map's
+// stage, the pipeline's step or the lesson, and the language.
+export function fileName(state, root) {
+  const parts = ['attnscope', state.view];
+  if (state.view === 'lessons') parts.push(state.lesson);
+  if (state.view === 'stepper') parts.push(state.step);
+  if (root.querySelector(':scope > .toolbar select[name="head"]')) parts.push(`l${state.layer}h${state.head}`);
+  if (state.view === 'attention') parts.push(state.stage);
+  parts.push(state.lang);
+  return parts.filter((p) => p !== null && p !== undefined && p !== '').join('-');
 }
