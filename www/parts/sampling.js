@@ -77,8 +77,9 @@ export function samplingCard(app) {
 
   function draw({ kept, probs, drawn: pick }, top, V, last, text) {
     const sampling = samplingOf(state);
-    summary.textContent =
-      sampling.temperature === 0 ? t('sampling.summaryGreedy') : t(kept === V ? 'sampling.summaryAll' : 'sampling.summary', { kept: grouped(kept), v: grouped(V) });
+    // The drawn token's bar is marked; where it is among the bars, the summary says what the mark is.
+    const lead = sampling.temperature === 0 ? t('sampling.summaryGreedy') : t(kept === V ? 'sampling.summaryAll' : 'sampling.summary', { kept: grouped(kept), v: grouped(V) });
+    summary.textContent = top.some((c) => c.id === pick.id) ? spaced(lead) + t('sampling.marked') : lead;
     chart.replaceChildren(
       bars(
         top.map((c, n) => ({
