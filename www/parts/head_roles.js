@@ -112,3 +112,18 @@ export function roleBadge(r, pieces, { compact = false } = {}) {
 export function lookFor(r, pieces) {
   return r && r.role !== 'mixed' ? t(`role.look.${r.role}`, r.role === 'fixed' ? keyToken(r, pieces) : {}) : null;
 }
+
+// What each role's colour means, and the ⊘ under every thumbnail, said once above the head grid
+// and the knock-out board (a newcomer does not hover every label to find out). The probe's two roles join it while the probe is on.
+const LEGEND_ROLES = ['previous', 'current', 'first', 'fixed', 'broad', 'mixed'];
+export const PROBE_ROLES = ['induction', 'duplicate'];
+export function roleLegend(probing, { weak = false } = {}) {
+  return el(
+    'ul',
+    { className: 'role-legend', attrs: { 'aria-label': t('grid.legend') } },
+    [...LEGEND_ROLES, ...(probing ? PROBE_ROLES : [])].map((role) => el('li', { dataset: { role } }, el('span', { className: `role-badge role-${role}` }, t(`role.${role}`)), ' ', t(`role.means.${role}`))),
+    // A dashed mark is a weak role (mean weight 0.3 to 0.5), said where the labels are compact.
+    weak && el('li', {}, el('span', { className: 'role-badge role-previous weak' }, t('role.previous')), ' ', t('role.weakMark')),
+    el('li', {}, el('span', { className: 'role-legend-knock', attrs: { 'aria-hidden': 'true' } }, '⊘'), ' ', t('grid.legendKnock')),
+  );
+}

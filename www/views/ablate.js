@@ -13,7 +13,7 @@ import { klDivergence } from '../parts/entropy.js';
 import { short, tokenText, spaced } from '../parts/format.js';
 import { pageHref } from '../link.js';
 import { t } from '../strings.js';
-import { headRoles, roleBadge } from '../parts/head_roles.js';
+import { headRoles, roleBadge, roleLegend } from '../parts/head_roles.js';
 import { scrollFade } from '../parts/scroll_fade.js';
 
 // Differences below this (relative to the tensor's largest magnitude) are float noise, not a change.
@@ -62,7 +62,7 @@ export function mount(root, app) {
   root.append(
     el('div', { className: 'toolbar' }, position.node),
     el('p', { className: 'explain' }, t('ablate.explain')),
-    el('section', { className: 'card' }, el('h3', {}, t('ablate.boardTitle')), el('p', { className: 'hint' }, t('ablate.boardHint')), board, chosen),
+    el('section', { className: 'card' }, el('h3', {}, t('ablate.boardTitle')), el('p', { className: 'hint' }, t('ablate.boardHint')), roleLegend(false, { weak: true }), board, chosen),
     el('section', { className: 'card' }, el('h3', {}, t('ablate.predictionTitle')), prediction),
     el('section', { className: 'card' }, el('h3', {}, t('ablate.changedTitle')), changed),
   );

@@ -16,7 +16,7 @@ import { stageName, stageSelect, stageValues, STAGES, range } from '../parts/con
 import { scaleFor } from '../parts/color_scale.js';
 import { indexLabel, tokenText } from '../parts/format.js';
 import { maxPool } from '../parts/pool.js';
-import { headRoles, roleBadge, ROLES } from '../parts/head_roles.js';
+import { headRoles, roleBadge, ROLES, PROBE_ROLES, roleLegend } from '../parts/head_roles.js';
 import { probeHeads, probeSection, withProbe } from '../parts/induction_probe.js';
 import { ablateToggle, isAblated } from '../parts/ablation.js';
 import { t } from '../strings.js';
@@ -30,19 +30,6 @@ const THUMB_MAX = 112;
 const THUMB_MIN = 72;
 // Above this many cells per head, the grid pauses between layers while it pools.
 const YIELD_CELLS = 128 * 128;
-
-// What each role's colour means, and the ⊘ under every thumbnail, said once above the grid (a
-// newcomer does not hover every label to find out). The probe's two roles join it while the probe is on.
-const LEGEND_ROLES = ['previous', 'current', 'first', 'fixed', 'broad', 'mixed'];
-const PROBE_ROLES = ['induction', 'duplicate'];
-function roleLegend(probing) {
-  return el(
-    'ul',
-    { className: 'role-legend', attrs: { 'aria-label': t('grid.legend') } },
-    [...LEGEND_ROLES, ...(probing ? PROBE_ROLES : [])].map((role) => el('li', { dataset: { role } }, el('span', { className: `role-badge role-${role}` }, t(`role.${role}`)), ' ', t(`role.means.${role}`))),
-    el('li', {}, el('span', { className: 'role-legend-knock', attrs: { 'aria-hidden': 'true' } }, '⊘'), ' ', t('grid.legendKnock')),
-  );
-}
 
 export function mount(root, app) {
   const { state } = app;
