@@ -322,6 +322,11 @@ test('SVG and PNG exports of every view: the SVG parses with real text, the PNG 
     assert.ok(view === 'lines' || parsed.images > 0, 'heatmaps as images');
     assert.deepEqual((await decode(hashOf(parsed.desc))).state, await getState(page), 'the SVG carries its link');
     if (view === 'attention') assert.ok(parsed.texts.some((s) => s.includes('layers.1.attn.probs[0, 3]')), 'the tensor’s name as text');
+    // Under the title, what the figure shows: the head and stage where the view has them, and the sentence.
+    const subtitle = parsed.texts[1];
+    assert.ok(subtitle.endsWith(`“${(await getState(page)).text.slice(0, 60)}${(await getState(page)).text.length > 60 ? '…' : ''}”`), `${view}: ${subtitle}`);
+    if (view === 'attention') assert.match(subtitle, / · layer 1, head 3 · [a-z ·Q]+ · “/);
+    if (view === 'grid') assert.doesNotMatch(subtitle, /layer|head/);
     if (view === 'lines') assert.ok(parsed.texts.some((s) => s === 'queries' || s === 'QUERIES'));
 
     const png = await downloadOf(page, '#export-png');
@@ -349,7 +354,8 @@ test('SVG and PNG exports of every view: the SVG parses with real text, the PNG 
 // block with detail (text, lines, cells) in the export must have detail on screen too, within two
 // blocks (8 CSS px each), or the export drew something where the screen shows nothing (a scrolled table spilling over
 // what follows it). The export puts the root at (MARGIN, MARGIN + TITLE_BAND) CSS px.
-const EXPORT_OFFSET = { x: 16, y: 16 + 30 };
+// The margin, the title's band and the subtitle's (parts/figure_export.js).
+const EXPORT_OFFSET = { x: 16, y: 16 + 30 + 20 };
 const BLOCK = 16;
 const SPILL_NOISE = 4;
 async function spill(page, pngBytes) {
@@ -357,8 +363,11 @@ async function spill(page, pngBytes) {
     document.activeElement?.blur();
     window.scrollTo(0, 0);
   });
+  // The screen as the export lays it out: without the controls it leaves out (.exporting, style.css).
+  await page.evaluate(() => document.querySelector('#view .view-root').classList.add('exporting'));
   const box = await page.locator('#view .view-root').boundingBox();
   const shot = await page.screenshot({ fullPage: true, clip: box, animations: 'disabled' });
+  await page.evaluate(() => document.querySelector('#view .view-root').classList.remove('exporting'));
   return page.evaluate(
     async ({ shot, png, box, offset, block }) => {
       const scale = devicePixelRatio;

@@ -8,6 +8,7 @@ import { figureSvg, figurePng, download } from '../parts/figure_export.js';
 import { HIDE_FLAGS } from '../state.js';
 import { linkTo, embedCode } from '../link.js';
 import { t } from '../strings.js';
+import { modelName } from './model_panel.js';
 
 const EMBED_WIDTH = 800;
 const EMBED_CHROME = 110;
@@ -16,6 +17,8 @@ const EMBED_MAX_HEIGHT = 2000;
 // The embed is narrower than the full page's view: what wraps (the head grid's maps) grows taller.
 const EMBED_NARROWER = 1.1;
 const EMBED_GAP = 10; // between the embed's panels (share.css)
+// An exported figure's subtitle quotes this much of the sentence at most.
+const SENTENCE_CHARS = 60;
 
 // getState(): the shareable state; view(): the view's root element, or null while none is drawn.
 export function sharePanel(app, { getState, view }) {
@@ -25,6 +28,22 @@ export function sharePanel(app, { getState, view }) {
     el('input', { type: 'checkbox', id: `share-hide-${flag}`, value: flag, on: { change: () => app.set({ hide: HIDE_FLAGS.filter((f, i) => hideBoxes[i].checked) }) } }),
   );
   const title = () => `attnscope · ${t(`view.${app.state.view}`)}`;
+  // An exported figure's second line says what it shows: the model, the head where the view shows
+  // one, the attention map's stage or the pipeline's step, and the sentence (its start).
+  const subtitle = (root) => {
+    const s = app.state;
+    const sentence = s.text.length > SENTENCE_CHARS ? `${s.text.slice(0, SENTENCE_CHARS)}…` : s.text;
+    return [
+      app.source ? modelName(app.source) : null,
+      root.querySelector(':scope > .toolbar select[name="head"]') ? t('figure.head', { l: s.layer, h: s.head }) : null,
+      s.view === 'attention' ? t(`stage.${s.stage}`) : null,
+      s.view === 'stepper' ? t(`step.${s.step}.title`) : null,
+      // A lesson computes its own examples, not the page's sentence.
+      sentence && s.view !== 'lessons' ? t('figure.sentence', { text: sentence }) : null,
+    ]
+      .filter(Boolean)
+      .join(' · ');
+  };
   // An iframe tall enough for the view as it is drawn now, plus embed mode's top bar and the panels
   // the embed keeps (an embed stacks them under the view, the input without its hints and samples,
   // the model panel folded: share.css), so that the view is not cut to a scrolled box above them.
@@ -72,7 +91,7 @@ export function sharePanel(app, { getState, view }) {
       return;
     }
     try {
-      const figure = figureSvg(root, { title: title(), link: await linkTo(getState()) });
+      const figure = figureSvg(root, { title: title(), subtitle: subtitle(root), link: await linkTo(getState()) });
       const file = `${fileName(app.state, root)}.${kind}`;
       download(kind === 'svg' ? new Blob([figure.text], { type: 'image/svg+xml' }) : await figurePng(figure), file);
       said(t('share.exported', { file }));

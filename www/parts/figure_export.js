@@ -16,6 +16,7 @@ import { svg } from './dom.js';
 const SCALE = 2;
 const MARGIN = 16;
 const TITLE_BAND = 30;
+const SUBTITLE_BAND = 20;
 const SKIP = '.toolbar, button:not([data-figure]), select, input, textarea, .heatmap-focus, script, style, template';
 
 const XML_NS = 'http://www.w3.org/XML/1998/namespace';
@@ -70,14 +71,31 @@ function lines(node, preserve) {
   const out = [];
   let line = null;
   let gap = false;
-  for (const { segment, index } of segmenter.segment(value)) {
+  const rectOf = (index, length) => {
+    range.setStart(node, index);
+    range.setEnd(node, index + length);
+    return [...range.getClientRects()].filter((r) => r.width > 0 || r.height > 0);
+  };
+  // Words, except that a word the browser broke over two lines (Chinese breaks inside a
+  // segmenter's word) goes character by character, each on the line it is on.
+  const pieces = function* () {
+    for (const { segment, index } of segmenter.segment(value)) {
+      const rects = rectOf(index, segment.length);
+      if (rects.length > 1 && rects.some((r) => Math.abs(r.top - rects[0].top) > r.height / 2)) {
+        let at = index;
+        for (const ch of segment) {
+          yield { segment: ch, index: at };
+          at += ch.length;
+        }
+      } else yield { segment, index };
+    }
+  };
+  for (const { segment, index } of pieces()) {
     if (preserve && /^ {2,}$/.test(segment)) {
       gap = true;
       continue;
     }
-    range.setStart(node, index);
-    range.setEnd(node, index + segment.length);
-    const rect = [...range.getClientRects()].find((r) => r.width > 0 || r.height > 0);
+    const [rect] = rectOf(index, segment.length);
     if (!rect) continue;
     if (!line || gap || Math.abs(rect.top - line.top) > rect.height / 2) {
       gap = false;
@@ -215,6 +233,10 @@ function walk(node, out, at) {
     }
     return;
   }
+  if (node.nodeType === Node.ELEMENT_NODE && isValueBox(node)) {
+    out.push(...valueText(node, at));
+    return;
+  }
   if (node.nodeType !== Node.ELEMENT_NODE || node.matches(SKIP)) return;
   const style = getComputedStyle(node);
   if (style.display === 'none') return;
@@ -241,11 +263,43 @@ function walk(node, out, at) {
   for (const child of node.childNodes) walk(child, inner.group, inner.at);
 }
 
+// A text or number box in the figure (a lesson's editable numbers; a toolbar's are controls): its
+// frame and its value, as text where the box shows it.
+function isValueBox(node) {
+  return node instanceof HTMLInputElement && (node.type === 'text' || node.type === 'number') && !node.closest('.toolbar') && node.value !== '';
+}
+
+function valueText(node, at) {
+  const style = getComputedStyle(node);
+  if (style.display === 'none' || style.visibility === 'hidden') return [];
+  const box = node.getBoundingClientRect();
+  const left = box.left + parseFloat(style.borderLeftWidth) + parseFloat(style.paddingLeft);
+  const lineTop = box.top + (box.height - parseFloat(style.fontSize) * 1.2) / 2;
+  at.extend(box.right, box.bottom);
+  return [
+    ...backgroundRect(style, box, at),
+    svg('text', { x: at.x(left), y: at.y(lineTop + ascent(style)), ...fontAttrs(style), ...(fillAttrs(style.color) ?? { fill: 'currentColor' }) }, node.value),
+  ];
+}
+
 /**
  * The view under `root` as an SVG document: {text, width, height} (width and height in CSS px).
- * title: a line drawn above the figure; link: the state's URL, kept in <desc>.
+ * title: a line drawn above the figure; subtitle: a smaller line under it (what the figure shows),
+ * optional; link: the state's URL, kept in <desc>.
  */
-export function figureSvg(root, { title, link }) {
+export function figureSvg(root, { title, subtitle = '', link }) {
+  // The controls left out take no room: laid out without them while the figure is read.
+  root.classList.add('exporting');
+  try {
+    return figureOf(root, { title, subtitle, link });
+  } finally {
+    root.classList.remove('exporting');
+  }
+}
+
+function figureOf(root, { title, subtitle, link }) {
+  // The subtitle's line is kept even when empty: the figure sits at one place under the title.
+  const band = TITLE_BAND + SUBTITLE_BAND;
   const origin = root.getBoundingClientRect();
   let right = origin.right;
   let bottom = origin.bottom;
@@ -253,7 +307,7 @@ export function figureSvg(root, { title, link }) {
   const defs = svg('defs');
   const at = {
     x: (clientX) => +(clientX - origin.left + MARGIN).toFixed(2),
-    y: (clientY) => +(clientY - origin.top + MARGIN + TITLE_BAND).toFixed(2),
+    y: (clientY) => +(clientY - origin.top + MARGIN + band).toFixed(2),
     extend(r, b) {
       right = Math.max(right, r);
       bottom = Math.max(bottom, b);
@@ -264,7 +318,7 @@ export function figureSvg(root, { title, link }) {
   const shapes = [];
   for (const child of root.childNodes) walk(child, shapes, at);
   const width = Math.ceil(right - origin.left + 2 * MARGIN);
-  const height = Math.ceil(bottom - origin.top + 2 * MARGIN + TITLE_BAND);
+  const height = Math.ceil(bottom - origin.top + 2 * MARGIN + band);
   const page = getComputedStyle(document.body);
   const heading = getComputedStyle(root);
   const doc = svg(
@@ -275,6 +329,7 @@ export function figureSvg(root, { title, link }) {
     defs,
     svg('rect', { width, height, ...(fillAttrs(page.backgroundColor) ?? { fill: '#ffffff' }) }),
     svg('text', { x: MARGIN, y: MARGIN + 16, 'font-family': heading.fontFamily, 'font-size': '16px', 'font-weight': '650', ...(fillAttrs(page.color) ?? {}) }, title),
+    subtitle ? svg('text', { x: MARGIN, y: MARGIN + 16 + SUBTITLE_BAND, 'font-family': heading.fontFamily, 'font-size': '13px', ...(fillAttrs(page.color) ?? {}) }, subtitle) : null,
     svg('g', {}, shapes),
   );
   doc.setAttributeNS(XML_NS, 'xml:space', 'preserve');

@@ -131,7 +131,8 @@ export function matrixTable(opts) {
         }
         td.append(input);
       } else if (opts.onCellClick) {
-        td.append(el('button', { type: 'button', className: 'cell-button', on: { click: () => opts.onCellClick(r, c) } }, fixed(v, digits)));
+        // A clickable cell is still the table's number: part of an exported figure (data-figure).
+        td.append(el('button', { type: 'button', className: 'cell-button', dataset: { figure: '' }, on: { click: () => opts.onCellClick(r, c) } }, fixed(v, digits)));
       } else {
         td.append(opts.cellText ? opts.cellText(v, r, c) : fixed(v, digits));
       }
