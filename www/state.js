@@ -57,7 +57,11 @@ const MAX_EDIT_INDEX = 63;
 const MAX_EDIT_CELLS = (MAX_EDIT_INDEX + 1) ** 2;
 export const MAX_EDIT_VALUE = 1e6; // a lesson cell's value, typed or in a link (parts/matrix_table.js)
 
-export const HIDE_FLAGS = ['input', 'config', 'tabs', 'toolbar'];
+export const HIDE_FLAGS = ['input', 'config', 'tabs', 'toolbar', 'prose'];
+// The flags formats 1 and 2 knew ('prose' came with format 3), and how many entries a link's list may
+// hold, as then.
+const EARLIER_HIDE_FLAGS = ['input', 'config', 'tabs', 'toolbar'];
+const MAX_HIDE = EARLIER_HIDE_FLAGS.length * 4;
 export const MODEL_KINDS = ['random', 'builtin', 'url', 'hub', 'files'];
 
 export const FORMAT1_DEFAULTS = Object.freeze({
@@ -332,7 +336,7 @@ const FIELDS = {
   tile: nullable(int(1, MAX_TOKENS)), // keys per tile in the flash view; null: its default
   context: nullable(int(1, MAX_CONTEXT)), // context length for KV-cache sizes (GQA view); null: its default
   backend: oneOf(['auto', 'cpu', 'gpu']),
-  hide: list(oneOf(HIDE_FLAGS), HIDE_FLAGS.length * 4),
+  hide: list(oneOf(HIDE_FLAGS), MAX_HIDE),
   edits: nullable(editCells),
   probe: bool,
   ablate: headPairs,
@@ -351,8 +355,9 @@ const FIELDS = {
 // and FORMAT3_ONLY fields: a format-1 link holding one names a field it did not know, and opens with
 // none; a format-2 link likewise knows no FORMAT3_ONLY field.
 // Format 1 had no Hub repos either: its links open as they did (a "hub" model was invalid).
-const FORMAT1_FIELDS = Object.fromEntries(Object.entries({ ...FIELDS, text, model: (v) => (v?.kind === 'hub' ? null : model(v)) }).filter(([key]) => !FORMAT2_ONLY.includes(key) && !FORMAT3_ONLY.includes(key)));
-const FORMAT2_FIELDS = Object.fromEntries(Object.entries(FIELDS).filter(([key]) => !FORMAT3_ONLY.includes(key)));
+const earlierHide = list(oneOf(EARLIER_HIDE_FLAGS), MAX_HIDE);
+const FORMAT1_FIELDS = Object.fromEntries(Object.entries({ ...FIELDS, text, hide: earlierHide, model: (v) => (v?.kind === 'hub' ? null : model(v)) }).filter(([key]) => !FORMAT2_ONLY.includes(key) && !FORMAT3_ONLY.includes(key)));
+const FORMAT2_FIELDS = Object.fromEntries(Object.entries({ ...FIELDS, hide: earlierHide }).filter(([key]) => !FORMAT3_ONLY.includes(key)));
 const FIELDS_OF = { 1: FORMAT1_FIELDS, 2: FORMAT2_FIELDS, 3: FIELDS };
 
 /** The range a link keeps of a config key or of `seed`: {lo, hi, integer}, or null where it has none. */

@@ -475,6 +475,31 @@ test('an embed in a page without storage opens: no endless "Loading…"', async 
   await page.context().close();
 });
 
+// A figure only: with its explanations hidden ("prose") a 700 × 450 embed shows the map under the
+// tensor's name, where the explanations filled it before.
+test('an embed that hides its explanations shows the map in a blog-sized iframe', async () => {
+  const page = await freshPage(null, { viewport: { width: 760, height: 520 } });
+  for (const hide of [['input', 'config', 'tabs', 'toolbar'], ['input', 'config', 'tabs', 'toolbar', 'prose']]) {
+    const hash = await fragment({ ...DEFAULTS, view: 'attention', lang: 'en', hide }, { embed: true });
+    posts.set('/post.html', `<!doctype html><body style="margin:8px"><iframe src="${server.url}#${hash}" width="700" height="450"></iframe></body>`);
+    await page.goto(`${host()}/post.html`);
+    const frame = page.frames().find((f) => f.url().startsWith(server.url));
+    await frame.waitForSelector('.view-attention canvas.heatmap-canvas', { timeout: 90_000 });
+    await settled(frame);
+    const seen = await frame.evaluate(() => ({
+      explain: document.querySelector('.view-attention .explain').getBoundingClientRect().height,
+      mapTop: document.querySelector('.view-attention canvas.heatmap-canvas').getBoundingClientRect().top,
+      height: innerHeight,
+    }));
+    if (hide.includes('prose')) {
+      assert.equal(seen.explain, 0, 'no explanation drawn');
+      assert.ok(seen.mapTop < seen.height / 2, `the map starts in the iframe's top half: ${JSON.stringify(seen)}`);
+    } else assert.ok(seen.explain > 0 && seen.mapTop > seen.height / 2, `explanations first: ${JSON.stringify(seen)}`);
+  }
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
 // A run's error in a short iframe is read whole: the view keeps most of the height, the input panel
 // gives way first (it was the view that shrank to a sliver under the text box).
 test('a run refused in a 300 px embed shows its whole message', async () => {

@@ -329,6 +329,16 @@ test('the embed flag and plain fields ride along with the payload', async () => 
   assert.deepEqual(state.hide, ['input', 'toolbar']);
 });
 
+test('an embed can hide its explanations (“prose”, format 3); a format-1 or -2 link did not know that flag', async () => {
+  const now = await decode(await encode({ ...DEFAULTS, hide: ['prose', 'input'] }));
+  assert.deepEqual([now.state.hide, now.problems], [['input', 'prose'], []]);
+  for (const version of [1, 2]) {
+    const { state, problems } = await decode(await payload('{"hide": ["input", "prose"]}', version));
+    assert.deepEqual(state.hide, ['input'], `format ${version}`);
+    assert.deepEqual(reasons(problems), ['hide:clamped'], `format ${version}`);
+  }
+});
+
 test('plain fields alone change the base state, as a tab link does', async () => {
   const base = (await decode(await encode(EVERYTHING))).state;
   const { state, problems } = await decode('#view=masks&layer=1', { base, known: KNOWN });
