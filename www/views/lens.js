@@ -113,7 +113,7 @@ export function mount(root, app) {
     // last layer's top token (the overview's prediction at the last position).
     const [final] = l < L - 1 ? await app.call('top', { logits: row(L - 1, i), k: 1 }) : [null];
     if (my !== seq) return;
-    const heading = t('lens.detail', { l, i, token: tokenText(pieces[i]) });
+    const heading = t(l < L - 1 ? 'lens.detailEarly' : 'lens.detail', { l, n: L, last: L - 1, i, token: tokenText(pieces[i]) });
     const actual = i + 1 < ids.length ? ids[i + 1] : null;
     // From what the layers predict to which heads push it: head attribution at the same position.
     const toAttribution = el('a', { className: 'lens-to-attribution', href: pageHref({ view: 'attribution' }), on: { click: (e) => { e.preventDefault(); app.set({ query: i }); app.go('attribution'); } } }, t('lens.toAttribution', { i }));
