@@ -138,6 +138,7 @@ const dom = {
   view: document.getElementById('view'),
   openFull: document.getElementById('open-full'),
   sentence: document.getElementById('embed-sentence'),
+  phoneSentence: document.getElementById('phone-sentence'),
 };
 
 // Text longer than a link carries runs whole; the box says a link keeps only its start (long_text.js).
@@ -397,7 +398,15 @@ function renderSentence() {
   const said = embed && state.hide.includes('input') && state.text ? t('embed.sentence', { text: state.text }) : '';
   dom.sentence.textContent = said;
   dom.sentence.title = said;
+  // On a phone the input panel comes after the view: the sentence is said at the top, with a
+  // button to the text box (style.css shows this line only on a narrow page, never in an embed).
+  dom.phoneSentence.firstElementChild.textContent = t('embed.sentence', { text: state.text });
 }
+
+dom.phoneSentence.querySelector('button').addEventListener('click', () => {
+  dom.text.scrollIntoView({ block: 'center' });
+  dom.text.focus({ preventScroll: true });
+});
 
 function renderStatus() {
   backend.show(state.backend);

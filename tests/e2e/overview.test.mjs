@@ -365,6 +365,14 @@ test('the tabs come in groups: basics, lessons, then deep dives and experiments 
   // On a phone the strip scrolls sideways, in the desktop's order: the Experiments button opens its
   // group with its first tabs in sight, and the strip stays where the reader put it.
   const phone = await freshPage('#view=overview', { viewport: { width: 390, height: 800 } });
+  // The sentence is said at the top (the input panel comes after the view), with a button to the box.
+  const sentence = phone.locator('#phone-sentence');
+  assert.ok(await sentence.isVisible());
+  assert.equal(await sentence.locator('.phone-sentence-text').innerText(), `Sentence: “${await phone.evaluate(() => window.attnscope.app.state.text)}”`);
+  await sentence.locator('button').click();
+  assert.equal(await phone.evaluate(() => document.activeElement?.id), 'text');
+  assert.ok(await phone.evaluate(() => { const r = document.getElementById('text').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }), 'the box in sight');
+  await phone.evaluate(() => window.scrollTo(0, 0));
   const order = await phone.$$eval('#nav .tab-group', (list) => list.map((g) => [g.dataset.group, Math.round(g.getBoundingClientRect().left)]));
   assert.deepEqual(order.map(([g]) => g), ['basics', 'lessons', 'deep', 'interp']);
   assert.ok(order.every(([, x], i) => i === 0 || x > order[i - 1][1]), `groups left to right: ${JSON.stringify(order)}`);
