@@ -93,6 +93,8 @@ try {
   // Nothing held, or no storage.
 }
 const embed = opened.embed;
+// An embed's link may fix its theme (the post's page is light or dark); the reader's own pick is left alone.
+const embedTheme = embed ? opened.theme ?? null : null;
 // Everything below is built in the link's language from the start, the banner that explains a
 // damaged link included (it is written before the first open() applies the language).
 setLanguage(opened.state.lang);
@@ -759,8 +761,8 @@ const panelHandlers = {
 let panel = configPanel(state, panelHandlers);
 const sharing = () => sharePanel(app, { getState: shared, view: () => dom.view.querySelector('.view-root') });
 let share = sharing();
-const writer = linkWriter({ embed, wrote: () => (seenHash = location.hash) });
-const theme = themeToggle(remount);
+const writer = linkWriter({ embed, theme: embedTheme, wrote: () => (seenHash = location.hash) });
+const theme = themeToggle(remount, { fixed: embedTheme });
 const tabs = tabBar(dom.nav, go);
 const ablated = ablationBar(app); // the first thing in the view's column while heads are knocked out
 const backend = backendControls({ call: app.call, args: () => runArgs(), choose: (value) => navigate({ backend: value }) });

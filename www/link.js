@@ -36,14 +36,15 @@ export function pageLink(navigate, fields, text, props = {}) {
 }
 
 /** The <iframe> snippet that embeds a state, {width, height} in CSS pixels. */
-export async function embedCode(state, title, { width, height }) {
-  const src = `${page()}#${await fragment(state, { embed: true })}`;
+export async function embedCode(state, title, { width, height }, theme = null) {
+  const src = `${page()}#${await fragment(state, { embed: true, theme })}`;
   const attr = (s) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
   return `<iframe src="${attr(src)}" title="${attr(title)}" width="${width}" height="${height}" style="border:0;max-width:100%" loading="lazy"></iframe>`;
 }
 
-/** Rewrites the fragment to follow the state; embed keeps the embed flag in it; wrote() after each write. */
-export function linkWriter({ embed, wrote = () => {} }) {
+/** Rewrites the fragment to follow the state; embed keeps the embed flag (and an embed's fixed theme)
+ * in it; wrote() after each write. */
+export function linkWriter({ embed, theme = null, wrote = () => {} }) {
   let latest = null;
   let timer = 0;
   let last = 0;
@@ -55,7 +56,7 @@ export function linkWriter({ embed, wrote = () => {} }) {
     const my = ++seq;
     writing = true;
     try {
-      const hash = `#${await fragment(latest, { embed })}`;
+      const hash = `#${await fragment(latest, { embed, theme })}`;
       // A link carries MAX_TEXT characters of the text; the history entry keeps all of it, so Back
       // and Forward bring back what was typed (app.js openFromHash), not the link's cut.
       const text = typeof latest.text === 'string' ? latest.text : null;

@@ -534,9 +534,12 @@ export async function encode(state) {
 }
 
 /** The fragment (without "#") of a link to a state; embed: the embed-mode flag. */
-export async function fragment(state, { embed = false } = {}) {
-  return `${await encode(state)}${embed ? '&embed=1' : ''}`;
+export async function fragment(state, { embed = false, theme = null } = {}) {
+  return `${await encode(state)}${embed ? '&embed=1' : ''}${embed && EMBED_THEMES.includes(theme) ? `&theme=${theme}` : ''}`;
 }
+
+/** The themes an embed's link may fix ("&theme=dark"), for a post whose page is light or dark. */
+export const EMBED_THEMES = ['light', 'dark'];
 
 // Plain "key=value" fields: strings turned into what a JSON payload would hold.
 const PLAIN = {
@@ -595,6 +598,7 @@ export async function decode(fragmentText, { base = null, known = {}, lang = DEF
   const plain = {};
   let format = null; // of the whole state the link holds; null: plain fields alone
   let embed = false;
+  let theme = null; // an embed's fixed theme ("&theme=dark"), like the embed flag a property of the link
   const unknownToFormat1 = []; // plain fields formats 2 and 3 gained, and where a format-1 decoder noted them
   const input = String(fragmentText ?? '').replace(/^#/, '');
   const format1 = /(^|&)s0*1\./.test(input); // its broken escapes still damage it, as they always did
@@ -639,6 +643,10 @@ export async function decode(fragmentText, { base = null, known = {}, lang = DEF
     // and the reader is told which field it was.
     if (value.repaired && PLAIN_KEYS.includes(key)) note(key, 'repaired');
     if (key === 'embed') embed = value.text !== '0' && value.text !== 'false';
+    else if (key === 'theme') {
+      if (EMBED_THEMES.includes(value.text)) theme = value.text;
+      else note('theme', 'invalid');
+    }
     else if (PLAIN_KEYS.includes(key)) {
       // A field given twice (view=grid&view=lessons) opens as its last, and the reader is told.
       if (own(plain, key) && !format1) note(key, 'repeated');
@@ -660,5 +668,5 @@ export async function decode(fragmentText, { base = null, known = {}, lang = DEF
   // A link that should have held a whole state but did not is opened with its format's defaults.
   const start = format === 1 ? FORMAT1_DEFAULTS : format !== null || !base ? defaults : base;
   const result = validate({ ...raw, ...plain }, start, known, format ?? VERSION);
-  return { state: result.state, problems: [...problems, ...result.problems], embed };
+  return { state: result.state, problems: [...problems, ...result.problems], embed, ...(theme ? { theme } : {}) };
 }

@@ -638,6 +638,28 @@ test('the share panel copies a link and an embed snippet with the hide flags it 
   await screenshot(reader, 'share-embed-snippet');
   assert.deepEqual(reader.consoleErrors, []);
   await reader.context().close();
+
+  // A theme fixed for a dark post: the snippet says it, the embed draws dark on a light reader's
+  // system and keeps it when the state changes (the link it rewrites still says it).
+  const author = await freshPage(`${server.url}#view=attention`, { permissions: ['clipboard-read', 'clipboard-write'], colorScheme: 'light' });
+  await stableUrl(author);
+  await author.selectOption('.share-theme', 'dark');
+  await author.click('#share-embed');
+  await author.locator('.share-note').filter({ hasText: /Embed code copied/ }).waitFor();
+  const dark = await author.evaluate(() => navigator.clipboard.readText());
+  assert.match(dark, /&amp;embed=1&amp;theme=dark" title=/);
+  await author.context().close();
+  const night = await freshPage(null, { colorScheme: 'light' });
+  posts.set('/dark.html', `<!doctype html><body style="background:#111">${dark}</body>`);
+  await night.goto(`${host()}/dark.html`);
+  const darkFrame = await (await night.waitForSelector('iframe')).contentFrame();
+  await settled(darkFrame);
+  assert.equal(await darkFrame.evaluate(() => document.documentElement.dataset.theme), 'dark');
+  await darkFrame.evaluate(() => window.attnscope.setState({ head: 2 }));
+  await settled(darkFrame);
+  await darkFrame.waitForFunction(() => location.hash.includes('&theme=dark') && location.hash.includes('&embed=1'));
+  assert.deepEqual(night.consoleErrors, []);
+  await night.context().close();
 });
 
 test('embed mode fits iframes of three sizes with one view, little chrome and an "open in attnscope" link', async () => {

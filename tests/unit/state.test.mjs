@@ -339,6 +339,16 @@ test('an embed can hide its explanations (“prose”, format 3); a format-1 or 
   }
 });
 
+test('an embed’s link may fix its theme; another value is said and ignored', async () => {
+  const link = await fragment(DEFAULTS, { embed: true, theme: 'dark' });
+  assert.match(link, /&embed=1&theme=dark$/);
+  const opened = await decode(link);
+  assert.deepEqual([opened.embed, opened.theme, opened.problems], [true, 'dark', []]);
+  assert.equal((await fragment(DEFAULTS, { theme: 'dark' })).includes('theme'), false, 'only an embed fixes it');
+  const odd = await decode(`${await fragment(DEFAULTS, { embed: true })}&theme=purple`);
+  assert.deepEqual([odd.theme, reasons(odd.problems)], [undefined, ['theme:invalid']]);
+});
+
 test('plain fields alone change the base state, as a tab link does', async () => {
   const base = (await decode(await encode(EVERYTHING))).state;
   const { state, problems } = await decode('#view=masks&layer=1', { base, known: KNOWN });

@@ -5,7 +5,7 @@
 
 import { el } from '../parts/dom.js';
 import { figureSvg, figurePng, download } from '../parts/figure_export.js';
-import { HIDE_FLAGS } from '../state.js';
+import { EMBED_THEMES, HIDE_FLAGS } from '../state.js';
 import { linkTo, embedCode } from '../link.js';
 import { t } from '../strings.js';
 import { modelName } from './model_panel.js';
@@ -27,6 +27,9 @@ export function sharePanel(app, { getState, view }) {
   const hideBoxes = HIDE_FLAGS.map((flag) =>
     el('input', { type: 'checkbox', id: `share-hide-${flag}`, value: flag, on: { change: () => app.set({ hide: HIDE_FLAGS.filter((f, i) => hideBoxes[i].checked) }) } }),
   );
+  // The embed's theme: the reader's (as the page follows it), or fixed light or dark for a post's page.
+  const themeId = `share-theme-${Math.random().toString(36).slice(2, 7)}`;
+  const themePick = el('select', { id: themeId, className: 'share-theme' }, ['', ...EMBED_THEMES].map((v) => el('option', { value: v }, t(`share.theme.${v || 'reader'}`))));
   const title = () => `attnscope · ${t(`view.${app.state.view}`)}`;
   // An exported figure's second line says what it shows: the model, the head where the view shows
   // one, the attention map's stage or the pipeline's step, and the sentence (its start).
@@ -111,7 +114,8 @@ export function sharePanel(app, { getState, view }) {
     el('div', { className: 'share-row' }, button('share.copyLink', async () => copy(await linkTo(getState()), copiedNote('share.copied')), { id: 'share-link' })),
     // The embed's options come before the button that copies it: they change the code it copies.
     el('fieldset', { className: 'share-hide' }, el('legend', {}, t('share.hideLabel')), HIDE_FLAGS.map((flag, i) => el('label', { className: 'switch' }, hideBoxes[i], el('span', {}, t(`share.hide.${flag}`))))),
-    el('div', { className: 'share-row' }, button('share.copyEmbed', async () => copy(await embedCode(getState(), title(), embedSize()), copiedNote('share.embedCopied')), { id: 'share-embed' })),
+    el('div', { className: 'share-row' }, el('label', { htmlFor: themeId, className: 'share-label' }, t('share.themeLabel')), themePick),
+    el('div', { className: 'share-row' }, button('share.copyEmbed', async () => copy(await embedCode(getState(), title(), embedSize(), themePick.value || null), copiedNote('share.embedCopied')), { id: 'share-embed' })),
     el(
       'div',
       { className: 'share-row' },

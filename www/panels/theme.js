@@ -24,7 +24,8 @@ function store(theme) {
   }
 }
 
-export function themeToggle(onChange) {
+// fixed: an embed's theme from its link ('light' | 'dark'), which neither reads nor writes the pick.
+export function themeToggle(onChange, { fixed = null } = {}) {
   const root = document.documentElement;
   const media = matchMedia('(prefers-color-scheme: dark)');
   const effective = () => root.dataset.theme ?? (media.matches ? 'dark' : 'light');
@@ -44,12 +45,12 @@ export function themeToggle(onChange) {
     const system = media.matches ? 'dark' : 'light';
     if (theme === system) delete root.dataset.theme;
     else root.dataset.theme = theme;
-    store(theme === system ? '' : theme);
+    if (!fixed) store(theme === system ? '' : theme);
     relabel();
     onChange();
   }
 
-  const saved = stored();
+  const saved = fixed ?? stored();
   if (saved === 'light' || saved === 'dark') root.dataset.theme = saved;
   media.addEventListener('change', () => {
     relabel();
