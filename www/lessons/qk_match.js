@@ -79,7 +79,7 @@ export function mount(root, app) {
         { className: 'panel-cell', dataset: { matrix: 'scores' } },
         el('figcaption', { className: 'panel-title' }, t('lesson.qk.scores')),
         matrixTable({ data: out.scores, rows: 3, cols: 3, rowLabels: TOKENS, colLabels: TOKENS, scale: diverging(2), digits: 2, mark: { r: i, c: j }, onCellClick: (r, c) => { pick = { i: r, j: c }; app.redraw(); }, corner: 'Q \\ K' }),
-        el('p', { className: 'hint' }, t('lesson.qk.clickHint')),
+        el('p', { className: 'hint how-to' }, t('lesson.qk.clickHint')),
       ),
       el(
         'figure',

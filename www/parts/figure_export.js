@@ -17,7 +17,8 @@ const SCALE = 2;
 const MARGIN = 16;
 const TITLE_BAND = 30;
 const SUBTITLE_BAND = 20;
-const SKIP = '.toolbar, button:not([data-figure]), select, input, textarea, .heatmap-focus, script, style, template';
+// .how-to: a line that says how to use the page ("Click a row…"), which a figure cannot do.
+const SKIP = '.toolbar, .how-to, button:not([data-figure]), select, input, textarea, .heatmap-focus, script, style, template';
 
 const XML_NS = 'http://www.w3.org/XML/1998/namespace';
 const repaints = new WeakMap();

@@ -58,7 +58,7 @@ export function queryRowBox({ pick, clear }) {
     // off(l, h): whether a head is knocked out (its weights still look; its output is dropped).
     update({ row, pieces, probs, layers, at, off = () => false }) {
       if (row === null) {
-        node.replaceChildren(el('p', { className: 'hint' }, t('queryRow.pick')));
+        node.replaceChildren(el('p', { className: 'hint how-to' }, t('queryRow.pick')));
         return;
       }
       const token = tokenText(pieces[row]);

@@ -117,7 +117,7 @@ export function mount(root, app) {
       scaleNote,
       el('span', { className: 'attribution-up' }, ...(data[up] > 0 ? [spaced(t('attribution.up', { token })), ...named(up)] : [t('attribution.noUp', { token })])),
       el('span', { className: 'attribution-down' }, ...(data[down] < 0 ? [spaced(t('attribution.down')), ...named(down)] : [t('attribution.noDown')])),
-      el('span', {}, t('attribution.clickHint')),
+      el('span', { className: 'how-to' }, t('attribution.clickHint')),
     );
   }
 
