@@ -788,9 +788,11 @@ function wireInput() {
   // Whatever is focused or scrolled to stays clear of the sticky top bar, however tall it wraps.
   const topbar = document.querySelector('.topbar');
   // Its height is also where the knocked-out heads' bar sticks (interp.css .ablation-bar).
+  // On a phone the bar scrolls away with the page (style.css): then nothing sits under it.
   new ResizeObserver(() => {
-    document.documentElement.style.scrollPaddingTop = `${topbar.offsetHeight + 8}px`;
-    document.documentElement.style.setProperty('--topbar-height', `${topbar.offsetHeight}px`);
+    const over = getComputedStyle(topbar).position === 'sticky' ? topbar.offsetHeight : 0;
+    document.documentElement.style.scrollPaddingTop = `${over + 8}px`;
+    document.documentElement.style.setProperty('--topbar-height', `${over}px`);
   }).observe(topbar);
   document.getElementById('theme-toggle').replaceWith(theme.node);
   dom.text.value = state.text;

@@ -72,7 +72,7 @@ export function ablationBar(app) {
         ' ',
         el('span', { className: 'ablation-heads' }, headList(ablate)),
         ' ',
-        el('span', {}, t('ablate.barNote')),
+        el('span', { className: 'ablation-note' }, t('ablate.barNote')),
         // The core's own reason, in English, stays in the tooltip.
         ...(app.run?.cpuFallback ? [el('span', { className: 'hint ablation-fallback', title: app.run.cpuFallback }, t('ablate.cpuFallback'))] : []),
         ' ',
