@@ -161,8 +161,12 @@ export function mount(root, app) {
       el('div', { className: 'multiples tables' }, el('figure', { className: 'panel-cell', dataset: { matrix: 'context' } }, matrixTable({ data: out.context, rows: N, cols: D, rowLabels: TOKENS, colLabels: DIMS, scale: sequential(0, 1), digits: 3, mark: { r: SHE } }))),
       el(
         'pre',
-        { className: 'formula walk-formula' },
-        `output[${TOKENS[SHE]}] = ${TOKENS.map((name, j) => `${factor(fixed(w[j], 3), w[j])} × V[${name}]`).join(' + ')}\n`,
+        // On a phone the sum wraps between its terms (style.css .walk-terms), as lesson 2's does:
+        // its last term must not be cut at the edge.
+        { className: 'formula walk-formula walk-terms' },
+        `output[${TOKENS[SHE]}] = `,
+        ...TOKENS.flatMap((name, j) => [j ? ' + ' : '', el('span', { className: 'walk-term' }, `${factor(fixed(w[j], 3), w[j])} × V[${name}]`)]),
+        '\n',
         `${' '.repeat(`output[${TOKENS[SHE]}] `.length)}= [`,
         ...Array.from(out.context.subarray(SHE * D, SHE * D + D), (x, n) => [n ? ', ' : '', value(x, 3)]).flat(),
         ']',
