@@ -645,6 +645,8 @@ test('output: temperature, top-k and top-p as MiniMind samples, the draw, and th
   // The drawn token goes on the end of the text, and the page runs one token further.
   const before = await page.evaluate(() => window.attnscope.app.state.text);
   const piece = await page.evaluate((id) => window.attnscope.call('decode', { ids: [id] }), order[0].id);
+  // A blank (a space, a line break) is said to be one: its mark alone reads as nothing much.
+  assert.equal(/\(a blank\)/.test(await page.locator('#sampling-append').innerText()), /^\s+$/.test(piece), piece);
   await page.locator('#sampling-append').click();
   await settled(page);
   assert.equal(await page.evaluate(() => window.attnscope.app.state.text), before + piece);

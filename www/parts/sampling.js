@@ -114,7 +114,7 @@ export function samplingCard(app) {
         'div',
         { className: 'toolbar' },
         sampling.temperature > 0 && el('button', { type: 'button', className: 'action secondary', id: 'sampling-again', on: { click: () => app.set({ draw: (state.draw + 1) % 1e9 }) } }, t('sampling.again')),
-        last && whole && el('button', { type: 'button', className: 'action', id: 'sampling-append', on: { click: () => app.navigate({ text: state.text + text }) } }, t('sampling.append', { token })),
+        last && whole && el('button', { type: 'button', className: 'action', id: 'sampling-append', on: { click: () => app.navigate({ text: state.text + text }) } }, t(/^\s+$/.test(text ?? '') ? 'sampling.appendSpace' : 'sampling.append', { token })),
       ),
       ...(why ? [el('p', { className: 'hint' }, why)] : []),
     );
