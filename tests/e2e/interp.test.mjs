@@ -235,29 +235,35 @@ test('knock out: the before / after view shows the two predictions, their change
   strip.forEach((x, i) => close(x, kls[i], 1e-4 * Math.max(1, kls[i]), `KL at position ${i}`));
   const most = kls.indexOf(Math.max(...kls));
   assert.match(await page.locator('.view-ablate .ablate-kl-lead').innerText(), new RegExp(`The most at position ${most} \\(counting from 0\\)`));
-  // With no position picked, the two predictions are those where the knock-out changes most.
-  assert.equal(await page.locator('.view-ablate .ablate-kl-token[aria-pressed="true"]').getAttribute('data-position'), String(most));
+  // With no position picked, the two predictions are after the last token, the one the output and
+  // head attribution read; where the change is largest is one click away.
+  assert.equal(await page.locator('.view-ablate .ablate-kl-token[aria-pressed="true"]').getAttribute('data-position'), String(T - 1));
   const row = ({ data }, i) => data.slice(i * V, (i + 1) * V);
-  const pBefore = softmax(row(plain, most));
-  const pAfter = softmax(row(ablated, most));
+  const pLast = [softmax(row(plain, T - 1)), softmax(row(ablated, T - 1))];
   for (const [id, before, after] of await shownTable('.view-ablate')) {
-    close(before, pBefore[id], 2e-5, `p before of ${id}`);
-    close(after, pAfter[id], 2e-5, `p after of ${id}`);
+    close(before, pLast[0][id], 2e-5, `p before of ${id} at the last position`);
+    close(after, pLast[1][id], 2e-5, `p after of ${id} at the last position`);
   }
-  close(Number(await page.locator('.view-ablate .prediction-diff').getAttribute('data-kl')), kls[most], 1e-4 * Math.max(1, kls[most]), 'KL(before ‖ after)');
+  close(Number(await page.locator('.view-ablate .prediction-diff').getAttribute('data-kl')), kls[T - 1], 1e-4 * Math.max(1, kls[T - 1]), 'KL at the last position');
   assert.ok(kls[most] > 0);
-  // Following the largest change is said, with the last position one click away (not where it opened).
   if (most !== T - 1) {
-    assert.match(await page.locator('.view-ablate .ablate-follows').innerText(), /Until you pick a position, this view shows the one where the knock-out changes the prediction most/);
-    await page.click('.view-ablate .ablate-follows button');
+    assert.match(await page.locator('.view-ablate .ablate-most').innerText(), new RegExp(`Show the prediction after token ${most} \\(counting from 0\\) .*, where the change is largest`));
+    await page.click('.view-ablate .ablate-most button');
     await settled(page);
-    assert.equal(await page.evaluate(() => window.attnscope.getState().query), T - 1);
-    assert.equal(await page.locator('.view-ablate .ablate-follows').count(), 0, 'a picked position is not followed');
+    assert.equal(await page.evaluate(() => window.attnscope.getState().query), most);
+    assert.equal(await page.locator('.view-ablate .ablate-most').count(), 0, 'shown: no button to it');
+    const pBefore = softmax(row(plain, most));
+    const pAfter = softmax(row(ablated, most));
+    for (const [id, before, after] of await shownTable('.view-ablate')) {
+      close(before, pBefore[id], 2e-5, `p before of ${id}`);
+      close(after, pAfter[id], 2e-5, `p after of ${id}`);
+    }
+    close(Number(await page.locator('.view-ablate .prediction-diff').getAttribute('data-kl')), kls[most], 1e-4 * Math.max(1, kls[most]), 'KL(before ‖ after)');
     await page.evaluate(() => window.attnscope.app.set({ query: null }));
     await settled(page);
   }
   // A click on another token shows the change there.
-  const elsewhere = most === T - 1 ? 0 : T - 1;
+  const elsewhere = most === 1 ? 2 : 1;
   await page.click(`.view-ablate .ablate-kl-token[data-position="${elsewhere}"]`);
   await settled(page);
   assert.equal(await page.evaluate(() => window.attnscope.getState().query), elsewhere);

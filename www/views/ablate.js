@@ -52,9 +52,9 @@ function klByPosition(before, after, T, V) {
 
 export function mount(root, app) {
   const { state } = app;
-  // Without a position picked: the one where the knock-out changes the prediction most (below).
-  let mostChanged = null;
-  const position = tokenSelect(app, 'query', 'control.position', () => mostChanged ?? state.tokens.ids.length - 1);
+  // Without a position picked: the last, whose next token the output, the logit lens and head
+  // attribution read; where the knock-out changes the prediction most is one click away (below).
+  const position = tokenSelect(app, 'query', 'control.position');
   const board = el('div', { className: 'ablate-board' });
   const chosen = el('p', { className: 'ablate-chosen' });
   const prediction = el('div', { attrs: { 'aria-live': 'polite' } });
@@ -120,11 +120,7 @@ export function mount(root, app) {
     const T = state.tokens.ids.length;
     const kls = klByPosition(before.get('logits').data, after.get('logits').data, T, V);
     const most = kls.indexOf(Math.max(...kls));
-    // Until the reader picks a position, the view opens where the knock-out changes the prediction
-    // most (the last position often barely moves, and would read as "this head does nothing").
-    mostChanged = most;
-    position.update();
-    const i = tokenAt(app, 'query', () => most);
+    const i = tokenAt(app, 'query');
     const row = (run) => run.get('logits').data.slice(i * V, (i + 1) * V);
     const [dBefore, dAfter] = await Promise.all([distribution(app, row(before)), distribution(app, row(after))]);
     if (my !== seq) return;
@@ -147,14 +143,13 @@ export function mount(root, app) {
         ),
       ),
     );
-    // Unpicked, the position follows the largest change, which a new knock-out can move: said, with
-    // the last position (the one the output and head attribution read) a click away.
-    const last = T - 1;
-    const follows = state.query === null && i !== last;
+    // The last position often barely moves (which would read as "this head does nothing"): where the
+    // change is largest elsewhere, it is a click away.
+    const elsewhere = i !== most;
     prediction.replaceChildren(
       el('p', { className: 'ablate-kl-lead' }, t('ablate.klLead', { i: most, token: tokenText(state.tokens.pieces[most]), kl: kls[most].toFixed(4) })),
       strip,
-      ...(follows ? [el('p', { className: 'hint ablate-follows' }, t('ablate.followsMost'), ' ', el('button', { type: 'button', className: 'action secondary', on: { click: () => app.set({ query: last }) } }, t('ablate.showLast', { i: last, token: tokenText(state.tokens.pieces[last]) })))] : []),
+      ...(elsewhere ? [el('p', { className: 'hint ablate-most' }, el('button', { type: 'button', className: 'action secondary', on: { click: () => app.set({ query: most }) } }, t('ablate.showMost', { i: most, token: tokenText(state.tokens.pieces[most]) })))] : []),
       el('p', { className: 'hint' }, t('ablate.predictionNote', { i, token: tokenText(state.tokens.pieces[i]), v: V })),
       predictionDiff(dBefore, dAfter, { a: t('ablate.before'), b: t('ablate.after') }),
     );
