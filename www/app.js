@@ -423,7 +423,7 @@ function renderStatus() {
     return;
   }
   dom.status.textContent = app.phase === 'ready' && app.run
-      ? t('app.status', { backend: t(app.run.backend === 'webgpu' ? 'backend.gpu' : 'backend.cpu'), ms: app.run.ms.toFixed(1), tokens: state.tokens.ids.length }) + (state.ablate.length ? t('ablate.status', { n: state.ablate.length }) : '') + (padded() ? t('app.statusPadded', { n: padded() }) : '')
+      ? t('app.status', { backend: t(app.run.backend === 'webgpu' ? 'backend.gpu' : 'backend.cpu'), ms: app.run.ms.toFixed(1), tokens: state.tokens.ids.length }) + (state.ablate.length ? t('ablate.status', { n: state.ablate.length }) : '') + (padded() ? t('app.statusPadded', { n: padded() }) : '') + (state.causal ? '' : t('app.statusNoCausal'))
       : app.phase === 'building'
         ? t('app.building')
         : (models.loadingText() ?? '');
@@ -446,6 +446,9 @@ function refresh() {
   samples.model(state.model.kind === 'builtin');
   tabs.render(state.view);
   ablated.update();
+  // A run without the causal mask is not how MiniMind runs: said above every view but the lessons
+  // (their own examples), and in the status, so a shared link cannot pass for the model's own maps.
+  causalNote.hidden = state.causal || state.view === 'lessons';
   renderStatus();
   // A view that can draw from a config alone (the overview) is shown while the first model loads.
   const previewing = app.phase === 'loading' && Boolean(app.model ?? app.preview) && VIEWS[state.view].previews === true;
@@ -463,7 +466,7 @@ function refresh() {
           : app.phase === 'cancelled'
             ? stopped()
           : message('loading', t(app.phase === 'building' ? 'app.building' : 'app.loading'));
-    dom.view.replaceChildren(ablated.node, box);
+    dom.view.replaceChildren(ablated.node, causalNote, box);
     dom.view.setAttribute('aria-busy', String(app.phase === 'loading' || app.phase === 'building'));
     return;
   }
@@ -472,7 +475,7 @@ function refresh() {
   if (current?.id !== state.view) {
     const switched = current !== null;
     if (current) current.instance.destroy();
-    dom.view.replaceChildren(ablated.node);
+    dom.view.replaceChildren(ablated.node, causalNote);
     const root = el('div', { className: `view-root view-${state.view}` });
     dom.view.append(root);
     current = { id: state.view, root, instance: VIEWS[state.view].mount(root, app) };
@@ -739,6 +742,7 @@ function applyLanguage(lang) {
   bos.relabel();
   theme.relabel();
   relabelBanner();
+  causalNote.textContent = t('app.causalOff');
   remount();
 }
 
@@ -765,6 +769,7 @@ const writer = linkWriter({ embed, theme: embedTheme, wrote: () => (seenHash = l
 const theme = themeToggle(remount, { fixed: embedTheme });
 const tabs = tabBar(dom.nav, go);
 const ablated = ablationBar(app); // the first thing in the view's column while heads are knocked out
+const causalNote = el('p', { className: 'message causal-off-note', attrs: { role: 'note' }, hidden: true }, t('app.causalOff'));
 const backend = backendControls({ call: app.call, args: () => runArgs(), choose: (value) => navigate({ backend: value }) });
 
 // Static text in index.html is marked data-i18n (text), data-i18n-label (aria-label) or data-i18n-title (a tooltip).

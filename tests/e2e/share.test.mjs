@@ -132,6 +132,11 @@ test('a link opens exactly its state: the same fields and the same pixels, view 
       await screenshot(reader, 'share-roundtrip-reader');
     }
     assert.equal(await reader.locator('.banner').count(), 0, 'a good link raises no banner');
+    // A link without the causal mask says so above the view and in the status: it is not how
+    // MiniMind runs.
+    const off = state.causal === false;
+    assert.equal(await reader.locator('.causal-off-note').isVisible(), off, `case ${n}: the causal mask's note`);
+    assert.equal((await reader.locator('#status').innerText()).includes('causal mask: off'), off, `case ${n}: the status`);
     assert.deepEqual(reader.consoleErrors, []);
     await reader.context().close();
   }
