@@ -44,14 +44,11 @@ export function samplingCard(app) {
     el(
       'div',
       { className: 'toolbar' },
-      el('label', { htmlFor: 'sampling-temperature' }, t('sampling.temperature')),
-      temperature,
-      temperatureOut,
-      el('label', { htmlFor: 'sampling-top-k' }, t('sampling.topK')),
-      topK,
-      el('label', { htmlFor: 'sampling-top-p' }, t('sampling.topP')),
-      topP,
-      topPOut,
+      // Each label with its control and value, never split over two lines (on a phone the top-k
+      // label sat on the temperature's line, top-p's value on a line of its own).
+      el('span', { className: 'sampling-control' }, el('label', { htmlFor: 'sampling-temperature' }, t('sampling.temperature')), temperature, temperatureOut),
+      el('span', { className: 'sampling-control' }, el('label', { htmlFor: 'sampling-top-k' }, t('sampling.topK')), topK),
+      el('span', { className: 'sampling-control' }, el('label', { htmlFor: 'sampling-top-p' }, t('sampling.topP')), topP, topPOut),
       minimind,
       reset,
     ),
