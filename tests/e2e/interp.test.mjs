@@ -613,6 +613,28 @@ test('knock out against PyTorch: the reference model loaded in the page, its two
   await context.close();
 });
 
+test('head attribution on a touch screen: a tap shows a head’s push, a second tap on it opens its attention map', async () => {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+  const phone = await context.newPage();
+  const errors = [];
+  phone.on('pageerror', (e) => errors.push(String(e)));
+  await phone.goto(`${server.url}#view=attribution&lang=en`);
+  await phone.waitForFunction(() => window.attnscope?.app?.phase === 'ready', null, { timeout: 120_000 });
+  await settled(phone);
+  const canvas = phone.locator('.view-attribution canvas.heatmap-canvas');
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  const [x, y] = [box.x + box.width * 0.6, box.y + box.height * 0.6];
+  await phone.touchscreen.tap(x, y);
+  await phone.waitForSelector('.tooltip.visible');
+  assert.match(await phone.locator('.tooltip').innerText(), /direct push on the logit/);
+  assert.equal(await phone.evaluate(() => window.attnscope.getState().view), 'attribution', 'one tap stays');
+  await phone.touchscreen.tap(x, y);
+  await phone.waitForFunction(() => window.attnscope.getState().view === 'attention');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('knock out from head attribution: “Before and after” opens at the position attribution was reading, the last', async () => {
   const from = await openPage(browser, `${server.url}#${new URLSearchParams({ lang: 'en', view: 'attribution' })}`);
   await settled(from);

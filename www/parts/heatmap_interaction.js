@@ -123,8 +123,21 @@ export function cellReader(canvas, focusBox, guides, current) {
   });
   canvas.addEventListener('mouseleave', clear);
   canvas.addEventListener('blur', clear);
+  // A tap shows a cell's value as hovering does; where a click leaves the view (interaction.confirmTap:
+  // head attribution opens the head's attention map), a finger acts on a second tap of the same cell.
+  let pointer = 'mouse';
+  let tapped = null;
+  canvas.addEventListener('pointerdown', (e) => {
+    pointer = e.pointerType;
+  });
   canvas.addEventListener('click', (e) => {
     const cell = cellAt(e);
+    if (cell && pointer === 'touch' && current().o.interaction.confirmTap && !(tapped && tapped.r === cell.r && tapped.c === cell.c)) {
+      tapped = cell;
+      show(cell, e.clientX, e.clientY);
+      return;
+    }
+    tapped = null;
     if (cell) current().o.interaction.onCellClick?.(cell.r, cell.c);
     else {
       const row = rowLabelAt(e);

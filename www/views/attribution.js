@@ -96,6 +96,8 @@ export function mount(root, app) {
           app.set({ layer: l, head: h });
           app.go('attention');
         },
+        // A tap shows the push; a second tap on the same head opens its map.
+        confirmTap: true,
       },
     });
     // The head that raises the target most and the one that lowers it most, each with its knock-out
