@@ -85,5 +85,7 @@ function attentionPanels(name, data, shape, ctx, maps) {
     });
     panels.push(el('div', { className: 'panel-cell' }, el('div', { className: 'panel-title' }, t('control.headOption', { h, kv: Math.floor(h / ctx.nRep) })), map.node));
   }
-  return el('div', {}, el('p', { className: 'hint' }, t('stepper.perHead')), el('div', { className: 'multiples heads' }, panels), legend(scale, { ...marksOf(data, ctx.mask), future }));
+  // The one scale they share comes before them: on a phone the heads stack, and a key after the last
+  // one was screens away from the first.
+  return el('div', {}, el('p', { className: 'hint' }, t('stepper.perHead')), legend(scale, { ...marksOf(data, ctx.mask), future }), el('div', { className: 'multiples heads' }, panels));
 }
