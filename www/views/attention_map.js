@@ -130,7 +130,7 @@ export function mount(root, app) {
     const h = state.head;
     const data = stageValues(app, state.stage, tensor.data.subarray(h * T * S, (h + 1) * T * S));
     const shown = stageName(app, state.stage, name);
-    caption.replaceChildren(el('code', { className: 'tensor-name' }, state.stage === 'raw' ? `${name}${indexLabel(h)} × √${app.model.head_dim}` : `${name}${indexLabel(h)}`), el('span', { className: 'shape' }, shapeLabel(tensor.shape)));
+    caption.replaceChildren(el('code', { className: 'tensor-name' }, state.stage === 'raw' ? `${name}${indexLabel(h)} × √${app.model.head_dim}` : `${name}${indexLabel(h)}`), el('span', { className: 'shape' }, t('shape.slice', { slice: `[${T}, ${S}]`, whole: shapeLabel(tensor.shape) })));
     explain.textContent = t(`attention.explain.${state.stage}`, { d: app.model.head_dim, root: Math.sqrt(app.model.head_dim).toFixed(2) });
     const size = state.stage === 'raw' ? await rawSizeNote(app, state.layer, h, data) : null;
     if (my !== seq) return;
