@@ -769,7 +769,7 @@ const writer = linkWriter({ embed, theme: embedTheme, wrote: () => (seenHash = l
 const theme = themeToggle(remount, { fixed: embedTheme });
 const tabs = tabBar(dom.nav, go);
 const ablated = ablationBar(app); // the first thing in the view's column while heads are knocked out
-const causalNote = el('p', { className: 'message causal-off-note', attrs: { role: 'note' }, hidden: true }, t('app.causalOff'));
+const causalNote = el('p', { className: 'causal-off-note', attrs: { role: 'note' }, hidden: true }, t('app.causalOff'));
 const backend = backendControls({ call: app.call, args: () => runArgs(), choose: (value) => navigate({ backend: value }) });
 
 // Static text in index.html is marked data-i18n (text), data-i18n-label (aria-label) or data-i18n-title (a tooltip).
