@@ -265,7 +265,7 @@ async function open(next, { told = false, asked = {} } = {}) {
   const backendBefore = state.backend;
   const random = model.kind === 'random';
   const rebuild =
-    !app.model || JSON.stringify(model) !== JSON.stringify(state.model) || (random && (JSON.stringify(config) !== JSON.stringify(state.config) || seed !== state.seed));
+    !app.model || JSON.stringify(model) !== JSON.stringify(askedModel()) || (random && (JSON.stringify(config) !== JSON.stringify(state.config) || seed !== state.seed));
   const retokenize = rebuild || fields.text !== state.text || fields.bos !== state.bos;
   Object.assign(state, fields);
   dom.text.value = state.text;
@@ -588,8 +588,15 @@ async function tokenize(keep = { pad: [], query: null, key: null }) {
 
 // Builds a random model in the worker; rejects (leaving the old model in place) if the core refuses.
 // A checkpoint still being read is dropped.
+// The model most recently asked for: a build or a load still in flight has not made it state.model
+// yet, and a second choice made meanwhile (Random, then Built-in at once) is compared with it, not
+// dropped as the model already there. null once the one asked for failed.
+let lastAsked = null;
+const askedModel = () => lastAsked ?? state.model;
+
 async function buildModel(config, seed) {
   const previous = app.phase;
+  const asked = (lastAsked = { kind: 'random' });
   loads.abort();
   app.loading = false;
   app.phase = 'building';
@@ -600,6 +607,7 @@ async function buildModel(config, seed) {
     Object.assign(state, { config, seed });
     adopt(resolved, { kind: 'random' }, { kind: 'random', seed, bytes: resolved.weight_count * 4, dtype: 'F32', weight_count: resolved.weight_count });
   } catch (err) {
+    if (lastAsked === asked) lastAsked = null;
     app.phase = app.model ? previous : 'error';
     app.error = app.model ? app.error : err;
     refresh();
@@ -614,6 +622,7 @@ async function buildModel(config, seed) {
 async function loadCheckpoint(model, files = null) {
   const signal = loads.start(); // a checkpoint still being read for an older choice is dropped
   const wanted = () => !signal.aborted;
+  lastAsked = model;
   app.loading = true;
   models.set({ source: sourceOf(model), loading: model, progress: { loaded: 0, total: null }, error: null, note: null });
   renderStatus();
@@ -634,6 +643,7 @@ async function loadCheckpoint(model, files = null) {
     // would otherwise come back broken on every visit.
     unkept = !restored && model.kind !== 'builtin' ? checkpoint : null;
   } catch (err) {
+    if (lastAsked === model) lastAsked = null;
     if (wanted()) models.set({ progress: null, error: err });
     throw err;
   } finally {
@@ -674,7 +684,7 @@ function keep(checkpoint) {
 
 // A model chosen in the model panel; the text is tokenized again, since its tokenizer may differ.
 async function useModel(model, files = null) {
-  if (!files && JSON.stringify(model) === JSON.stringify(state.model)) return;
+  if (!files && JSON.stringify(model) === JSON.stringify(askedModel())) return;
   try {
     if (model.kind === 'random') await buildModel(state.config, state.seed);
     else await loadCheckpoint(model, files);

@@ -255,6 +255,26 @@ test('a visit without a link opens the built-in model on a sample sentence; each
   await page.context().close();
 });
 
+// A second choice made while the first is still being built is the one that stays: Random, then
+// Built-in at once, ends on the built-in model (the second click was dropped as "already loaded").
+test('Random then Built-in in quick succession ends on the built-in model', async () => {
+  const page = await freshPage('#view=overview');
+  await settled(page);
+  for (const gap of [0, 60]) {
+    await page.locator('.model-sources button', { hasText: 'Random' }).click();
+    if (gap) await page.waitForTimeout(gap);
+    await page.locator('.model-sources button', { hasText: 'Built-in' }).click();
+    await page.waitForFunction(() => window.attnscope.app.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin' && !window.attnscope.app.loading, null, { timeout: 60_000 });
+    await settled(page);
+    await page.waitForTimeout(300);
+    const { model, source } = await page.evaluate(() => ({ model: window.attnscope.getState().model, source: window.attnscope.app.source.kind }));
+    assert.deepEqual([model, source], [{ kind: 'builtin' }, 'builtin'], `after a ${gap} ms gap`);
+    assert.match(await page.locator('.model-info').innerText(), /Tiny MiniMind/);
+  }
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
 test('a samples.json that does not fit the model hides the samples, quietly', async () => {
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
   const broken = [
