@@ -15,6 +15,17 @@ test('full-width digits, commas and signs read as the numbers they are', () => {
   assert.deepEqual(numberList(''), []);
 });
 
+test('one typed number (a lesson’s cell): full-width digits, signs and a Chinese full stop read as ASCII; empty is not a number', async () => {
+  const { typedNumber } = await import('../../www/parts/format.js');
+  assert.equal(typedNumber('０．５'), 0.5);
+  assert.equal(typedNumber('－１'), -1);
+  assert.equal(typedNumber('0。5'), 0.5);
+  assert.equal(typedNumber(' −2.5 '), -2.5);
+  assert.ok(Number.isNaN(typedNumber('')));
+  assert.ok(Number.isNaN(typedNumber('  ')));
+  assert.ok(Number.isNaN(typedNumber('abc')));
+});
+
 test('a token in quotation marks: “…”, but a quote mark itself in other marks, so they do not pile up', async () => {
   const { quoted } = await import('../../www/parts/format.js');
   assert.equal(quoted('很'), '“很”');

@@ -142,6 +142,15 @@ export function spaced(label) {
 }
 
 /**
+ * The number a reader typed in one box, as numberList reads each of its numbers (a Chinese keyboard's
+ * ０．５, －１, even 0。5), or NaN: an empty box included.
+ */
+export function typedNumber(text) {
+  const plain = text.normalize('NFKC').replace(/\u2212/g, '-').replace(/\u3002/g, '.').trim();
+  return plain === '' ? NaN : Number(plain);
+}
+
+/**
  * The numbers a reader typed in a field, as a list: separated by commas (, ， 、) or spaces, with
  * full-width digits and signs (a Chinese keyboard's １，－２) and the minus sign − read as their ASCII
  * forms. Anything that is not a number comes back as NaN, for the field to flag.

@@ -11,7 +11,7 @@
 // data changed by other means (the lesson's reset, a new layout) is no longer an edit and is dropped.
 
 import { el } from './dom.js';
-import { exact, fixed } from './format.js';
+import { exact, fixed, typedNumber } from './format.js';
 import { isMasked } from './color_scale.js';
 import { MAX_EDIT_VALUE } from '../state.js';
 import { language, t } from '../strings.js';
@@ -101,8 +101,8 @@ export function matrixTable(opts) {
           input.dataset.entered = input.value;
           // A number, within what a link keeps (±MAX_EDIT_VALUE): 1e39 would be ∞ in f32, and the
           // link would say another number than the screen.
-          const next = Number(input.value);
-          const fits = input.value.trim() !== '' && Number.isFinite(next) && Math.abs(next) <= MAX_EDIT_VALUE;
+          const next = typedNumber(input.value);
+          const fits = Number.isFinite(next) && Math.abs(next) <= MAX_EDIT_VALUE;
           input.setAttribute('aria-invalid', String(!fits));
           td.querySelector('.cell-refused')?.remove();
           if (!fits) {
