@@ -146,6 +146,8 @@ export function configPanel({ config, seed, causal }, { onApply, onCausal }) {
       const kind = rep === 1 ? 'MHA' : c.num_key_value_heads === 1 ? 'MQA' : 'GQA';
       const moe = c.use_moe ? ` ${t('config.moeSummary', { k: c.num_experts_per_tok, e: c.num_experts, i: c.moe_intermediate_size })}` : '';
       summary.textContent = t('config.summary', { d: c.head_dim, i: c.intermediate_size, kind, rep }) + moe;
+      // A field left empty takes the default: the value the model was built with shows in it, greyed.
+      for (const key of NUMBER_FIELDS) inputs[key].placeholder = c[key] === undefined || c[key] === null ? '' : String(c[key]);
     },
   };
 }
