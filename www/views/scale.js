@@ -144,6 +144,12 @@ export function mount(root, app) {
       },
     });
     const rows = range(T).filter((i) => state.mask[i] !== 0);
+    // Every query row padding: no row to measure, said in place of two empty charts.
+    if (rows.length === 0) {
+      entropyOut.replaceChildren(el('h4', {}, t('scale.rowEntropy')), el('p', { className: 'hint scale-all-padded' }, t('scale.allPadded')));
+      curve.replaceChildren();
+      return;
+    }
     const entropies = rows.map((i) => entropy(now.probs.subarray(i * S, (i + 1) * S)));
     const atRoot = swept[(SWEEP - 1) / 2].probs; // the sweep's middle divisor is √d itself
     const rowEntropy = (probs, i) => fixed(entropy(probs.subarray(i * S, (i + 1) * S)), 2);
