@@ -31,7 +31,7 @@ import * as attribution from './views/attribution.js';
 import { ablationBar } from './parts/ablation.js';
 import { themeToggle } from './panels/theme.js';
 import { STAGES } from './parts/controls.js';
-import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS, readerLanguage, textOf } from './state.js';
+import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS, hubRepoOf, readerLanguage, textOf } from './state.js';
 import { linkWriter, linkTo, explainLink } from './link.js';
 import { scriptingApi, reportHeight } from './api.js';
 import { showBanner, addToBanner, relabelBanner } from './panels/banner.js';
@@ -706,7 +706,7 @@ const models = modelPanel({
   onSource: (kind) => useModel({ kind }),
   onFiles: (files) => useModel({ kind: 'files' }, files),
   onUrl: (url) => useModel({ kind: 'url', url }),
-  onHub: (repo) => useModel({ kind: 'hub', repo }),
+  onHub: (repo) => useModel({ kind: 'hub', repo: hubRepoOf(repo) }),
   onKept: async () => {
     const meta = await source.kept.meta();
     if (meta) useModel(source.keptModel(meta));

@@ -299,7 +299,11 @@ export async function droppedFiles(dataTransfer) {
  * in the reader's language before any request.
  */
 export function folderUrl(url) {
-  const resolved = URL.canParse(url, location.href) ? new URL(url, location.href) : null;
+  // A path on this site starts with / or ./ (models/builtin/ would be one too, but so would a typo or
+  // "huggingface.co/…" without its https://, fetched from this site and answered 404): anything else
+  // without a scheme, or with a space, is not an address.
+  const address = /^[a-z][a-z0-9+.-]*:/i.test(url) || /^\.{0,2}\//.test(url);
+  const resolved = address && !/\s/.test(url.trim()) && URL.canParse(url, location.href) ? new URL(url, location.href) : null;
   if (!resolved || !['http:', 'https:'].includes(resolved.protocol) || !resolved.host) throw new Error(t('source.notHttp', { url: clipped(url) }));
   // The page's own policy (connect-src 'self' https:) lets it read plain http:// from its own site
   // only: another site's http:// address would fail as if that site refused, so it is refused here.

@@ -223,6 +223,13 @@ function modelUrl(v) {
 // at most 96 characters as the Hub allows; it becomes a path under the Hub's address, so nothing else.
 const HUB_REPO = /^[A-Za-z0-9][\w.-]{0,95}\/[A-Za-z0-9][\w.-]{0,95}$/;
 export const isHubRepo = (repo) => HUB_REPO.test(repo) && !repo.includes('..');
+/** What a reader typed in the Hub field, as a repo id: the id itself, or the one in a repo's address
+ * pasted from the browser (https://huggingface.co/owner/name, …/tree/main/…), spaces trimmed. */
+export function hubRepoOf(text) {
+  const typed = String(text).trim();
+  const page = /^(?:https?:\/\/)?(?:www\.)?huggingface\.co\/([^/?#\s]+)\/([^/?#\s]+)/i.exec(typed);
+  return page ? `${page[1]}/${page[2]}` : typed;
+}
 
 function model(v) {
   if (!isObject(v) || !MODEL_KINDS.includes(v.kind)) return null;

@@ -488,7 +488,7 @@ test('a folder URL loads with the bytes counted; a site without CORS is refused 
   await screenshot(page, 'checkpoint-refused-cors');
   await assertStillRuns(page, 'tiny');
   // Only an http(s) address is fetched: the others are refused as such, not blamed on the site's CORS.
-  for (const url of ['javascript:alert(1)', 'file:///etc/passwd', 'http://', 'data:text/plain,x']) {
+  for (const url of ['javascript:alert(1)', 'file:///etc/passwd', 'http://', 'data:text/plain,x', 'not a url', 'huggingface.co/a/b']) {
     await page.fill('#model-url', url);
     await page.click('.model-url button[type="submit"]');
     await page.waitForFunction((u) => document.querySelector('.model-error').innerText.includes(`“${u}”`), url, { timeout: 60_000 });

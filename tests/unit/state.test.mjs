@@ -5,7 +5,7 @@
 // valid state, and every s1 one among them the state the old decoder gave.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFAULTS, FORMAT1_DEFAULTS, HIDE_FLAGS, MAX_TEXT, MODEL_KINDS, decode, encode, fitToModel, fitToTokens, fragment, readerLanguage, textOf, validate } from '../../www/state.js';
+import { DEFAULTS, FORMAT1_DEFAULTS, HIDE_FLAGS, MAX_TEXT, hubRepoOf, MODEL_KINDS, decode, encode, fitToModel, fitToTokens, fragment, readerLanguage, textOf, validate } from '../../www/state.js';
 import * as format1 from './format1_oracle.mjs';
 
 const KNOWN = { views: ['overview', 'stepper', 'attention', 'grid', 'masks', 'lines'], steps: ['embed', 'qkv', 'scores', 'probs'], stages: ['scores', 'masked', 'probs'], lessons: ['causal-mask', 'qk-match'] };
@@ -347,6 +347,14 @@ test('an embed’s link may fix its theme; another value is said and ignored', a
   assert.equal((await fragment(DEFAULTS, { theme: 'dark' })).includes('theme'), false, 'only an embed fixes it');
   const odd = await decode(`${await fragment(DEFAULTS, { embed: true })}&theme=purple`);
   assert.deepEqual([odd.theme, reasons(odd.problems)], [undefined, ['theme:invalid']]);
+});
+
+test('a Hub repo id is read from a repo’s address pasted from the browser', () => {
+  assert.equal(hubRepoOf('jingyaogong/MiniMind2-Small'), 'jingyaogong/MiniMind2-Small');
+  assert.equal(hubRepoOf(' https://huggingface.co/jingyaogong/MiniMind2-Small '), 'jingyaogong/MiniMind2-Small');
+  assert.equal(hubRepoOf('https://huggingface.co/jingyaogong/MiniMind2-Small/tree/main/x'), 'jingyaogong/MiniMind2-Small');
+  assert.equal(hubRepoOf('huggingface.co/a/b?x=1'), 'a/b');
+  assert.equal(hubRepoOf('https://example.com/a/b'), 'https://example.com/a/b', 'another site stays as typed, to be refused');
 });
 
 test('plain fields alone change the base state, as a tab link does', async () => {
