@@ -70,7 +70,7 @@ test('a run over the memory budget names the most tokens that fit, in the pageâ€
 test('a count past 2^53 is grouped from its digits, not rounded; a config count too big names the limit', () => {
   setLanguage('en');
   const huge = errorText({ message: 'x', code: 'config.countTooBig', args: { name: 'max_position_embeddings', value: '1000000000000000000', limit: '18446744073709551615' } });
-  assert.equal(huge, 'max_position_embeddings is 1000000000000000000, more than the 18,446,744,073,709,551,615 this browser can count: no model is that big.');
+  assert.equal(huge, 'max_position_embeddings is 1,000,000,000,000,000,000, more than the 18,446,744,073,709,551,615 this browser can count: no model is that big.');
   assert.match(errorText({ message: 'x', code: 'config.countAsFloat', args: { name: 'hidden_size', value: '32.0', whole: '32' } }), /^hidden_size is written as 32\.0, with a decimal point; .* \(32\)/);
 });
 

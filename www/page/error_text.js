@@ -21,7 +21,7 @@ export function errorText(err) {
     const n = Number(value);
     if (SIZES.has(name) && Number.isFinite(n)) args[name] = IN_GIB.has(err.code) ? `${(n / 2 ** 30).toFixed(2)} GiB` : bytes(n);
     // A count past 2^53 (a damaged header's length) is grouped from its digits, not rounded by a double.
-    else if (COUNTS.has(name) && Number.isFinite(n)) args[name] = Number.isSafeInteger(n) || !/^\d+$/.test(value) ? grouped(n) : BigInt(value).toLocaleString('en-US');
+    else if ((COUNTS.has(name) || (name === 'value' && err.code === 'config.countTooBig')) && Number.isFinite(n)) args[name] = Number.isSafeInteger(n) || !/^\d+$/.test(value) ? grouped(n) : BigInt(value).toLocaleString('en-US');
     else args[name] = value;
   }
   const others = Number(err.args?.others ?? 0);
