@@ -240,13 +240,15 @@ function shownText(next) {
 // Says what in a link could not be opened as written; returns {told, asked}: whether a banner was
 // shown, and the layer, head and target token the link asked for where they were cut into range (open() says
 // those with the model's sizes, so they are not listed here too).
-function explain(problems) {
+// `kept`: the address changed on a live page without a whole state in it (plain fields over the
+// page's own), so a damaged part left the reader's settings as they were, not the defaults.
+function explain(problems, { kept = false } = {}) {
   const asked = {};
   for (const p of problems) if (p.asked !== undefined) asked[p.field] ??= p.asked;
   const rest = problems.filter((p) => p.asked === undefined && !(p.reason === 'clamped' && asked[p.field] !== undefined));
-  const message = explainLink(rest);
+  const message = explainLink(rest, { kept });
   // In the page's language when shown, and again after a change of language (relabelBanner).
-  if (message) showBanner(() => explainLink(rest).title, () => explainLink(rest).details);
+  if (message) showBanner(() => explainLink(rest, { kept }).title, () => explainLink(rest, { kept }).details);
   return { told: Boolean(message), asked };
 }
 
@@ -332,7 +334,7 @@ async function openFromHash(hash) {
   // A text longer than a link carries comes back whole from its history entry (link.js linkWriter).
   const whole = history.state?.text;
   if (typeof whole === 'string' && typeof next.text === 'string' && whole.length > next.text.length && whole.startsWith(next.text)) next.text = whole;
-  await open(next, explain(problems));
+  await open(next, explain(problems, { kept: !/(^|&)s\d+\./.test(hash.replace(/^#/, '')) }));
 }
 
 // setState(partial) of the scripting API: fields are validated as a link's are; config merges.

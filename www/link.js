@@ -98,7 +98,7 @@ const WHOLE = { damaged: 'link.damaged', future: 'link.future', 'too-long': 'lin
 
 /** What to tell the reader about a link: {title, details}, or null when it opened as written.
  * The model a link names is loaded by the page, which says so itself if it cannot. */
-export function explainLink(problems) {
+export function explainLink(problems, { kept = false } = {}) {
   const whole = problems.find((p) => p.field === null);
   // A field given twice is said apart: nothing in it was wrong, the last one was used.
   const repeated = [...new Set(problems.filter((p) => p.reason === 'repeated').map((p) => p.field))].map(fieldName);
@@ -119,6 +119,9 @@ export function explainLink(problems) {
     const views = Object.keys(STRINGS.en).filter((key) => /^view\.[a-z]+$/.test(key)).map((key) => (language() === 'zh' ? `${t(key)}（${key.slice(5)}）` : `${key.slice(5)} (${t(key)})`));
     details.push(t('link.viewNames', { views: list(views) }));
   }
+  // On a live page whose address changed without a whole state, a damaged part left its settings as
+  // they were.
+  if (whole?.reason === 'damaged' && kept) return { title: whole.kept ? t('link.damagedLiveKept', { fields: list(whole.kept.map(fieldName)) }) : t('link.damagedLive'), details };
   if (whole?.kept) return { title: t('link.damagedKept', { fields: list(whole.kept.map(fieldName)) }), details };
   if (whole) return { title: t(WHOLE[whole.reason], { version: whole.version }), details };
   if (fields.length) return { title: t('link.fields', { fields: list(fields) }), details };

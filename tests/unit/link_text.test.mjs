@@ -32,3 +32,13 @@ test('a text cut to the most a link carries, or read past a broken %-escape, is 
   assert.match(explainLink([{ field: 'text', reason: 'clamped' }]).details[0], /^其中的.+（text）被截到前 2,000 个字符/);
   setLanguage('en');
 });
+
+test('a damaged address on a live page says it kept the reader’s settings, not that it opened the defaults', async () => {
+  const { setLanguage } = await import('../../www/strings.js');
+  setLanguage('en');
+  const problems = [{ field: null, reason: 'damaged', kept: ['view'] }];
+  assert.match(explainLink(problems).title, /opened with its default settings, except for what the link wrote out plainly \(view\)/);
+  assert.equal(explainLink(problems, { kept: true }).title, 'This address is damaged: attnscope left out what it could not read and kept your current settings, changing only what the address wrote out plainly (view).');
+  assert.equal(explainLink([{ field: null, reason: 'damaged' }], { kept: true }).title, 'This address is damaged: attnscope left out what it could not read and kept your current settings.');
+  assert.match(explainLink([{ field: null, reason: 'future', version: 9 }], { kept: true }).title, /newer/i, 'only a damaged address is said so');
+});
