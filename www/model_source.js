@@ -299,11 +299,12 @@ export async function droppedFiles(dataTransfer) {
  * in the reader's language before any request.
  */
 export function folderUrl(url) {
-  // A path on this site starts with / or ./ (models/builtin/ would be one too, but so would a typo or
-  // "huggingface.co/…" without its https://, fetched from this site and answered 404): anything else
-  // without a scheme, or with a space, is not an address.
-  const address = /^[a-z][a-z0-9+.-]*:/i.test(url) || /^\.{0,2}\//.test(url);
-  const resolved = address && !/\s/.test(url.trim()) && URL.canParse(url, location.href) ? new URL(url, location.href) : null;
+  // Without a scheme it is a path on this site (models/builtin/, /models/x/), unless it has a space
+  // (words typed in the wrong box) or its first part is a host name ("huggingface.co/…" without its
+  // https://): those would be fetched from this site and answered 404, so they are not addresses.
+  const schemed = /^[a-z][a-z0-9+.-]*:/i.test(url);
+  const hostLike = !schemed && /^[^/]*\.[^/]*\//.test(url.trim()) && !/^\.{1,2}\//.test(url.trim());
+  const resolved = !/\s/.test(url.trim()) && !hostLike && URL.canParse(url, location.href) ? new URL(url, location.href) : null;
   if (!resolved || !['http:', 'https:'].includes(resolved.protocol) || !resolved.host) throw new Error(t('source.notHttp', { url: clipped(url) }));
   // The page's own policy (connect-src 'self' https:) lets it read plain http:// from its own site
   // only: another site's http:// address would fail as if that site refused, so it is refused here.
