@@ -38,7 +38,7 @@ export function sharePanel(app, { getState, view }) {
     const sentence = s.text.length > SENTENCE_CHARS ? `${s.text.slice(0, SENTENCE_CHARS)}…` : s.text;
     return [
       app.source ? modelName(app.source) : null,
-      root.querySelector(':scope > .toolbar select[name="head"]') ? t('figure.head', { l: s.layer, h: s.head }) : null,
+      showsOneHead(root) ? t('figure.head', { l: s.layer, h: s.head }) : null,
       s.view === 'attention' ? t(`stage.${s.stage}`) : null,
       s.view === 'stepper' ? t(`step.${s.step}.title`) : null,
       // A lesson computes its own examples, not the page's sentence.
@@ -142,6 +142,12 @@ export function sharePanel(app, { getState, view }) {
   };
 }
 
+// Whether a view shows one head: it has a head picker in its own toolbar (the head grid's probe map
+// has one further down, and shows every head above it).
+function showsOneHead(root) {
+  return root.querySelector(':scope > .toolbar select[name="head"]') !== null;
+}
+
 // An exported figure's file name says what it shows, so two exports do not overwrite each other:
 // the view, its layer and head where it shows one head (it has a head picker), the attention map's
 // stage, the pipeline's step or the lesson, and the language.
@@ -149,7 +155,7 @@ export function fileName(state, root) {
   const parts = ['attnscope', state.view];
   if (state.view === 'lessons') parts.push(state.lesson);
   if (state.view === 'stepper') parts.push(state.step);
-  if (root.querySelector(':scope > .toolbar select[name="head"]')) parts.push(`l${state.layer}h${state.head}`);
+  if (showsOneHead(root)) parts.push(`l${state.layer}h${state.head}`);
   if (state.view === 'attention') parts.push(state.stage);
   parts.push(state.lang);
   return parts.filter((p) => p !== null && p !== undefined && p !== '').join('-');

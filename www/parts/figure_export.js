@@ -77,26 +77,25 @@ function lines(node, preserve) {
     range.setEnd(node, index + length);
     return [...range.getClientRects()].filter((r) => r.width > 0 || r.height > 0);
   };
-  // Words, except that a word the browser broke over two lines (Chinese breaks inside a
-  // segmenter's word) goes character by character, each on the line it is on.
+  // Words with their first box, except that a word the browser broke over two lines (Chinese breaks
+  // inside a segmenter's word) goes character by character, each on the line it is on.
   const pieces = function* () {
     for (const { segment, index } of segmenter.segment(value)) {
       const rects = rectOf(index, segment.length);
       if (rects.length > 1 && rects.some((r) => Math.abs(r.top - rects[0].top) > r.height / 2)) {
         let at = index;
         for (const ch of segment) {
-          yield { segment: ch, index: at };
+          yield { segment: ch, rect: rectOf(at, ch.length)[0] };
           at += ch.length;
         }
-      } else yield { segment, index };
+      } else yield { segment, rect: rects[0] };
     }
   };
-  for (const { segment, index } of pieces()) {
+  for (const { segment, rect } of pieces()) {
     if (preserve && /^ {2,}$/.test(segment)) {
       gap = true;
       continue;
     }
-    const [rect] = rectOf(index, segment.length);
     if (!rect) continue;
     if (!line || gap || Math.abs(rect.top - line.top) > rect.height / 2) {
       gap = false;
