@@ -752,3 +752,26 @@ test('on a phone-sized screen the view comes before the input panels', async () 
 test('no console errors', () => {
   assert.deepEqual(page.consoleErrors, []);
 });
+
+// Bad input a reader can make by clicking: every token marked as padding leaves the scale view no row
+// to measure; it says so rather than drawing charts whose axes read ±∞. A size field left empty shows
+// the value the model was built with.
+test('every token padded: the scale view says there is no row to measure; an empty size field shows the default used', async () => {
+  const own = await openPage(browser, `${server.url}${randomModel({ view: 'scale' })}`);
+  await own.waitForFunction(() => window.attnscope?.app?.phase === 'ready', null, { timeout: 120_000 });
+  await settled(own);
+  const T = await own.evaluate(() => window.attnscope.app.state.tokens.ids.length);
+  await own.evaluate((n) => window.attnscope.setState({ pad: Array.from({ length: n }, (_, i) => i) }), T);
+  await settled(own);
+  assert.match(await own.locator('.scale-all-padded').innerText(), /^Every token is marked as padding, so no query row is left to measure/);
+  assert.equal(await own.locator('.view-scale svg line[y1="NaN"]').count(), 0);
+  const layers = own.locator('input[name="num_hidden_layers"]');
+  await layers.fill('');
+  await layers.dispatchEvent('change');
+  await settled(own);
+  await own.waitForFunction(() => document.querySelector('input[name="num_hidden_layers"]').placeholder !== '');
+  const built = await own.evaluate(() => window.attnscope.app.model.num_hidden_layers);
+  assert.equal(await layers.getAttribute('placeholder'), String(built), 'the default the model was built with');
+  assert.deepEqual(own.consoleErrors, []);
+  await own.close();
+});
