@@ -309,9 +309,10 @@ fn main() {
         .and_then(|t| t.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()));
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "machine cpu={:?} cpus={} loadavg_1m={}",
+        "machine cpu={:?} cpus={} kernel={} loadavg_1m={}",
         cpu.unwrap_or_default(),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
+        attnscope::model::linear::kernel_name(),
         load.split_whitespace().next().unwrap_or("?")
     );
     if want("matmul") {

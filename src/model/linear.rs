@@ -74,15 +74,24 @@ enum Kernel {
 
 #[cfg(target_arch = "x86_64")]
 impl Kernel {
-    /// The fastest this CPU runs, if any.
+    /// The fastest this CPU runs, if any. `ATTNSCOPE_X86_KERNEL=avx2` (read once) picks the AVX2
+    /// kernel on a CPU that also has AVX-512F, so that a benchmark can measure it there
+    /// (tools/bench/run.sh `KERNEL=avx2`); any other value, or a CPU without AVX2, leaves the choice
+    /// to the CPU.
     fn best() -> Option<Kernel> {
-        if avx512::available() {
-            Some(Kernel::Avx512)
-        } else if avx2::available() {
-            Some(Kernel::Avx2)
-        } else {
-            None
-        }
+        static BEST: std::sync::OnceLock<Option<Kernel>> = std::sync::OnceLock::new();
+        *BEST.get_or_init(|| {
+            let asked = std::env::var("ATTNSCOPE_X86_KERNEL").ok();
+            if asked.as_deref() == Some("avx2") && avx2::available() {
+                Some(Kernel::Avx2)
+            } else if avx512::available() {
+                Some(Kernel::Avx512)
+            } else if avx2::available() {
+                Some(Kernel::Avx2)
+            } else {
+                None
+            }
+        })
     }
 
     /// `w` packed for this kernel.
@@ -102,6 +111,22 @@ fn packs() -> bool {
     #[cfg(not(target_arch = "x86_64"))]
     let packs = cfg!(target_arch = "wasm32");
     packs
+}
+
+/// What `Weight::new` packs for in this build on this CPU: "avx512", "avx2", "simd128" (wasm32) or
+/// "gemm" (held transposed). Benchmarks print it next to their figures.
+pub fn kernel_name() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    let name = match Kernel::best() {
+        Some(Kernel::Avx512) => "avx512",
+        Some(Kernel::Avx2) => "avx2",
+        None => "gemm",
+    };
+    #[cfg(target_arch = "wasm32")]
+    let name = "simd128";
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "wasm32")))]
+    let name = "gemm";
+    name
 }
 
 impl Weight {

@@ -13,11 +13,20 @@
 #
 #   tools/bench/run.sh            # ROUNDS=3 by default; each round runs both benches in full
 #   ROUNDS=5 tools/bench/run.sh
+#   KERNEL=avx2 tools/bench/run.sh  # on a CPU with AVX-512F: Rust's AVX2 kernel against PyTorch
+#                                   # held to AVX2 (MKL_ENABLE_INSTRUCTIONS, ATEN_CPU_CAPABILITY),
+#                                   # as on a CPU without AVX-512 (Zen 3): a stand-in, not Zen 3
 #
 # Needs python3 with torch (see tools/reference/README.md). Builds first, so no compile overlaps a timing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=${ROUNDS:-3}
+if [ "${KERNEL:-}" = avx2 ]; then
+  export ATTNSCOPE_X86_KERNEL=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 ATEN_CPU_CAPABILITY=avx2
+elif [ -n "${KERNEL:-}" ]; then
+  echo "KERNEL=$KERNEL: only avx2 is known (unset: each side runs what the CPU has)" >&2
+  exit 2
+fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 

@@ -19,6 +19,7 @@ Run: python3 tools/bench/torch_layer.py
 """
 
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -104,7 +105,8 @@ def interleaved(rounds, fns):
 def main():
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    print(f"torch-machine torch={torch.__version__} threads={torch.get_num_threads()} mkl={torch.backends.mkl.is_available()}")
+    print(f"torch-machine torch={torch.__version__} threads={torch.get_num_threads()} mkl={torch.backends.mkl.is_available()}"
+          f" aten_isa={torch.backends.cpu.get_cpu_capability()} mkl_isa={os.environ.get('MKL_ENABLE_INSTRUCTIONS', 'cpu')}")
     w = make_weights(CONFIG, seed=1)
     with torch.inference_mode():
         check_against_reference(w)

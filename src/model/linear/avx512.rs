@@ -12,7 +12,7 @@ use std::mem::MaybeUninit;
 
 use ndarray::{Array2, ArrayView2};
 
-use super::panels::{Panels, Tile};
+use super::panels::{Panels, Tile, k_block, row_groups};
 
 /// zmm per panel row.
 const V: usize = 4;
@@ -51,16 +51,8 @@ fn rows_of(xs: &[f32], m: usize, w: &Panels<NR>, cs: &mut [MaybeUninit<f32>]) {
     let (n, k) = (w.n, w.k);
     let data = w.data();
     let panels = n.div_ceil(NR);
-    // Blocks of equal length (2432 = 6 x 348 + 344, not 6 x 384 + 128): a short last block would
-    // load and store c for few steps.
-    let kb = k.div_ceil(k.div_ceil(KC));
-    // Groups of MR rows, the last two evened out where one or two rows would be left over (128 =
-    // 20 x 6 + 2 x 4, not 21 x 6 + 2): a one- or two-row tile runs its few FMA chains slowly.
-    let tail = if m > MR && m % MR != 0 && m % MR <= 2 { MR + m % MR } else { 0 };
-    let groups = (0..m - tail).step_by(MR).map(|g| (g, MR.min(m - g))).chain((tail > 0).then(|| {
-        let g = m - tail;
-        [(g, tail / 2), (g + tail / 2, tail - tail / 2)]
-    }).into_iter().flatten());
+    let kb = k_block(k, KC);
+    let groups = row_groups(m, MR);
     for k0 in (0..k).step_by(kb) {
         let kc = kb.min(k - k0);
         for p0 in (0..panels).step_by(NB) {

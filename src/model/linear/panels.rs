@@ -124,6 +124,25 @@ impl<const NR: usize> Panels<NR> {
     }
 }
 
+/// The length of the inner dimension's blocks: as few as hold at most `most` steps each, all of
+/// equal length (2432 by 384 is 6 x 348 + 344, not 6 x 384 + 128: a short last block would load and
+/// store c for few steps). Used by the x86-64 kernels.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(super) fn k_block(k: usize, most: usize) -> usize {
+    k.div_ceil(k.div_ceil(most))
+}
+
+/// `m` rows in groups of `mr` as (first row, rows), the last two evened out where one or two rows
+/// would be left over (with `mr` = 6, 128 = 20 x 6 + 2 x 4, not 21 x 6 + 2): a one- or two-row tile
+/// runs too few FMA chains to keep the CPU's FMA units busy. Used by the x86-64 kernels.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(super) fn row_groups(m: usize, mr: usize) -> impl Iterator<Item = (usize, usize)> + Clone {
+    let tail = if m > mr && m % mr != 0 && m % mr <= 2 { mr + m % mr } else { 0 };
+    let whole = (0..m - tail).step_by(mr).map(move |g| (g, mr.min(m - g)));
+    let g = m - tail;
+    whole.chain((tail > 0).then_some([(g, tail / 2), (g + tail / 2, tail - tail / 2)]).into_iter().flatten())
+}
+
 /// One micro-kernel call of a panel kernel (`avx512.rs`, `wasm.rs`, whichever this build has): R
 /// rows of x (from column k0, row stride k) times one panel slice, into R rows of c (from the
 /// panel's first column, row stride n), `cols` of them real.
@@ -169,6 +188,35 @@ mod tests {
             assert_eq!((t.n, t.k), (k, n));
             assert_eq!(t.to_array(), w.t());
         }
+    }
+
+    /// The groups cover every row once, in order, none longer than asked, and with the kernels'
+    /// six none of one or two rows where longer ones could be evened out; the blocks cover k and differ by at most one step.
+    #[test]
+    fn row_groups_and_k_blocks() {
+        for mr in [4, 6] {
+            for m in 1..60 {
+                let groups: Vec<_> = row_groups(m, mr).collect();
+                let mut next = 0;
+                for &(g, rows) in &groups {
+                    assert_eq!(g, next, "m = {m}: {groups:?}");
+                    assert!((1..=mr).contains(&rows), "m = {m}: {groups:?}");
+                    next += rows;
+                }
+                assert_eq!(next, m, "m = {m}: {groups:?}");
+                if m > mr && mr == 6 {
+                    assert!(groups.iter().all(|&(_, rows)| rows > 2), "m = {m}: {groups:?}");
+                }
+            }
+        }
+        assert_eq!(row_groups(128, 6).filter(|&(_, rows)| rows != 6).collect::<Vec<_>>(), [(120, 4), (124, 4)]);
+        for (k, most) in [(1, 384), (384, 384), (385, 384), (768, 384), (2432, 384), (100, 7)] {
+            let kb = k_block(k, most);
+            assert!(kb <= most && kb > 0);
+            let last = k - (k.div_ceil(kb) - 1) * kb;
+            assert!(last > 0 && kb - last < k.div_ceil(kb), "k = {k}: blocks of {kb}, the last {last}");
+        }
+        assert_eq!(k_block(2432, 384), 348);
     }
 
     #[test]
