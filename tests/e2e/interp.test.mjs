@@ -370,9 +370,17 @@ test('logit lens: every cell is the core’s top token of that layer’s read-ou
   await settled(page);
   assert.deepEqual(await page.evaluate(() => [window.attnscope.getState().layer, window.attnscope.getState().query]), [2, 6]);
   const probs = softmax(lens[2].data.slice(6 * V, 7 * V));
-  const bars = await page.$$eval('.view-lens .bar-row', (items) => items.map((li) => Number(li.dataset.value)));
+  const early = 2 < L - 1 ? '.view-lens .lens-early .bar-row' : '.view-lens .bar-row';
+  const bars = await page.$$eval(early, (items) => items.map((li) => Number(li.dataset.value)));
   assert.equal(bars.length, 10);
   close(bars[0], Math.max(...probs), 2e-5, 'the top of the top ten');
+  if (2 < L - 1) {
+    // Beside it, the model's own answer there: the last layer's top ten.
+    const finalBars = await page.$$eval('.view-lens .lens-final .bar-row', (items) => items.map((li) => Number(li.dataset.value)));
+    assert.equal(finalBars.length, 10);
+    close(finalBars[0], Math.max(...softmax(lens[L - 1].data.slice(6 * V, 7 * V))), 2e-5, 'the top of the answer’s top ten');
+    assert.equal(await page.locator('.view-lens .bar-row').count(), 20);
+  }
   // Short of the last layer, the cell is said not to be the model's answer, which is named beside it.
   if (2 < L - 1) {
     const last = lens[L - 1].data.slice(6 * V, 7 * V);
@@ -387,6 +395,8 @@ test('logit lens: every cell is the core’s top token of that layer’s read-ou
     await settled(page);
     assert.deepEqual(await page.evaluate(() => [window.attnscope.getState().layer, window.attnscope.getState().query]), [L - 1, 6]);
     assert.equal(await page.locator('.view-lens .lens-not-final').count(), 0);
+    assert.equal(await page.locator('.view-lens .lens-final').count(), 0, 'at the last layer one top ten');
+    assert.equal(await page.locator('.view-lens .bar-row').count(), 10);
   }
   // From the lens to which heads push the prediction there: head attribution at the same position.
   await page.click('.view-lens .lens-to-attribution');

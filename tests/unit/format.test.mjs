@@ -111,3 +111,9 @@ test('a character read across two tokens (扇¹ 扇²) is explained where its ma
   assert.equal(marksNote(['今天', '天气']), '');
   setLanguage('en');
 });
+
+test('a one- or two-letter word-start token that is no English word of its own is taken for a word’s first piece', async () => {
+  const { isWordStartPiece } = await import('../../www/parts/prediction.js');
+  for (const piece of ['Ġf', 'Ġma', ' b', 'ĠSt']) assert.ok(isWordStartPiece(piece), piece);
+  for (const piece of ['Ġa', 'ĠI', 'Ġto', 'ĠOf', 'Ġtime', 'f', 'ma', 'Ġ', 'Ġ1', 'Ġé']) assert.ok(!isWordStartPiece(piece), piece);
+});

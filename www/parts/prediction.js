@@ -54,15 +54,27 @@ export function predictionList(app, top, i, V, { titled = true } = {}) {
  */
 export function candidateNotes(top, tag, className = 'hint') {
   const whitespace = top.filter((c) => /^\s+$/.test(c.piece.replace(/^Ġ/, ' ')));
+  const wordStarts = top.filter((c) => isWordStartPiece(c.piece));
   return [
     top.some((c) => c.piece === END_OF_MESSAGE) ? el(tag, { className, dataset: { note: 'end-of-message' } }, t('output.endOfMessage', { token: END_OF_MESSAGE })) : null,
     // What a line break after a sentence means is said only where a line break is among them.
     whitespace.length ? el(tag, { className, dataset: { note: 'whitespace' } }, [spaced(t('output.whitespace', { tokens: whitespace.map(whitespaceName).join(t('overview.listSep')) })), ...(whitespace.some((c) => c.piece.includes('\n')) ? [t('output.lineAfter')] : [])].join('').trim()) : null,
     top.some((c) => partOfCharacter(c.piece)) ? el(tag, { className, dataset: { note: 'part' } }, t('output.partOfCharacter')) : null,
+    wordStarts.length ? el(tag, { className, dataset: { note: 'word-start' } }, t('output.wordStart', { tokens: wordStarts.map((c) => `“${tokenText(c.piece)}”`).join(t('overview.listSep')), piece: '␣f', rest: 'riend', word: '␣time' })) : null,
     // Candidates that tie exactly (a checkpoint whose numbers flatten every logit: all 1/V) have no
     // "most likely" among them: said so, and that their order is only that of their ids.
     top.length > 1 && top[0].p === top[1].p ? el(tag, { className, dataset: { note: 'tie' } }, t(top[0].p === top[top.length - 1].p ? 'output.tieAll' : 'output.tie', { p: percent(top[0].p) })) : null,
   ];
+}
+
+// English words of one or two letters, which a word-start token of that length usually is.
+const SHORT_WORDS = new Set('a an am as at be by do go he i if in is it me my no of on or so to up us we'.split(' '));
+
+// A token that starts an English word but is only one or two letters and no word of its own ("␣f",
+// "␣ma"): most likely the first piece of a longer word, which BPE splits; said beside the candidates.
+export function isWordStartPiece(piece) {
+  const m = /^[ Ġ]([A-Za-z]{1,2})$/.exec(piece);
+  return m !== null && !SHORT_WORDS.has(m[1].toLowerCase());
 }
 
 // A whitespace candidate as drawn, with what it is: “↵” (a line break), “␣” (a space).

@@ -109,9 +109,10 @@ export function mount(root, app) {
     const l = Math.min(state.layer, L - 1);
     const i = Math.max(at, from);
     const topK = await app.call('top', { logits: row(l, i), k: 10 });
-    // Short of the last layer the cell is not the model's answer: that is said beside it, with the
-    // last layer's top token (the overview's prediction at the last position).
-    const [final] = l < L - 1 ? await app.call('top', { logits: row(L - 1, i), k: 1 }) : [null];
+    // Short of the last layer the cell is not the model's answer: that is said above it, and the
+    // last layer's top ten (the overview's prediction at the last position) stand beside it.
+    const finalTop = l < L - 1 ? await app.call('top', { logits: row(L - 1, i), k: 10 }) : null;
+    const final = finalTop?.[0] ?? null;
     if (my !== seq) return;
     const heading = t(l < L - 1 ? 'lens.detailEarly' : 'lens.detail', { l, n: L, last: L - 1, i, token: tokenText(pieces[i]) });
     const actual = i + 1 < ids.length ? ids[i + 1] : null;
@@ -120,7 +121,16 @@ export function mount(root, app) {
     // Short of the last layer, one click shows the model's own answer (the last row) here.
     const toFinal = el('button', { type: 'button', className: 'action secondary lens-to-final', on: { click: () => app.set({ layer: L - 1 }) } }, t('lens.toFinal', { last: L - 1 }));
     const notFinal = final ? [el('p', { className: 'lens-not-final', dataset: { layer: L - 1 } }, t('lens.notFinal', { l, last: L - 1, token: tokenText(final.piece), p: percent(final.p) }), ' ', toFinal)] : [];
-    detail.replaceChildren(el('h3', {}, heading), ...notFinal, el('p', { className: 'hint' }, t('lens.detailNote', { l, v: V })), candidateBars(topK, { label: heading, mark: actual, markNote: t('output.actual') }), el('p', {}, toAttribution));
+    const bars = candidateBars(topK, { label: heading, mark: actual, markNote: t('output.actual') });
+    // The early read-out and the model's answer side by side (stacked on a narrow screen).
+    let shown = bars;
+    if (finalTop) {
+      const finalHeading = t('lens.finalBeside', { last: L - 1 });
+      shown = el('div', { className: 'lens-side-by-side' },
+        el('div', { className: 'lens-early' }, el('h4', {}, t('lens.earlyBeside', { l })), bars),
+        el('div', { className: 'lens-final' }, el('h4', {}, finalHeading), candidateBars(finalTop, { label: finalHeading, mark: actual, markNote: t('output.actual') })));
+    }
+    detail.replaceChildren(el('h3', {}, heading), ...notFinal, el('p', { className: 'hint' }, t('lens.detailNote', { l, v: V })), shown, el('p', {}, toAttribution));
   }
 
   return {

@@ -26,9 +26,9 @@ const TOKENS_AT_EACH_END = 8; // a long input shows its first and last tokens
 const ELIDED_AT_LEAST = 8; // ... when that leaves out this many or more; a few more chips cost less than a gap
 const ROUTE = ['lessons', 'stepper', 'attention', 'grid'];
 const STACK_DRAWN = 3; // at most this many cards drawn behind the detailed layer
-// Unfinished sentences whose next word the built-in model gets (To be or not to → be 37 %, 今天天气很
-// → 好 46 %): offered when the text is a finished sentence and the prediction is only its ending.
-const UNFINISHED = { en: ['To be or not to', 'Once upon a'], zh: ['今天天气很', '从前有一个'] };
+// Unfinished sentences whose next word the built-in model gets (To be or not to → be 37 %, Good
+// morning, how are → you 66 %, 今天天气很 → 好 46 %): offered when the text is a finished sentence and the prediction is only its ending.
+const UNFINISHED = { en: ['To be or not to', 'Good morning, how are'], zh: ['今天天气很', '从前有一个'] };
 
 // A link that changes only the fields it names (app.js: plain fields change the current state).
 const link = (fields) => `#${new URLSearchParams(fields)}`;
