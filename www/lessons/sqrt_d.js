@@ -60,7 +60,7 @@ export function mount(root, app) {
   const growth = el('div', {});
   const sizes = el('div', {});
   root.append(
-    el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.seedHeading')), el('p', { className: 'hint' }, t('lesson.sqrt_d.seedNote')), el('p', { className: 'hint', dataset: { note: 'entropy' } }, t('lesson.sqrt_d.entropyNote')), seedOut),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.seedHeading')), el('p', { className: 'hint' }, t('lesson.sqrt_d.seedNote')), el('p', { className: 'hint', dataset: { note: 'entropy' } }, t('lesson.sqrt_d.entropyNote')), el('p', { className: 'hint bars-key', dataset: { note: 'bars' } }, t('lesson.sqrt_d.barsKey')), seedOut),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.growthHeading')), el('p', { className: 'hint' }, t('lesson.sqrt_d.growthNote', { keys: KEYS })), el('div', { className: 'toolbar' }, el('label', { htmlFor: 'lesson-d' }, 'd ='), dimSelect), growth),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.sizesHeading')), sizes),
   );
@@ -98,6 +98,7 @@ export function mount(root, app) {
     growth.replaceChildren(
       // Three separate facts, each with its own label: never one line that reads as a product.
       el('p', {}, t('lesson.sqrt_d.spread', { d }), gap(t('lesson.sqrt_d.spread', { d })), value(spread, 2), t('lesson.sqrt_d.root'), value(Math.sqrt(d), 2), t('lesson.sqrt_d.after'), value(Math.max(...scaled.scores) - Math.min(...scaled.scores), 2)),
+      el('p', { className: 'hint bars-key', dataset: { note: 'bars' } }, t('lesson.sqrt_d.keyBarsKey')),
       el(
         'div',
         { className: 'multiples wide' },

@@ -158,7 +158,7 @@ export function mount(root, app) {
         return el(
           'div',
           { className: 'kv-group', dataset: { kv: g } },
-          el('div', { className: 'kv-group-title' }, `KV ${g}`, el('span', { className: 'hint' }, ` k_cache[:, ${g}, :]`)),
+          el('div', { className: 'kv-group-title' }, `KV ${g}`, el('span', { className: 'hint' }, ` k_cache[0, :, ${g}, :]`)),
           keys.node,
           el('div', { className: 'kv-group-heads' }, range(rep).map((r) => {
             const hh = g * rep + r;
