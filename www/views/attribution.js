@@ -107,7 +107,7 @@ export function mount(root, app) {
     const signed = (v) => `${v > 0 ? '+' : ''}${fixed(v, 3)}`;
     const named = (k) => {
       const [l, h] = [Math.floor(k / nH), k % nH];
-      return [el('span', { className: 'attribution-head', dataset: { layer: l, head: h, value: String(data[k]) } }, t('attribution.headPush', { head: t('ablate.headName', { l, h }), push: signed(data[k]) })), ' ', ablateToggle(app, l, h, { short: true })];
+      return [el('span', { className: 'attribution-head', dataset: { layer: l, head: h, value: String(data[k]) } }, t('attribution.headPush', { head: t('ablate.headName', { l, h }), push: signed(data[k]) })), ' ', ablateToggle(app, l, h)];
     };
     // For scale: the target's logit itself, and how much of it the heads make together. The final
     // RMSNorm is taken at its value in this run, so the logit is the sum of every part of the residual
