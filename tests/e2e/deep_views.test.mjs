@@ -522,6 +522,40 @@ test('masks: the weight that goes to the future with the mask off, on average an
   }
 });
 
+test('masks: the off − on map’s colours span the real query rows, not a padded row whose weights are never used', async () => {
+  // The built-in model, whose real rows change far less than a padded one (a random model's change
+  // by nearly 1 too), at its previous-token head, with the first token padded.
+  const before = await page.evaluate(() => window.attnscope.getState());
+  await page.evaluate(() => window.attnscope.setState({ ...window.attnscope.getState(), model: { kind: 'builtin' }, text: '今天天气很好', bos: false, view: 'masks', layer: 2, head: 1, pad: [0] }));
+  await until(page, () => window.attnscope.app.model?.num_hidden_layers === 4 && window.attnscope.app.phase === 'ready');
+  await settled(page);
+  await page.waitForSelector('.view-masks figure[data-panel="off − on"] .legend-ticks');
+  const { real, all } = await page.evaluate(async () => {
+    const { app } = window.attnscope;
+    const name = `layers.${app.state.layer}.attn.probs`;
+    const [off, on] = await Promise.all([app.tensors([name], { causal: false }), app.tensors([name], { causal: true })]);
+    const [, T, S] = off.get(name).shape;
+    const h = app.state.head;
+    let real = 0;
+    let all = 0;
+    for (let i = 0; i < T; i++) {
+      for (let j = 0; j < S; j++) {
+        const d = Math.abs(off.get(name).data[(h * T + i) * S + j] - on.get(name).data[(h * T + i) * S + j]);
+        all = Math.max(all, d);
+        if (app.state.mask[i] !== 0) real = Math.max(real, d);
+      }
+    }
+    return { real, all };
+  });
+  const ticks = await page.locator('.view-masks figure[data-panel="off − on"] .legend-ticks span').allInnerTexts();
+  const top = Number(ticks.at(-1));
+  assert.ok(Math.abs(top - real) <= 0.01 * real + 1e-3, `the scale ends at ${top}, the real rows' largest change ${real} (every row's: ${all})`);
+  assert.ok(all > real * 1.05, `the padded row changes more (${all}) than the real ones (${real}): the test tells the two apart`);
+  await page.evaluate((state) => window.attnscope.setState(state), before);
+  await until(page, () => window.attnscope.app.model?.num_hidden_layers !== 4 && window.attnscope.app.phase === 'ready');
+  await settled(page);
+});
+
 test('a causal run’s weights hatch the future wherever they are drawn: Q·K explained, scale, the masks view, the head grid', async () => {
   for (const [view, selector, legendOf] of [
     ['qk', '.view-qk .heatmap-canvas'],

@@ -106,7 +106,9 @@ export function mount(root, app) {
     leakRow.replaceChildren(
       panel(t('masks.probsOn'), null, probsOn, sequential(0, 1), state.mask, true),
       panel(t('masks.probsOff'), null, probsOff, sequential(0, 1), state.mask),
-      panel(t('masks.leak'), null, leak, diverging(extent([leak]).maxAbs), state.mask),
+      // The colours span the real query rows only: a padded row's weights are never used (the map
+      // hatches it), yet theirs can differ by up to 1 and would leave the real rows' tints faint.
+      panel(t('masks.leak'), null, leak, diverging(realRowsMaxAbs(leak, T, S, state.mask)), state.mask),
     );
   }
 
@@ -117,6 +119,16 @@ export function mount(root, app) {
       maps.forEach((m) => m.destroy());
     },
   };
+}
+
+// The largest |x| over the query rows not padded (all rows where every one is padded).
+function realRowsMaxAbs(data, T, S, mask) {
+  let max = 0;
+  for (let i = 0; i < T; i++) {
+    if (mask[i] === 0) continue;
+    for (let j = 0; j < S; j++) max = Math.max(max, Math.abs(data[i * S + j]));
+  }
+  return mask.slice(0, T).some((m) => m !== 0) ? max : extent([data]).maxAbs;
 }
 
 // For each real query row i, the probability mass on keys after it (j > i): [{i, share}].
