@@ -118,7 +118,7 @@ const en = {
 
   'stepper.prev': 'Previous step',
   'stepper.next': 'Next step',
-  'stepper.keys': 'Use the arrow buttons above (or the ← and → keys) to step.',
+  'stepper.keys': 'The ← and → keys step too.',
   'stepper.whereNext': 'The end of the walk. Next:',
   'stepper.next.lens': 'watch this guess form layer by layer (logit lens)',
   'stepper.next.attribution': 'see which heads pushed it (head attribution)',
@@ -1383,7 +1383,7 @@ const zh = {
 
   'stepper.prev': '上一步',
   'stepper.next': '下一步',
-  'stepper.keys': '用上面的箭头按钮（或 ← 和 → 键）逐步查看。',
+  'stepper.keys': '也可以按 ← 和 → 键逐步查看。',
   'stepper.whereNext': '走完了。接下来可以：',
   'stepper.next.lens': '看这个预测如何一层层形成（逐层预测）',
   'stepper.next.attribution': '看哪些头推动了它（逐头归因）',

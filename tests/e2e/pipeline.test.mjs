@@ -100,6 +100,29 @@ test('the stepper walks every layer, crossing layer boundaries with → and ←,
   assert.deepEqual([(await state()).step, (await state()).layer], ['layer_out', L - 1], '← from final_norm enters the last layer');
 });
 
+test('under a step the arrows again: a long step ends with ← and → that step and bring the toolbar back into view', async () => {
+  await page.evaluate(() => { location.hash = 'view=stepper&step=scores&layer=1'; });
+  await settled(page);
+  const next = page.locator('.view-stepper .step-bottom-nav .step-next');
+  await next.scrollIntoViewIfNeeded();
+  await next.click();
+  await settled(page);
+  assert.deepEqual([(await state()).step, (await state()).layer], ['masked_scores', 1]);
+  const top = await page.locator('.view-stepper .stepper-bar').evaluate((bar) => bar.getBoundingClientRect().top);
+  assert.ok(top >= 0 && top < 200, `the toolbar is back in view (top ${top})`);
+  await page.locator('.view-stepper .step-bottom-nav .step-prev').click();
+  await settled(page);
+  assert.deepEqual([(await state()).step, (await state()).layer], ['scores', 1]);
+  // The last step ends with ← only, after where to go next; the first's ← is disabled.
+  await page.evaluate(() => { location.hash = 'view=stepper&step=prediction'; });
+  await settled(page);
+  assert.equal(await page.locator('.view-stepper .step-bottom-nav .step-next').count(), 0);
+  await page.evaluate(() => { location.hash = 'view=stepper&step=embed'; });
+  await settled(page);
+  assert.ok(await page.locator('.view-stepper .step-bottom-nav .step-prev').isDisabled());
+  assert.doesNotMatch(await page.locator('.view-stepper .step-card').innerText(), /\bnull\b/);
+});
+
 test('the prediction: top-1 token and probability are softmax(logits[pos]), for the last or a picked position', async () => {
   await page.evaluate(() => { location.hash = 'view=stepper&step=prediction'; });
   await page.waitForSelector('.prediction-sentence');

@@ -161,7 +161,8 @@ export function mount(root, app) {
   const said = el('p', { className: 'sr-only', attrs: { 'aria-live': 'polite' } });
   const railWrap = el('div', { className: 'rail-wrap' }, rail);
   const fade = scrollFade(railWrap);
-  root.append(el('div', { className: 'toolbar' }, prev, railWrap, next, layer.node), said, card);
+  const bar = el('div', { className: 'toolbar stepper-bar' }, prev, railWrap, next, layer.node);
+  root.append(bar, said, card);
 
   const onKey = (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
@@ -259,6 +260,23 @@ export function mount(root, app) {
     return el('p', { className: 'where-next' }, el('strong', {}, t('stepper.whereNext')), gap(t('stepper.whereNext')), ...['lens', 'attribution', 'decode'].flatMap((view, k) => [k ? t('stepper.nextSep') : '', link(view)]));
   }
 
+  // The arrows again under the step, where a long step (a phone's stacked heads) ends far below the
+  // toolbar's: a press steps and brings the toolbar and the new step's top into view.
+  function bottomNav(i) {
+    const step = (by, label, className) =>
+      el('button', { type: 'button', className, disabled: i + by < 0 || i + by >= total(), on: { click: () => {
+        go(index() + by);
+        bar.scrollIntoView({ block: 'start' });
+      } } }, label);
+    return el(
+      'div',
+      { className: 'step-bottom-nav' },
+      step(-1, `← ${t('stepper.prev')}`, 'action secondary step-prev'),
+      i < total() - 1 ? step(1, `${t('stepper.next')} →`, 'action step-next') : null,
+      el('span', { className: 'hint keys' }, t('stepper.keys')),
+    );
+  }
+
   async function update() {
     const my = ++seq;
     const l = layerNow();
@@ -297,7 +315,8 @@ export function mount(root, app) {
       ...extra,
       el('div', { className: 'figures' }, figures.map((f) => f.node)),
       // The walk's end is not a dead end: where the prediction can be taken apart next.
-      i === total() - 1 ? whereNext() : el('p', { className: 'hint keys' }, t('stepper.keys')),
+      ...(i === total() - 1 ? [whereNext()] : []),
+      bottomNav(i),
     );
     paintAll(figures.flatMap((f) => f.maps));
   }
