@@ -535,6 +535,36 @@ test('head attribution: the heatmap is the core’s head_logit at the position, 
   await other.close();
 });
 
+test('knock out: with no head out, the view suggests the head that pushes the top next token up most, and one click knocks it out', async () => {
+  await open({ view: 'ablate', ablate: '', query: '3' });
+  await page.waitForSelector('.view-ablate .ablate-try-head');
+  const best = await page.evaluate(async () => {
+    const { app } = window.attnscope;
+    const { num_hidden_layers: L, num_attention_heads: nH } = app.model;
+    const i = 3; // the position asked for
+    const { tensors: [logits] } = await window.attnscope.call('tensors', { args: app.args(), names: ['logits'] });
+    const V = logits.shape[1];
+    const last = Array.from(logits.data.slice(i * V, (i + 1) * V));
+    const top = last.indexOf(Math.max(...last));
+    const names = Array.from({ length: L }, (_, l) => `layers.${l}.attn.head_logit`);
+    const { tensors } = await window.attnscope.call('tensors', { args: { ...app.args(), headLogit: true, targetToken: top }, names });
+    let best = null;
+    tensors.forEach((x, l) => x.data.slice(i * nH, (i + 1) * nH).forEach((v, h) => {
+      if (v > 0 && (!best || v > best.v)) best = { l, h, v };
+    }));
+    return best;
+  });
+  const button = page.locator('.view-ablate .ablate-try-head');
+  assert.deepEqual([Number(await button.getAttribute('data-layer')), Number(await button.getAttribute('data-head'))], [best.l, best.h]);
+  assert.match(await page.locator('.view-ablate .ablate-try').innerText(), new RegExp(`Try knocking out layer ${best.l}, head ${best.h}: of all the heads, its output pushes`));
+  await button.click();
+  await page.waitForSelector('.view-ablate .prediction-diff');
+  await settled(page);
+  assert.deepEqual((await page.evaluate(() => window.attnscope.getState())).ablate, [[best.l, best.h]]);
+  assert.equal(await page.locator('.view-ablate .ablate-try').count(), 0, 'the suggestion goes once a head is out');
+  await open({ view: 'ablate', ablate: '' });
+});
+
 test('knock out on the WebGPU backend: the run goes to the CPU, whole, and the bar says so', async (t) => {
   const adapter = await page.evaluate(async () => Boolean(await navigator.gpu?.requestAdapter()));
   if (!adapter) return t.skip('this browser has no WebGPU adapter');

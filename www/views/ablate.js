@@ -7,7 +7,7 @@
 
 import { el } from '../parts/dom.js';
 import { range, tokenSelect, tokenAt } from '../parts/controls.js';
-import { ablateToggle, headList, isAblated } from '../parts/ablation.js';
+import { ablateToggle, headList, isAblated, toggleHead } from '../parts/ablation.js';
 import { distribution, predictionDiff } from '../parts/prediction_diff.js';
 import { klDivergence } from '../parts/entropy.js';
 import { short, tokenText, spaced } from '../parts/format.js';
@@ -48,6 +48,25 @@ function klByPosition(before, after, T, V) {
     softmax(after, i, q);
     return klDivergence(p, q);
   });
+}
+
+// The head whose own output pushes the top next token at position i up most (its direct logit
+// attribution, as the head attribution view computes it): {l, h, token}, or null where none pushes it up.
+async function strongestPush(app, i) {
+  const logits = (await app.tensors(['logits'])).get('logits');
+  const V = logits.shape[1];
+  const [top] = await app.call('top', { logits: logits.data.slice(i * V, (i + 1) * V), k: 1 });
+  const { num_hidden_layers: L, num_attention_heads: nH } = app.model;
+  const names = range(L).map((l) => `layers.${l}.attn.head_logit`);
+  const found = await app.tensors(names, { headLogit: true, targetToken: top.id });
+  let best = null;
+  for (let l = 0; l < L; l++) {
+    const row = found.get(names[l]).data.subarray(i * nH, (i + 1) * nH);
+    row.forEach((v, h) => {
+      if (v > 0 && (best === null || v > best.v)) best = { l, h, v };
+    });
+  }
+  return best && { l: best.l, h: best.h, token: tokenText(top.piece) };
 }
 
 export function mount(root, app) {
@@ -110,6 +129,14 @@ export function mount(root, app) {
     if (state.ablate.length === 0) {
       prediction.replaceChildren(el('p', { className: 'hint' }, t('ablate.pickFirst')));
       changed.replaceChildren(el('p', { className: 'hint' }, t('ablate.pickFirstLayers')));
+      // A first head to try: the one whose output pushes the model's top token here up most (head
+      // attribution), so the first knock-out a newcomer makes shows a change.
+      const suggestion = await strongestPush(app, tokenAt(app, 'query'));
+      if (my !== seq || !suggestion) return;
+      const { l, h, token } = suggestion;
+      prediction.append(
+        el('p', { className: 'ablate-try' }, spaced(t('ablate.tryLead')), el('button', { type: 'button', className: 'action ablate-try-head', dataset: { layer: l, head: h }, on: { click: () => toggleHead(app, l, h) } }, t('ablate.tryHead', { l, h })), t('ablate.tryWhy', { token })),
+      );
       return;
     }
     const L = app.model.num_hidden_layers;
