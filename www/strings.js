@@ -1257,7 +1257,7 @@ const en = {
   'attribution.noUp': 'No head pushes “{token}” up directly.',
   'attribution.noDown': 'No head pushes it down directly.',
   'attribution.headPush': '{head} ({push} on the logit)',
-  'attribution.clickHint': 'Click a head in the map to see its attention map (on a touch screen, tap it twice: the first tap shows its push); ⊘ knocks the head out, to see what the prediction loses without it.',
+  'attribution.clickHint': 'Click a head in the map to see its attention map (on a touch screen, tap it twice: the first tap shows its push); “Knock out this head” shows what the prediction loses without it.',
   // The input's BOS token (panels/bos_option.js, panels/token_chips.js, views/overview.js).
   'input.bos': 'Start with <|im_start|> (BOS)',
   'input.bosRandom': 'A random model has no config.json of its own, so no BOS token (bos_token_id): its text runs without one, one token fewer than with the built-in model.',
@@ -2522,7 +2522,7 @@ const zh = {
   'attribution.noUp': '没有哪个头直接推高“{token}”。',
   'attribution.noDown': '没有哪个头直接压低它。',
   'attribution.headPush': '{head}（logit {push}）',
-  'attribution.clickHint': '点击图中的一个头，查看它的注意力图（触屏上点两下：第一下显示它的推动）；点 ⊘ 关掉这个头，看看没有它预测会少了什么。',
+  'attribution.clickHint': '点击图中的一个头，查看它的注意力图（触屏上点两下：第一下显示它的推动）；点“关掉这个头”，看看没有它预测会少了什么。',
   // 输入开头的 BOS token（panels/bos_option.js、panels/token_chips.js、views/overview.js）。
   'input.bos': '以 <|im_start|>（BOS）开头',
   'input.bosRandom': '随机模型没有自己的 config.json，也就没有 BOS token（bos_token_id），所以文本前面不加它：比内置模型少一个 token。',

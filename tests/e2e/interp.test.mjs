@@ -416,6 +416,7 @@ test('head attribution: the heatmap is the core’s head_logit at the position, 
   const names = Array.from({ length: L }, (_, l) => `layers.${l}.attn.head_logit`);
   const found = await tensorsOf({ headLogit: true, targetToken: top }, names);
   const canvas = page.locator('.view-attribution canvas.heatmap-canvas');
+  assert.equal(await canvas.getAttribute('data-values'), 'true', 'each head’s push is written in its cell');
   const roles = await page.evaluate(async () => (await window.attnscope.app.call('headRoles', { args: window.attnscope.app.args() })).map((l) => l.heads.map((h) => h.role)));
   for (const [l, h] of [[0, 0], [L - 1, nH - 1], [1, 3]]) {
     const { value, text } = await readCell(page, canvas, l, h);

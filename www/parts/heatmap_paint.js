@@ -41,7 +41,39 @@ export function paint(canvas, o, g) {
   canvas.dataset.shrunkLabels = String(Boolean(drawn.shrunk));
   canvas.dataset.guides = o.guides ? [o.guides.split, ...(o.guides.diagonals ?? []).map((d) => `${d.side} ${d.back} from ${d.from}`)].join('\n') : '';
   drawGuides(ctx, o.cells, o.guides, g, colours);
+  drawValues(ctx, o.cells, o.scale, g);
+  canvas.dataset.values = String(Boolean(o.cells.values) && valuesFit(o.cells, g));
   drawMark(ctx, o.cells, o.mark, g, colours);
+}
+
+// Whether each cell has room for its number (`cells.values`, a small map such as head attribution's).
+function valuesFit(cells, g) {
+  return g.w / cells.cols >= 30 && g.h / cells.rows >= 16;
+}
+
+// `cells.values(v)`, where given and there is room, written in each cell that is not knocked out,
+// dark on a light colour and white on a dark one.
+function drawValues(ctx, cells, scale, g) {
+  if (!cells.values || !valuesFit(cells, g)) return;
+  const cw = g.w / cells.cols;
+  const ch = g.h / cells.rows;
+  ctx.save();
+  ctx.font = `${Math.min(12, Math.floor(ch * 0.6))}px ui-monospace, SFMono-Regular, Menlo, monospace`;
+  ctx.textAlign = 'center';
+  ctx.textBaseline = 'middle';
+  for (let r = 0; r < cells.rows; r++) {
+    for (let c = 0; c < cells.cols; c++) {
+      const k = r * cells.cols + c;
+      const v = cells.data[k];
+      if (cells.off?.has(k) || !Number.isFinite(v)) continue;
+      const p = scale.packed(v);
+      // The packed colour is RGBA in memory order (ImageData's), so red is the lowest byte.
+      const light = 0.299 * (p & 255) + 0.587 * ((p >>> 8) & 255) + 0.114 * ((p >>> 16) & 255) > 140;
+      ctx.fillStyle = light ? '#1d232d' : '#ffffff';
+      ctx.fillText(cells.values(v), g.x0 + (c + 0.5) * cw, g.y0 + (r + 0.5) * ch, cw - 4);
+    }
+  }
+  ctx.restore();
 }
 
 // Guides over the cells (the induction probe's): `split`, a rule before row and column `split`
