@@ -443,7 +443,7 @@ test('screenshots: the built-in and a MiniMind-3-size model, en and zh, light an
           assert.equal(await shown(), theme);
           const width = await page.evaluate(() => document.documentElement.scrollWidth);
           assert.ok(width <= viewport.width + 1, `${model} ${lang} ${theme} ${size}: no sideways scrolling (${width})`);
-          if (lang === 'zh') assert.doesNotMatch(await page.locator('.ov-head, .ov-route').allInnerTexts().then((x) => x.join(' ')), /\b(layers|heads|Start here|Prediction)\b/);
+          if (lang === 'zh') assert.doesNotMatch(await page.locator('.ov-head, .ov-route, .ov-about').allInnerTexts().then((x) => x.join(' ')), /\b(layers|heads|Start here|Prediction)\b/);
           // One of n layers, not a multiplication "层 3 × 4".
           assert.match(await page.locator('.ov-times').innerText(), lang === 'zh' ? /^（共 \d+ 层）$/ : /^\(one of \d+ layers\)$/);
           await cleanScreenshot(page, `overview-${model}-${lang}-${theme}-${size}`);

@@ -226,13 +226,19 @@ export function mount(root, app) {
         { className: 'ov-head' },
         el('h2', {}, t('overview.title', { name })),
         el('p', { className: 'explain' }, t('overview.lead')),
+      ),
+      // Where to start comes right after the title and its lead, before the model's sizes: a newcomer
+      // is told where to go before meeting the terms the sizes need.
+      start,
+      el(
+        'div',
+        { className: 'ov-about' },
         // The built-in model is not the tutorials' MiniMind: say how it differs before its numbers do.
         (app.source ?? app.preview.model).kind === 'builtin' && el('p', { className: 'explain ov-builtin-note' }, t('overview.builtinNote', { layers: c.num_hidden_layers, width: c.hidden_size, heads: c.num_attention_heads, d: c.head_dim, mmLayers: MINIMIND3.num_hidden_layers, mmHidden: MINIMIND3.hidden_size, mmD: MINIMIND3.hidden_size / MINIMIND3.num_attention_heads })),
         // The tutorials' heads × head_dim is the hidden size (8 × 96 = 768); where a model's is not, say so.
         c.num_attention_heads * c.head_dim !== c.hidden_size && el('p', { className: 'hint ov-heads-width' }, t('overview.headsWidth', { heads: c.num_attention_heads, d: c.head_dim, qw: c.num_attention_heads * c.head_dim, width: c.hidden_size })),
         facts(c),
       ),
-      start,
       el(
         'div',
         { className: 'ov-flow' },
