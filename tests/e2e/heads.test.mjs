@@ -170,6 +170,17 @@ test('the head grid labels every head with its role and score, equal to a comput
     else assert.equal(o.text.endsWith(`(${n})`), true, o.text);
     assert.equal(o.disabled, n === 0 && o.value !== role, `${o.value}: ${n} heads`);
   }
+  // A label pressed (no tooltip on a touch screen) says its every measure under the grid, and the
+  // view stays: the label is not the thumbnail's way into the attention map.
+  assert.ok(await page.locator('.grid-role-detail').isHidden());
+  const badge = page.locator('.thumb[data-layer="1"][data-head="2"] .role-badge');
+  await badge.click();
+  const title = await badge.getAttribute('title');
+  assert.equal(await page.locator('.grid-role-detail').innerText(), `Layer 1, head 2: ${title}`);
+  assert.match(title, /^Mean weight on the previous token /);
+  assert.equal(await page.evaluate(() => window.attnscope.getState().view), 'grid');
+  await page.locator('.thumb[data-layer="0"][data-head="1"] .role-badge').press('Enter');
+  assert.match(await page.locator('.grid-role-detail').innerText(), /^Layer 0, head 1: Mean weight/);
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
 });

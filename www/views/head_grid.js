@@ -16,7 +16,7 @@ import { stageName, stageSelect, stageValues, STAGES, range } from '../parts/con
 import { scaleFor } from '../parts/color_scale.js';
 import { indexLabel, tokenText } from '../parts/format.js';
 import { maxPool } from '../parts/pool.js';
-import { headRoles, roleBadge, ROLES, PROBE_ROLES, roleLegend } from '../parts/head_roles.js';
+import { headRoles, roleBadge, roleDetail, ROLES, PROBE_ROLES, roleLegend } from '../parts/head_roles.js';
 import { probeHeads, probeSection, withProbe } from '../parts/induction_probe.js';
 import { ablateToggle, isAblated } from '../parts/ablation.js';
 import { t } from '../strings.js';
@@ -30,6 +30,24 @@ const THUMB_MAX = 112;
 const THUMB_MIN = 72;
 // Above this many cells per head, the grid pauses between layers while it pools.
 const YIELD_CELLS = 128 * 128;
+
+// A role label that says its every measure when pressed (by `show`), by mouse, finger or keyboard.
+function detailButton(badge, show) {
+  badge.tabIndex = 0;
+  badge.setAttribute('role', 'button');
+  badge.classList.add('role-badge-button');
+  badge.addEventListener('click', (e) => {
+    e.stopPropagation();
+    show();
+  });
+  badge.addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter' && e.key !== ' ') return;
+    e.preventDefault();
+    e.stopPropagation();
+    show();
+  });
+  return badge;
+}
 
 export function mount(root, app) {
   const { state } = app;
@@ -48,6 +66,13 @@ export function mount(root, app) {
     scrollNote.hidden = !edge;
     scrollNote.textContent = edge ? t('grid.scrollNote', { n: app.model?.num_attention_heads ?? 0 }) : '';
   });
+  // A label's every measure, in words under the grid when the label is tapped or clicked (a touch
+  // screen shows no tooltip).
+  const roleDetailLine = el('p', { className: 'hint grid-role-detail', hidden: true, attrs: { 'aria-live': 'polite' } });
+  function showDetail(l, h, role) {
+    roleDetailLine.hidden = false;
+    roleDetailLine.textContent = t('grid.roleDetail', { l, h, detail: roleDetail(role, state.tokens.pieces) });
+  }
   root.append(
     el('div', { className: 'toolbar' }, stage.node, el('div', { className: 'picker' }, el('label', { htmlFor: filterId }, t('grid.roleFilter')), filter)),
     el('p', { className: 'explain' }, t('grid.explain')),
@@ -56,6 +81,7 @@ export function mount(root, app) {
     probe.node,
     scrollNote,
     scroller,
+    roleDetailLine,
     legendSlot,
     probe.mapNode,
   );
@@ -159,7 +185,7 @@ export function mount(root, app) {
               style: { gridRow: String(3 + l), gridColumn: String(2 + h), width: `${side + 4}px` },
             },
             map.node,
-            roleBadge(role, state.tokens.pieces, { compact: true }),
+            detailButton(roleBadge(role, state.tokens.pieces, { compact: true }), () => showDetail(l, h, role)),
             ablateToggle(app, l, h, { short: true }),
           ),
         );
