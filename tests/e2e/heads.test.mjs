@@ -267,6 +267,29 @@ test('on the built-in model, the Chinese previous-token sample shows its head as
   await page.close();
 });
 
+test('an input with fewer than four measurable rows labels no head: each is too short to tell, and says why', async () => {
+  const page = await openPage(browser, new URL('index.html#view=grid', server.url).href);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  // "a b c" after BOS is four tokens or so: a couple of rows with two tokens before them.
+  await page.fill('#text', 'a b c');
+  await page.waitForFunction(() => window.attnscope.app.state.text === 'a b c');
+  await settled(page);
+  const core = await page.evaluate(() => window.attnscope.call('headRoles', { args: window.attnscope.app.args() }));
+  const rows = core[0].heads[0].scores.rows;
+  assert.ok(rows > 0 && rows < 4, `${rows} rows measured`);
+  assert.ok(core[0].heads.some((h) => h.role), 'the core names a role on so few rows');
+  const labels = await page.locator('.thumb .role-badge').allInnerTexts();
+  assert.ok(labels.length > 0 && labels.every((l) => l === 'too short to tell'), labels.join(' | '));
+  assert.match(await page.locator('.thumb .role-badge').first().getAttribute('title'), /fewer than 4, too few to tell a habit/);
+  // Longer, and the labels come back.
+  await page.fill('#text', 'a b c d e f g h');
+  await page.waitForFunction(() => window.attnscope.app.state.text === 'a b c d e f g h');
+  await settled(page);
+  assert.ok((await page.locator('.thumb .role-badge').allInnerTexts()).every((l) => l !== 'too short to tell'));
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});
+
 test('at 400+ tokens the grid keeps its thumbnail size, stays within the viewport width and redraws without a long freeze', async () => {
   const page = await builtinPage();
   await go(page, 'grid');

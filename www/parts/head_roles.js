@@ -15,7 +15,7 @@ export const ROLES = ['previous', 'current', 'first', 'fixed', 'broad', 'mixed',
 const kept = new WeakMap();
 
 // Resolves to roles[layer][head]: {role, score, strong, scores: {previous, current, first, spread,
-// rows}}, or null for a head of an input too short to tell.
+// rows}}, or null for a head of an input too short to tell (fewer than MIN_ROWS rows measured).
 export function headRoles(app) {
   const args = app.args();
   const key = JSON.stringify(args);
@@ -28,11 +28,15 @@ export function headRoles(app) {
   return roles;
 }
 
+// Fewer measured rows than this tell no habit: a 4-token prompt's two rows can make any head look
+// "fixed" on one word. Such a head is "too short to tell", as one with no rows is.
+export const MIN_ROWS = 4;
+
 function byLayer(layers) {
   const out = [];
   for (const { layer, heads } of layers) {
     out[layer] = [];
-    for (const h of heads) out[layer][h.head] = h.role ? h : null;
+    for (const h of heads) out[layer][h.head] = h.role && h.scores.rows >= MIN_ROWS ? h : null;
   }
   return out;
 }
@@ -96,7 +100,7 @@ export function roleDetail(r, pieces) {
     const { induction, duplicate, rows } = r.probe;
     return `${t('role.probeDetail', { induction: fixed(induction, 2), duplicate: fixed(duplicate, 2), rows })} ${roleDetail(r.live, pieces)}`;
   }
-  if (!r) return t('role.unmeasuredWhy');
+  if (!r) return t('role.unmeasuredWhy', { min: MIN_ROWS });
   const s = r.scores;
   return t('role.detail', { previous: fixed(s.previous, 2), current: fixed(s.current, 2), first: fixed(s.first, 2), spread: fixed(s.spread, 2), fixed: fixed(s.fixed, 2), ...keyToken(r, pieces), rows: s.rows });
 }
