@@ -33,7 +33,11 @@ export function mount(root, app) {
   const scalesNote = el('p', { className: 'hint' });
   root.append(
     el('div', { className: 'toolbar' }, controls.map((c) => c.node)),
+    // The FFN in four short steps, each with its tutorial name and its size, then the residual
+    // stream in a note: one long paragraph nested brackets in brackets.
     el('p', { className: 'explain' }, t('ffn.explain')),
+    el('ol', { className: 'explain ffn-steps' }, ['g', 'gateUp', 'act', 'down'].map((k) => el('li', {}, t(`ffn.step.${k}`, { h: app.model.hidden_size, i: app.model.intermediate_size })))),
+    el('p', { className: 'hint' }, t('ffn.residual')),
     el('pre', { className: 'formula' }, t('ffn.formula')),
     el('p', { className: 'explain', dataset: { part: 'tutorial-names' } }, t('ffn.tutorial')),
     el('pre', { className: 'formula' }, 'output = self.w2(F.silu(self.w1(x)) * self.w3(x))'),
