@@ -72,7 +72,7 @@ test('the diagram shows the built-in model’s own sizes, its trace’s shapes a
   assert.notEqual(qw, config.hidden_size);
   assert.match(await page.locator('.ov-heads-width').innerText(), new RegExp(`Here ${config.num_attention_heads} heads × head_dim ${config.head_dim} = ${qw}, which is not the hidden size ${config.hidden_size} .*q_proj maps each token’s ${config.hidden_size} numbers to ${qw}, and o_proj maps the heads’ ${qw} numbers back to ${config.hidden_size}\\.`));
   assert.equal(await page.locator('.ov-layer-button').count(), 4, 'one button per layer');
-  assert.equal(await page.locator('.ov-times').innerText(), '(one of 4 layers)', 'one of n layers, not a multiplication "Layer 2 × 4"');
+  assert.equal(await page.locator('.ov-times').innerText(), '(one of 4: layers 0 to 3)', 'one of n layers, not a multiplication "Layer 2 × 4"');
   assert.equal(await page.locator('[data-block="qk_norm"]').count(), 1, 'the built-in model has Q/K norm');
   assert.match(await page.locator('.ov-attn .ov-card-head').innerText(), /8 query heads share 4 KV heads, 2 to each \(GQA\); head_dim 32/);
 
@@ -445,7 +445,7 @@ test('screenshots: the built-in and a MiniMind-3-size model, en and zh, light an
           assert.ok(width <= viewport.width + 1, `${model} ${lang} ${theme} ${size}: no sideways scrolling (${width})`);
           if (lang === 'zh') assert.doesNotMatch(await page.locator('.ov-head, .ov-route, .ov-about').allInnerTexts().then((x) => x.join(' ')), /\b(layers|heads|Start here|Prediction)\b/);
           // One of n layers, not a multiplication "层 3 × 4".
-          assert.match(await page.locator('.ov-times').innerText(), lang === 'zh' ? /^（共 \d+ 层）$/ : /^\(one of \d+ layers\)$/);
+          assert.match(await page.locator('.ov-times').innerText(), lang === 'zh' ? /^（共 \d+ 层：层 0 到层 \d+）$/ : /^\(one of \d+: layers 0 to \d+\)$/);
           await cleanScreenshot(page, `overview-${model}-${lang}-${theme}-${size}`);
         }
       }
