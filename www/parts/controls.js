@@ -4,7 +4,7 @@
 import { el } from './dom.js';
 import { tokenText } from './format.js';
 import { t } from '../strings.js';
-import { headRoles, roleOption } from './head_roles.js';
+import { headRoles, roleOption, roleText } from './head_roles.js';
 
 // options(): [{value, label}] with numeric values, read from and written to app.state[key];
 // fallback(): the value shown while the state holds none (null).
@@ -31,6 +31,8 @@ export function layerSelect(app) {
 // The KV cache and Compare name them too: their prompt and sentence A are the page's input, and
 // a head is picked there by what it does. roles: false where the heads run on other tokens only
 // (the induction probe's random ones).
+const narrow = () => globalThis.matchMedia?.('(max-width: 600px)').matches ?? false;
+
 export function headSelect(app, { roles = true } = {}) {
   const options = () => {
     const rep = app.model.num_attention_heads / app.model.num_key_value_heads;
@@ -53,7 +55,10 @@ export function headSelect(app, { roles = true } = {}) {
           for (const option of select.options) {
             const h = Number(option.value);
             const r = roles[layer]?.[h];
-            if (r?.role) option.textContent = t('control.headOptionRole', { head: labels[h].label, role: roleOption(r, app.state.tokens?.pieces) });
+            // On a phone the menu shows its choice cut at the box's edge: the short label
+            // ("previous-token 0.74") keeps the role and its number in sight.
+            const role = narrow() ? roleText(r, true, app.state.tokens?.pieces) : roleOption(r, app.state.tokens?.pieces);
+            if (r?.role) option.textContent = t('control.headOptionRole', { head: labels[h].label, role });
           }
           // "(weak)" is said where it is read: the picker's tooltip.
           select.title = (roles[layer] ?? []).some((r) => r?.role && !r.strong && r.role !== 'broad' && r.role !== 'mixed') ? t('role.weakNote') : '';
