@@ -297,12 +297,12 @@ async function downloadOf(page, selector) {
 test('SVG and PNG exports of every view: the SVG parses with real text, the PNG decodes at 2x', async () => {
   const page = await freshPage(`${server.url}#${await fragment({ ...FORMAT1_DEFAULTS, ...SHARED, view: 'attention', layer: 1, head: 3 })}`, { acceptDownloads: true });
   await stableUrl(page);
-  for (const view of ['attention', 'stepper', 'grid', 'masks', 'lines']) {
+  for (const view of ['attention', 'stepper', 'grid', 'masks', 'lines', 'lens']) {
     await page.evaluate((v) => window.attnscope.setState({ view: v, step: 'scores' }), view);
     await settled(page);
     const svg = await downloadOf(page, '#export-svg');
     // The name says what the figure shows: its head where it shows one, the stage or step, the language.
-    const named = { attention: /^attnscope-attention-l1h3-[a-z]+-en\.svg$/, stepper: /^attnscope-stepper-scores(-l1h3)?-en\.svg$/, grid: /^attnscope-grid-en\.svg$/, masks: /^attnscope-masks-l1h3-en\.svg$/, lines: /^attnscope-lines-l1h3-en\.svg$/ };
+    const named = { attention: /^attnscope-attention-l1h3-[a-z]+-en\.svg$/, stepper: /^attnscope-stepper-scores(-l1h3)?-en\.svg$/, grid: /^attnscope-grid-en\.svg$/, masks: /^attnscope-masks-l1h3-en\.svg$/, lines: /^attnscope-lines-l1h3-en\.svg$/, lens: /^attnscope-lens-en\.svg$/ };
     assert.match(svg.name, named[view]);
     const parsed = await page.evaluate((text) => {
       const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
@@ -324,7 +324,14 @@ test('SVG and PNG exports of every view: the SVG parses with real text, the PNG 
     assert.ok(parsed.width > 100 && parsed.height > 100);
     assert.ok(parsed.texts.some((s) => s.startsWith('attnscope')), 'a title');
     assert.ok(parsed.texts.length > 3, 'labels are real SVG text');
-    assert.ok(view === 'lines' || parsed.images > 0, 'heatmaps as images');
+    assert.ok(view === 'lines' || view === 'lens' || parsed.images > 0, 'heatmaps as images');
+    // The logit lens's cells are buttons on the page and its layer names stick over them: the
+    // figure keeps every visible cell's token and probability, and the layer names.
+    if (view === 'lens') {
+      const L = await page.evaluate(() => window.attnscope.app.model.num_hidden_layers);
+      for (let l = 0; l < L; l++) assert.ok(parsed.texts.includes(`L${l}`), `layer ${l}'s name`);
+      assert.ok(parsed.texts.filter((s) => /^\d+(\.\d+)?%$/.test(s)).length >= L * 2, `the cells' probabilities: ${parsed.texts.join(' | ')}`);
+    }
     assert.deepEqual((await decode(hashOf(parsed.desc))).state, await getState(page), 'the SVG carries its link');
     if (view === 'attention') assert.ok(parsed.texts.some((s) => s.includes('layers.1.attn.probs[0, 3]')), 'the tensor’s name as text');
     // Under the title, what the figure shows: the head and stage where the view has them, and the sentence.
@@ -428,6 +435,23 @@ async function spill(page, pngBytes) {
     { shot: shot.toString('base64'), png: pngBytes.toString('base64'), box, offset: EXPORT_OFFSET, block: BLOCK },
   );
 }
+
+test('a figure of a run with heads knocked out says so under its title, in both languages', async () => {
+  const page = await freshPage(`${server.url}#${await fragment({ ...FORMAT1_DEFAULTS, ...SHARED, view: 'lens', layer: 1, head: 3 })}`, { acceptDownloads: true });
+  await stableUrl(page);
+  await page.evaluate(() => window.attnscope.setState({ ...window.attnscope.getState(), ablate: [[1, 3], [0, 2]] }));
+  await settled(page);
+  const subtitleOf = async () => {
+    const svg = await downloadOf(page, '#export-svg');
+    return page.evaluate((text) => new DOMParser().parseFromString(text, 'image/svg+xml').querySelectorAll('text')[1].textContent, svg.bytes.toString('utf8'));
+  };
+  assert.match(await subtitleOf(), / · L0 H2, L1 H3 knocked out · “/);
+  await page.evaluate(() => window.attnscope.setState({ ...window.attnscope.getState(), lang: 'zh' }));
+  await settled(page);
+  assert.match(await subtitleOf(), / · 已关掉 层 0 头 2, 层 1 头 3 · “/);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
 
 test('every view exports as it looks: no export draws outside what the screen shows (the Q·K table stays in its box)', async (t) => {
   const page = await freshPage(`${server.url}#${await fragment({ ...DEFAULTS, view: 'qk', query: 4, key: 2 })}`, { acceptDownloads: true, deviceScaleFactor: 2 });

@@ -9,6 +9,7 @@ import { EMBED_THEMES, HIDE_FLAGS } from '../state.js';
 import { linkTo, embedCode } from '../link.js';
 import { t } from '../strings.js';
 import { modelName } from './model_panel.js';
+import { headList } from '../parts/ablation.js';
 
 const EMBED_WIDTH = 800;
 const EMBED_CHROME = 110;
@@ -32,7 +33,8 @@ export function sharePanel(app, { getState, view }) {
   const themePick = el('select', { id: themeId, className: 'share-theme' }, ['', ...EMBED_THEMES].map((v) => el('option', { value: v }, t(`share.theme.${v || 'reader'}`))));
   const title = () => `attnscope · ${t(`view.${app.state.view}`)}`;
   // An exported figure's second line says what it shows: the model, the head where the view shows
-  // one, the attention map's stage or the pipeline's step, and the sentence (its start).
+  // one, the attention map's stage or the pipeline's step, the heads knocked out, and the sentence
+  // (its start).
   const subtitle = (root) => {
     const s = app.state;
     const sentence = s.text.length > SENTENCE_CHARS ? `${s.text.slice(0, SENTENCE_CHARS)}…` : s.text;
@@ -41,6 +43,8 @@ export function sharePanel(app, { getState, view }) {
       showsOneHead(root) ? t('figure.head', { l: s.layer, h: s.head }) : null,
       s.view === 'attention' ? t(`stage.${s.stage}`) : null,
       s.view === 'stepper' ? t(`step.${s.step}.title`) : null,
+      // Every view reads the run with these heads knocked out: the figure says so, as the page's bar does.
+      s.ablate.length && s.view !== 'lessons' ? t('figure.knockedOut', { heads: headList(s.ablate) }) : null,
       // A lesson computes its own examples, not the page's sentence.
       sentence && s.view !== 'lessons' ? t('figure.sentence', { text: sentence }) : null,
     ]

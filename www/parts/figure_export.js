@@ -260,7 +260,14 @@ function walk(node, out, at) {
     at.extend(box.right, box.bottom);
   }
   const inner = clips(style) ? clipped(style, box, out, at) : { group: out, at };
-  for (const child of node.childNodes) walk(child, inner.group, inner.at);
+  // A sticky child (the logit lens's layer names, stuck at the left of a scrolled table) is drawn
+  // over its siblings, as on screen, not under the cells scrolled beneath it.
+  const stuck = [];
+  for (const child of node.childNodes) {
+    if (child.nodeType === Node.ELEMENT_NODE && getComputedStyle(child).position === 'sticky') stuck.push(child);
+    else walk(child, inner.group, inner.at);
+  }
+  for (const child of stuck) walk(child, inner.group, inner.at);
 }
 
 // A text or number box in the figure (a lesson's editable numbers; a toolbar's are controls): its

@@ -93,7 +93,7 @@ export function queryRowBox({ pick, clear }) {
                     {
                       type: 'button',
                       className: 'query-row-head',
-                      dataset: { layer: a.l, head: a.h },
+                      dataset: { layer: a.l, head: a.h, figure: '' },
                       attrs: a.l === at.layer && a.h === at.head ? { 'aria-current': 'true' } : {},
                       on: { click: () => pick(a.l, a.h) },
                     },

@@ -65,7 +65,7 @@ export function mount(root, app) {
             type: 'button',
             className: `lens-cell${l === state.layer && i === at ? ' selected' : ''}${hit ? ' hit' : ''}`,
             style: { backgroundColor: `color-mix(in srgb, var(--accent) ${(top.p * 55).toFixed(1)}%, var(--surface))` },
-            dataset: { layer: l, position: i, id: top.id, value: String(top.p) },
+            dataset: { layer: l, position: i, id: top.id, value: String(top.p), figure: '' },
             title: t('lens.cellTip', { l, i, token: tokenText(top.piece), p: percent(top.p) }),
             on: { click: () => app.set({ layer: l, query: i }) },
           },
