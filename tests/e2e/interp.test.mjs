@@ -563,6 +563,10 @@ test('knock out: with no head out, the view suggests the head that pushes the to
   await settled(page);
   assert.deepEqual((await page.evaluate(() => window.attnscope.getState())).ablate, [[best.l, best.h]]);
   assert.equal(await page.locator('.view-ablate .ablate-try').count(), 0, 'the suggestion goes once a head is out');
+  // The result is brought into view, its heading focused: the board above grew a bar meanwhile.
+  const [top, height] = await page.locator('.view-ablate .ablate-prediction').evaluate((card) => [card.getBoundingClientRect().top, innerHeight]);
+  assert.ok(top >= 0 && top < height / 2, `the before / after card is in view (top ${top} of ${height})`);
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'The prediction before and after');
   await open({ view: 'ablate', ablate: '' });
 });
 

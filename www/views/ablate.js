@@ -78,11 +78,15 @@ export function mount(root, app) {
   const chosen = el('p', { className: 'ablate-chosen' });
   const prediction = el('div', { attrs: { 'aria-live': 'polite' } });
   const changed = el('div', {});
+  // The card a suggested knock-out brings into view (under the sticky bar), its heading focused.
+  const predictionHeading = el('h3', { tabIndex: -1 }, t('ablate.predictionTitle'));
+  const predictionCard = el('section', { className: 'card ablate-prediction' }, predictionHeading, prediction);
+  let reveal = false;
   root.append(
     el('div', { className: 'toolbar' }, position.node),
     el('p', { className: 'explain' }, t('ablate.explain')),
     el('section', { className: 'card' }, el('h3', {}, t('ablate.boardTitle')), el('p', { className: 'hint' }, t('ablate.boardHint')), roleLegend(false, { weak: true }), board, chosen),
-    el('section', { className: 'card' }, el('h3', {}, t('ablate.predictionTitle')), prediction),
+    predictionCard,
     el('section', { className: 'card' }, el('h3', {}, t('ablate.changedTitle')), changed),
   );
   // Wider than a phone: the board scrolls sideways, its edge fading where more heads lie beyond.
@@ -135,7 +139,12 @@ export function mount(root, app) {
       if (my !== seq || !suggestion) return;
       const { l, h, token } = suggestion;
       prediction.append(
-        el('p', { className: 'ablate-try' }, spaced(t('ablate.tryLead')), el('button', { type: 'button', className: 'action ablate-try-head', dataset: { layer: l, head: h }, on: { click: () => toggleHead(app, l, h) } }, t('ablate.tryHead', { l, h })), t('ablate.tryWhy', { token })),
+        el('p', { className: 'ablate-try' }, spaced(t('ablate.tryLead')), el('button', { type: 'button', className: 'action ablate-try-head', dataset: { layer: l, head: h }, on: { click: () => {
+          // The board above grows a bar and the result replaces this line: once it is drawn, the
+          // result is brought into view (the end of update).
+          reveal = true;
+          toggleHead(app, l, h);
+        } } }, t('ablate.tryHead', { l, h })), t('ablate.tryWhy', { token })),
       );
       return;
     }
@@ -193,6 +202,11 @@ export function mount(root, app) {
       el('div', { className: 'table-scroll' }, el('table', { className: 'data-table ablate-changes' }, el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, t('control.layer')), el('th', { scope: 'col' }, t('ablate.probsChange')), el('th', { scope: 'col' }, t('ablate.outChange')))), el('tbody', {}, rows))),
       el('p', { className: 'hint' }, spaced(t('ablate.changedViews')), ...['attention', 'grid', 'stepper', 'output', 'lens', 'attribution'].flatMap((id, n) => (n ? [', ', view(id)] : [view(id)]))),
     );
+    if (reveal) {
+      reveal = false;
+      predictionCard.scrollIntoView({ block: 'start' });
+      predictionHeading.focus({ preventScroll: true });
+    }
   }
 
   return {

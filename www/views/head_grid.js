@@ -16,6 +16,7 @@ import { stageName, stageSelect, stageValues, STAGES, range } from '../parts/con
 import { scaleFor } from '../parts/color_scale.js';
 import { indexLabel, tokenText } from '../parts/format.js';
 import { maxPool } from '../parts/pool.js';
+import { showTooltip, hideTooltip } from '../parts/tooltip.js';
 import { headRoles, roleBadge, roleDetail, ROLES, PROBE_ROLES, roleLegend } from '../parts/head_roles.js';
 import { probeHeads, probeSection, withProbe } from '../parts/induction_probe.js';
 import { ablateToggle, isAblated } from '../parts/ablation.js';
@@ -38,13 +39,13 @@ function detailButton(badge, show) {
   badge.classList.add('role-badge-button');
   badge.addEventListener('click', (e) => {
     e.stopPropagation();
-    show();
+    show(badge);
   });
   badge.addEventListener('keydown', (e) => {
     if (e.key !== 'Enter' && e.key !== ' ') return;
     e.preventDefault();
     e.stopPropagation();
-    show();
+    show(badge);
   });
   return badge;
 }
@@ -69,9 +70,15 @@ export function mount(root, app) {
   // A label's every measure, in words under the grid when the label is tapped or clicked (a touch
   // screen shows no tooltip).
   const roleDetailLine = el('p', { className: 'hint grid-role-detail', hidden: true, attrs: { 'aria-live': 'polite' } });
-  function showDetail(l, h, role) {
+  // ... and beside the label itself, where the reader is looking (the line may be a screen below).
+  function showDetail(l, h, role, badge) {
+    const text = t('grid.roleDetail', { l, h, detail: roleDetail(role, state.tokens.pieces) });
     roleDetailLine.hidden = false;
-    roleDetailLine.textContent = t('grid.roleDetail', { l, h, detail: roleDetail(role, state.tokens.pieces) });
+    roleDetailLine.textContent = text;
+    const r = badge.getBoundingClientRect();
+    showTooltip(r.left, r.bottom, [text]);
+    // The next press anywhere puts it away, as moving the mouse off a heatmap does.
+    setTimeout(() => document.addEventListener('pointerdown', hideTooltip, { once: true }), 0);
   }
   root.append(
     el('div', { className: 'toolbar' }, stage.node, el('div', { className: 'picker' }, el('label', { htmlFor: filterId }, t('grid.roleFilter')), filter)),
@@ -185,7 +192,7 @@ export function mount(root, app) {
               style: { gridRow: String(3 + l), gridColumn: String(2 + h), width: `${side + 4}px` },
             },
             map.node,
-            detailButton(roleBadge(role, state.tokens.pieces, { compact: true }), () => showDetail(l, h, role)),
+            detailButton(roleBadge(role, state.tokens.pieces, { compact: true }), (badge) => showDetail(l, h, role, badge)),
             ablateToggle(app, l, h, { short: true }),
           ),
         );
