@@ -165,7 +165,7 @@ test('a trained model’s few huge activations do not wash out the pipeline’s 
   const short = (v) => String(+v.toPrecision(3));
   const legend = page.locator('.view-stepper .legend');
   assert.deepEqual(await legend.locator('.legend-ticks span').allInnerTexts(), [`≤ −${short(limit)}`, '0', `≥ ${short(limit)}`]);
-  assert.equal(await legend.locator('.legend-clipped').innerText(), `The colours span 99 % of the cells; the ${beyond} most extreme (beyond ±${short(limit)}, up to ±${short(maxAbs)}) take the end colours, so the rest stay readable. Hover a cell for its value.`);
+  assert.equal(await legend.locator('.legend-clipped').innerText(), `The colours span 99 % of the cells; the ${beyond} most extreme (beyond ±${short(limit)}, up to ±${short(maxAbs)}) take the end colours, so the rest stay readable. Hover or tap a cell for its value.`);
   // A tensor without such outliers keeps its full range.
   await page.evaluate(() => window.attnscope.app.navigate({ step: 'probs' }));
   await page.waitForSelector('.view-stepper figure[data-tensor="layers.2.attn.probs"]');

@@ -80,8 +80,9 @@ export function mount(root, app) {
     caption.textContent = t('attribution.title', { i, at: tokenText(state.tokens.pieces[i]), token, id: chosen });
     map.update({
       // A knocked-out head pushes exactly 0, like a head that does not touch the target: striped, so the two differ.
-      // Each head's push written in its cell where the cells have room (a board of a few layers).
-      cells: { data, rows: L, cols: nH, rowMask: null, maxCell: 48, off: new Set(state.ablate.filter(([l, h]) => l < L && h < nH).map(([l, h]) => l * nH + h)), values: (v) => (Math.abs(v) < 0.05 ? '0' : fixed(v, Math.abs(v) >= 10 ? 0 : 1)) },
+      // Each head's push written in its cell where the cells have room (a board of a few layers), to
+      // two decimals: a small push is not written as 0, which would read as no effect.
+      cells: { data, rows: L, cols: nH, rowMask: null, maxCell: 48, off: new Set(state.ablate.filter(([l, h]) => l < L && h < nH).map(([l, h]) => l * nH + h)), values: (v) => (Math.abs(v) < 0.005 ? '≈0' : fixed(v, Math.abs(v) >= 10 ? 1 : 2)) },
       scale: diverging(maxAbs),
       labels: { rows: range(L).map((l) => t('grid.layer', { l })), cols: range(nH).map((h) => t('ablate.headColumn', { h })) },
       interaction: {
