@@ -59,7 +59,7 @@ export function mount(root, app) {
       el('div', { className: 'toolbar' }, el('label', { className: 'switch' }, causalBox, el('span', {}, t('lesson.causal.switch'))), reset),
       el('p', { className: 'hint', id: 'lesson-causal-note' }, t('lesson.causal.switchNote')),
     ),
-    el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.results')), el('pre', { className: 'formula code' }, 'mask = torch.triu(torch.ones(4, 4), diagonal=1).bool()\nscores = scores.masked_fill(mask, float(\'-inf\'))\nweights = softmax(scores, dim=-1)'), results),
+    el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.results')), el('pre', { className: 'formula code' }, `mask = torch.triu(torch.ones(4, 4), diagonal=1).bool()\nscores = scores.masked_fill(mask, float('-inf'))\n${t('lesson.causal.minimindWay')}\n# scores = scores + torch.full((4, 4), float('-inf')).triu(1)\nweights = F.softmax(scores, dim=-1)`), results),
     el('section', { className: 'card', dataset: { part: 'bool-mask' } }, el('h3', {}, t('lesson.causal.boolHeading')), el('pre', { className: 'formula code' }, 'mask = torch.triu(torch.ones(4, 4), diagonal=1).bool()'), el('p', { className: 'hint' }, t('lesson.causal.boolNote')), boolMask),
     el('section', { className: 'card', dataset: { part: 'leak' } }, el('h3', {}, t('lesson.causal.leakHeading')), el('p', { className: 'hint' }, t('lesson.causal.leakNote')), leak),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.compareHeading')), comparison),
