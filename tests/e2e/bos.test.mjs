@@ -210,3 +210,26 @@ test('the prediction sentence quotes the text as typed, without the BOS token', 
     await page.close();
   }
 });
+
+// Candidates a newcomer cannot decode are explained by what they would do after this token: a piece
+// with no space in front goes on the word ("␣fore" + "ver"), and a line break is said to follow a
+// finished sentence only where the sentence has finished.
+test('the output’s notes fit the token they follow: word endings go on its word; “after a finished sentence” only after one', async () => {
+  const text = 'I love you more than words can say, and I will love you forever.';
+  const page = await open(`#view=output&query=15&text=${encodeURIComponent(text)}`);
+  await page.waitForSelector('.view-output .prediction .bar-label');
+  const pieces = await page.evaluate(() => window.attnscope.app.state.tokens.pieces);
+  assert.equal(pieces[15], ' fore');
+  const labels = (await page.locator('.view-output .prediction .bar-label').allInnerTexts()).map((l) => l.split(' · ')[0]);
+  const ends = labels.filter((l) => /^[A-Za-z]+$/.test(l));
+  assert.ok(ends.length > 0, labels.join(', '));
+  assert.equal(await page.locator('.view-output .prediction [data-note="word-end"]').innerText(), `${ends.map((e) => `“${e}”`).join(', ')}: no ␣ in front, so each would go on the word “␣fore” rather than start a new one (“␣fore” + “${ends[0]}” = “␣fore${ends[0]}”).`);
+  for (const [query, finished] of [[13, false], [17, true]]) {
+    await page.evaluate((q) => window.attnscope.setState({ ...window.attnscope.getState(), query: q }), query);
+    await page.waitForFunction((q) => document.querySelector('.view-output h3')?.textContent.includes(`token ${q} `), query);
+    const note = page.locator('.view-output .prediction [data-note="whitespace"]');
+    if (await note.count()) assert.equal(/finished sentence/.test(await note.innerText()), finished, `after token ${query}`);
+  }
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});

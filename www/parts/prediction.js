@@ -43,7 +43,7 @@ export function predictionList(app, top, i, V, { titled = true } = {}) {
     el('p', { className: 'hint' }, t('output.note', { v: V })),
     candidateBars(top, { label: heading, mark: actual, markNote: t('output.actual') }),
     missing ? el('p', { className: 'hint' }, t('output.actualMissing', { token: tokenText(pieces[i + 1]), k: top.length })) : null,
-    ...candidateNotes(top, 'p'),
+    ...candidateNotes(top, 'p', 'hint', pieces[i]),
   );
 }
 
@@ -52,14 +52,22 @@ export function predictionList(app, top, i, V, { titled = true } = {}) {
  * link, 'span') of `className`: a chat-format marker, a space or a line break (drawn as ␣ and ↵), and
  * part of a character (a token of some of a character's bytes).
  */
-export function candidateNotes(top, tag, className = 'hint') {
+export function candidateNotes(top, tag, className = 'hint', after = null) {
   const whitespace = top.filter((c) => /^\s+$/.test(c.piece.replace(/^Ġ/, ' ')));
   const wordStarts = top.filter((c) => isWordStartPiece(c.piece));
+  // After a token that ends in a letter, candidates with no space in front would go on its word.
+  const afterText = after === null ? null : after.replace(/^Ġ/, ' ');
+  // ("'m" after "I" always; letters only after two or more, where "I" + "B" would say little.)
+  const tail = afterText === null ? '' : (/[A-Za-z]+$/.exec(afterText)?.[0] ?? '');
+  const wordEnds = tail ? top.filter((c) => /^['’][A-Za-z]+$/.test(c.piece) || (tail.length >= 2 && /^[A-Za-z]+$/.test(c.piece))) : [];
+  // A line break "after a finished sentence" is said only where the sentence has one.
+  const finished = afterText === null || /[.!?。！？…"”』」]\s*$/.test(afterText);
   return [
     top.some((c) => c.piece === END_OF_MESSAGE) ? el(tag, { className, dataset: { note: 'end-of-message' } }, t('output.endOfMessage', { token: END_OF_MESSAGE })) : null,
     // What a line break after a sentence means is said only where a line break is among them.
-    whitespace.length ? el(tag, { className, dataset: { note: 'whitespace' } }, [spaced(t('output.whitespace', { tokens: whitespace.map(whitespaceName).join(t('overview.listSep')) })), ...(whitespace.some((c) => c.piece.includes('\n')) ? [t('output.lineAfter')] : [])].join('').trim()) : null,
+    whitespace.length ? el(tag, { className, dataset: { note: 'whitespace' } }, [spaced(t('output.whitespace', { tokens: whitespace.map(whitespaceName).join(t('overview.listSep')) })), ...(finished && whitespace.some((c) => c.piece.includes('\n')) ? [t('output.lineAfter')] : [])].join('').trim()) : null,
     top.some((c) => partOfCharacter(c.piece)) ? el(tag, { className, dataset: { note: 'part' } }, t('output.partOfCharacter')) : null,
+    wordEnds.length ? el(tag, { className, dataset: { note: 'word-end' } }, t('output.wordEnd', { tokens: wordEnds.map((c) => `“${tokenText(c.piece)}”`).join(t('overview.listSep')), after: tokenText(after), first: tokenText(wordEnds[0].piece), joined: tokenText(after + wordEnds[0].piece) })) : null,
     wordStarts.length ? el(tag, { className, dataset: { note: 'word-start' } }, t('output.wordStart', { tokens: wordStarts.map((c) => `“${tokenText(c.piece)}”`).join(t('overview.listSep')), piece: '␣f', rest: 'riend', word: '␣time' })) : null,
     // Candidates that tie exactly (a checkpoint whose numbers flatten every logit: all 1/V) have no
     // "most likely" among them: said so, and that their order is only that of their ids.

@@ -317,7 +317,7 @@ export function mount(root, app) {
       el('span', { className: 'ov-bar', attrs: { 'aria-hidden': 'true' } }, bar),
       rest.length > 0 && el('span', { className: 'ov-rest' }, t('overview.then', { list: rest.map((r) => t('overview.candidate', { token: tokenText(r.piece), p: percent(r.p) })).join(t('overview.listSep')) })),
       // ↵, ␣ or <|im_end|> shown here must not be left for the reader to guess.
-      ...candidateNotes(top, 'span', 'hint ov-note'),
+      ...candidateNotes(top, 'span', 'hint ov-note', pieces[T - 1]),
     );
   }
 
