@@ -205,7 +205,7 @@ export function mount(root, app) {
     return el(
       'section',
       { className: 'ov-layer', dataset: { stack: String(Math.min(L - 1, STACK_DRAWN)), layer: String(l) }, attrs: { 'aria-label': t('overview.layerN', { l }) } },
-      el('div', { className: 'ov-layer-head' }, el('h3', {}, t('overview.layerN', { l })), el('span', { className: 'ov-times' }, t(L === 1 ? 'overview.layerTimesOne' : 'overview.layerTimes', { n: L, last: L - 1 })), el('p', { className: 'ov-layer-note' }, t(L === 1 ? 'overview.layersNoteOne' : 'overview.layersNote', { n: L })), pick),
+      el('div', { className: 'ov-layer-head' }, el('h3', {}, t('overview.layerN', { l })), el('span', { className: 'ov-times' }, t(L === 1 ? 'overview.layerTimesOne' : 'overview.layerTimes', { n: L, last: L - 1 })), el('p', { className: 'ov-layer-note' }, t(L === 1 ? 'overview.layersNoteOne' : 'overview.layersNote', { n: L, l })), pick),
       sublayer(block('input_norm', at({ view: 'stepper', step: 'input_norm' }), 'RMSNorm', 'input_layernorm', 'ov-norm'), attention(c, l, T)),
       residual('attn_residual', 'attn_residual', 'x + attn.out'),
       arrow([T, H]),
