@@ -108,6 +108,8 @@ test('Q·K matching: editing a cell by keyboard recomputes with the core, and re
   await page.locator('[data-matrix="scores"] td[data-r="1"][data-c="2"] button').click();
   await settled(page);
   assert.match(await page.locator('.walk-formula').innerText(), /^scores\[1\]\[2\] = 0×0\.7 \+ 0\.1×0\.1/);
+  // The intro says the numbers match the tutorial's: with an edit in place, a line under it says they no longer do.
+  assert.match(await page.locator('.lesson-edited').innerText(), /^You have changed some of the tutorial’s numbers/);
   await page.getByRole('button', { name: /tutorial’s numbers/ }).first().click();
   await settled(page);
   assert.match(await page.locator('.answer .pair[data-key="小红"]').innerText(), /0\.493/);
@@ -559,6 +561,7 @@ test('an edit survives the link: a new page opens the lesson with the edited cel
   await fresh.waitForFunction(() => window.attnscope.getState().edits === null);
   await settled(fresh);
   assert.match(await fresh.locator('.answer .pair[data-key="小红"]').innerText(), /0\.493/);
+  assert.ok(await fresh.locator('.lesson-edited').isHidden(), 'the tutorial’s numbers again: no line saying they were changed');
   assert.deepEqual(fresh.consoleErrors, []);
   await fresh.close();
   // The multi-head lesson's tables get it for free: their ids are all it takes.

@@ -137,9 +137,12 @@ export function mount(root, app) {
       ? pageLink(app.navigate, { view: 'lessons', lesson: next }, t('lessons.next', { title: t(`lesson.${next}.title`) }), { className: 'action secondary lesson-next', dataset: { lesson: next } })
       : pageLink(app.navigate, { view: 'overview' }, t('lessons.done'), { className: 'action secondary lesson-next' });
     const title = el('h2', { tabIndex: -1 }, t(`lesson.${id}.title`));
-    article.replaceChildren(title, el('p', { className: 'hint lesson-source', dataset: { lesson: id } }, sourceOf(id)), el('p', { className: 'explain lesson-intro' }, t(`lesson.${id}.intro`)), body, door, el('p', { className: 'lesson-onward' }, onward));
+    // With the reader's numbers in place of the tutorial's, the intro's "the numbers match the
+    // tutorial's output" no longer holds: said under it while any cell is edited (update).
+    const edited = el('p', { className: 'hint lesson-edited', hidden: true }, t('lessons.edited'));
+    article.replaceChildren(title, el('p', { className: 'hint lesson-source', dataset: { lesson: id } }, sourceOf(id)), el('p', { className: 'explain lesson-intro' }, t(`lesson.${id}.intro`)), edited, body, door, el('p', { className: 'lesson-onward' }, onward));
     const cells = cellsOf(state.edits, id);
-    current = { id, book: null, written: JSON.stringify(editsOf(cells, id)), checked: false, door: { node: door, drawn: null } };
+    current = { id, book: null, written: JSON.stringify(editsOf(cells, id)), checked: false, door: { node: door, drawn: null }, edited };
     current.book = openEdits(cells, (next) => current?.id === id && write(id, next));
     current.instance = LESSONS[id].mount(body, app);
     if (current.written !== JSON.stringify(state.edits)) queueMicrotask(() => current?.id === id && write(id, cells)); // another lesson's cells go
@@ -214,6 +217,7 @@ export function mount(root, app) {
       else tab.removeAttribute('aria-current');
     }
     if (current?.id !== id || current.written !== JSON.stringify(state.edits)) open(id);
+    current.edited.hidden = Object.keys(cellsOf(state.edits, id)).length === 0;
     await Promise.all([current.instance.update(), drawDoor(id)]);
     // Only the latest update of a view still shown has surely drawn the lesson's tables (an earlier
     // one, or one whose view was taken down while the model ran, may have stopped before).
