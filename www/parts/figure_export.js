@@ -336,11 +336,23 @@ function figureOf(root, { title, subtitle, link }) {
     defs,
     svg('rect', { width, height, ...(fillAttrs(page.backgroundColor) ?? { fill: '#ffffff' }) }),
     svg('text', { x: MARGIN, y: MARGIN + 16, 'font-family': heading.fontFamily, 'font-size': '16px', 'font-weight': '650', ...(fillAttrs(page.color) ?? {}) }, title),
-    subtitle ? svg('text', { x: MARGIN, y: MARGIN + 16 + SUBTITLE_BAND, 'font-family': heading.fontFamily, 'font-size': '13px', ...(fillAttrs(page.color) ?? {}) }, subtitle) : null,
+    subtitle ? svg('text', { x: MARGIN, y: MARGIN + 16 + SUBTITLE_BAND, 'font-family': heading.fontFamily, 'font-size': '13px', ...(fillAttrs(page.color) ?? {}) }, fitted(subtitle, `13px ${heading.fontFamily}`, width - 2 * MARGIN)) : null,
     svg('g', {}, shapes),
   );
   doc.setAttributeNS(XML_NS, 'xml:space', 'preserve');
   return { text: `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(doc)}\n`, width, height };
+}
+
+// `text` cut at its end, with "…", to `room` pixels in `font` (a phone's figure is narrow; a line
+// past its edge would be cut mid-character by the image's border).
+function fitted(text, font, room) {
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = font;
+  if (ctx.measureText(text).width <= room) return text;
+  const chars = [...text];
+  let n = chars.length;
+  while (n > 1 && ctx.measureText(`${chars.slice(0, n).join('')}…`).width > room) n--;
+  return `${chars.slice(0, n).join('').trimEnd()}…`;
 }
 
 /** An SVG document (figureSvg's result) drawn at `scale` into a PNG Blob. */
