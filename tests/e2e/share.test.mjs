@@ -529,6 +529,22 @@ test('an embed that hides its explanations shows the map in a blog-sized iframe'
   await page.context().close();
 });
 
+// A lesson computes its own examples: its embed shows neither the page's sentence nor the button for
+// the sentence and model panels, and with the tabs hidden, no chips of the other lessons.
+test('an embedded lesson keeps to the lesson', async () => {
+  const page = await freshPage(null, { viewport: { width: 760, height: 520 } });
+  const hash = await fragment({ ...DEFAULTS, view: 'lessons', lesson: 'qk', lang: 'en', hide: ['input', 'config', 'tabs'] }, { embed: true });
+  posts.set('/lesson.html', `<!doctype html><body style="margin:8px"><iframe src="${server.url}#${hash}" width="700" height="450"></iframe></body>`);
+  await page.goto(`${host()}/lesson.html`);
+  const frame = page.frames().find((f) => f.url().startsWith(server.url));
+  await frame.waitForSelector('.view-lessons .lesson-intro', { timeout: 90_000 });
+  await settled(frame);
+  for (const selector of ['#lessons-sidebar', '.embed-sentence', '.lesson-tabs']) assert.ok(await frame.locator(selector).first().isHidden(), `${selector} hidden`);
+  assert.ok(await frame.locator('.view-lessons .lesson-intro').isVisible());
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
 // A run's error in a short iframe is read whole: the view keeps most of the height, the input panel
 // gives way first (it was the view that shrank to a sliver under the text box).
 test('a run refused in a 300 px embed shows its whole message', async () => {
