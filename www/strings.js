@@ -2522,7 +2522,7 @@ const zh = {
   'lens.lastPositions': '{T} 个位置中的最后 {n} 个。每一格：最可能的下一个 token 和它的概率；点击一格，查看它的前十名。',
   'lens.cellTip': '层 {l}，位置 {i}（从 0 开始数）之后：“{token}” {p}',
   'lens.detail': '模型的答案，经过最后一层（层 {l}）之后：在位置 {i}（从 0 开始数）“{token}”之后，它预测',
-  'lens.detailEarly': '提前读出，层 {l} 之后（从层 0 到层 {last}）：在位置 {i}（从 0 开始数）“{token}”之后，模型会预测',
+  'lens.detailEarly': '提前读出层 {l} 的输出（模型共有层 0 到层 {last}）：在位置 {i}（从 0 开始数）“{token}”之后，模型会预测',
   'lens.detailNote': 'lm_head(最终 RMSNorm(层 {l} 的输出))，在全部 {v} 个 logits 上做 softmax；概率最高的十个 token。',
   'lens.toFinal': '改看层 {last}，即模型的答案',
   'lens.notFinal': '这是层 {l} 给出的预测，不是模型的答案：经过最后一层（层 {last}）之后，模型在这里预测“{token}” {p}（表格的最后一行；两者的前十名见下）。',
