@@ -15,6 +15,7 @@ import { pageHref } from '../link.js';
 import { t } from '../strings.js';
 import { headRoles, roleBadge, roleLegend } from '../parts/head_roles.js';
 import { scrollFade } from '../parts/scroll_fade.js';
+import { headPushes } from '../parts/head_push.js';
 
 // Differences below this (relative to the tensor's largest magnitude) are float noise, not a change.
 const UNCHANGED = 1e-6;
@@ -56,17 +57,10 @@ async function strongestPush(app, i) {
   const logits = (await app.tensors(['logits'])).get('logits');
   const V = logits.shape[1];
   const [top] = await app.call('top', { logits: logits.data.slice(i * V, (i + 1) * V), k: 1 });
-  const { num_hidden_layers: L, num_attention_heads: nH } = app.model;
-  const names = range(L).map((l) => `layers.${l}.attn.head_logit`);
-  const found = await app.tensors(names, { headLogit: true, targetToken: top.id });
-  let best = null;
-  for (let l = 0; l < L; l++) {
-    const row = found.get(names[l]).data.subarray(i * nH, (i + 1) * nH);
-    row.forEach((v, h) => {
-      if (v > 0 && (best === null || v > best.v)) best = { l, h, v };
-    });
-  }
-  return best && { l: best.l, h: best.h, token: tokenText(top.piece) };
+  const pushes = await headPushes(app, i, top.id);
+  const k = pushes.indexOf(Math.max(...pushes));
+  const nH = app.model.num_attention_heads;
+  return pushes[k] > 0 ? { l: Math.floor(k / nH), h: k % nH, token: tokenText(top.piece) } : null;
 }
 
 export function mount(root, app) {

@@ -15,6 +15,7 @@ import { exact, fixed, percent, tokenText, spaced } from '../parts/format.js';
 import { ablateToggle } from '../parts/ablation.js';
 import { t } from '../strings.js';
 import { headRoles, roleText } from '../parts/head_roles.js';
+import { headPushes } from '../parts/head_push.js';
 
 // The candidates the target picker offers: the model's most likely next tokens at the position.
 const OFFERED = 10;
@@ -57,23 +58,16 @@ export function mount(root, app) {
     target.value = state.target === null ? '' : String(chosen);
 
     const { num_hidden_layers: L, num_attention_heads: nH } = app.model;
-    const names = range(L).map((l) => `layers.${l}.attn.head_logit`);
     // With heads knocked out, the run with every head on too: its pushes set the colour scale, so a
     // knock-out shows as what it changes, not as a rescaled board.
     const off = state.ablate.length > 0;
-    const [found, roles, intact] = await Promise.all([
-      app.tensors(names, { headLogit: true, targetToken: chosen }),
+    const [data, roles, intact] = await Promise.all([
+      headPushes(app, i, chosen),
       headRoles(app).catch(() => []),
-      off ? app.tensors(names, { headLogit: true, targetToken: chosen, ablate: [] }) : null,
+      off ? headPushes(app, i, chosen, { ablate: [] }) : null,
     ]);
     if (my !== seq) return;
-    const rowOf = (run) => {
-      const out = new Float32Array(L * nH);
-      for (let l = 0; l < L; l++) out.set(run.get(names[l]).data.subarray(i * nH, (i + 1) * nH), l * nH);
-      return out;
-    };
-    const data = rowOf(found);
-    const maxAbs = off ? extent([rowOf(intact)]).maxAbs : extent([data]).maxAbs;
+    const maxAbs = extent([off ? intact : data]).maxAbs;
     kept.hidden = !off;
     kept.textContent = off ? t('attribution.keptScale', { max: fixed(maxAbs, 3) }) : '';
     const token = tokenText(piece);
