@@ -10,27 +10,13 @@ use std::process::{Command, Output};
 
 use attnscope::weights;
 use attnscope::Config;
-use common::{assert_matches_fixture, fixtures};
+use common::{assert_matches_fixture, fixtures, TempDir};
 use safetensors::tensor::TensorView;
 use safetensors::{Dtype, SafeTensors};
 
 const BIN: &str = env!("CARGO_BIN_EXE_attnscope");
 
-/// A fresh empty directory under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
 impl TempDir {
-    fn new(test: &str) -> TempDir {
-        let unique = format!("attnscope-cli-{test}-{}-{:?}", std::process::id(), std::time::SystemTime::now());
-        let dir = std::env::temp_dir().join(unique.replace([' ', ':', '{', '}', ','], "_"));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
     fn files(&self, sub: &str) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(self.join(sub))
             .unwrap()
@@ -38,12 +24,6 @@ impl TempDir {
             .collect();
         names.sort();
         names
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+mod common;
+
 use attnscope::weights::{self, Weights};
 use attnscope::Config;
 use half::{bf16, f16};
@@ -534,19 +536,15 @@ const PINNED_O_PROJ_1: [u32; 3] = [1050065390, 3181025891, 1044968879];
 
 #[cfg(not(target_arch = "wasm32"))]
 mod load_dir {
+    use super::common::TempDir;
     use super::*;
-    use std::path::PathBuf;
 
-    fn model_dir(name: &str, config_json: &str, checkpoint: Option<&[u8]>) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("attnscope-weights-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+    /// A model folder, removed again when the test ends (pass or fail).
+    fn model_dir(name: &str, config_json: &str, checkpoint: Option<&[u8]>) -> TempDir {
+        let dir = TempDir::new(&format!("weights-{name}"));
         std::fs::write(dir.join("config.json"), config_json).unwrap();
-        let model = dir.join("model.safetensors");
-        match checkpoint {
-            Some(bytes) => std::fs::write(model, bytes).unwrap(),
-            None => {
-                let _ = std::fs::remove_file(model);
-            }
+        if let Some(bytes) = checkpoint {
+            std::fs::write(dir.join("model.safetensors"), bytes).unwrap();
         }
         dir
     }
@@ -556,7 +554,7 @@ mod load_dir {
         let config = tiny();
         let w = weights::random(&config, 9);
         let dir = model_dir("ok", TINY_JSON, Some(&weights::to_safetensors(&config, &w)));
-        let (loaded_config, loaded) = weights::load_dir(&dir).unwrap();
+        let (loaded_config, loaded) = weights::load_dir(&dir.0).unwrap();
         assert_eq!(loaded_config, config);
         assert_same(&loaded, &w);
     }
@@ -566,7 +564,7 @@ mod load_dir {
         let llama = with(&tiny(), |c| c.qk_norm = false);
         let bytes = weights::to_safetensors(&llama, &weights::random(&llama, 9));
         let dir = model_dir("qk", TINY_JSON, Some(&bytes));
-        let (config, loaded) = weights::load_dir(&dir).unwrap();
+        let (config, loaded) = weights::load_dir(&dir.0).unwrap();
         assert!(!config.qk_norm);
         assert!(loaded.layers[0].q_norm.is_none());
     }
@@ -574,15 +572,15 @@ mod load_dir {
     #[test]
     fn errors_name_the_file() {
         let dir = model_dir("short", TINY_JSON, Some(&[0; 16]));
-        let e = weights::load_dir(&dir).unwrap_err().to_string();
+        let e = weights::load_dir(&dir.0).unwrap_err().to_string();
         assert!(e.contains(&dir.join("model.safetensors").display().to_string()) && e.contains("truncated"), "{e}");
     }
 
     #[test]
     fn missing_files_are_named() {
         let dir = model_dir("no-model", TINY_JSON, None);
-        let e = weights::load_dir(&dir).unwrap_err().to_string();
-        assert!(e.contains("model.safetensors") && e.contains(&dir.display().to_string()), "{e}");
+        let e = weights::load_dir(&dir.0).unwrap_err().to_string();
+        assert!(e.contains("model.safetensors") && e.contains(&dir.0.display().to_string()), "{e}");
         let e = weights::load_dir(&dir.join("nowhere")).unwrap_err().to_string();
         assert!(e.contains("nowhere/config.json"), "{e}");
     }
@@ -590,7 +588,7 @@ mod load_dir {
     #[test]
     fn bad_config_names_its_path() {
         let dir = model_dir("bad-config", r#"{"hidden_size": 0}"#, None);
-        let e = weights::load_dir(&dir).unwrap_err().to_string();
+        let e = weights::load_dir(&dir.0).unwrap_err().to_string();
         assert!(e.contains("config.json") && e.contains("hidden_size"), "{e}");
     }
 }

@@ -8,6 +8,28 @@ use std::path::{Path, PathBuf};
 
 use safetensors::SafeTensors;
 
+/// A fresh empty directory under the system temp dir, removed when dropped (pass or fail).
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(test: &str) -> TempDir {
+        let unique = format!("attnscope-{test}-{}-{:?}", std::process::id(), std::time::SystemTime::now());
+        let dir = std::env::temp_dir().join(unique.replace([' ', ':', '{', '}', ','], "_"));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// max |ours - ref| / max |ref| over the specified entries, per tensor.
 pub const TOLERANCE: f32 = 2e-4;
 
