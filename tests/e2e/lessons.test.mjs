@@ -580,6 +580,33 @@ test('an edit survives the link: a new page opens the lesson with the edited cel
   await settled(page);
 });
 
+test('a cell typed back to the tutorial’s number is no edit: the link and the “changed” line forget it', async () => {
+  await lesson('qk');
+  const cell = page.locator('table[data-table="q"] tbody tr').nth(2).locator('input').first();
+  const own = await cell.inputValue();
+  await cell.fill('0.1');
+  await cell.press('Tab');
+  await page.waitForFunction(() => window.attnscope.getState().edits?.['qk.q'] !== undefined);
+  await settled(page);
+  assert.ok(await page.locator('.lesson-edited').isVisible(), 'an edit is said');
+  // A second cell edited, then the first typed back: only the second stays.
+  const other = page.locator('table[data-table="q"] tbody tr').nth(0).locator('input').nth(1);
+  const otherOwn = await other.inputValue();
+  await other.fill('0.5');
+  await other.press('Tab');
+  await page.waitForFunction(() => window.attnscope.getState().edits?.['qk.q']?.length === 2);
+  await cell.fill(own);
+  await cell.press('Tab');
+  await page.waitForFunction(() => window.attnscope.getState().edits?.['qk.q']?.length === 1);
+  assert.deepEqual((await page.evaluate(() => window.attnscope.getState())).edits, { 'qk.q': [[0, 1, 0.5]] });
+  await other.fill(otherOwn);
+  await other.press('Tab');
+  await page.waitForFunction(() => window.attnscope.getState().edits === null);
+  await settled(page);
+  assert.ok(await page.locator('.lesson-edited').isHidden(), 'the tutorial’s numbers again: no line saying they were changed');
+  assert.match(await page.locator('.answer .pair[data-key="小红"]').innerText(), /0\.493/);
+});
+
 test('every table a reader can edit, in every lesson, keeps its edits in the link', async () => {
   for (const id of ['qk', 'who', 'flow', 'sqrt_d', 'causal', 'padding', 'multihead', 'shapes']) {
     await lesson(id);

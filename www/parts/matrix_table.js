@@ -8,7 +8,9 @@
 // (openEdits). The first time a table with an id is drawn, the book's cells for it are laid over its
 // data in place (the data is the lesson's own array, so the lesson's next update computes from them)
 // and the book asks for that update; each edit the reader makes is recorded. A recorded cell whose
-// data changed by other means (the lesson's reset, a new layout) is no longer an edit and is dropped.
+// data changed by other means (the lesson's reset, a new layout) is no longer an edit and is dropped,
+// and so is a cell the reader sets back to the lesson's own number (book.own: each table's numbers
+// before any edit), so the link and the "you have changed…" line forget it.
 
 import { el } from './dom.js';
 import { exact, fixed, typedNumber } from './format.js';
@@ -16,7 +18,7 @@ import { isMasked } from './color_scale.js';
 import { MAX_EDIT_VALUE } from '../state.js';
 import { language, t } from '../strings.js';
 
-let book = null; // the open edit book: {cells: {id: [[r, c, value], …]}, claimed, refused, onChange}
+let book = null; // the open edit book: {cells: {id: [[r, c, value], …]}, claimed, refused, own: {id: {cols, data}}, onChange}
 
 /**
  * Opens the edit book of the lesson about to be drawn: cells {tableId: [[r, c, value], …]} (from the
@@ -24,7 +26,7 @@ let book = null; // the open edit book: {cells: {id: [[r, c, value], …]}, clai
  * edits changed them. Returns the book; closeEdits(book) when the lesson goes.
  */
 export function openEdits(cells, onChange) {
-  book = { cells: structuredClone(cells), claimed: new Set(), refused: [], onChange };
+  book = { cells: structuredClone(cells), claimed: new Set(), refused: [], own: {}, onChange };
   return book;
 }
 
@@ -41,6 +43,8 @@ function stored(data, v) {
 // data no longer holds. Cells outside rows × cols are refused (book.refused, "id [r, c]").
 function bind(id, data, rows, cols) {
   const cells = book.cells[id] ?? [];
+  // The lesson's own numbers, taken before the book's cells go over them (and again for a new layout).
+  if (!book.claimed.has(id) || book.own[id].data.length !== data.length || book.own[id].cols !== cols) book.own[id] = { cols, data: Array.from(data) };
   if (!book.claimed.has(id)) {
     book.claimed.add(id);
     const fits = cells.filter(([r, c]) => r < rows && c < cols);
@@ -60,9 +64,12 @@ function settle(id, cells) {
   queueMicrotask(() => open.onChange(open.cells)); // after the table is drawn, not inside the lesson's update
 }
 
-function record(id, r, c, v) {
+// An edit; one back to the lesson's own number is no edit.
+function record(id, r, c, v, data) {
   const others = (book.cells[id] ?? []).filter(([r2, c2]) => r2 !== r || c2 !== c);
-  settle(id, [...others, [r, c, v]].sort((a, b) => a[0] - b[0] || a[1] - b[1]));
+  const own = book.own[id];
+  const back = own?.cols !== undefined && Object.is(own.data[r * own.cols + c], stored(data, v));
+  settle(id, back ? others : [...others, [r, c, v]].sort((a, b) => a[0] - b[0] || a[1] - b[1]));
 }
 
 // opts: data (Float32Array or number[]), rows, cols, rowLabels, colLabels, scale (or null), digits,
@@ -109,7 +116,7 @@ export function matrixTable(opts) {
             td.append(el('span', { className: 'cell-refused', attrs: { role: 'alert' } }, t('lesson.cellRange', { most: language() === 'zh' ? `${MAX_EDIT_VALUE / 1e4} 万` : MAX_EDIT_VALUE.toLocaleString('en-US') })));
             return;
           }
-          if (kept && kept === book) record(id, r, c, next);
+          if (kept && kept === book) record(id, r, c, next, data);
           opts.onEdit(r, c, next);
         };
         const input = el('input', {
