@@ -335,6 +335,14 @@ test('a padding chip masks its key column with -1e9 in every view', async () => 
   assert.equal(await page.locator('.view-masks .multiples figure').count(), 6);
   assert.ok((await page.locator('.swatch-padding').count()) > 0, 'the legend names the padding mask');
   assert.match(await page.locator('.leak-note').innerText(), /\d+(\.\d)?%/);
+  // The weights with the causal mask on and off hatch the padded key's column as the padding mask
+  // does (its weight 0), not as a dark cell read as any small weight.
+  for (const panel of ['probs, causal on', 'probs, causal off']) {
+    assert.match(await page.locator(`.view-masks figure[data-panel="${panel}"] .legend`).innerText(), /padded key \(weight 0\)/, panel);
+    const cell = await readCell(page.locator(`.view-masks figure[data-panel="${panel}"] canvas.heatmap-canvas`), 3, 1);
+    assert.equal(Number(cell.value), 0, panel);
+    assert.match(cell.text, /masked: key is padding/, panel);
+  }
   await screenshot(page, 'views-masks-padding');
   // Every row padded: no row to average, said so, not "0.0%".
   for (let i = 0; i < T; i++) {

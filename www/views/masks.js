@@ -4,7 +4,7 @@
 // and their difference: the attention that "peeks at the future" once the mask is gone.
 
 import { el } from '../parts/dom.js';
-import { causalFuture, heatmap } from '../parts/heatmap.js';
+import { headCells, heatmap } from '../parts/heatmap.js';
 import { legend, marksOf } from '../parts/legend.js';
 import { layerSelect, headSelect } from '../parts/controls.js';
 import { diverging, sequential, extent } from '../parts/color_scale.js';
@@ -54,22 +54,26 @@ export function mount(root, app) {
     const probsOff = slice(paddingOnly, names[2]);
     const leak = probsOff.map((v, i) => v - probsOn[i]);
 
-    const labels = state.tokens.pieces.map((p) => axisLabel(p, 8));
+    const rowLabels = state.tokens.pieces.map((p) => axisLabel(p, 8));
     const describe = (what) => (i, j) => [
       [what, `[${i}, ${j}]`],
       [t('tip.query'), `${i} ${tokenText(state.tokens.pieces[i])}`],
       [t('tip.key'), `${j} ${tokenText(state.tokens.pieces[j])}`],
     ];
     // scale null: a mask panel, white where the key is visible and hatched where it is masked.
-    // future: weights of a causal run, whose future keys are hatched as the masks are (weight 0).
-    const panel = (title, note, data, scale, rowMask, future = false) => {
+    // weights: attention weights (rows padded or not by state.mask), whose padded keys' 0 is hatched as
+    // the padding mask is; future: a causal run's, whose future keys are hatched too (weight 0).
+    const panel = (title, note, data, scale, { weights = false, future = false } = {}) => {
       const map = heatmap();
       maps.push(map);
+      const { cells, labels } = weights
+        ? headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, maxCell: 30, input: true, future, weights: true })
+        : { cells: { data, rows: T, cols: S, rowMask: null, square: true, maxCell: 30, tokens: true }, labels: { rows: rowLabels.slice(0, T), cols: rowLabels.slice(0, S) } };
       map.update({
-        cells: { data: future ? causalFuture(data, T, S) : data, rows: T, cols: S, rowMask, square: true, maxCell: 30, tokens: true, future },
+        cells,
         scale: scale ?? diverging(1),
         legend: scale !== null,
-        labels: { rows: labels.slice(0, T), cols: labels.slice(0, S) },
+        labels,
         interaction: { name: title, describe: describe(title) },
       });
       return el('figure', { className: 'panel-cell', dataset: { panel: title } }, el('figcaption', { className: 'panel-title' }, title), note && el('p', { className: 'hint' }, note), map.node);
@@ -88,10 +92,10 @@ export function mount(root, app) {
     explain.textContent = t('masks.explain', { l, h });
     const combined = added(both);
     maskRow.replaceChildren(
-      panel(t('masks.causal'), t('masks.causalNote'), added(causalOnly), null, null),
+      panel(t('masks.causal'), t('masks.causalNote'), added(causalOnly), null),
       // With nothing padded this panel is blank: said so, with how to pad a token.
-      panel(t('masks.padding'), state.mask.every((m) => m === 1) ? [t('masks.paddingNone'), ' ', toChips()] : t('masks.paddingNote'), added(paddingOnly), null, null),
-      panel(t('masks.combined'), t('masks.combinedNote'), combined, null, null),
+      panel(t('masks.padding'), state.mask.every((m) => m === 1) ? [t('masks.paddingNone'), ' ', toChips()] : t('masks.paddingNote'), added(paddingOnly), null),
+      panel(t('masks.combined'), t('masks.combinedNote'), combined, null),
     );
     maskLegend.replaceChildren(legend(null, { visible: true, neginf: true, padding: marksOf(combined).padding }));
     // The mean, and the row that peeks most: one row (often the first, which has all the future
@@ -104,11 +108,11 @@ export function mount(root, app) {
     if (!shares.length) leakNote.textContent = t('masks.leakNoRows');
     else leakNote.textContent = top && top.share > 0.001 ? `${spaced(note)}${t('masks.leakTop', { i: top.i, token: tokenText(state.tokens.pieces[top.i]), pct: (100 * top.share).toFixed(1) })}` : note;
     leakRow.replaceChildren(
-      panel(t('masks.probsOn'), null, probsOn, sequential(0, 1), state.mask, true),
-      panel(t('masks.probsOff'), null, probsOff, sequential(0, 1), state.mask),
+      panel(t('masks.probsOn'), null, probsOn, sequential(0, 1), { weights: true, future: true }),
+      panel(t('masks.probsOff'), null, probsOff, sequential(0, 1), { weights: true }),
       // The colours span the real query rows only: a padded row's weights are never used (the map
       // hatches it), yet theirs can differ by up to 1 and would leave the real rows' tints faint.
-      panel(t('masks.leak'), null, leak, diverging(realRowsMaxAbs(leak, T, S, state.mask)), state.mask),
+      panel(t('masks.leak'), null, leak, diverging(realRowsMaxAbs(leak, T, S, state.mask)), { weights: true }),
     );
   }
 
