@@ -110,13 +110,14 @@ test('heatmap axes show characters, never bytes, and CJK labels are never turned
   assert.ok(multi, 'the sentence has a token of two characters');
   assert.ok((await banded()).includes('true'), 'stacked tokens of two characters are banded');
   await cleanScreenshot(page, 'zh-masks-stacked-banded');
-  // Where the columns are a little wider (the KV-cache view's stacked rows), 中国 is set smaller side
-  // by side rather than stacked, and still banded.
+  // Chinese is never set smaller than 10 px to fit a column: in the KV-cache view's columns (about
+  // 21 px) 中国 at 8 px was too small to read, so it stands stacked at full size, banded.
   await page.evaluate(() => (location.hash = 'view=decode&lang=zh'));
   await page.waitForSelector('.view-decode');
   await settled();
-  const decodeMaps = await page.locator('.view-decode canvas.heatmap-canvas').evaluateAll((nodes) => nodes.map((n) => [n.dataset.shrunkLabels, n.dataset.bandedLabels].join()));
-  assert.ok(decodeMaps.includes('true,true'), `a map sets 中国 side by side: ${decodeMaps}`);
+  const decodeMaps = await page.locator('.view-decode canvas.heatmap-canvas').evaluateAll((nodes) => nodes.map((n) => [n.dataset.shrunkLabels, n.dataset.bandedLabels]));
+  assert.ok(decodeMaps.some(([, banded]) => banded === 'true'), `a map stacks 中国, banded: ${decodeMaps}`);
+  for (const [shrunk] of decodeMaps) assert.ok(shrunk === 'false' || Number(shrunk) >= 10, `labels set at ${shrunk} px`);
   await page.evaluate(() => (location.hash = 'view=masks&lang=zh'));
   await settled();
   await type('天天天天');

@@ -73,8 +73,9 @@ function stackLines(label) {
 // Chinese a little too wide for its column (中国 in a 24 px cell) is set smaller, side by side, rather
 // than stacked, whose bottom line would read across the columns as a sentence of its own ("国的济在…");
 // every Chinese label of the row takes that size (`size`), so none stands out. If one cannot fit at
-// CJK_MIN px, the row's Chinese labels stack as before.
-const CJK_MIN = 8;
+// CJK_MIN px, the row's Chinese labels stack at full size (banded, heatmap_paint.js): Chinese at 8 or
+// 9 px, where a 21 px column would set 中国 side by side, is too small to read.
+const CJK_MIN = 10;
 function columnLabels(labels, cw) {
   const turns = (label) => !UPRIGHT_SCRIPT.test(label) && [...graphemes.segment(label)].length > 1;
   const fits = labels.map((label) => textWidth([label], Infinity) <= cw - 4);

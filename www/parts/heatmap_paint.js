@@ -38,7 +38,7 @@ export function paint(canvas, o, g) {
   canvas.dataset.rowSums = String(Boolean(labels.sums));
   canvas.dataset.cells = `${g.y0} ${g.h}`; // where the cells start (px from the top) and their height
   canvas.dataset.bandedLabels = String(Boolean(drawn.banded));
-  canvas.dataset.shrunkLabels = String(Boolean(drawn.shrunk));
+  canvas.dataset.shrunkLabels = drawn.shrunk ? String(drawn.shrunk) : 'false'; // the smallest size set, px
   canvas.dataset.guides = o.guides ? [o.guides.split, ...(o.guides.diagonals ?? []).map((d) => `${d.side} ${d.back} from ${d.from}`)].join('\n') : '';
   drawGuides(ctx, o.cells, o.guides, g, colours);
   drawValues(ctx, o.cells, o.scale, g);
@@ -304,10 +304,11 @@ function drawLabels(ctx, cells, labels, g, colours) {
       ctx.textAlign = 'center';
       ctx.textBaseline = 'bottom';
       if (mode === 'upright' && size) {
-        ctx.font = FONT.replace(/\d+px/, `${Math.min(size, Number(font.match(/(\d+)px/)[1]))}px`);
+        const px = Math.min(size, Number(font.match(/(\d+)px/)[1]));
+        ctx.font = FONT.replace(/\d+px/, `${px}px`);
         ctx.fillText(labels.cols[c], x, g.y0 - 3);
         ctx.font = font;
-        drawn.shrunk = true;
+        drawn.shrunk = Math.min(drawn.shrunk || Infinity, px);
       } else if (mode === 'upright') ctx.fillText(labels.cols[c], x, g.y0 - 3);
       else if (mode === 'stacked') lines.forEach((line, k) => ctx.fillText(line, x, g.y0 - 3 - (lines.length - 1 - k) * STACK_LINE, cw + 2));
       else {
