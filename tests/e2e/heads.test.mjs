@@ -281,11 +281,20 @@ test('an input with fewer than four measurable rows labels no head: each is too 
   const labels = await page.locator('.thumb .role-badge').allInnerTexts();
   assert.ok(labels.length > 0 && labels.every((l) => l === 'too short to tell'), labels.join(' | '));
   assert.match(await page.locator('.thumb .role-badge').first().getAttribute('title'), /fewer than 4, too few to tell a habit/);
+  // Said once above the grid too, with the input's tokens counted, and the padding when there is some.
+  const T = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
+  assert.equal(await page.locator('.grid-unmeasured').innerText(), `No head is labelled here: this input has only ${T} tokens. A head’s habit is read from the query rows with at least two tokens before them, and it takes 4 such rows to tell one. Type a longer sentence.`);
+  await page.locator('.chip[data-index="1"]').click();
+  await settled(page);
+  assert.match(await page.locator('.grid-unmeasured').innerText(), new RegExp(`only ${T - 1} real tokens \\(1 padded, not counted\\)`));
+  await page.locator('.chip[data-index="1"]').click();
+  await settled(page);
   // Longer, and the labels come back.
   await page.fill('#text', 'a b c d e f g h');
   await page.waitForFunction(() => window.attnscope.app.state.text === 'a b c d e f g h');
   await settled(page);
   assert.ok((await page.locator('.thumb .role-badge').allInnerTexts()).every((l) => l !== 'too short to tell'));
+  assert.ok(await page.locator('.grid-unmeasured').isHidden(), 'heads labelled: no note');
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
 });

@@ -403,7 +403,7 @@ test('each lesson leads on to the next, in the tutorials’ order (many heads be
 const DOORS = {
   qk: ['qk', '小明把苹果给了小红，她很开心'],
   who: ['attention', '小明把苹果给了小红，她很开心'],
-  flow: ['attention', '小红很开心，她很好'],
+  flow: ['attention', '今天小红很开心，她很好'],
   sqrt_d: ['scale', '小明把苹果给了小红，她很开心'],
   causal: ['masks', '今天天气很好'],
   padding: ['masks', '<|endoftext|><|im_start|>今天天气很好'],
@@ -456,6 +456,9 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
       }, { she, red });
       assert.deepEqual([opened.state.layer, opened.state.head], [best.layer, best.head], `${id}: opens on the head where 她 looks at 红 most (${best.w})`);
       assert.ok(best.w > 0.1, `${id}: 她 → 红 ${best.w}`);
+      // A head fixed on a token past position 2 (红 here, or 苹果) is not said to rest there as on an
+      // early token: the reader is asked to move the word instead.
+      if (id !== 'qk') assert.doesNotMatch(await page.locator('.view-attention').innerText(), /early token \(1 or 2\)/, `${id}: no resting caveat`);
       if (id === 'qk') {
         // The Q·K view opens on the lesson's own pair, 她 and 红, and takes that score apart.
         assert.equal(opened.state.key, red, 'qk: 红 is the key');

@@ -61,13 +61,15 @@ export const W_K = [
 ];
 const SHE = 2;
 
-const DOOR_SENTENCE = '小红很开心，她很好';
+// 小红 after 今天: the head where 她 looks at 红 most keeps to 红 wherever it stands, and 红 at
+// position 2 (right after <|im_start|> and 小) would leave the reader unsure whether it only rests there.
+const DOOR_SENTENCE = '今天小红很开心，她很好';
 export const DOOR = {
   view: 'attention',
   text: { en: DOOR_SENTENCE, zh: DOOR_SENTENCE },
   focus: '她',
   target: '红', // the door opens on the head where 她 looks at 红 (of 小红) the most
-  words: ['小红', '很', '开心', '，', '她', '很', '好'],
+  words: ['今天', '小红', '很', '开心', '，', '她', '很', '好'],
   note: {
     en: 'The attention map opens on the row of 她: the built-in model runs the same five steps in every head, with learned W_Q, W_K and W_V, d = its head_dim, and a causal mask.',
     zh: '注意力图会选中“她”这一行：内置 MiniMind 的每个注意力头都走同样的五步，只是 W_Q、W_K、W_V 是训练出来的，d 是它的 head_dim，并且加了因果掩码。',

@@ -112,9 +112,14 @@ export function roleBadge(r, pieces, { compact = false } = {}) {
   return el('span', { className: `role-badge role-${r?.role ?? 'none'}${weak ? ' weak' : ''}`, title: roleDetail(r, pieces) }, compact ? roleText(r, compact, pieces) : roleOption(r, pieces));
 }
 
-// A sentence on what the heatmap shows for this role, or null where no single pattern exists.
+// A sentence on what the heatmap shows for this role, or null where no single pattern exists. A
+// fixed column at position 1 or 2 may be a resting place (as the first token is), and is said so; one
+// further on is not, and the reader is only asked to move the word to tell word from place.
 export function lookFor(r, pieces) {
-  return r && r.role !== 'mixed' ? t(`role.look.${r.role}`, r.role === 'fixed' ? keyToken(r, pieces) : {}) : null;
+  if (!r || r.role === 'mixed') return null;
+  if (r.role !== 'fixed') return t(`role.look.${r.role}`);
+  const at = keyToken(r, pieces);
+  return t(at.key > 2 ? 'role.look.fixedLater' : 'role.look.fixed', at);
 }
 
 // What each role's colour means, and the ⊘ under every thumbnail, said once above the head grid

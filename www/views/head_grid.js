@@ -17,7 +17,7 @@ import { scaleFor } from '../parts/color_scale.js';
 import { indexLabel, tokenText } from '../parts/format.js';
 import { maxPool } from '../parts/pool.js';
 import { showTooltip, hideTooltip } from '../parts/tooltip.js';
-import { headRoles, roleBadge, roleDetail, ROLES, PROBE_ROLES, roleLegend } from '../parts/head_roles.js';
+import { headRoles, roleBadge, roleDetail, ROLES, PROBE_ROLES, roleLegend, MIN_ROWS } from '../parts/head_roles.js';
 import { probeHeads, probeSection, withProbe } from '../parts/induction_probe.js';
 import { ablateToggle, isAblated } from '../parts/ablation.js';
 import { t } from '../strings.js';
@@ -70,6 +70,9 @@ export function mount(root, app) {
   // A label's every measure, in words under the grid when the label is tapped or clicked (a touch
   // screen shows no tooltip).
   const roleDetailLine = el('p', { className: 'hint grid-role-detail', hidden: true, attrs: { 'aria-live': 'polite' } });
+  // No head labelled (every label "too short to tell", every filter at 0): why, in words above the
+  // grid, with the input's real tokens counted (a padded lesson sentence has only a few).
+  const unmeasuredNote = el('p', { className: 'explain grid-unmeasured', hidden: true });
   // ... and beside the label itself, where the reader is looking (the line may be a screen below).
   function showDetail(l, h, role, badge) {
     const text = t('grid.roleDetail', { l, h, detail: roleDetail(role, state.tokens.pieces) });
@@ -85,6 +88,7 @@ export function mount(root, app) {
     el('p', { className: 'explain' }, t('grid.explain')),
     el('p', { className: 'explain' }, t('grid.rolesExplain')),
     roleKey,
+    unmeasuredNote,
     probe.node,
     scrollNote,
     scroller,
@@ -200,6 +204,9 @@ export function mount(root, app) {
     }
     grid.replaceChildren(...items);
     paintAll(maps);
+    const padded = state.mask.filter((m) => !m).length;
+    unmeasuredNote.hidden = roles.flat().some(Boolean);
+    unmeasuredNote.textContent = unmeasuredNote.hidden ? '' : t(padded ? 'grid.unmeasuredPadded' : 'grid.unmeasured', { n: T - padded, pad: padded, min: MIN_ROWS });
     fade.mark();
     fillFilter(roles);
     showRole(filter.value);
