@@ -103,7 +103,7 @@ export function mount(root, app) {
               maps.push(map);
               // A causal run's weights: the future keys are hatched, as in every other map.
               const data = causalFuture(probs.data.subarray(h * T * S, (h + 1) * T * S), T, S);
-              map.update({ cells: { data, rows: T, cols: S, square: true, maxCell: 12, future: true }, scale, legend: false, ...(h === 0 ? { labels: axes } : {}), interaction: { name: `Q${h}`, describe: (i, j) => [['probs', `[${h}, ${i}, ${j}]`], [t('tip.token'), `${tokenText(pieces[i])} → ${tokenText(pieces[j])}`]] } });
+              map.update({ cells: { data, rows: T, cols: S, square: true, maxCell: 16, future: true }, scale, legend: false, ...(h === 0 ? { labels: axes } : {}), interaction: { name: `Q${h}`, describe: (i, j) => [['probs', `[${h}, ${i}, ${j}]`], [t('tip.token'), `${tokenText(pieces[i])} → ${tokenText(pieces[j])}`]] } });
               return el('figure', { className: h === 0 ? 'q-head labelled' : 'q-head' }, el('figcaption', {}, `Q${h}`), map.node);
             }),
           ),
