@@ -2529,7 +2529,7 @@ const zh = {
   'lens.cellTip': '层 {l}，位置 {i}（从 0 开始数）之后：“{token}” {p}',
   'lens.detail': '模型的答案，经过最后一层（层 {l}）之后：在位置 {i}（从 0 开始数）“{token}”之后，它预测',
   'lens.detailEarly': '提前读出层 {l} 的输出（模型共有层 0 到层 {last}）：在位置 {i}（从 0 开始数）“{token}”之后，模型会预测',
-  'lens.detailNote': 'lm_head(最终 RMSNorm(层 {l} 的输出))，在全部 {v} 个 logits 上做 softmax；概率最高的十个 token。',
+  'lens.detailNote': '层 {l} 的输出先经过最终的 RMSNorm，再送进 lm_head，然后对全部 {v} 个 logits 做 softmax；下面是概率最高的十个 token。',
   'lens.toFinal': '改看层 {last}，即模型的答案',
   'lens.notFinal': '这是层 {l} 给出的预测，不是模型的答案：经过最后一层（层 {last}）之后，模型在这里预测“{token}” {p}（表格的最后一行；两者的前十名见下）。',
   'lens.earlyBeside': '层 {l} 之后，提前读出',

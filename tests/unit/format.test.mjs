@@ -53,6 +53,9 @@ test('characters that draw nothing or a missing-glyph box are written visibly on
   // Probabilities without a space before %, and no space after full-width punctuation.
   assert.equal(percent(0.218), '21.8%');
   assert.equal(percent(0.0434), '4.34%');
+  assert.equal(percent(0.00005), '0.01%');
+  assert.equal(percent(0.0000123), '<0.01%', 'tiny, not impossible');
+  assert.equal(percent(0), '0.00%');
   assert.equal(spaced('熵：'), '熵：');
   assert.equal(spaced('Entropy:'), 'Entropy: ');
 });

@@ -28,7 +28,9 @@ export function short(v) {
 
 // A value with a fixed number of decimals, as the seeds print them (0.4925, 1.46); masks by name.
 /** A probability as a percentage, as the page writes every next-token probability: 49.8%, 5.98%. */
-export const percent = (p) => (Number.isFinite(p) ? `${(p * 100).toFixed(p >= 0.1 ? 1 : 2)}%` : "—");
+// A probability as a percentage; one too small to show at two decimals is "<0.01%", not a "0.00%"
+// that reads as impossible (an exact 0 stays 0.00%).
+export const percent = (p) => (!Number.isFinite(p) ? "—" : p > 0 && p < 0.00005 ? "<0.01%" : `${(p * 100).toFixed(p >= 0.1 ? 1 : 2)}%`);
 
 export function fixed(v, digits = 3) {
   if (v === -Infinity) return '−∞';
