@@ -1258,7 +1258,7 @@ const en = {
   'lens.finalBeside': 'After layer {last}: the model’s answer',
   'lens.toAttribution': 'Which heads push the model’s prediction after token {i} (counting from 0)? Head attribution →',
   'attribution.explain': 'Which heads push the prediction? A token’s logit is the model’s score for it before the final softmax over the vocabulary. Each head’s output is added to the residual stream (the running sum x that every layer adds to: x = x + attn_out, then x = x + ffn_out; the Overview’s “+ residual” steps), so its share of the final logit of a token can be read off directly: its o_proj output, scaled by the final RMSNorm as it was in this run, dotted with the token’s row of lm_head. This ignores what later layers make of a head’s output (only its direct path to the logits counts).',
-  'attribution.sign': 'Red: the head raises the target token’s logit (makes it more likely); blue: it lowers it; {neutral}: it does not touch it directly; hatched: knocked out (⊘), so it adds nothing.',
+  'attribution.sign': 'Red: the head raises the target token’s logit (more likely, if nothing else moved); blue: it lowers it; {neutral}: it does not touch it directly; hatched: knocked out (⊘), so it adds nothing.',
   'attribution.target': 'Target token',
   'attribution.topOne': 'top-1 next token (“{token}”)',
   'attribution.title': 'After token {i} (counting from 0) “{at}”: each head’s direct push on the logit of “{token}” (id {id})',
@@ -1270,6 +1270,7 @@ const en = {
   'attribution.noUp': 'No head pushes “{token}” up directly.',
   'attribution.noDown': 'No head pushes it down directly.',
   'attribution.headPush': '{head} ({push} on the logit)',
+  'attribution.versusKnockout': 'A push is not what knocking the head out would do. The push is this head’s direct share of one token’s logit, and the softmax compares that logit with every other token’s. Knocking the head out runs the model again without it: the later layers then read a different input and may make up for the loss, and other tokens’ logits move too. So the prediction often moves less than the push suggests.',
   'attribution.clickHint': 'Click a head in the map to see its attention map (on a touch screen, tap it twice: the first tap shows its push); “Knock out this head” shows what the prediction loses without it.',
   // The input's BOS token (panels/bos_option.js, panels/token_chips.js, views/overview.js).
   'input.bos': 'Start with <|im_start|> (BOS)',
@@ -2536,7 +2537,7 @@ const zh = {
   'lens.finalBeside': '层 {last} 之后：模型的答案',
   'lens.toAttribution': '位置 {i}（从 0 开始数）之后的预测是哪些头推出来的？看逐头归因 →',
   'attribution.explain': '哪些头在推动这个预测？logit 是最后对整个词表做 softmax 之前，模型给一个 token 的分数。每个头的输出都会加到残差流（每层都往上累加的那条主干向量 x：x = x + attn_out，再 x = x + ffn_out，即总览里的“+ 残差”）上，所以它对某个 token 最终 logit 的贡献可以直接算出来：取这个头经过 o_proj 的输出，乘上这次运行中最终 RMSNorm 的缩放，再和 lm_head 里这个 token 的那一行做点积。这里只算这条直达 logits 的路，不算后面的层又把这个头的输出加工成了什么。',
-  'attribution.sign': '红色：这个头抬高目标 token 的 logit（让它更可能）；蓝色：压低它；{neutral}：不直接影响它；斜线：已关掉的头（⊘），贡献为 0。',
+  'attribution.sign': '红色：这个头抬高目标 token 的 logit（假如别的都不变，它就更可能）；蓝色：压低它；{neutral}：不直接影响它；斜线：已关掉的头（⊘），贡献为 0。',
   'attribution.target': '目标 token',
   'attribution.topOne': '概率最高的下一个 token（“{token}”）',
   'attribution.title': '在位置 {i}（从 0 开始数）“{at}”之后：每个头对“{token}”（id {id}）的 logit 的直接推动',
@@ -2548,6 +2549,7 @@ const zh = {
   'attribution.noUp': '没有哪个头直接推高“{token}”。',
   'attribution.noDown': '没有哪个头直接压低它。',
   'attribution.headPush': '{head}（logit {push}）',
+  'attribution.versusKnockout': '推动不等于关掉这个头的效果。推动只是这个头对一个 token 的 logit 的直接贡献，而 softmax 要把这个 logit 和其他所有 token 的 logit 放在一起比。关掉这个头，是在没有它的情况下把模型重新跑一遍：后面的层读到的输入变了，可能把损失补回来一部分，其他 token 的 logit 也会跟着变。所以预测的变化往往比推动看上去要小。',
   'attribution.clickHint': '点击图中的一个头，查看它的注意力图（触屏上点两下：第一下显示它的推动）；点“关掉这个头”，看看没有它预测会少了什么。',
   // 输入开头的 BOS token（panels/bos_option.js、panels/token_chips.js、views/overview.js）。
   'input.bos': '以 <|im_start|>（BOS）开头',

@@ -432,6 +432,8 @@ test('head attribution: the heatmap is the core’s head_logit at the position, 
   assert.equal(Math.fround(scale.logit), logits.data[7 * V + top]);
   close(scale.heads, pushes.reduce((a, b) => a + b.v, 0), 1e-4, 'all heads together');
   assert.match(scale.text, /^For scale: the logit of “.+” here is −?[0-9.]+; all heads together push it [+−]?[0-9.]+, the rest of the residual stream \(the embedding and the FFNs\) [+−]?[0-9.]+\.$/);
+  // A push is said not to be what knocking the head out does, before the reader tries it.
+  assert.match(await page.locator('.view-attribution .attribution-versus').innerText(), /A push is not what knocking the head out would do\..+later layers .+ make up for the loss/);
   const up = pushes.reduce((a, b) => (b.v > a.v ? b : a));
   const down = pushes.reduce((a, b) => (b.v < a.v ? b : a));
   const named = (side) => page.$eval(`.view-attribution .attribution-${side}`, (n) => ({ text: n.textContent, head: n.querySelector('.attribution-head')?.dataset ?? null }));
@@ -676,6 +678,9 @@ test('head attribution on a touch screen: a tap shows a head’s push, a second 
   assert.equal(await phone.evaluate(() => window.attnscope.getState().view), 'attribution', 'one tap stays');
   await phone.touchscreen.tap(x, y);
   await phone.waitForFunction(() => window.attnscope.getState().view === 'attention');
+  // It opens on the row attribution was reading (the last position), not on the head's habit alone.
+  const { query, tokens } = await phone.evaluate(() => window.attnscope.app.state);
+  assert.equal(query, tokens.ids.length - 1, 'the attributed position is the query row');
   assert.deepEqual(errors, []);
   await context.close();
 });

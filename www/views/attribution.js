@@ -88,8 +88,10 @@ export function mount(root, app) {
           ...(roles[l]?.[h]?.role ? [[t('tip.role'), roleText(roles[l][h], true)]] : []),
           [`layers.${l}.attn.head_logit`, `[${i}, ${h}]`],
         ],
+        // The map opens on the row of the position attributed: what this head reads there, not
+        // only its habit over the sentence.
         onCellClick: (l, h) => {
-          app.set({ layer: l, head: h });
+          app.set({ layer: l, head: h, query: i });
           app.go('attention');
         },
         // A tap shows the push; a second tap on the same head opens its map.
@@ -115,6 +117,9 @@ export function mount(root, app) {
       scaleNote,
       el('span', { className: 'attribution-up' }, ...(data[up] > 0 ? [spaced(t('attribution.up', { token })), ...named(up)] : [t('attribution.noUp', { token })])),
       el('span', { className: 'attribution-down' }, ...(data[down] < 0 ? [spaced(t('attribution.down')), ...named(down)] : [t('attribution.noDown')])),
+      // A push is one head's direct share of one logit; knocking the head out is a new run, in which
+      // later layers respond and other tokens' logits move too. Said before the reader compares them.
+      el('span', { className: 'attribution-versus' }, t('attribution.versusKnockout')),
       el('span', { className: 'how-to' }, t('attribution.clickHint')),
     );
   }
