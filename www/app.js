@@ -6,6 +6,7 @@
 import { workerClient } from './worker_client.js';
 import { clearestHeads, headRoles } from './parts/head_roles.js';
 import { el } from './parts/dom.js';
+import { isolated } from './parts/format.js';
 import { tokenChips } from './panels/token_chips.js';
 import { configPanel } from './panels/config_panel.js';
 import { t, setLanguage, language } from './strings.js';
@@ -34,7 +35,7 @@ import { STAGES } from './parts/controls.js';
 import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS, hubRepoOf, readerLanguage, textOf } from './state.js';
 import { linkWriter, linkTo, explainLink } from './link.js';
 import { scriptingApi, reportHeight } from './api.js';
-import { showBanner, addToBanner, relabelBanner } from './panels/banner.js';
+import { showBanner, addToBanner, relabelBanner, hideBanner, isShowing } from './panels/banner.js';
 import { tabBar } from './panels/tabs.js';
 import { backendControls } from './panels/backend.js';
 import { latest } from './page/latest.js';
@@ -207,7 +208,11 @@ function set(patch) {
 // the current state (openFromHash), and the address is then rewritten as a whole link.
 function navigate(patch) {
   location.hash = new URLSearchParams(patch).toString();
+  navigatedTo = location.hash;
 }
+// The address navigate() last set: a change the page made (a tab, the language button), after which
+// a link's banner stays, unlike after an address the reader typed or went back to.
+let navigatedTo = null;
 
 // settled() waits for a navigation (navigate(), a tab's link, an edited address) until its
 // hashchange has arrived and been opened: the address is then one the page has seen (the
@@ -237,6 +242,10 @@ function shownText(next) {
   return sameSample ?? textOf(next, app.samples);
 }
 
+// The banner an earlier link raised ("this link is damaged…"): it goes when the reader changes the
+// address to a link that opens as written (openFromHash), since it no longer speaks of the address shown.
+let linkBanner = null;
+
 // Says what in a link could not be opened as written; returns {told, asked}: whether a banner was
 // shown, and the layer, head and target token the link asked for where they were cut into range (open() says
 // those with the model's sizes, so they are not listed here too).
@@ -248,7 +257,7 @@ function explain(problems, { kept = false } = {}) {
   const rest = problems.filter((p) => p.asked === undefined && !(p.reason === 'clamped' && asked[p.field] !== undefined));
   const message = explainLink(rest, { kept });
   // In the page's language when shown, and again after a change of language (relabelBanner).
-  if (message) showBanner(() => explainLink(rest, { kept }).title, () => explainLink(rest, { kept }).details);
+  if (message) linkBanner = showBanner(() => explainLink(rest, { kept }).title, () => explainLink(rest, { kept }).details);
   return { told: Boolean(message), asked };
 }
 
@@ -260,7 +269,8 @@ async function open(next, { told = false, asked = {} } = {}) {
   const { pad, config, seed, lang, model, ...fields } = next;
   // Lines for the banner: added to the link's explanation, or a new banner (not one left from before).
   const tell = (title, details) => {
-    (told ? addToBanner : showBanner)(title, details);
+    if (told) addToBanner(title, details);
+    else linkBanner = showBanner(title, details);
     told = true;
   };
   fields.text = shownText(next);
@@ -331,10 +341,14 @@ async function openFromHash(hash) {
     base.text = dom.text.value.toWellFormed();
   }
   const { state: next, problems } = await decodeLink(hash, { base, known, lang: reader });
+  if (problems.length === 0 && hash !== navigatedTo && isShowing(linkBanner)) hideBanner();
   // A text longer than a link carries comes back whole from its history entry (link.js linkWriter).
   const whole = history.state?.text;
   if (typeof whole === 'string' && typeof next.text === 'string' && whole.length > next.text.length && whole.startsWith(next.text)) next.text = whole;
-  await open(next, explain(problems, { kept: !/(^|&)s\d+\./.test(hash.replace(/^#/, '')) }));
+  // Plain fields over the page's state, or a whole link too damaged to read (state.js keeps the
+  // page's state then): the reader's settings were kept.
+  const lost = problems.some((p) => p.field === null && p.reason === 'damaged') && !/(^|&)s0*1\./.test(hash.replace(/^#/, ''));
+  await open(next, explain(problems, { kept: lost || !/(^|&)s\d+\./.test(hash.replace(/^#/, '')) }));
 }
 
 // setState(partial) of the scripting API: fields are validated as a link's are; config merges.
@@ -399,12 +413,15 @@ const padded = () => state.mask.filter((m) => m === 0).length;
 // An embed whose author hid the input still says what sentence its figure is of, on one line
 // (share.css shows it only there; the whole text is its tooltip).
 function renderSentence() {
-  const said = embed && state.hide.includes('input') && state.text ? t('embed.sentence', { text: state.text }) : '';
+  // The reader’s text isolated (format.js: isolated): a right-to-left override in it cannot turn the quote
+  // marks around it, or what follows, backwards.
+  const line = t('embed.sentence', { text: isolated(state.text) });
+  const said = embed && state.hide.includes('input') && state.text ? line : '';
   dom.sentence.textContent = said;
   dom.sentence.title = said;
   // On a phone the input panel comes after the view: the sentence is said at the top, with a
   // button to the text box (style.css shows this line only on a narrow page, never in an embed).
-  dom.phoneSentence.firstElementChild.textContent = t('embed.sentence', { text: state.text });
+  dom.phoneSentence.firstElementChild.textContent = line;
 }
 
 dom.phoneSentence.querySelector('button').addEventListener('click', () => {

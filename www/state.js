@@ -605,6 +605,7 @@ export async function decode(fragmentText, { base = null, known = {}, lang = DEF
   const plain = {};
   let format = null; // of the whole state the link holds; null: plain fields alone
   let embed = false;
+  let wholeRead = false; // the link's whole state (s<N>.…) was read
   let theme = null; // an embed's fixed theme ("&theme=dark"), like the embed flag a property of the link
   const unknownToFormat1 = []; // plain fields formats 2 and 3 gained, and where a format-1 decoder noted them
   const input = String(fragmentText ?? '').replace(/^#/, '');
@@ -630,8 +631,10 @@ export async function decode(fragmentText, { base = null, known = {}, lang = DEF
         try {
           // Trailing "=" is base64 padding, or what URLSearchParams makes of a bare key.
           const parsed = JSON.parse(await inflate(fromBase64url(versioned[2].replace(/=+$/, ''))));
-          if (isObject(parsed)) raw = parsed;
-          else note(null, 'damaged');
+          if (isObject(parsed)) {
+            raw = parsed;
+            wholeRead = true;
+          } else note(null, 'damaged');
         } catch {
           note(null, 'damaged');
         }
@@ -672,8 +675,11 @@ export async function decode(fragmentText, { base = null, known = {}, lang = DEF
       delete plain[field];
     }
   }
-  // A link that should have held a whole state but did not is opened with its format's defaults.
-  const start = format === 1 ? FORMAT1_DEFAULTS : format !== null || !base ? defaults : base;
+  // A link that should have held a whole state but did not is opened with its format's defaults;
+  // on a live page (a `base`), a damaged one leaves the reader's state as it was (their sentence is
+  // not lost to a link cut short when it was copied), changing only what it wrote out plainly.
+  const lostOnLivePage = base && format !== null && format !== 1 && !wholeRead && damaged; // format 1 as it always did
+  const start = lostOnLivePage ? base : format === 1 ? FORMAT1_DEFAULTS : format !== null || !base ? defaults : base;
   const result = validate({ ...raw, ...plain }, start, known, format ?? VERSION);
   return { state: result.state, problems: [...problems, ...result.problems], embed, ...(theme ? { theme } : {}) };
 }

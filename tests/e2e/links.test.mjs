@@ -195,6 +195,32 @@ test('a damaged link that also writes fields plainly says that those opened, and
   await page.context().close();
 });
 
+test('a damaged link pasted into an open page keeps the reader’s sentence; its banner goes when a good address follows', async () => {
+  const page = await freshPage('#view=grid', 'en-US');
+  await page.fill('#text', 'My careful sentence about cats');
+  await page.waitForFunction(() => window.attnscope.app.state.text === 'My careful sentence about cats');
+  await settled(page);
+  const link = new URL(await page.evaluate(() => window.attnscope.link())).hash;
+  // The link cut short, as a copy can cut it, typed into the same tab's address.
+  await page.evaluate((h) => (location.hash = h), `${link.slice(0, 24)}`);
+  await page.waitForSelector('.banner-title');
+  await settled(page);
+  assert.equal((await page.locator('.banner-title').innerText()).trim(), STRINGS.en['link.damagedLive']);
+  assert.equal(await page.inputValue('#text'), 'My careful sentence about cats', 'the reader’s text stays');
+  assert.equal(await page.evaluate(() => window.attnscope.getState().view), 'grid');
+  // The language button keeps the banner (the page made that change) …
+  await page.click('#lang-switch');
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
+  assert.equal((await page.locator('.banner-title').innerText()).trim(), STRINGS.zh['link.damagedLive']);
+  // … an address the reader types that opens as written takes it away: it spoke of another address.
+  await page.evaluate(() => (location.hash = 'view=masks&lang=en'));
+  await page.waitForFunction(() => window.attnscope.getState().view === 'masks');
+  await settled(page);
+  assert.equal(await page.locator('.banner').count(), 0);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
 test('a browser whose language is Chinese opens in 简体中文 with a Chinese sample, unless the link says otherwise', async () => {
   const page = await freshPage('', 'zh-CN');
   const s = await shown(page);

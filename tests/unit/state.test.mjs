@@ -421,6 +421,21 @@ test('a truncated link opens with its format\'s defaults and says it is damaged'
   }
 });
 
+test('on a live page a whole link too damaged to read keeps the page’s state (format 1 as it always did)', async () => {
+  const base = { ...DEFAULTS, text: 'My careful sentence about cats', view: 'grid', layer: 1 };
+  const cut = (await encode(EVERYTHING)).slice(0, 20);
+  const live = await decode(`#${cut}`, { base });
+  assert.deepEqual(reasons(live.problems), ['damaged']);
+  assert.deepEqual(live.state, base, 'the reader’s sentence and settings stay');
+  // Plain fields beside it still change what they write out.
+  assert.equal((await decode(`#view=masks&${cut}`, { base })).state.view, 'masks');
+  assert.equal((await decode(`#view=masks&${cut}`, { base })).state.text, base.text);
+  // A link read whole replaces the state, as ever; one from a future version opens the defaults.
+  assert.deepEqual((await decode(`#${await encode(EVERYTHING)}`, { base })).state.text, EVERYTHING.text);
+  assert.deepEqual((await decode('#s9.abc', { base })).state, DEFAULTS);
+  assert.deepEqual((await decode(`#${PINNED.slice(0, 20)}`, { base })).state, OPENS[1]);
+});
+
 test('a link from a future version opens with the defaults and names the version', async () => {
   const link = (await encode(EVERYTHING)).replace(/^s3\./, 's7.');
   const { state, problems } = await decode(link);

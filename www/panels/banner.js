@@ -31,10 +31,17 @@ function render() {
 
 // title: one sentence; details: further lines (shown as a list). Each a string, or a function that
 // writes it in the page's language (then it follows a change of language).
+// Returns the banner's id, for isShowing.
 export function showBanner(title, details = []) {
   hideBanner();
   lines = [{ title: said(title), details: typeof details === 'function' ? details : () => details.map((d) => said(d)()) }];
   render();
+  return lines;
+}
+
+/** Whether the banner showBanner returned `id` for is still up (not dismissed nor replaced). */
+export function isShowing(id) {
+  return id !== null && id === lines;
 }
 
 // Adds lines to the banner shown (a link's model that could not be loaded, after the link's fields

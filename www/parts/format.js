@@ -167,6 +167,15 @@ export function numberList(text) {
 }
 
 /**
+ * Text of the reader's own set inside a sentence of the page's: between first-strong isolate marks
+ * (U+2068 … U+2069), so that a right-to-left override or embedding in it ends with it, and the page's
+ * words and quote marks around it keep their direction.
+ */
+export function isolated(text) {
+  return `\u2068${text}\u2069`;
+}
+
+/**
  * A token in quotation marks for a sentence: “…”, or where the token itself is a double quote mark
  * (“ ” "), 「…」 in Chinese and ‘…’ in English, so the marks do not pile up as “””.
  */
@@ -189,6 +198,6 @@ export function marksNote(pieces) {
   // A character read across tokens in context carries a superscript per part (扇¹ 扇²).
   const split = pieces.find((p) => /[^¹²³⁴][¹²³⁴]$/.test(p));
   const marks = [has(/^[ Ġ]/) && 'space', has(/\n|Ċ/) && 'newline', has(/\t|ĉ/) && 'tab', part && 'part', split && 'split'].filter(Boolean);
-  const example = (m) => (m === 'split' ? split.replace(/[¹²³⁴]$/, '') : part ? partShort(part[1]) : '');
+  const example = (m) => (m === 'split' ? visible(split.replace(/[¹²³⁴]$/, '')) : part ? partShort(part[1]) : '');
   return marks.length ? `${marks.map((m) => t(`marks.${m}`, { example: example(m) })).join(t('marks.join'))}${t('marks.end')}` : '';
 }
