@@ -251,13 +251,14 @@ let linkBanner = null;
 // those with the model's sizes, so they are not listed here too).
 // `kept`: the address changed on a live page without a whole state in it (plain fields over the
 // page's own), so a damaged part left the reader's settings as they were, not the defaults.
-function explain(problems, { kept = false } = {}) {
+// `view`: the view that opens.
+function explain(problems, { kept = false, view = null } = {}) {
   const asked = {};
   for (const p of problems) if (p.asked !== undefined) asked[p.field] ??= p.asked;
   const rest = problems.filter((p) => p.asked === undefined && !(p.reason === 'clamped' && asked[p.field] !== undefined));
-  const message = explainLink(rest, { kept });
+  const message = explainLink(rest, { kept, view });
   // In the page's language when shown, and again after a change of language (relabelBanner).
-  if (message) linkBanner = showBanner(() => explainLink(rest, { kept }).title, () => explainLink(rest, { kept }).details);
+  if (message) linkBanner = showBanner(() => explainLink(rest, { kept, view }).title, () => explainLink(rest, { kept, view }).details);
   return { told: Boolean(message), asked };
 }
 
@@ -348,7 +349,7 @@ async function openFromHash(hash) {
   // Plain fields over the page's state, or a whole link too damaged to read (state.js keeps the
   // page's state then): the reader's settings were kept.
   const lost = problems.some((p) => p.field === null && p.reason === 'damaged') && !/(^|&)s0*1\./.test(hash.replace(/^#/, ''));
-  await open(next, explain(problems, { kept: lost || !/(^|&)s\d+\./.test(hash.replace(/^#/, '')) }));
+  await open(next, explain(problems, { kept: lost || !/(^|&)s\d+\./.test(hash.replace(/^#/, '')), view: next.view }));
 }
 
 // setState(partial) of the scripting API: fields are validated as a link's are; config merges.
@@ -918,7 +919,7 @@ function foldModelPanel() {
 fillStaticText();
 wireInput();
 refresh();
-const explained = explain(opened.problems);
+const explained = explain(opened.problems, { view: opened.state.view });
 
 // A visit without a link opens the model kept in this browser; a link opens the model it names, and
 // one that names none (format 2's default) the built-in one, or on a site without it the random one.

@@ -98,7 +98,8 @@ const WHOLE = { damaged: 'link.damaged', future: 'link.future', 'too-long': 'lin
 
 /** What to tell the reader about a link: {title, details}, or null when it opened as written.
  * The model a link names is loaded by the page, which says so itself if it cannot. */
-export function explainLink(problems, { kept = false } = {}) {
+// `view`: the view that opened, named when the link's own view was not one the page has.
+export function explainLink(problems, { kept = false, view = null } = {}) {
   const whole = problems.find((p) => p.field === null);
   // A field given twice is said apart: nothing in it was wrong, the last one was used.
   const repeated = [...new Set(problems.filter((p) => p.reason === 'repeated').map((p) => p.field))].map(fieldName);
@@ -124,6 +125,9 @@ export function explainLink(problems, { kept = false } = {}) {
   if (whole?.reason === 'damaged' && kept) return { title: whole.kept ? t('link.damagedLiveKept', { fields: list(whole.kept.map(fieldName)) }) : t('link.damagedLive'), details };
   if (whole?.kept) return { title: t('link.damagedKept', { fields: list(whole.kept.map(fieldName)) }), details };
   if (whole) return { title: t(WHOLE[whole.reason], { version: whole.version }), details };
+  // A view alone, not recognised: named, with the view that opened instead.
+  const badView = problems.find((p) => p.field === 'view' && p.reason === 'invalid' && p.value !== undefined);
+  if (badView && view && fields.length === 1 && !twice) return { title: t('link.viewUnknown', { view: badView.value, opened: t(`view.${view}`) }), details };
   if (fields.length) return { title: t('link.fields', { fields: list(fields) }), details };
   if (twice) return { title: twice, details };
   return null;

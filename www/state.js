@@ -418,7 +418,7 @@ const ASKED = ['layer', 'head', 'target'];
 export function validate(raw, base = DEFAULTS, known = {}, format = VERSION) {
   const fields = FIELDS_OF[format];
   const problems = [];
-  const note = (field, reason) => problems.push({ field, reason });
+  const note = (field, reason, extra = {}) => problems.push({ field, reason, ...extra });
   if (!isObject(raw)) {
     note(null, 'damaged');
     raw = {};
@@ -432,7 +432,8 @@ export function validate(raw, base = DEFAULTS, known = {}, format = VERSION) {
     } else {
       const r = check(raw[key], known);
       state[key] = r ? r.value : copy(base[key]);
-      if (!r) note(key, 'invalid');
+      // A view the page does not have is named back to the reader (format 1's problems as they were).
+      if (!r) note(key, 'invalid', key === 'view' && format !== 1 && typeof raw.view === 'string' ? { value: Array.from(raw.view).slice(0, MAX_ID).join('') } : {});
       else if (r.clamped) note(key, 'clamped');
     }
   }

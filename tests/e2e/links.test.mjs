@@ -167,8 +167,8 @@ test('a link with a field it cannot open explains it in the reader\'s language, 
     const page = await freshPage('#view=no-such-view', locale);
     assert.equal((await shown(page)).lang, lang);
     const banner = (await page.locator('.banner-title').innerText()).trim();
-    // In Chinese the field is named, with the link's key after it.
-    assert.equal(banner, STRINGS[lang]['link.fields'].replace('{fields}', lang === 'zh' ? '视图（view）' : 'view'), `${locale}: the banner's sentence`);
+    // The view asked for is named, and the one that opened instead.
+    assert.equal(banner, STRINGS[lang]['link.viewUnknown'].replace('{view}', 'no-such-view').replace('{opened}', STRINGS[lang]['view.overview']), `${locale}: the banner's sentence`);
     // It lists the names a view goes by, each id with its tab's label.
     assert.match(await page.locator('.banner').innerText(), lang === 'zh' ? /链接用视图的 id 或它的标签名来指定视图：.*主流程（stepper）、注意力图（attention）/ : /A link names a view by its id or by its tab’s label: .*stepper \(Pipeline\), attention \(Attention map\)/);
     assert.deepEqual(page.consoleErrors, []);

@@ -42,3 +42,15 @@ test('a damaged address on a live page says it kept the reader’s settings, not
   assert.equal(explainLink([{ field: null, reason: 'damaged' }], { kept: true }).title, 'This address is damaged: attnscope left out what it could not read and kept your current settings.');
   assert.match(explainLink([{ field: null, reason: 'future', version: 9 }], { kept: true }).title, /newer/i, 'only a damaged address is said so');
 });
+
+test('a view the page does not have is named, with the view that opened instead', async () => {
+  setLanguage('en');
+  const problems = [{ field: 'view', reason: 'invalid', value: 'nosuch' }];
+  assert.equal(explainLink(problems, { view: 'overview' }).title, 'This link asks for the view “nosuch”, which attnscope does not have, so it opened Overview.');
+  // With other fields wrong too, the list says them all.
+  assert.match(explainLink([...problems, { field: 'layer', reason: 'invalid' }], { view: 'overview' }).title, /adjusted or reset: view, layer\./);
+  setLanguage('zh');
+  assert.equal(explainLink(problems, { view: 'grid' }).title, '这个链接要打开的视图“nosuch”并不存在，所以打开了“所有注意力头”。');
+  setLanguage('en');
+});
+
