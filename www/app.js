@@ -6,7 +6,6 @@
 import { workerClient } from './worker_client.js';
 import { clearestHeads, headRoles } from './parts/head_roles.js';
 import { el } from './parts/dom.js';
-import { isolated } from './parts/format.js';
 import { tokenChips } from './panels/token_chips.js';
 import { configPanel } from './panels/config_panel.js';
 import { t, setLanguage, language } from './strings.js';
@@ -304,7 +303,9 @@ async function open(next, { told = false, asked = {} } = {}) {
     const want = { layer: asked.layer ?? fields.layer, head: asked.head ?? fields.head };
     if (state.layer !== want.layer || state.head !== want.head) {
       const said = { ...want, layers: app.model.num_hidden_layers, heads: app.model.num_attention_heads, l: state.layer, h: state.head };
-      tell(() => t('link.fitted', said));
+      // Only what was out of range is named (a link that gave no head does not "ask for head 0").
+      const which = state.layer === want.layer ? 'link.fittedHead' : state.head === want.head ? 'link.fittedLayer' : 'link.fitted';
+      tell(() => t(which, said));
     }
     // So is a target token past this vocabulary (as typed, not as cut into the largest vocabulary a
     // link can name): head attribution then explains the top-1 token.
@@ -414,15 +415,16 @@ const padded = () => state.mask.filter((m) => m === 0).length;
 // An embed whose author hid the input still says what sentence its figure is of, on one line
 // (share.css shows it only there; the whole text is its tooltip).
 function renderSentence() {
-  // The reader’s text isolated (format.js: isolated): a right-to-left override in it cannot turn the quote
-  // marks around it, or what follows, backwards.
-  const line = t('embed.sentence', { text: isolated(state.text) });
-  const said = embed && state.hide.includes('input') && state.text ? line : '';
-  dom.sentence.textContent = said;
-  dom.sentence.title = said;
+  // The reader's text in a <bdi>: a right-to-left override in it cannot turn the quote marks around
+  // it, or what follows, backwards.
+  const [before, after] = t('embed.sentence', { text: '\u0000' }).split('\u0000');
+  const line = () => [before, el('bdi', {}, state.text), after];
+  const said = embed && state.hide.includes('input') && state.text;
+  dom.sentence.replaceChildren(...(said ? line() : []));
+  dom.sentence.title = said ? t('embed.sentence', { text: state.text }) : '';
   // On a phone the input panel comes after the view: the sentence is said at the top, with a
   // button to the text box (style.css shows this line only on a narrow page, never in an embed).
-  dom.phoneSentence.firstElementChild.textContent = line;
+  dom.phoneSentence.firstElementChild.replaceChildren(...line());
 }
 
 dom.phoneSentence.querySelector('button').addEventListener('click', () => {

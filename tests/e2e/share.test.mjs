@@ -205,7 +205,7 @@ const BAD_LINKS = [
   { name: 'future', hash: async () => `#${(await encode({ ...DEFAULTS, view: 'grid' })).replace(/^s3\./, 's9.')}`, says: /newer version.*format 9/, defaults: DEFAULTS },
   { name: 'garbage', hash: async () => '#s1.%%%<<>>&&=&embed', says: /damaged/, defaults: FORMAT1_STATE },
   { name: 'too-long', hash: async () => `#s1.${'A'.repeat(40_000)}`, says: /far longer/, defaults: DEFAULTS },
-  { name: 'edited', hash: async () => `#${await payload({ view: 'attention', layer: 99, head: 'two', stage: 'sideways' })}`, says: /adjusted or reset: head, stage\.[^]*This link asks for layer 99, head 0, but this model has 2 layers of 4 heads \(counting from 0\): it opens layer 1, head 0\./, defaults: null },
+  { name: 'edited', hash: async () => `#${await payload({ view: 'attention', layer: 99, head: 'two', stage: 'sideways' })}`, says: /adjusted or reset: head, stage\.[^]*This link asks for layer 99, but this model has 2 layers \(counting from 0\): it opens layer 1\./, defaults: null },
   { name: 'refused', hash: async () => `#${await payload({ config: { hidden_size: 64, num_attention_heads: 4, num_key_value_heads: 3 } })}`, says: /refused/, defaults: FORMAT1_STATE },
   { name: 'files-model', hash: async () => `#${await payload({ model: { kind: 'files' }, view: 'masks' })}`, says: /load its config\.json and model\.safetensors/, defaults: null },
   // An embed cannot take files: it says where they can be loaded.
@@ -274,7 +274,7 @@ test('text from a link is shown as text in every field and view, never run: no s
     }
     const bannerText = await page.locator('.banner').allInnerTexts();
     if (name === 'payload') assert.match(bannerText.join(' '), /example\.org\/<img src=x onerror="window.__xss=1">/, 'the model URL is quoted as text');
-    assert.match(bannerText.join(' '), /adjusted or reset: .*view/, 'the refused fields are named');
+    assert.match(bannerText.join(' '), /adjusted or reset: .*view|asks for the view “<img src=x onerror="window.__xss=1">”/, 'the refused fields are named');
     assert.equal(await page.evaluate(() => window.__xss), undefined, 'no payload ran');
     assert.equal(await page.locator('img[src="x"], svg[onload], #view script, .banner script').count(), 0, 'no payload became an element');
     assert.deepEqual(page.dialogs, []);

@@ -60,6 +60,24 @@ test('typing a sentence tokenizes it live into chips with ids', async () => {
   assert.equal(await page.locator('.chips-marks-note').innerText(), `In “␣${first.slice(1)}”, ␣ is a space: the space before an English word usually goes into the token that starts the word, and sometimes stands as a token of its own.`);
 });
 
+test('a right-to-left override in the text turns no page words around: named as the chips name it, the sentence line isolated', async () => {
+  const text = 'start \u202e reversed: 123 end';
+  await page.fill('#text', text);
+  await page.waitForFunction((n) => window.attnscope.app.state.text === n, text);
+  await settled();
+  await page.evaluate(() => window.attnscope.app.set({ view: 'decode' }));
+  await settled();
+  const note = await page.locator('.view-decode').innerText();
+  assert.match(note, /U\+202E¹ U\+202E²: one character whose UTF-8 bytes/, 'the split character named by its code point');
+  assert.ok(!note.includes('\u202e'), 'no raw override in the view’s words');
+  // The phone's sentence line holds the text in a <bdi>, the quote marks outside it.
+  assert.equal(await page.locator('#phone-sentence bdi').first().textContent(), text);
+  await page.fill('#text', SENTENCE);
+  await page.waitForFunction((n) => window.attnscope.app.state.text === n, SENTENCE);
+  await page.evaluate(() => window.attnscope.app.set({ view: 'overview' }));
+  await settled();
+});
+
 // Typing waits for a pause before it tokenizes: a tab or the language button clicked before then
 // keeps what was typed (the box once went back to the old text, the typing lost).
 test('text typed just before a tab or the language button is clicked is kept and run', async () => {

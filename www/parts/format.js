@@ -167,15 +167,6 @@ export function numberList(text) {
 }
 
 /**
- * Text of the reader's own set inside a sentence of the page's: between first-strong isolate marks
- * (U+2068 … U+2069), so that a right-to-left override or embedding in it ends with it, and the page's
- * words and quote marks around it keep their direction.
- */
-export function isolated(text) {
-  return `\u2068${text}\u2069`;
-}
-
-/**
  * A token in quotation marks for a sentence: “…”, or where the token itself is a double quote mark
  * (“ ” "), 「…」 in Chinese and ‘…’ in English, so the marks do not pile up as “””.
  */
