@@ -157,7 +157,7 @@ test('a link to a random model whose run would not fit in memory is refused with
   const message = page.locator('.message-error pre');
   await message.waitFor({ timeout: 120_000 });
   const shown = await message.innerText();
-  const m = shown.match(/This run needs ([0-9.]+) GiB at once \(the model['’]s weights ([0-9.]+) GiB, the trace ([0-9.]+) GiB, working memory ([0-9.]+) GiB\), over the budget of 3\.00 GiB\. Your text is [0-9,]+ tokens and at most ([0-9,]+) fit: use a shorter text \(the attention weights grow with the square of the number of tokens\)\./);
+  const m = shown.match(/This run needs ([0-9.]+) GiB at once \(the model['’]s weights ([0-9.]+) GiB, the trace ([0-9.]+) GiB, working memory ([0-9.]+) GiB\), over the budget of 3\.00 GiB\. The text is [0-9,]+ tokens and at most ([0-9,]+) fit: use a shorter text \(the attention weights grow with the square of the number of tokens\)\./);
   assert.ok(m, `the core's sentence: ${shown}`);
   const [total, weights, trace, working] = m.slice(1, 5).map(Number);
   const fits = Number(m[5].replace(/,/g, ''));
@@ -172,7 +172,7 @@ test('a link to a random model whose run would not fit in memory is refused with
   // The same refusal on the Chinese page is Chinese, from the core's code and numbers.
   await page.click('#lang-switch');
   await page.waitForFunction(() => /这次运行一下子需要 [0-9.]+ GiB/.test(document.querySelector('.message-error pre')?.innerText ?? ''), null, { timeout: 120_000 });
-  assert.match(await message.innerText(), /^这次运行一下子需要 [0-9.]+ GiB（模型权重 [0-9.]+ GiB，记录的张量 [0-9.]+ GiB，计算中的工作内存 [0-9.]+ GiB），超过了 3\.00 GiB 的上限。你的文本有 [0-9]+ 个 token，最多放得下 [0-9]+ 个/);
+  assert.match(await message.innerText(), /^这次运行一下子需要 [0-9.]+ GiB（模型权重 [0-9.]+ GiB，记录的张量 [0-9.]+ GiB，计算中的工作内存 [0-9.]+ GiB），超过了 3\.00 GiB 的上限。这段文本有 [0-9]+ 个 token，最多放得下 [0-9]+ 个/);
   await page.click('#lang-switch');
   await page.waitForFunction(() => /This run needs/.test(document.querySelector('.message-error pre')?.innerText ?? ''), null, { timeout: 120_000 });
   // The two switches were two steps of history (the language is part of the link): back over them.
@@ -235,7 +235,7 @@ test('a pasted document of 160,000 tokens is refused with the limit; its first 8
 test('a text whose trace would pass the trace limit is refused with how many tokens fit', async () => {
   const { page, message } = await pasted('好 '.repeat(3000));
   const tokens = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
-  const m = (await message.innerText()).match(/^Recording this run’s tensors needs [0-9.]+ GiB \(the limit is 1\.00 GiB\)\. Your text is [0-9,]+ tokens and at most ([0-9,]+) fit: use a shorter text/);
+  const m = (await message.innerText()).match(/^Recording this run’s tensors needs [0-9.]+ GiB \(the limit is 1\.00 GiB\)\. The text is [0-9,]+ tokens and at most ([0-9,]+) fit: use a shorter text/);
   assert.ok(m, await message.innerText());
   const fits = Number(m[1].replace(/,/g, ''));
   assert.ok(fits > 0 && fits < tokens, `${fits} of the ${tokens} tokens fit`);

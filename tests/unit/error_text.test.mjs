@@ -61,10 +61,10 @@ test('a tokenizer refused for one stray id names that id, not millions of tokens
 test('a run over the memory budget names the most tokens that fit, in the page’s language', () => {
   const args = { need: '4300000000', weights: '120000000', trace: '900000000', work: '3280000000', most: '3221225472', fits: '1536', tokens: '2100' };
   setLanguage('en');
-  assert.match(errorText({ message: 'x', code: 'runMemory', args }), /over the budget of 3\.00 GiB\. Your text is 2,100 tokens and at most 1,536 fit: use a shorter text/);
+  assert.match(errorText({ message: 'x', code: 'runMemory', args }), /over the budget of 3\.00 GiB\. The text is 2,100 tokens and at most 1,536 fit: use a shorter text/);
   assert.match(errorText({ message: 'x', code: 'runMemoryModel', args: { ...args, fits: '0' } }), /not even one token fits\. Choose a smaller model\.$/);
   setLanguage('zh');
-  assert.match(errorText({ message: 'x', code: 'runMemory', args }), /你的文本有 2100 个 token，最多放得下 1536 个/);
+  assert.match(errorText({ message: 'x', code: 'runMemory', args }), /这段文本有 2100 个 token，最多放得下 1536 个/);
 });
 
 test('a count past 2^53 is grouped from its digits, not rounded; a config count too big names the limit', () => {
@@ -79,10 +79,10 @@ test('a header entry at fault is named, and a trace over its limit says how many
   const bad = { message: 'x', code: 'unreadable.badTensor', args: { name: 'model.layers.0.mlp.up_proj.weight', why: 'unknown variant `F8`' } };
   assert.equal(errorText(bad), 'The checkpoint is not a readable safetensors file: its header’s entry for tensor model.layers.0.mlp.up_proj.weight is not valid (unknown variant `F8`).');
   const trace = { message: 'x', code: 'traceBudget', args: { need: '1740000000', most: String(2 ** 30), fits: '5860', tokens: '7000' } };
-  assert.equal(errorText(trace), 'Recording this run’s tensors needs 1.62 GiB (the limit is 1.00 GiB). Your text is 7,000 tokens and at most 5,860 fit: use a shorter text (the attention weights grow with the square of the number of tokens).');
+  assert.equal(errorText(trace), 'Recording this run’s tensors needs 1.62 GiB (the limit is 1.00 GiB). The text is 7,000 tokens and at most 5,860 fit: use a shorter text (the attention weights grow with the square of the number of tokens).');
   setLanguage('zh');
   assert.match(errorText(bad), /张量 model\.layers\.0\.mlp\.up_proj\.weight 的记录无效/);
-  assert.match(errorText(trace), /你的文本有 7000 个 token，最多只能放下 5860 个/);
+  assert.match(errorText(trace), /这段文本有 7000 个 token，最多只能放下 5860 个/);
   setLanguage('en');
 });
 
