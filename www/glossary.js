@@ -42,7 +42,7 @@ export const LATIN_IN_ZH = [
   'gate', 'up', 'down', 'act', 'ctx', 'nH', 'nKV', 'max', 'exp', 'silu', 'sigmoid', 'mean', 'concat', 'triu', 'cos', 'sin',
   'log2', 'batch', 'ms', 'SVG', 'PNG', 'HTML', 'URL', 'HTTP', 'http', 'https', 'Home', 'End', 'Tab', 'Enter', 'Escape', 'KiB', 'MiB', 'GiB', 'Access-Control-Allow-Origin', 'CORS',
   'Softmax', 'Padding', 'Logits', 'Wq', 'Wk', 'Wv', 'Wo', 'Wlm', 'safetensors', 'scores', 'mask', 'BPE',
-  'True', 'False', 'true', 'false', 'NaN', 'Hugging', 'Face', 'Hub', 'Python', 'KL', 'nats', 'logit', 'lens', 'BOS',
+  'True', 'False', 'true', 'false', 'null', 'NaN', 'Hugging', 'Face', 'Hub', 'Python', 'KL', 'nats', 'logit', 'lens', 'BOS',
 ];
 
 /** The Latin words of a Chinese sentence that are not allowed: placeholders, formulas' identifiers and

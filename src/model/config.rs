@@ -169,11 +169,27 @@ fn refuse_wrong_types(raw: &serde_json::Value) -> Result<(), Error> {
     Ok(())
 }
 
+/// NaN, Infinity or -Infinity where serde_json stopped reading (line and column from 1), if that is
+/// what stopped it.
+fn bare_non_number(text: &str, line: usize, column: usize) -> Option<&'static str> {
+    let row = text.lines().nth(line.checked_sub(1)?)?;
+    let from = row.char_indices().nth(column.saturating_sub(1)).map_or(row.len(), |(i, _)| i);
+    let start = row[..from].trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == '-').len();
+    let rest = &row[start..];
+    ["-Infinity", "Infinity", "NaN"].into_iter().find(|w| rest.starts_with(w))
+}
+
 impl Config {
     /// Parses `config.json` text; unknown keys are ignored, missing ones take MiniMind-3 defaults.
     pub fn from_json(text: &str) -> Result<Config, Error> {
         let raw: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-            let (cut, args) = crate::json_fault(&e);
+            let (cut, mut args) = crate::json_fault(&e);
+            // Python's json.dump writes NaN and Infinity, which JSON does not have: named, since
+            // "it goes wrong at column 194" does not say what to change.
+            if let Some(word) = bare_non_number(text, e.line(), e.column()) {
+                args.insert(0, ("value", word.into()));
+                return said("config.notJsonNaN", args, format!("config.json is not valid JSON: {word} is not a JSON number (write a number, or null for a size that follows from the others): {e}"));
+            }
             said(if cut { "config.jsonCutShort" } else { "config.notJson" }, args, format!("config.json is not valid JSON: {e}"))
         })?;
         if !raw.is_object() {
@@ -437,6 +453,13 @@ mod tests {
         assert_eq!((key, args.split(" why=").next().unwrap()), ("config.notJson", "line=2 column=21"));
         let (key, args) = said("{\n  \"hidden_size\": 64,\n  \"vocab");
         assert_eq!((key, args.split(" why=").next().unwrap()), ("config.jsonCutShort", "line=3 column=8"));
+        // NaN and Infinity, as Python's json.dump writes them, are named.
+        for (text, word) in [(r#"{"hidden_size": 64, "rope_theta": NaN}"#, "NaN"), ("{\n \"rope_theta\": Infinity\n}", "Infinity"), (r#"{"rope_theta": -Infinity}"#, "-Infinity")] {
+            let (key, args) = said(text);
+            assert_eq!((key, args.split(' ').next().unwrap()), ("config.notJsonNaN", format!("value={word}").as_str()), "{text}");
+        }
+        // Other words are not.
+        assert_eq!(said(r#"{"rope_theta": nan}"#).0, "config.notJson");
     }
 
     #[test]

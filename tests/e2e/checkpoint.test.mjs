@@ -349,6 +349,9 @@ test('own checkpoints: chosen files (MiniMind-3, bf16) and dropped files (Llama,
     { name: 'config-mismatch', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { intermediate_size: 60 }) }), says: /gate_proj\.weight has shape \[64, 32\]; config\.json asks for \[60, 32\]/ },
     { name: 'config-not-json', files: filesOf(LLAMA, { config: '{"hidden_size": 32,' }), says: /config\.json is not valid JSON: it ends at line 1, column 19, before its JSON is complete \(was the file cut short\?\)\./ },
     { name: 'config-stray-comma', files: filesOf(LLAMA, { config: '{\n  "hidden_size": 32,,\n}' }), says: /config\.json is not valid JSON: it goes wrong at line 2, column 21\./ },
+    // Python's json.dump writes NaN, which JSON does not have; a number in quotes is said how to write.
+    { name: 'config-nan', files: filesOf(LLAMA, { config: '{"hidden_size": 32, "rope_theta": NaN}' }), says: /config\.json is not valid JSON: NaN at line 1, column 35 is not a JSON number \(Python’s json\.dump writes it/ },
+    { name: 'config-quoted', files: filesOf(LLAMA, { config: '{"hidden_size": "32"}' }), says: /hidden_size must be a whole number \(a count, such as 8\), not "32"\. Write it without the quotes: 32\./ },
     { name: 'config-flag-not-bool', files: filesOf(LLAMA, { config: withConfig(LLAMA.config, { tie_word_embeddings: 'no' }) }), says: /config\.json: tie_word_embeddings must be true or false, not "no"\./ },
     { name: 'too-big', files: filesOf(LLAMA, { config: JSON.stringify({ hidden_size: 8192, num_hidden_layers: 64, num_attention_heads: 64, num_key_value_heads: 8, vocab_size: 262144 }) }), says: /over the budget/ },
     { name: 'no-weights', files: filesOf(LLAMA, { model: null }), says: /Missing: model\.safetensors/ },
@@ -473,7 +476,12 @@ test('a folder URL loads with the bytes counted; a site without CORS is refused 
   await page.route('https://nocors.example/**', (route) => route.fulfill({ status: 200, body: '{}', headers: { 'access-control-allow-origin': 'https://nocors.example' } }));
 
   await page.click('.segment[data-source="own"]');
+  // An empty field says what it wants, and that goes as soon as the reader types.
+  await page.press('#model-url', 'Enter');
+  assert.equal(await page.locator('.model-url .field-empty').innerText(), 'Type the address of a model folder first, such as https://…/my-model/');
+  assert.equal(await page.getAttribute('#model-url', 'aria-invalid'), 'true');
   await page.fill('#model-url', 'https://models.example/tiny/');
+  assert.ok(await page.locator('.model-url .field-empty').isHidden());
   await page.click('.model-url button[type="submit"]');
   await loaded(page, 'tiny');
   const { source } = await app(page);

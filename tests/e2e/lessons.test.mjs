@@ -89,7 +89,20 @@ test('Q·K matching: editing a cell by keyboard recomputes with the core, and re
   await page.keyboard.press('Tab');
   await settled(page);
   assert.equal(await big.getAttribute('aria-invalid'), 'true');
-  assert.equal(await page.locator('.cell-refused').innerText(), 'A number from −1,000,000 to 1,000,000');
+  // It says the results below are still the last number's, and it covers no button under the table.
+  assert.equal(await page.locator('.cell-refused').innerText(), 'A number from −1,000,000 to 1,000,000; what follows still uses 0.1');
+  const note = await page.locator('.cell-refused').boundingBox();
+  for (const button of await page.locator('.view-lessons button').all()) {
+    const b = await button.boundingBox();
+    if (b) assert.ok(note.y + note.height <= b.y || b.y + b.height <= note.y || note.x + note.width <= b.x || b.x + b.width <= note.x, `the note covers “${await button.innerText()}”`);
+  }
+  // A decimal comma is said as such; hexadecimal is not a number here.
+  await big.fill('1,5');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.locator('.cell-refused').innerText(), 'Write a decimal with a point (1.5); what follows still uses 0.1');
+  await big.fill('0x10');
+  await page.keyboard.press('Tab');
+  assert.match(await page.locator('.cell-refused').innerText(), /^A number from/);
   assert.equal(await page.evaluate(() => JSON.stringify(window.attnscope.getState().edits)), before);
   assert.doesNotMatch(await page.locator('.view-lessons').innerText(), /Infinity|NaN|could not draw/);
   // The largest number a cell keeps is shown whole, not cut to −100000 by the cell's width.

@@ -91,3 +91,14 @@ test('a sentence missing one of its numbers keeps the core’s own message, neve
   const stale = { message: 'recording this trace needs 1.74 GB (the limit is 1.07 GB)', code: 'traceBudget', args: { need: '1740000000', most: String(2 ** 30) } };
   assert.equal(errorText(stale), 'recording this trace needs 1.74 GB (the limit is 1.07 GB)');
 });
+
+test('a config number written as a string says to drop the quotes; NaN in config.json is named', () => {
+  setLanguage('en');
+  assert.equal(errorText({ message: 'x', code: 'config.notCount', args: { name: 'hidden_size', value: '"192"' } }), 'hidden_size must be a whole number (a count, such as 8), not "192". Write it without the quotes: 192.');
+  assert.equal(errorText({ message: 'x', code: 'config.notCount', args: { name: 'hidden_size', value: '"big"' } }), 'hidden_size must be a whole number (a count, such as 8), not "big".');
+  assert.equal(errorText({ message: 'x', code: 'config.notNumber', args: { name: 'rope_theta', value: '"1e6"' } }), 'rope_theta must be a number, not "1e6". Write it without the quotes: 1e6.');
+  assert.match(errorText({ message: 'x', code: 'config.notJsonNaN', args: { value: 'NaN', line: '1', column: '194', why: 'expected value' } }), /^config\.json is not valid JSON: NaN at line 1, column 194 is not a JSON number \(Python’s json\.dump writes it/);
+  setLanguage('zh');
+  assert.equal(errorText({ message: 'x', code: 'config.notCount', args: { name: 'hidden_size', value: '"192"' } }), 'hidden_size 必须是一个整数（一个数目，例如 8），不能是 "192"。去掉引号，写成 192。');
+  setLanguage('en');
+});

@@ -24,6 +24,10 @@ test('one typed number (a lesson’s cell): full-width digits, signs and a Chine
   assert.ok(Number.isNaN(typedNumber('')));
   assert.ok(Number.isNaN(typedNumber('  ')));
   assert.ok(Number.isNaN(typedNumber('abc')));
+  assert.equal(typedNumber('1e-3'), 0.001);
+  assert.equal(typedNumber('.5'), 0.5);
+  assert.equal(typedNumber('+3.'), 3);
+  for (const other of ['0x10', '0b11', 'Infinity', '1,5', '1.2.3', '--1']) assert.ok(Number.isNaN(typedNumber(other)), other);
 });
 
 test('a token in quotation marks: “…”, but a quote mark itself in other marks, so they do not pile up', async () => {

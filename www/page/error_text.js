@@ -30,6 +30,10 @@ export function errorText(err) {
   // A sentence the core did not send every number for (a core older than these strings, cached)
   // would show a bare "{fits}": the core's own message is said instead.
   if (/\{[a-z]+\}/i.test(said)) return err.message ?? said;
+  const join = (...parts) => parts.join(language() === 'zh' ? '' : ' ');
+  // A number written as a string ("192"): said how to write it.
+  const quoted = /^"([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)"$/.exec(err.args?.value ?? '');
+  if ((err.code === 'config.notCount' || err.code === 'config.notNumber') && quoted) return join(said, t('core.config.quoted', { bare: quoted[1] }));
   // A checkpoint without its own tokenizer.json was tried with MiniMind's (worker.js).
-  return err.args?.minimindTried ? [said, t('core.minimindTried')].join(language() === 'zh' ? '' : ' ') : said;
+  return err.args?.minimindTried ? join(said, t('core.minimindTried')) : said;
 }

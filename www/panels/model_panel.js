@@ -45,22 +45,35 @@ export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget }
   const drop = el('div', { className: 'drop-zone' }, dropText, el('div', { className: 'drop-buttons' }, filesInput, filesLabel, folderInput, folderLabel));
 
   // A one-field form: a label, the field and its Load button; `submit` hears the trimmed value.
-  const fieldForm = ({ className, input, submit }) => {
+  // An empty field says what it wants (its placeholder's example) rather than doing nothing.
+  const fieldForm = ({ className, input, submit, empty }) => {
     const label = el('label', { htmlFor: input.id, className: 'field-label' });
     const button = el('button', { type: 'submit', className: 'button' });
+    const said = el('p', { className: 'hint field-empty', hidden: true, attrs: { role: 'status' } });
+    input.addEventListener('input', () => {
+      said.hidden = true;
+      input.removeAttribute('aria-invalid');
+    });
+    const onSubmit = (e) => {
+      e.preventDefault();
+      const value = input.value.trim();
+      said.hidden = value !== '';
+      if (value) {
+        input.removeAttribute('aria-invalid');
+        return submit(value);
+      }
+      said.textContent = t(empty, { example: input.placeholder });
+      input.setAttribute('aria-invalid', 'true');
+      input.focus();
+    };
     // noValidate: a folder of the same site may be given relative to the page (models/mine/).
-    const form = el(
-      'form',
-      { className, noValidate: true, on: { submit: (e) => { e.preventDefault(); if (input.value.trim()) submit(input.value.trim()); } } },
-      label,
-      el('div', { className: 'model-url-row' }, input, button),
-    );
+    const form = el('form', { className, noValidate: true, on: { submit: onSubmit } }, label, el('div', { className: 'model-url-row' }, input, button), said);
     return { form, label, button };
   };
   const urlInput = el('input', { type: 'url', id: 'model-url', name: 'model-url', spellcheck: false, autocomplete: 'url' });
-  const { form: urlForm, label: urlLabel, button: urlButton } = fieldForm({ className: 'model-url', input: urlInput, submit: onUrl });
+  const { form: urlForm, label: urlLabel, button: urlButton } = fieldForm({ className: 'model-url', input: urlInput, submit: onUrl, empty: 'model.urlEmpty' });
   const hubInput = el('input', { type: 'text', id: 'model-hub', name: 'model-hub', spellcheck: false, autocomplete: 'off' });
-  const { form: hubForm, label: hubLabel, button: hubButton } = fieldForm({ className: 'model-hub', input: hubInput, submit: onHub });
+  const { form: hubForm, label: hubLabel, button: hubButton } = fieldForm({ className: 'model-hub', input: hubInput, submit: onHub, empty: 'hub.empty' });
 
   const keptText = el('span', {});
   const keptLoad = el('button', { type: 'button', className: 'button', on: { click: () => onKept() } });

@@ -149,7 +149,8 @@ export function spaced(label) {
  */
 export function typedNumber(text) {
   const plain = text.normalize('NFKC').replace(/\u2212/g, '-').replace(/\u3002/g, '.').trim();
-  return plain === '' ? NaN : Number(plain);
+  // Decimal notation only: Number() would also read 0x10 as 16, 0b11 as 3 and "Infinity".
+  return /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(plain) ? Number(plain) : NaN;
 }
 
 /**

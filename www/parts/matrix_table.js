@@ -113,7 +113,13 @@ export function matrixTable(opts) {
           input.setAttribute('aria-invalid', String(!fits));
           td.querySelector('.cell-refused')?.remove();
           if (!fits) {
-            td.append(el('span', { className: 'cell-refused', attrs: { role: 'alert' } }, t('lesson.cellRange', { most: language() === 'zh' ? `${MAX_EDIT_VALUE / 1e4} 万` : MAX_EDIT_VALUE.toLocaleString('en-US') })));
+            // What it wants (a decimal comma is said as such), and that the results are still the
+            // last number's, which the table still holds.
+            const last = String(+data[r * cols + c].toFixed(6));
+            const said = /^\s*[-+−]?\d+[,，]\d+\s*$/.test(input.value)
+              ? t('lesson.cellComma', { example: input.value.trim().replace(/[,，]/, '.'), last })
+              : t('lesson.cellRange', { most: language() === 'zh' ? `${MAX_EDIT_VALUE / 1e4} 万` : MAX_EDIT_VALUE.toLocaleString('en-US'), last });
+            td.append(el('span', { className: 'cell-refused', attrs: { role: 'alert' } }, said));
             return;
           }
           if (kept && kept === book) record(id, r, c, next, data);
