@@ -263,7 +263,7 @@ test('every block opens the step or view that explains it, in the layer drawn', 
       return roles.flatMap(({ layer, heads }) => heads.filter((h) => clear.has(h.role)).map((h) => ({ layer, head: h.head, score: h.score }))).sort((a, b) => b.score - a.score)[0];
     }) : null;
     if (view === 'attention') assert.ok(best, 'the built-in model has a clear head on its sample sentence');
-    if (best) assert.match(await page.locator('.ov-route a[data-route="attention"]').innerText(), new RegExp(`It opens on layer ${best.layer}, head ${best.head} \\(counting from 0\\), the head whose pattern is clearest on this sentence: [a-z-]+, with a mean weight of ${best.score.toFixed(2)}\\.`));
+    if (best) assert.match(await page.locator('.ov-route a[data-route="attention"]').innerText(), new RegExp(`It opens on layer ${best.layer}, head ${best.head} \\(counting from 0\\), the head whose pattern is clearest on this sentence: [a-z-]+\\. On average each token puts ${Math.round(100 * best.score)}% of its attention (on the token just before it|on itself|on the same one token|where this pattern says)\\.`));
     await page.locator(`.ov-route a[data-route="${view}"]`).click();
     await page.waitForSelector(`.view-${view}`);
     await settled(page);

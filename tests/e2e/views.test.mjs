@@ -312,6 +312,8 @@ test('the head grid groups heads by KV head and opens a head on click', async ()
   const legend = await page.locator('.role-legend li').allInnerTexts();
   assert.equal(legend.length, 7);
   assert.match(legend.at(-1), /^⊘ knocks the head out/);
+  // A fixed-token head's label is its arrow and token (→ “I” 0.35): the key writes it that way.
+  assert.match(await page.locator('.role-legend li[data-role="fixed"]').innerText(), /^one fixed token \(→ “word”\) /);
   const shownRoles = await page.locator('.thumb .role-badge').evaluateAll((badges) => [...new Set(badges.map((b) => [...b.classList].find((c) => c.startsWith('role-') && c !== 'role-badge')))]);
   for (const role of shownRoles.filter((r) => r !== 'role-none')) assert.equal(await page.locator(`.role-legend .${role}`).count(), 1, role);
   await screenshot(page, 'views-grid');

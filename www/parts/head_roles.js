@@ -130,7 +130,9 @@ export function roleLegend(probing, { weak = false } = {}) {
   return el(
     'ul',
     { className: 'role-legend', attrs: { 'aria-label': t('grid.legend') } },
-    [...LEGEND_ROLES, ...(probing ? PROBE_ROLES : [])].map((role) => el('li', { dataset: { role } }, el('span', { className: `role-badge role-${role}` }, t(`role.${role}`)), ' ', t(`role.means.${role}`))),
+    // A fixed-token head's label under a thumbnail is the arrow and its token (→ “I” 0.35): the key
+    // shows that form.
+    [...LEGEND_ROLES, ...(probing ? PROBE_ROLES : [])].map((role) => el('li', { dataset: { role } }, el('span', { className: `role-badge role-${role}` }, t(role === 'fixed' ? 'role.legendFixed' : `role.${role}`)), ' ', t(`role.means.${role}`))),
     // A dashed mark is a weak role (mean weight 0.3 to 0.5), said where the labels are compact.
     weak && el('li', {}, el('span', { className: 'role-badge role-previous weak' }, t('role.previous')), ' ', t('role.weakMark')),
     el('li', {}, el('span', { className: 'role-legend-knock', attrs: { 'aria-hidden': 'true' } }, '⊘'), ' ', t('grid.legendKnock')),

@@ -342,7 +342,9 @@ export function mount(root, app) {
     attention.querySelector('.ov-route-head')?.remove();
     // Random weights learned nothing: their "clearest" head is chance, and said as that.
     const headKey = app.source?.kind === 'random' ? 'overview.route.attentionHeadRandom' : 'overview.route.attentionHead';
-    if (best) attention.append(el('span', { className: 'ov-route-text ov-route-head' }, t(headKey, { l: best.l, h: best.h, role: t(`role.${best.r.role}`), score: fixed(best.r.score, 2) })));
+    // The head's mean weight said in words, as a share of each token's attention, and where it goes.
+    const where = t(`overview.route.where.${['previous', 'current', 'fixed'].includes(best?.r.role) ? best.r.role : 'other'}`);
+    if (best) attention.append(el('span', { className: 'ov-route-text ov-route-head', dataset: { score: String(best.r.score) } }, t(headKey, { l: best.l, h: best.h, role: t(`role.${best.r.role}`), score: fixed(best.r.score, 2), pct: `${Math.round(100 * best.r.score)}%`, where })));
   }
 
   return {
