@@ -10,7 +10,7 @@ import { range, tokenSelect, tokenAt } from '../parts/controls.js';
 import { ablateToggle, headList, isAblated, toggleHead } from '../parts/ablation.js';
 import { distribution, predictionDiff } from '../parts/prediction_diff.js';
 import { klDivergence } from '../parts/entropy.js';
-import { short, tokenText, spaced } from '../parts/format.js';
+import { percent, tokenText, spaced } from '../parts/format.js';
 import { pageHref } from '../link.js';
 import { t } from '../strings.js';
 import { headRoles, roleBadge, roleLegend } from '../parts/head_roles.js';
@@ -187,7 +187,8 @@ export function mount(root, app) {
     const rows = range(L).map((l) => {
       const probs = change(before.get(`layers.${l}.attn.probs`).data, after.get(`layers.${l}.attn.probs`).data);
       const out = change(before.get(`layers.${l}.out`).data, after.get(`layers.${l}.out`).data);
-      const cell = (v) => el('td', { className: 'num', dataset: { value: String(v) } }, v <= UNCHANGED ? t('ablate.unchanged') : short(v));
+      // A share of the tensor's largest value, as a percentage (changedLead says of what).
+      const cell = (v) => el('td', { className: 'num', dataset: { value: String(v) } }, v <= UNCHANGED ? t('ablate.unchanged') : percent(v));
       return el('tr', { dataset: { layer: l } }, el('th', { scope: 'row' }, t('grid.layer', { l })), cell(probs), cell(out));
     });
     const view = (id) => el('a', { href: pageHref({ view: id }), on: { click: (e) => { e.preventDefault(); app.go(id); } } }, t(`view.${id}`));
