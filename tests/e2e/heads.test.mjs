@@ -431,3 +431,37 @@ test('a heatmap’s index ticks stay inside its canvas: a tick on the last colum
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
 });
+
+test('a head that rests on the first token over the sentence, followed on a row where it does not, says so under its habit', async () => {
+  const page = await builtinPage();
+  const found = await page.evaluate(async () => {
+    const { app } = window.attnscope;
+    const roles = await window.attnscope.call('headRoles', { args: app.args() });
+    const T = app.state.tokens.ids.length;
+    const last = T - 1;
+    const out = { rests: null, spreads: null };
+    for (let l = 0; l < roles.length; l++) {
+      const probs = await window.attnscope.tensor(`layers.${l}.attn.probs`);
+      roles[l].heads.forEach((r, h) => {
+        if (r.role !== 'first' || r.scores.rows < 4) return;
+        const w = probs[(h * T + last) * T];
+        if (w < 0.3 && !out.spreads) out.spreads = { l, h, w };
+        if (w >= 0.3 && !out.rests) out.rests = { l, h, w };
+      });
+    }
+    return { ...out, last };
+  });
+  assert.ok(found.spreads, 'the default sentence has a resting head that spreads its last row');
+  const open = async ({ l, h }) => {
+    await page.evaluate(({ l, h, q }) => window.attnscope.app.set({ view: 'attention', layer: l, head: h, stage: 'probs', query: q }), { l, h, q: found.last });
+    await settled(page);
+  };
+  await open(found.spreads);
+  assert.match(await page.locator('.head-role-row-differs').innerText(), new RegExp(`^But in the row you picked, position ${found.last} \\(counting from 0\\) “.+”, this head spreads its weight rather than resting: only ${found.spreads.w.toFixed(2)} of it goes to “<\\|im_start\\|>”\\.$`));
+  if (found.rests) {
+    await open(found.rests);
+    assert.equal(await page.locator('.head-role-row-differs').count(), 0, 'a row that rests says nothing more');
+  }
+  assert.deepEqual(page.consoleErrors, []);
+  await page.close();
+});

@@ -85,6 +85,18 @@ async function rawSizeNote(app, l, h, raw) {
   return t('attention.rawSize', { max: fixed(max, 1), d, qr: fixed(qr, 2), kr: fixed(kr, 2), scaled: fixed(max / Math.sqrt(d), 1), why: t(app.model.qk_norm ? 'attention.rawSizeWhy.norm' : 'attention.rawSizeWhy.plain') });
 }
 
+// [a line] where the followed row puts under 30% on the token a resting head (first token, or one
+// fixed token) keeps to over the sentence; [] otherwise.
+function restsElsewhere(measured, probs, h, query, pieces) {
+  if (query === null || !probs || !['first', 'fixed'].includes(measured?.role)) return [];
+  const [, T, S] = probs.shape;
+  const key = measured.role === 'first' ? 0 : measured.scores.fixed_key;
+  if (key === undefined || key > query) return [];
+  const w = probs.data[(h * T + query) * S + key];
+  if (!(w < 0.3)) return [];
+  return [el('p', { className: 'head-role-row-differs' }, t('role.rowDiffers', { i: query, token: tokenText(pieces[query]), key: tokenText(pieces[key]), p: fixed(w, 2) }))];
+}
+
 export function mount(root, app) {
   const { state } = app;
   const controls = [layerSelect(app), headSelect(app), stageSelect(app)];
@@ -155,6 +167,9 @@ export function mount(root, app) {
       el('p', { className: 'head-role-line' }, el('span', { className: 'head-role-title' }, t(query === null ? 'role.title' : 'role.titleWhole')), roleBadge(measured, pieces), el('span', { className: 'head-role-detail' }, roleDetail(measured, pieces))),
       // replaceChildren writes null as the text "null": a mixed head has nothing to look for.
       ...(look ? [el('p', { className: 'head-role-look' }, el('strong', {}, t('role.lookFor')), gap(t('role.lookFor')), look)] : []),
+      // A head that rests on one token over the sentence may not in the row followed (a head opened
+      // from head attribution for the last position): said, so the habit is not read as that row.
+      ...restsElsewhere(measured, found.get(`layers.${state.layer}.attn.probs`), h, query, pieces),
       // A head resting on the first token (most heads of layer 0, where every view opens) shows
       // little: the strongest heads that do something else here, measured on this run, are a click away.
       ...[measured?.role === 'first' ? otherHeads(roles, pieces, (l, hh) => app.set({ layer: l, head: hh })) : null].filter(Boolean),
