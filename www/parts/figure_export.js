@@ -145,6 +145,26 @@ function copySvg(source) {
   return copy;
 }
 
+// Hatching (the mask and knock-out swatches): a computed repeating-linear-gradient, "<angle>deg,
+// <colour> <from>px, <colour> <to>px, …" (a stop given two positions comes as two stops), as the
+// stripes of one period along the gradient's line: {angle, period, bands: [{colour, from, to}]},
+// transparent bands left out. A CSS angle α points the line at (sin α, −cos α), which an SVG
+// pattern's x axis takes after rotate(α − 90). Null for anything else.
+function hatching(image) {
+  const m = /^repeating-linear-gradient\(([-\d.]+)deg, (.+)\)$/.exec(image);
+  if (!m) return null;
+  const stops = [...m[2].matchAll(/(rgba?\([^)]*\)|#[0-9a-f]{3,8})\s+([-\d.]+)px/gi)].map(([, c, p]) => ({ c, p: Number(p) }));
+  if (stops.length < 2) return null;
+  const period = stops.at(-1).p - stops[0].p;
+  if (!(period > 0)) return null;
+  const bands = [];
+  for (let i = 0; i + 1 < stops.length; i++) {
+    const [from, to] = [stops[i].p - stops[0].p, stops[i + 1].p - stops[0].p];
+    if (to > from && stops[i].c === stops[i + 1].c && colour(stops[i].c)) bands.push({ colour: stops[i].c, from, to });
+  }
+  return bands.length ? { angle: Number(m[1]), period, bands } : null;
+}
+
 function backgroundRect(style, box, at) {
   const shapes = [];
   const rx = parseFloat(style.borderTopLeftRadius) || 0;
@@ -158,13 +178,10 @@ function backgroundRect(style, box, at) {
     at.defs.append(svg('linearGradient', { id: gid }, stops.map((s, i) => svg('stop', { offset: stops.length > 1 ? i / (stops.length - 1) : 0, 'stop-color': colour(s)?.color ?? s }))));
     shapes.push(svg('rect', { ...rect, fill: `url(#${gid})` }));
   } else if (/gradient/.test(style.backgroundImage)) {
-    // Hatching (the mask swatches): stripes of its first two colours.
-    const [a, b] = style.backgroundImage.match(/rgba?\([^)]*\)|#[0-9a-f]{3,8}/gi) ?? [];
-    if (a && b) {
+    const hatch = hatching(style.backgroundImage);
+    if (hatch) {
       const pid = `p${at.nextId()}`;
-      at.defs.append(
-        svg('pattern', { id: pid, width: 6, height: 6, patternUnits: 'userSpaceOnUse', patternTransform: 'rotate(45)' }, svg('rect', { width: 6, height: 6, fill: colour(a)?.color ?? a }), svg('rect', { width: 2, height: 6, fill: colour(b)?.color ?? b })),
-      );
+      at.defs.append(svg('pattern', { id: pid, width: hatch.period, height: hatch.period, patternUnits: 'userSpaceOnUse', patternTransform: `rotate(${hatch.angle - 90})` }, hatch.bands.map((b) => svg('rect', { x: b.from, width: b.to - b.from, height: hatch.period, ...fillAttrs(b.colour) }))));
       shapes.push(svg('rect', { ...rect, fill: `url(#${pid})` }));
     }
   }
