@@ -269,8 +269,7 @@ async function open(next, { told = false, asked = {} } = {}) {
   const { pad, config, seed, lang, model, ...fields } = next;
   // Lines for the banner: added to the link's explanation, or a new banner (not one left from before).
   const tell = (title, details) => {
-    if (told) addToBanner(title, details);
-    else linkBanner = showBanner(title, details);
+    linkBanner = told ? addToBanner(title, details) : showBanner(title, details);
     told = true;
   };
   fields.text = shownText(next);
@@ -342,15 +341,14 @@ async function openFromHash(hash) {
     typing = 0;
     base.text = dom.text.value.toWellFormed();
   }
-  const { state: next, problems } = await decodeLink(hash, { base, known, lang: reader });
+  const { state: next, problems, keptBase } = await decodeLink(hash, { base, known, lang: reader });
   if (problems.length === 0 && hash !== navigatedTo && isShowing(linkBanner)) hideBanner();
   // A text longer than a link carries comes back whole from its history entry (link.js linkWriter).
   const whole = history.state?.text;
   if (typeof whole === 'string' && typeof next.text === 'string' && whole.length > next.text.length && whole.startsWith(next.text)) next.text = whole;
-  // Plain fields over the page's state, or a whole link too damaged to read (state.js keeps the
-  // page's state then): the reader's settings were kept.
-  const lost = problems.some((p) => p.field === null && p.reason === 'damaged') && !/(^|&)s0*1\./.test(hash.replace(/^#/, ''));
-  await open(next, explain(problems, { kept: lost || !/(^|&)s\d+\./.test(hash.replace(/^#/, '')), view: next.view }));
+  // Plain fields over the page's state, or a whole link too damaged to read (decode kept the
+  // page's state then: keptBase): the reader's settings were kept.
+  await open(next, explain(problems, { kept: Boolean(keptBase) || !/(^|&)s\d+\./.test(hash.replace(/^#/, '')), view: next.view }));
 }
 
 // setState(partial) of the scripting API: fields are validated as a link's are; config merges.

@@ -681,6 +681,7 @@ export async function decode(fragmentText, { base = null, known = {}, lang = DEF
   // not lost to a link cut short when it was copied), changing only what it wrote out plainly.
   const lostOnLivePage = base && format !== null && format !== 1 && !wholeRead && damaged; // format 1 as it always did
   const start = lostOnLivePage ? base : format === 1 ? FORMAT1_DEFAULTS : format !== null || !base ? defaults : base;
-  const result = validate({ ...raw, ...plain }, start, known, format ?? VERSION);
-  return { state: result.state, problems: [...problems, ...result.problems], embed, ...(theme ? { theme } : {}) };
+  // Kept from the page, the fields are the page's format's (an s2. link's format lacks some).
+  const result = validate({ ...raw, ...plain }, start, known, lostOnLivePage ? VERSION : format ?? VERSION);
+  return { state: result.state, problems: [...problems, ...result.problems], embed, ...(theme ? { theme } : {}), ...(lostOnLivePage ? { keptBase: true } : {}) };
 }

@@ -173,7 +173,11 @@ fn refuse_wrong_types(raw: &serde_json::Value) -> Result<(), Error> {
 /// what stopped it.
 fn bare_non_number(text: &str, line: usize, column: usize) -> Option<&'static str> {
     let row = text.lines().nth(line.checked_sub(1)?)?;
-    let from = row.char_indices().nth(column.saturating_sub(1)).map_or(row.len(), |(i, _)| i);
+    // serde_json counts the column in bytes, from 1.
+    let mut from = column.saturating_sub(1).min(row.len());
+    while !row.is_char_boundary(from) {
+        from -= 1;
+    }
     let start = row[..from].trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == '-').len();
     let rest = &row[start..];
     ["-Infinity", "Infinity", "NaN"].into_iter().find(|w| rest.starts_with(w))
@@ -458,8 +462,10 @@ mod tests {
             let (key, args) = said(text);
             assert_eq!((key, args.split(' ').next().unwrap()), ("config.notJsonNaN", format!("value={word}").as_str()), "{text}");
         }
-        // Other words are not.
+        // Other words are not; text before it in another script moves no column.
         assert_eq!(said(r#"{"rope_theta": nan}"#).0, "config.notJson");
+        assert_eq!(said(r#"{"name": "模型", "rope_theta": NaN}"#).1.split(' ').next().unwrap(), "value=NaN");
+        assert_eq!(said(r#"{"名": 1, "a": -Infinity, "b": NaN}"#).1.split(' ').next().unwrap(), "value=-Infinity");
     }
 
     #[test]

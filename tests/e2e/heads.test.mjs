@@ -457,7 +457,7 @@ test('a head that rests on the first token over the sentence, followed on a row 
     await settled(page);
   };
   await open(found.spreads);
-  assert.match(await page.locator('.head-role-row-differs').innerText(), new RegExp(`^But in the row you picked, position ${found.last} \\(counting from 0\\) “.+”, this head spreads its weight rather than resting: only ${found.spreads.w.toFixed(2)} of it goes to “<\\|im_start\\|>”\\.$`));
+  assert.match(await page.locator('.head-role-row-differs').innerText(), new RegExp(`^But in the row you picked, position ${found.last} \\(counting from 0\\) “.+”, this head (spreads its weight rather than resting: only ${found.spreads.w.toFixed(2)} of it goes to “<\\|im_start\\|>”|looks elsewhere: only ${found.spreads.w.toFixed(2)} of its weight goes to “<\\|im_start\\|>”, 0\\.\\d\\d to “.+”)\\.$`));
   if (found.rests) {
     await open(found.rests);
     assert.equal(await page.locator('.head-role-row-differs').count(), 0, 'a row that rests says nothing more');

@@ -96,6 +96,9 @@ test('a config number written as a string says to drop the quotes; NaN in config
   setLanguage('en');
   assert.equal(errorText({ message: 'x', code: 'config.notCount', args: { name: 'hidden_size', value: '"192"' } }), 'hidden_size must be a whole number (a count, such as 8), not "192". Write it without the quotes: 192.');
   assert.equal(errorText({ message: 'x', code: 'config.notCount', args: { name: 'hidden_size', value: '"big"' } }), 'hidden_size must be a whole number (a count, such as 8), not "big".');
+  // Only what JSON reads unquoted as the kind asked for: no advice that would fail again.
+  for (const value of ['"8.5"', '"-2"', '"007"', '"+5"']) assert.doesNotMatch(errorText({ message: 'x', code: 'config.notCount', args: { name: 'hidden_size', value } }), /without the quotes/, value);
+  for (const value of ['"1.2.3"', '".5"', '"5."']) assert.doesNotMatch(errorText({ message: 'x', code: 'config.notNumber', args: { name: 'rope_theta', value } }), /without the quotes/, value);
   assert.equal(errorText({ message: 'x', code: 'config.notNumber', args: { name: 'rope_theta', value: '"1e6"' } }), 'rope_theta must be a number, not "1e6". Write it without the quotes: 1e6.');
   assert.match(errorText({ message: 'x', code: 'config.notJsonNaN', args: { value: 'NaN', line: '1', column: '194', why: 'expected value' } }), /^config\.json is not valid JSON: NaN at line 1, column 194 is not a JSON number \(Python’s json\.dump writes it/);
   setLanguage('zh');

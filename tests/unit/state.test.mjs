@@ -427,6 +427,13 @@ test('on a live page a whole link too damaged to read keeps the page’s state (
   const live = await decode(`#${cut}`, { base });
   assert.deepEqual(reasons(live.problems), ['damaged']);
   assert.deepEqual(live.state, base, 'the reader’s sentence and settings stay');
+  assert.equal(live.keptBase, true, 'and decode says so');
+  // A cut format-2 link too: the page's fields stay, those format 2 had no field for as well.
+  const cut2 = (await payload(JSON.stringify(EVERYTHING2), 2)).slice(0, 20);
+  const sampled = { ...base, bos: false, temperature: 0.5 };
+  assert.deepEqual((await decode(`#${cut2}`, { base: sampled })).state, sampled);
+  // A link read whole, with something else damaged beside it, replaced the state: not kept.
+  assert.equal((await decode(`#${await encode(EVERYTHING)}&%ZZ=1`, { base })).keptBase, undefined);
   // Plain fields beside it still change what they write out.
   assert.equal((await decode(`#view=masks&${cut}`, { base })).state.view, 'masks');
   assert.equal((await decode(`#view=masks&${cut}`, { base })).state.text, base.text);

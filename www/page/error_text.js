@@ -32,8 +32,9 @@ export function errorText(err) {
   if (/\{[a-z]+\}/i.test(said)) return err.message ?? said;
   const join = (...parts) => parts.join(language() === 'zh' ? '' : ' ');
   // A number written as a string ("192"): said how to write it.
-  const quoted = /^"([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)"$/.exec(err.args?.value ?? '');
-  if ((err.code === 'config.notCount' || err.code === 'config.notNumber') && quoted) return join(said, t('core.config.quoted', { bare: quoted[1] }));
+  // (Only what JSON reads unquoted as the kind asked for: a whole number for a count.)
+  const bare = { 'config.notCount': /^"(0|[1-9]\d*)"$/, 'config.notNumber': /^"(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?)"$/ }[err.code]?.exec(err.args?.value ?? '');
+  if (bare) return join(said, t('core.config.quoted', { bare: bare[1] }));
   // A checkpoint without its own tokenizer.json was tried with MiniMind's (worker.js).
   return err.args?.minimindTried ? join(said, t('core.minimindTried')) : said;
 }

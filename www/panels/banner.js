@@ -46,10 +46,12 @@ export function isShowing(id) {
 
 // Adds lines to the banner shown (a link's model that could not be loaded, after the link's fields
 // were explained), or shows a new banner.
+// Returns the banner's id, as showBanner does.
 export function addToBanner(title, details = []) {
   if (!node) return showBanner(title, details);
   lines.push({ title: said(title), details: typeof details === 'function' ? details : () => details.map((d) => said(d)()) });
   render();
+  return lines;
 }
 
 /** Rewrites the banner shown in the page's language now. */

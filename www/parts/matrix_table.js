@@ -18,7 +18,7 @@ import { isMasked } from './color_scale.js';
 import { MAX_EDIT_VALUE } from '../state.js';
 import { language, t } from '../strings.js';
 
-let book = null; // the open edit book: {cells: {id: [[r, c, value], …]}, claimed, refused, own: {id: {cols, data}}, onChange}
+let book = null; // the open edit book: {cells: {id: [[r, c, value], …]}, claimed, refused, own: {id: {src, cols, data}}, onChange}
 
 /**
  * Opens the edit book of the lesson about to be drawn: cells {tableId: [[r, c, value], …]} (from the
@@ -44,7 +44,8 @@ function stored(data, v) {
 function bind(id, data, rows, cols) {
   const cells = book.cells[id] ?? [];
   // The lesson's own numbers, taken before the book's cells go over them (and again for a new layout).
-  if (!book.claimed.has(id) || book.own[id].data.length !== data.length || book.own[id].cols !== cols) book.own[id] = { cols, data: Array.from(data) };
+  // A new array (a lesson's other layout, even of the same size) brings its own numbers.
+  if (!book.claimed.has(id) || book.own[id].src !== data || book.own[id].cols !== cols) book.own[id] = { src: data, cols, data: Array.from(data) };
   if (!book.claimed.has(id)) {
     book.claimed.add(id);
     const fits = cells.filter(([r, c]) => r < rows && c < cols);
@@ -116,8 +117,10 @@ export function matrixTable(opts) {
             // What it wants (a decimal comma is said as such), and that the results are still the
             // last number's, which the table still holds.
             const last = String(+data[r * cols + c].toFixed(6));
-            const said = /^\s*[-+−]?\d+[,，]\d+\s*$/.test(input.value)
-              ? t('lesson.cellComma', { example: input.value.trim().replace(/[,，]/, '.'), last })
+            // (1,000 may be a thousand: three digits after the comma get no decimal advice.)
+            const typed = input.value.normalize('NFKC').trim();
+            const said = /^[-+−]?\d+,(?!\d{3}$)\d+$/.test(typed)
+              ? t('lesson.cellComma', { example: typed.replace(',', '.'), last })
               : t('lesson.cellRange', { most: language() === 'zh' ? `${MAX_EDIT_VALUE / 1e4} 万` : MAX_EDIT_VALUE.toLocaleString('en-US'), last });
             td.append(el('span', { className: 'cell-refused', attrs: { role: 'alert' } }, said));
             return;

@@ -85,16 +85,21 @@ async function rawSizeNote(app, l, h, raw) {
   return t('attention.rawSize', { max: fixed(max, 1), d, qr: fixed(qr, 2), kr: fixed(kr, 2), scaled: fixed(max / Math.sqrt(d), 1), why: t(app.model.qk_norm ? 'attention.rawSizeWhy.norm' : 'attention.rawSizeWhy.plain') });
 }
 
-// [a line] where the followed row puts under 30% on the token a resting head (first token, or one
-// fixed token) keeps to over the sentence; [] otherwise.
-function restsElsewhere(measured, probs, h, query, pieces) {
-  if (query === null || !probs || !['first', 'fixed'].includes(measured?.role)) return [];
+// [a line] where the followed row (not a padded one) puts under 30% on the token a resting head
+// (first token, or one fixed token) keeps to over the sentence: where the row's weight goes instead,
+// one token if one holds half of it, or spread out; [] otherwise.
+function restsElsewhere(measured, probs, h, query, pieces, mask) {
+  if (query === null || !probs || !mask?.[query] || !['first', 'fixed'].includes(measured?.role)) return [];
   const [, T, S] = probs.shape;
   const key = measured.role === 'first' ? 0 : measured.scores.fixed_key;
   if (key === undefined || key > query) return [];
-  const w = probs.data[(h * T + query) * S + key];
+  const row = probs.data.subarray((h * T + query) * S, (h * T + query + 1) * S);
+  const w = row[key];
   if (!(w < 0.3)) return [];
-  return [el('p', { className: 'head-role-row-differs' }, t('role.rowDiffers', { i: query, token: tokenText(pieces[query]), key: tokenText(pieces[key]), p: fixed(w, 2) }))];
+  let top = 0;
+  for (let j = 1; j < S; j++) if (row[j] > row[top]) top = j;
+  const said = { i: query, token: tokenText(pieces[query]), key: tokenText(pieces[key]), p: fixed(w, 2), top: tokenText(pieces[top]), pTop: fixed(row[top], 2) };
+  return [el('p', { className: 'head-role-row-differs' }, t(row[top] >= 0.5 ? 'role.rowDiffersTop' : 'role.rowDiffers', said))];
 }
 
 export function mount(root, app) {
@@ -169,7 +174,7 @@ export function mount(root, app) {
       ...(look ? [el('p', { className: 'head-role-look' }, el('strong', {}, t('role.lookFor')), gap(t('role.lookFor')), look)] : []),
       // A head that rests on one token over the sentence may not in the row followed (a head opened
       // from head attribution for the last position): said, so the habit is not read as that row.
-      ...restsElsewhere(measured, found.get(`layers.${state.layer}.attn.probs`), h, query, pieces),
+      ...restsElsewhere(measured, found.get(`layers.${state.layer}.attn.probs`), h, query, pieces, state.mask),
       // A head resting on the first token (most heads of layer 0, where every view opens) shows
       // little: the strongest heads that do something else here, measured on this run, are a click away.
       ...[measured?.role === 'first' ? otherHeads(roles, pieces, (l, hh) => app.set({ layer: l, head: hh })) : null].filter(Boolean),

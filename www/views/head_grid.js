@@ -205,7 +205,7 @@ export function mount(root, app) {
     grid.replaceChildren(...items);
     paintAll(maps);
     const padded = state.mask.filter((m) => !m).length;
-    unmeasuredNote.hidden = roles.flat().some(Boolean);
+    unmeasuredNote.hidden = roles.flat().some((r) => r?.role);
     unmeasuredNote.textContent = unmeasuredNote.hidden ? '' : t(padded ? 'grid.unmeasuredPadded' : 'grid.unmeasured', { n: T - padded, pad: padded, min: MIN_ROWS });
     fade.mark();
     fillFilter(roles);
