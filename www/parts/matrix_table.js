@@ -122,7 +122,8 @@ export function matrixTable(opts) {
             const said = /^[-+−]?\d+,(?!\d{3}$)\d+$/.test(typed)
               ? t('lesson.cellComma', { example: typed.replace(',', '.'), last })
               : t('lesson.cellRange', { most: language() === 'zh' ? `${MAX_EDIT_VALUE / 1e4} 万` : MAX_EDIT_VALUE.toLocaleString('en-US'), last });
-            td.append(el('span', { className: 'cell-refused', attrs: { role: 'alert' } }, said));
+            // Under a right-hand cell it runs leftwards, so a narrow screen does not cut it off.
+            td.append(el('span', { className: c >= cols / 2 ? 'cell-refused end' : 'cell-refused', attrs: { role: 'alert' } }, said));
             return;
           }
           if (kept && kept === book) record(id, r, c, next, data);
