@@ -560,7 +560,7 @@ test('a causal run’s weights hatch the future wherever they are drawn: Q·K ex
   for (const [view, selector, legendOf] of [
     ['qk', '.view-qk .heatmap-canvas'],
     ['scale', '.view-scale .heatmap-canvas'],
-    ['masks', '.view-masks figure[data-panel="probs, causal on"] .heatmap-canvas'],
+    ['masks', '.view-masks figure[data-panel="attention weights, causal mask on"] .heatmap-canvas'],
     ['grid', '.view-grid .thumb[data-layer="0"][data-head="0"] .heatmap-canvas', '.view-grid .grid-legend'],
   ]) {
     await go(page, view);

@@ -357,7 +357,7 @@ test('a padding chip masks its key column with -1e9 in every view', async () => 
   assert.match(await page.locator('.leak-note').innerText(), /\d+(\.\d)?%/);
   // The weights with the causal mask on and off hatch the padded key's column as the padding mask
   // does (its weight 0), not as a dark cell read as any small weight.
-  for (const panel of ['probs, causal on', 'probs, causal off']) {
+  for (const panel of ['attention weights, causal mask on', 'attention weights, causal mask off']) {
     assert.match(await page.locator(`.view-masks figure[data-panel="${panel}"] .legend`).innerText(), /padded key \(weight 0\)/, panel);
     const cell = await readCell(page.locator(`.view-masks figure[data-panel="${panel}"] canvas.heatmap-canvas`), 3, 1);
     assert.equal(Number(cell.value), 0, panel);

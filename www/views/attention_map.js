@@ -87,7 +87,7 @@ async function rawSizeNote(app, l, h, raw) {
 
 // [a line] where the followed row (not a padded one) puts under 30% on the token a resting head
 // (first token, or one fixed token) keeps to over the sentence: where the row's weight goes instead,
-// one token if one holds half of it, or spread out; [] otherwise.
+// the token that gets the most (or, where none gets a fifth, that it is spread out); [] otherwise.
 function restsElsewhere(measured, probs, h, query, pieces, mask) {
   if (query === null || !probs || !mask?.[query] || !['first', 'fixed'].includes(measured?.role)) return [];
   const [, T, S] = probs.shape;
@@ -98,8 +98,9 @@ function restsElsewhere(measured, probs, h, query, pieces, mask) {
   if (!(w < 0.3)) return [];
   let top = 0;
   for (let j = 1; j < S; j++) if (row[j] > row[top]) top = j;
-  const said = { i: query, token: tokenText(pieces[query]), key: tokenText(pieces[key]), p: fixed(w, 2), top: tokenText(pieces[top]), pTop: fixed(row[top], 2) };
-  return [el('p', { className: 'head-role-row-differs' }, t(row[top] >= 0.5 ? 'role.rowDiffersTop' : 'role.rowDiffers', said))];
+  const onKey = w < 0.005 ? t('role.rowKeyNone', { key: tokenText(pieces[key]) }) : t('role.rowKeySome', { key: tokenText(pieces[key]), p: fixed(w, 2) });
+  const said = { i: query, token: tokenText(pieces[query]), onKey, top: tokenText(pieces[top]), pTop: fixed(row[top], 2) };
+  return [el('p', { className: 'head-role-row-differs' }, t(row[top] >= 0.2 ? 'role.rowDiffersTop' : 'role.rowDiffers', said))];
 }
 
 export function mount(root, app) {
