@@ -102,7 +102,7 @@ test('Q·K matching: editing a cell by keyboard recomputes with the core, and re
   assert.equal(await page.locator('.cell-refused').innerText(), 'Write a decimal with a point (1.5); what follows still uses 0.1');
   await big.fill('0x10');
   await page.keyboard.press('Tab');
-  assert.match(await page.locator('.cell-refused').innerText(), /^A number from/);
+  assert.equal(await page.locator('.cell-refused').innerText(), '“0x10” is not a number: write one like 0.5 or −2; what follows still uses 0.1');
   assert.equal(await page.evaluate(() => JSON.stringify(window.attnscope.getState().edits)), before);
   assert.doesNotMatch(await page.locator('.view-lessons').innerText(), /Infinity|NaN|could not draw/);
   // The largest number a cell keeps is shown whole, not cut to −100000 by the cell's width.

@@ -121,7 +121,9 @@ export function matrixTable(opts) {
             const typed = input.value.normalize('NFKC').trim();
             const said = /^[-+−]?\d+,(?!\d{3}$)\d+$/.test(typed)
               ? t('lesson.cellComma', { example: typed.replace(',', '.'), last })
-              : t('lesson.cellRange', { most: language() === 'zh' ? `${MAX_EDIT_VALUE / 1e4} 万` : MAX_EDIT_VALUE.toLocaleString('en-US'), last });
+              : !Number.isFinite(next) && typed.length <= 24
+                ? t('lesson.cellNotNumber', { typed, last })
+                : t('lesson.cellRange', { most: language() === 'zh' ? `${MAX_EDIT_VALUE / 1e4} 万` : MAX_EDIT_VALUE.toLocaleString('en-US'), last });
             // Under a right-hand cell it runs leftwards, so a narrow screen does not cut it off.
             td.append(el('span', { className: c >= cols / 2 ? 'cell-refused end' : 'cell-refused', attrs: { role: 'alert' } }, said));
             return;

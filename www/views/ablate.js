@@ -10,7 +10,7 @@ import { range, tokenSelect, tokenAt } from '../parts/controls.js';
 import { ablateToggle, headList, isAblated, toggleHead } from '../parts/ablation.js';
 import { distribution, predictionDiff } from '../parts/prediction_diff.js';
 import { klDivergence } from '../parts/entropy.js';
-import { percent, tokenText, spaced } from '../parts/format.js';
+import { fixed, percent, tokenText, spaced } from '../parts/format.js';
 import { pageHref } from '../link.js';
 import { t } from '../strings.js';
 import { headRoles, roleBadge, roleLegend } from '../parts/head_roles.js';
@@ -20,7 +20,7 @@ import { headPushes } from '../parts/head_push.js';
 // Differences below this (relative to the tensor's largest magnitude) are float noise, not a change.
 const UNCHANGED = 1e-6;
 
-// The largest |a − b| over two tensors, relative to the largest |a|.
+// The largest |a − b| over two tensors, relative to the largest |a| (`share`), and as it is (`diff`).
 function change(a, b) {
   let diff = 0;
   let size = 0;
@@ -29,7 +29,7 @@ function change(a, b) {
     diff = Math.max(diff, Math.abs(a[i] - b[i]));
     size = Math.max(size, Math.abs(a[i]));
   }
-  return size > 0 ? diff / size : diff;
+  return { share: size > 0 ? diff / size : diff, diff };
 }
 
 // KL(before ‖ after) of the next-token distribution at each position: where the knock-out moves the
@@ -184,16 +184,20 @@ export function mount(root, app) {
       predictionDiff(dBefore, dAfter, { a: t('ablate.before'), b: t('ablate.after') }),
     );
     const first = Math.min(...state.ablate.map(([l]) => l));
+    let widest = null; // the layer whose weights moved most, for the lead's example
     const rows = range(L).map((l) => {
       const probs = change(before.get(`layers.${l}.attn.probs`).data, after.get(`layers.${l}.attn.probs`).data);
+      if (probs.share > UNCHANGED && (widest === null || probs.share > widest.share)) widest = { l, ...probs };
       const out = change(before.get(`layers.${l}.out`).data, after.get(`layers.${l}.out`).data);
       // A share of the tensor's largest value, as a percentage (changedLead says of what).
-      const cell = (v) => el('td', { className: 'num', dataset: { value: String(v) } }, v <= UNCHANGED ? t('ablate.unchanged') : percent(v));
+      const cell = ({ share: v }) => el('td', { className: 'num', dataset: { value: String(v) } }, v <= UNCHANGED ? t('ablate.unchanged') : percent(v));
       return el('tr', { dataset: { layer: l } }, el('th', { scope: 'row' }, t('grid.layer', { l })), cell(probs), cell(out));
     });
     const view = (id) => el('a', { href: pageHref({ view: id }), on: { click: (e) => { e.preventDefault(); app.go(id); } } }, t(`view.${id}`));
     changed.replaceChildren(
-      el('p', {}, t('ablate.changedLead', { l: first })),
+      // The example is the table's own largest weight change, with how much that weight moved; none
+      // where no weight moved.
+      el('p', {}, t('ablate.changedLead', { l: first, example: widest ? t('ablate.probsExample', { l: widest.l, pct: percent(widest.share), by: fixed(widest.diff, 2) }) : '' })),
       el('div', { className: 'table-scroll' }, el('table', { className: 'data-table ablate-changes' }, el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, t('control.layer')), el('th', { scope: 'col' }, t('ablate.probsChange')), el('th', { scope: 'col' }, t('ablate.outChange')))), el('tbody', {}, rows))),
       el('p', { className: 'hint' }, spaced(t('ablate.changedViews')), ...['attention', 'grid', 'stepper', 'output', 'lens', 'attribution'].flatMap((id, n) => (n ? [', ', view(id)] : [view(id)]))),
     );
