@@ -859,3 +859,15 @@ test('after one visit the page reloads offline from its service worker', async (
   assert.equal(uncached, 'failed', 'the network really is off');
   await page.context().close();
 });
+
+test('an embed with heads knocked out names them in one short line, without the buttons that would change the figure', async () => {
+  const page = await freshPage(`${server.url}#view=attention&ablate=1.3&embed=1`, { viewport: { width: 700, height: 450 } });
+  await page.waitForFunction(() => window.attnscope?.app?.phase === 'ready', null, { timeout: 120_000 });
+  await settled(page);
+  const bar = page.locator('.ablation-bar');
+  assert.equal((await bar.innerText()).replace(/\s+/g, ' '), 'Heads knocked out (1): L1 H3');
+  assert.equal(await bar.locator('a, button').filter({ visible: true }).count(), 0, 'no “Before and after”, no “Clear all”');
+  assert.ok((await bar.boundingBox()).height <= 30, 'one line');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
