@@ -355,6 +355,12 @@ test('a padding chip masks its key column with -1e9 in every view', async () => 
   assert.equal(await page.locator('.view-masks .multiples figure').count(), 6);
   assert.ok((await page.locator('.swatch-padding').count()) > 0, 'the legend names the padding mask');
   assert.match(await page.locator('.leak-note').innerText(), /\d+(\.\d)?%/);
+  // The head grid's thumbnails hatch it too, and their key says so.
+  await go('grid');
+  await page.evaluate(() => window.attnscope.app.set({ stage: 'probs' }));
+  await settled();
+  assert.match(await page.locator('.view-grid .grid-legend').innerText(), /padded key \(weight 0\)/);
+  await go('masks');
   // The weights with the causal mask on and off hatch the padded key's column as the padding mask
   // does (its weight 0), not as a dark cell read as any small weight.
   for (const panel of ['attention weights, causal mask on', 'attention weights, causal mask off']) {

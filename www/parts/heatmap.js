@@ -136,7 +136,7 @@ export function causalFuture(data, T, S) {
 // key's weight 0 is −1e9 here, so that it is hatched and said to be a padded key (pass `padKeys` in
 // cells), not read as any small weight. Only an exact 0: a row with nothing but padded keys to see
 // spreads its weight over them, and those weights are shown as they are.
-function paddedKeys(data, T, S, mask) {
+export function paddedKeys(data, T, S, mask) {
   const out = Float32Array.from(data);
   for (let i = 0; i < T; i++) for (let j = 0; j < S; j++) if (!mask[j] && out[i * S + j] === 0) out[i * S + j] = -1e9;
   return out;

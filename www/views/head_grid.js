@@ -10,7 +10,7 @@
 // its ⊘ button knocks the head out (parts/ablation.js), and a knocked-out head is struck through.
 
 import { el } from '../parts/dom.js';
-import { causalFuture, heatmap, paintAll } from '../parts/heatmap.js';
+import { causalFuture, heatmap, paintAll, paddedKeys } from '../parts/heatmap.js';
 import { legend, marksOf } from '../parts/legend.js';
 import { stageName, stageSelect, stageValues, STAGES, range } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
@@ -142,6 +142,7 @@ export function mount(root, app) {
     const side = Math.max(THUMB_MIN, Math.min(THUMB_MAX, Math.floor((root.clientWidth - 60) / nH - 22)));
     const items = [];
     const future = state.stage === 'probs' && state.causal;
+    const padKeys = state.stage === 'probs' && state.mask.some((m) => !m);
     grid.style.gridTemplateColumns = `auto repeat(${nH}, ${side + 4}px)`;
     for (let g = 0; g < nKV; g++) {
       const column = 2 + g * rep;
@@ -164,12 +165,14 @@ export function mount(root, app) {
         const head = data.subarray(h * T * S, (h + 1) * T * S);
         // A causal run's weights hatch the future, as the attention map does (a block wholly in the
         // future stays −∞ through the max).
-        const pooled = maxPool(future ? causalFuture(head, T, S) : head, T, S, side, side, state.mask);
+        // A padded key's weight 0 is hatched as the attention map and the masks hatch it.
+        const hatched = future ? causalFuture(head, T, S) : head;
+        const pooled = maxPool(padKeys ? paddedKeys(hatched, T, S, state.mask) : hatched, T, S, side, side, state.mask);
         const many = pooled.rows < T || pooled.cols < S;
         const map = heatmap();
         maps.push(map);
         map.update({
-          cells: { data: pooled.data, rows: pooled.rows, cols: pooled.cols, rowMask: pooled.rowMask, square: true, maxCell: side / Math.max(pooled.rows, pooled.cols), future },
+          cells: { data: pooled.data, rows: pooled.rows, cols: pooled.cols, rowMask: pooled.rowMask, square: true, maxCell: side / Math.max(pooled.rows, pooled.cols), future, padKeys },
           scale,
           legend: false,
           interaction: {
@@ -215,7 +218,8 @@ export function mount(root, app) {
     roleKey = key;
     const first = found.get(names[0]).data.subarray(0, T * S);
     const marks = marksOf(future ? causalFuture(first, T, S) : found.get(names[0]).data, state.mask);
-    legendSlot.replaceChildren(legend(scale, future ? { ...marks, neginf: false, future: marks.neginf } : marks));
+    const said = future ? { ...marks, neginf: false, future: marks.neginf } : marks;
+    legendSlot.replaceChildren(legend(scale, padKeys ? { ...said, padding: false, paddedKeys: true } : said));
     await probe.update(probing, probed?.error);
   }
 
