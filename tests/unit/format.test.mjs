@@ -124,3 +124,11 @@ test('a one- or two-letter word-start token that is no English word of its own i
   for (const piece of ['Ġf', 'Ġma', ' b', 'ĠSt']) assert.ok(isWordStartPiece(piece), piece);
   for (const piece of ['Ġa', 'ĠI', 'Ġto', 'ĠOf', 'Ġtime', 'f', 'ma', 'Ġ', 'Ġ1', 'Ġé']) assert.ok(!isWordStartPiece(piece), piece);
 });
+
+test('a token of a whole character and part of another writes the part as the part marks do', async () => {
+  const { tokenText } = await import('../../www/parts/format.js');
+  assert.equal(tokenText('的<E6>'), '的‹E6…›');
+  assert.equal(tokenText('<85>的'), '‹…85›的');
+  assert.equal(tokenText(' a<E6 A3>'), '␣a‹E6 A3…›');
+  assert.equal(tokenText('<b>'), '<b>', 'a tag-like piece is not bytes');
+});

@@ -85,6 +85,10 @@ export function shapeLabel(shape) {
 export function tokenText(piece) {
   const part = partOfCharacter(piece);
   if (part) return part;
+  // A whole character with part of the next one's bytes (的<E6>, a prediction out of context), or
+  // the end of one before a whole one: the bytes as the part marks write them (的‹E6…›).
+  const mixed = /^(.+?)<([0-9A-F]{2}(?: [0-9A-F]{2})*)>$/s.exec(piece) ?? /^<([0-9A-F]{2}(?: [0-9A-F]{2})*)>(.+)$/s.exec(piece);
+  if (mixed) return piece.startsWith('<') ? `${partShort(mixed[1])}${tokenText(mixed[2])}` : `${tokenText(mixed[1])}${partShort(mixed[2])}`;
   return visible(piece.replace(/^[ Ġ]/, '␣').replace(/\n/g, '↵').replace(/\t/g, '⇥'));
 }
 
