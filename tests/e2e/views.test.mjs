@@ -369,6 +369,9 @@ test('a padding chip masks its key column with -1e9 in every view', async () => 
     assert.equal(Number(cell.value), 0, panel);
     assert.match(cell.text, /masked: key is padding/, panel);
   }
+  // The three weight maps start level, whatever their legends below.
+  const tops = await page.locator('.view-masks .multiples').nth(1).locator('canvas.heatmap-canvas').evaluateAll((cs) => cs.map((c) => Math.round(c.getBoundingClientRect().top)));
+  assert.equal(new Set(tops).size, 1, `tops ${tops}`);
   await screenshot(page, 'views-masks-padding');
   // Every row padded: no row to average, said so, not "0.0%".
   for (let i = 0; i < T; i++) {
