@@ -824,11 +824,16 @@ function wireInput() {
   const topbar = document.querySelector('.topbar');
   // Its height is also where the knocked-out heads' bar sticks (interp.css .ablation-bar).
   // On a phone the bar scrolls away with the page (style.css): then nothing sits under it.
-  new ResizeObserver(() => {
+  // So does the knocked-out heads' bar while it shows, sticking under it (on a phone it wraps to
+  // a few lines, and hid the heading a link or button had scrolled to).
+  const stuck = new ResizeObserver(() => {
     const over = getComputedStyle(topbar).position === 'sticky' ? topbar.offsetHeight : 0;
-    document.documentElement.style.scrollPaddingTop = `${over + 8}px`;
+    const bar = ablated.node.hidden || getComputedStyle(ablated.node).position !== 'sticky' ? 0 : ablated.node.offsetHeight + 4;
+    document.documentElement.style.scrollPaddingTop = `${over + bar + 8}px`;
     document.documentElement.style.setProperty('--topbar-height', `${over}px`);
-  }).observe(topbar);
+  });
+  stuck.observe(topbar);
+  stuck.observe(ablated.node);
   document.getElementById('theme-toggle').replaceWith(theme.node);
   dom.text.value = state.text;
   dom.chips.replaceWith(chips.node);

@@ -568,6 +568,8 @@ test('knock out: with no head out, the view suggests the head that pushes the to
   // The result is brought into view, its heading focused: the board above grew a bar meanwhile.
   const [top, height] = await page.locator('.view-ablate .ablate-prediction').evaluate((card) => [card.getBoundingClientRect().top, innerHeight]);
   assert.ok(top >= 0 && top < height / 2, `the before / after card is in view (top ${top} of ${height})`);
+  const barBottom = await page.locator('.ablation-bar').evaluate((bar) => bar.getBoundingClientRect().bottom);
+  assert.ok(top >= barBottom, `not under the knocked-out heads' bar (card ${top}, bar ends ${barBottom})`);
   assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'The prediction before and after');
   await open({ view: 'ablate', ablate: '' });
 });
