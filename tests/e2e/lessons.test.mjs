@@ -287,6 +287,8 @@ test('padding vs causal: only the padding mask keeps real tokens off <pad> on th
   const both = await matrix(page.locator('[data-mode="both"] table').nth(0));
   assert.ok(both[2][0] <= -1e8 && both[2][0] > -Infinity, 'a padding key gets −1e9, not −∞');
   assert.equal(both[1][3], -Infinity, 'a future key gets −∞');
+  // Written as the code adds it, not in exponent form.
+  assert.equal(await page.locator('[data-mode="both"] table').nth(0).locator('td.cell-padding').first().innerText(), '−1e9');
   // The <pad> row, padded on the left, sees only masked keys under both masks: its weight all goes to
   // a masked cell, and the page says why (−1e9 is finite); the padding-only panel's <pad> row sees real keys.
   const bothProbs = await matrix(page.locator('[data-mode="both"] table').nth(1));

@@ -151,9 +151,10 @@ export function matrixTable(opts) {
         td.append(input);
       } else if (opts.onCellClick) {
         // A clickable cell is still the table's number: part of an exported figure (data-figure).
-        td.append(el('button', { type: 'button', className: 'cell-button', dataset: { figure: '' }, on: { click: () => opts.onCellClick(r, c) } }, fixed(v, digits)));
+        td.append(el('button', { type: 'button', className: 'cell-button', dataset: { figure: '' }, on: { click: () => opts.onCellClick(r, c) } }, masked && v !== -Infinity ? '−1e9' : fixed(v, digits)));
       } else {
-        td.append(opts.cellText ? opts.cellText(v, r, c) : fixed(v, digits));
+        // A padding-masked score is written as the code adds it (−1e9), not as 1.0e+9 in exponent form.
+        td.append(opts.cellText ? opts.cellText(v, r, c) : masked && v !== -Infinity ? '−1e9' : fixed(v, digits));
       }
       cells.push(td);
     }
