@@ -140,6 +140,7 @@ const dom = {
   view: document.getElementById('view'),
   openFull: document.getElementById('open-full'),
   sentence: document.getElementById('embed-sentence'),
+  caption: document.getElementById('embed-caption'),
   phoneSentence: document.getElementById('phone-sentence'),
 };
 
@@ -423,6 +424,10 @@ function renderSentence() {
   // On a phone the input panel comes after the view: the sentence is said at the top, with a
   // button to the text box (style.css shows this line only on a narrow page, never in an embed).
   dom.phoneSentence.firstElementChild.replaceChildren(...line());
+  // An embed whose author hid the view's controls still says which head (and the attention map's
+  // stage) its figure shows, where the view shows one head (it has a head picker).
+  const oneHead = embed && state.hide.includes('toolbar') && dom.view.querySelector(':scope > * > .toolbar select[name="head"]');
+  dom.caption.textContent = oneHead ? [t('embed.head', { l: state.layer, h: state.head }), state.view === 'attention' ? t(`stage.${state.stage}`) : null].filter(Boolean).join(' · ') : '';
 }
 
 dom.phoneSentence.querySelector('button').addEventListener('click', () => {

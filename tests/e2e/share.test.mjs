@@ -871,3 +871,19 @@ test('an embed with heads knocked out names them in one short line, without the 
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 });
+
+test('an embed with its view controls hidden says which head (and stage) it shows, where the view shows one', async () => {
+  const says = async (hash) => {
+    const page = await freshPage(`${server.url}${hash}&embed=1&hide=input,config,tabs,toolbar`, { viewport: { width: 700, height: 450 } });
+    await page.waitForFunction(() => window.attnscope?.app?.phase === 'ready', null, { timeout: 120_000 });
+    await settled(page);
+    const caption = page.locator('#embed-caption');
+    const text = (await caption.isVisible()) ? await caption.innerText() : null;
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+    return text;
+  };
+  assert.equal(await says('#view=attention&layer=1&head=3&stage=probs&lang=en'), 'Layer 1, head 3 · weights');
+  assert.equal(await says('#view=masks&layer=0&head=2&lang=zh'), '层 0 头 2');
+  assert.equal(await says('#view=grid&lang=en'), null, 'every head: no caption');
+});
