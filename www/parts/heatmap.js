@@ -116,7 +116,7 @@ export function paintAll(maps) {
 // `future`: `data` are a causal run's weights, whose future keys are hatched (causalFuture).
 export function headCells({ data, T, S, pieces, mask, maxCell, labelChars = 8, input = false, future = false, weights = false }) {
   const labels = pieces.map((p) => axisLabel(p, labelChars));
-  const padKeys = weights && Boolean(mask?.some((m) => !m));
+  const padKeys = hatchesPaddedKeys(weights, mask);
   const hatched = future ? causalFuture(data, T, S) : data;
   const shown = padKeys ? paddedKeys(hatched, T, S, mask) : hatched;
   const cells = { data: shown, rows: T, cols: S, rowMask: mask, square: true, maxCell, tokens: input, future, padKeys };
@@ -130,6 +130,11 @@ export function causalFuture(data, T, S) {
   const out = Float32Array.from(data);
   for (let i = 0; i < T; i++) out.fill(-Infinity, i * S + i + 1 + (S - T), (i + 1) * S);
   return out;
+}
+
+// Whether weights (`weights`: attention weights, not scores) get their padded keys hatched: some key is padded.
+export function hatchesPaddedKeys(weights, mask) {
+  return weights && Boolean(mask?.some((m) => !m));
 }
 
 // Attention weights with the padding mask's columns drawn as the masked stage draws them: a padded

@@ -10,7 +10,7 @@
 // its ⊘ button knocks the head out (parts/ablation.js), and a knocked-out head is struck through.
 
 import { el } from '../parts/dom.js';
-import { causalFuture, heatmap, paintAll, paddedKeys } from '../parts/heatmap.js';
+import { causalFuture, hatchesPaddedKeys, heatmap, paintAll, paddedKeys } from '../parts/heatmap.js';
 import { legend, marksOf } from '../parts/legend.js';
 import { stageName, stageSelect, stageValues, STAGES, range } from '../parts/controls.js';
 import { scaleFor } from '../parts/color_scale.js';
@@ -142,7 +142,7 @@ export function mount(root, app) {
     const side = Math.max(THUMB_MIN, Math.min(THUMB_MAX, Math.floor((root.clientWidth - 60) / nH - 22)));
     const items = [];
     const future = state.stage === 'probs' && state.causal;
-    const padKeys = state.stage === 'probs' && state.mask.some((m) => !m);
+    const padKeys = hatchesPaddedKeys(state.stage === 'probs', state.mask);
     grid.style.gridTemplateColumns = `auto repeat(${nH}, ${side + 4}px)`;
     for (let g = 0; g < nKV; g++) {
       const column = 2 + g * rep;
