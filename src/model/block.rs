@@ -55,9 +55,16 @@ pub fn decoder_layer(cfg: &Config, w: &LayerWeights, x: Array2<f32>, cache: &mut
     let h = rms_norm(x.view(), &w.input_layernorm, cfg.rms_norm_eps);
     put(rec, "input_norm", &[t, cfg.hidden_size], h.as_slice().unwrap());
 
-    let q = linear(h.view(), &w.q_proj).into_shape_with_order((t, n_h, d)).unwrap(); // (T, nH, d)
-    let k = linear(h.view(), &w.k_proj).into_shape_with_order((t, n_kv, d)).unwrap(); // (T, nKV, d)
-    let v = linear(h.view(), &w.v_proj).into_shape_with_order((t, n_kv, d)).unwrap(); // (T, nKV, d)
+    let (mut q, mut k, mut v) = (linear(h.view(), &w.q_proj), linear(h.view(), &w.k_proj), linear(h.view(), &w.v_proj));
+    if let Some([q_bias, k_bias, v_bias]) = &w.qkv_bias {
+        // Qwen2's projections are nn.Linear with bias: y = x W^T + b, b added to every row.
+        q += q_bias;
+        k += k_bias;
+        v += v_bias;
+    }
+    let q = q.into_shape_with_order((t, n_h, d)).unwrap(); // (T, nH, d)
+    let k = k.into_shape_with_order((t, n_kv, d)).unwrap(); // (T, nKV, d)
+    let v = v.into_shape_with_order((t, n_kv, d)).unwrap(); // (T, nKV, d)
     put(rec, "attn.q", &[t, n_h, d], q.as_slice().unwrap());
     put(rec, "attn.k", &[t, n_kv, d], k.as_slice().unwrap());
     put(rec, "attn.v", &[t, n_kv, d], v.as_slice().unwrap());

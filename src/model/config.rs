@@ -47,6 +47,8 @@ pub struct Config {
     /// Q/K RMSNorm (MiniMind-3, Qwen3). Llama-style checkpoints have none; the loader sets this
     /// from the tensors it finds when the config does not say.
     pub qk_norm: bool,
+    /// Biases on q_proj, k_proj and v_proj (Qwen2; Hugging Face Llama's `attention_bias`). MiniMind has none.
+    pub attention_bias: bool,
     /// MiniMind's MOEFeedForward instead of the dense FeedForward in every layer: a router
     /// (`mlp.gate`) picks `num_experts_per_tok` of `num_experts` SwiGLU experts per token. No shared
     /// experts; the router's auxiliary load-balancing loss (`router_aux_loss_coef`) is training only.
@@ -80,6 +82,7 @@ impl Default for Config {
             tie_word_embeddings: true,
             inference_rope_scaling: false,
             qk_norm: true,
+            attention_bias: false,
             use_moe: false,
             num_experts: 4,
             num_experts_per_tok: 1,
@@ -160,7 +163,7 @@ fn refuse_wrong_types(raw: &serde_json::Value) -> Result<(), Error> {
             Some(v) => return Err(said("config.notNumber", vec![("name", name.into()), ("value", v.to_string())], format!("{name} must be a number, got {v}"))),
         }
     }
-    for name in ["tie_word_embeddings", "inference_rope_scaling", "qk_norm", "norm_topk_prob"] {
+    for name in ["tie_word_embeddings", "inference_rope_scaling", "qk_norm", "attention_bias", "norm_topk_prob"] {
         match raw.get(name) {
             None | Some(serde_json::Value::Bool(_)) => {}
             Some(v) => return Err(said("config.notBool", vec![("name", name.into()), ("value", v.to_string())], format!("{name} must be true or false, got {v}"))),
@@ -206,6 +209,10 @@ impl Config {
         // Like MiniMind, YaRN follows `inference_rope_scaling` alone; a `rope_scaling` dict is not read.
         let model_type = raw.get("model_type").and_then(|v| v.as_str()).unwrap_or("");
         let llama_family = matches!(model_type, "llama" | "mistral");
+        if raw.get("attention_bias").is_none() {
+            // Qwen2's config.json does not say it: its q/k/v projections always have biases.
+            cfg.attention_bias = model_type == "qwen2";
+        }
         if raw.get("qk_norm").is_none() {
             // Llama-family configs never have Q/K norm; Qwen3 and MiniMind do.
             cfg.qk_norm = !llama_family;
@@ -384,7 +391,8 @@ impl Config {
             matrices.extend([([i, h], 2 * layers), ([h, i], layers)]);
         }
         let untied_embed = if self.tie_word_embeddings { 0 } else { v * h };
-        (matrices, layers * (2 * h + qk_norm) + h + untied_embed)
+        let biases = if self.attention_bias { (nh + 2 * nkv) * d } else { 0 };
+        (matrices, layers * (2 * h + qk_norm + biases) + h + untied_embed)
     }
 
     /// Number of weights.
