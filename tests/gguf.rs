@@ -363,3 +363,60 @@ fn smollm2_matches_transformers() {
     assert!((previous_mean as f64 - induction["prev_token_mean"].as_f64().unwrap()).abs() < 1e-3, "L16H0 previous-token {previous_mean}");
     assert!(induction_mean > 0.8 && previous_mean > 0.8);
 }
+
+#[test]
+fn smollm2_shows_the_textbook_circuits_and_its_samples_hold() {
+    use attnscope::analysis::{circuit, head_roles, induction};
+    use attnscope::model::attention::MaskSpec;
+    let Some(bytes) = smollm2() else { return };
+    let loaded = gguf::load(&bytes).unwrap();
+    let tokenizer = Tokenizer::for_model(&loaded.tokenizer_json, loaded.config.vocab_size).unwrap();
+    let model = Model::new(loaded.config, loaded.weights);
+    let ids = |text: &str| tokenizer.encode(text).unwrap().ids;
+
+    // Indirect-object identification: the heads that push " Mary" carry it; as many others do not.
+    let found = circuit::find(&model, &ids("When Mary and John went to the store, John gave a drink to"), None, 3).unwrap();
+    assert_eq!(found.target, ids(" Mary")[0]);
+    assert!(found.probability > 0.9, "p(Mary) {}", found.probability);
+    assert!(found.knocked_out < found.probability - 0.3, "knocking out {:?} leaves {}", found.heads, found.knocked_out);
+    assert!((found.control_knocked_out - found.probability).abs() < 0.05, "the control moves it to {}", found.control_knocked_out);
+    assert_eq!(found.lens.last().unwrap().rank, 1, "the last layer's lens is the model's own top-1");
+    assert_eq!(found.lens.len(), 30);
+
+    // Every committed sample shows, live, what it says (examples/smollm2_samples.rs picked them).
+    let samples: serde_json::Value = serde_json::from_slice(&read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("www/models/smollm2/samples.json"))).unwrap();
+    let samples = samples["en"].as_array().unwrap();
+    assert!(samples.len() >= 6, "{} samples", samples.len());
+    for sample in samples {
+        let (text, pattern) = (sample["text"].as_str().unwrap(), sample["pattern"].as_str().unwrap());
+        let (layer, head) = (sample["layer"].as_u64().unwrap() as usize, sample["head"].as_u64().unwrap() as usize);
+        let ids = ids(text);
+        if let Some(answer) = sample.get("target").and_then(|t| t.as_str()) {
+            let found = circuit::find(&model, &ids, None, 3).unwrap();
+            assert_eq!(tokenizer.decode(&[found.target]).unwrap(), answer, "{text:?}");
+            assert_eq!((found.heads[0].layer, found.heads[0].head), (layer, head), "{text:?}: the head that pushes {answer:?} most");
+            continue;
+        }
+        let trace = model.trace(&ids, None, 0, &RunOptions::default(), Selection { layers: Some(vec![layer]), ..Selection::all() }).unwrap().trace;
+        let e = trace.get(&format!("layers.{layer}.attn.probs")).unwrap();
+        let probs = ndarray::ArrayView3::from_shape((e.shape[0], e.shape[1], e.shape[2]), &e.data[..]).unwrap();
+        let score = match pattern {
+            "induction" | "duplicate-token" => {
+                let scores = induction::measure(probs, &ids)[head].unwrap();
+                if pattern == "induction" { scores.induction } else { scores.duplicate }
+            }
+            _ => {
+                let role = head_roles::measure(probs, &MaskSpec { causal: true, prefix_len: 0, padding: None })[head].unwrap().role();
+                let named = match pattern {
+                    "previous-token" => head_roles::Role::Previous,
+                    "first-token" => head_roles::Role::First,
+                    "current-token" => head_roles::Role::Current,
+                    other => panic!("unknown pattern {other}"),
+                };
+                assert_eq!(role.role, named, "{text:?}: L{layer}H{head}");
+                role.score
+            }
+        };
+        assert!(score >= 0.5, "{text:?}: L{layer}H{head} shows {pattern} at {score}");
+    }
+}

@@ -422,3 +422,56 @@ fn a_count_past_what_wasm32_can_hold_is_refused_as_too_big() {
         Ok(_) => panic!("accepted"),
     }
 }
+
+/// GGUF in wasm32: tiny models of each architecture and two quantized types, loaded as
+/// the page loads them, every traced tensor against transformers' GGUF loader on both paths, and the
+/// dequantized K-quant blocks bit for bit as gguf-py's (tests/gguf.rs checks all of them natively).
+macro_rules! gguf_fixture {
+    ($case:literal) => {
+        (
+            $case,
+            &include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/gguf/", $case, "/model.gguf"))[..],
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/gguf/", $case, "/input.json")),
+            &include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/gguf/", $case, "/trace.safetensors"))[..],
+        )
+    };
+}
+
+#[wasm_bindgen_test]
+fn gguf_models_match_transformers_on_both_paths() {
+    for (case, file, input, reference) in [gguf_fixture!("llama_q4_1"), gguf_fixture!("qwen2_f32"), gguf_fixture!("qwen3_f32"), gguf_fixture!("llama_q5_0")] {
+        let loaded = attnscope::gguf::load(file).unwrap_or_else(|e| panic!("{case}: {e}"));
+        let input: Input = serde_json::from_str(input).unwrap();
+        let model = Model::new(loaded.config, loaded.weights);
+        for path in [AttentionPath::Naive, AttentionPath::Flash { tile: 3 }] {
+            let opts = RunOptions { causal: true, path, ..RunOptions::default() };
+            let out = model.trace(&input.ids, None, 0, &opts, Selection::all()).unwrap();
+            for (name, r) in SafeTensors::deserialize(reference).unwrap().tensors() {
+                let ours = out.trace.get(&name).unwrap_or_else(|| panic!("{case}: no {name}"));
+                let rv: Vec<f32> = r.data().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+                let rel = common::rel_diff(&format!("{case}: {name}"), &ours.data, &rv);
+                assert!(rel <= common::TOLERANCE, "{case}: {name} differs by {rel:.2e}");
+            }
+        }
+    }
+    // Through the page's door: the Session carries the file's own tokenizer.
+    let (_, file, _, _) = gguf_fixture!("llama_q8_0");
+    let session = Session::from_gguf(file).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(session.tokenize("ab", JsValue::UNDEFINED).is_ok());
+    let cut = Session::from_gguf(&file[..file.len() / 2]).err().expect("a cut file is refused");
+    let code = js_sys::Reflect::get(&cut, &JsValue::from_str("code")).unwrap();
+    assert_eq!(code.as_string().as_deref(), Some("gguf.truncated"));
+}
+
+#[wasm_bindgen_test]
+fn k_quants_dequantize_as_gguf_py_does() {
+    let file = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/gguf/kquants/model.gguf"));
+    let expected = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/gguf/kquants/expected.safetensors"));
+    let header = attnscope::gguf::read_header(file, file.len() as u64).unwrap();
+    let expected = SafeTensors::deserialize(expected).unwrap();
+    for t in &header.tensors {
+        let ours = attnscope::gguf::tensor_f32(&header, t, file);
+        let theirs: Vec<u32> = expected.tensor(&t.name).unwrap().data().chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect();
+        assert_eq!(ours.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), theirs, "{}", t.name);
+    }
+}

@@ -1,5 +1,6 @@
 //! Memory policy at the door: what a config or a checkpoint costs, answered from config.json and the
-//! safetensors header before any weight is allocated, so a tab refuses what it could not hold.
+//! safetensors header (or a GGUF file's header) before any weight is allocated, so a tab refuses what
+//! it could not hold.
 
 use js_sys::Reflect;
 use serde::Serialize;
@@ -49,5 +50,30 @@ pub fn check_checkpoint(config_json: &str, file_bytes: f64, head: &[u8], held_by
     let view = config_view(&header.config)?;
     let dtype = header.dtypes.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
     Reflect::set(&view, &JsValue::from_str("dtype"), &JsValue::from_str(&dtype)).map_err(|_| JsError::new("cannot pass result to JS"))?;
+    Ok(view)
+}
+
+/// How many of a GGUF file's first bytes `checkGguf` needs to read its header, or undefined when
+/// `head` holds it whole (or the file is refused for another reason, which `checkGguf` says). The
+/// page reads that much more of the file and asks again: the header holds the tokenizer, megabytes.
+#[wasm_bindgen(js_name = ggufHeaderNeeds)]
+pub fn gguf_header_needs(head: &[u8], file_bytes: f64) -> Option<f64> {
+    crate::gguf::header_needs(head, file_bytes as u64).map(|n| n as f64)
+}
+
+/// Asked before a GGUF file's tensor data is read: what model it holds and whether this tab can load
+/// it. `head` is the file's first bytes (at least its header, `ggufHeaderNeeds`). Returns the config as
+/// `describeConfig` gives it plus `gguf`: {architecture, name, types, tokenizer, header_bytes}, and
+/// `dtype` (the tensor types, "Q4_1, F32"), or an Error with the reason (a file refused by name, a
+/// config the core refuses, a load over the tab's budget).
+#[wasm_bindgen(js_name = checkGguf)]
+pub fn check_gguf(head: &[u8], file_bytes: f64, held_bytes: f64) -> Result<JsValue, JsValue> {
+    let size = file_bytes as u64;
+    let summary = crate::gguf::inspect(head, size).map_err(js_said)?;
+    weights::check_load_budget(size, summary.config.weight_bytes_held(), held_bytes as u64).map_err(|s| said_error(&s, &s.text))?;
+    let view = config_view(&summary.config)?;
+    let set = |k: &str, v: JsValue| Reflect::set(&view, &JsValue::from_str(k), &v).map_err(|_| JsError::new("cannot pass result to JS"));
+    set("dtype", JsValue::from_str(&summary.types.join(", ")))?;
+    set("gguf", to_js(&summary)?)?;
     Ok(view)
 }

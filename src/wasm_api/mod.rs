@@ -23,7 +23,7 @@ mod warm_up;
 mod gpu;
 
 pub use lesson::{attend, dot_terms, masked_softmax, silu};
-pub use memory::{check_checkpoint, describe_config};
+pub use memory::{check_checkpoint, check_gguf, describe_config, gguf_header_needs};
 pub use session::Session;
 pub use warm_up::warm_up;
 /// `initThreadPool(n)` (the `threads` build, www/pkg-threads): n Web Workers join rayon's pool, sharing

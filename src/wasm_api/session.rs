@@ -13,7 +13,7 @@ use wasm_bindgen::prelude::*;
 use super::memory::config_view;
 use super::{expect_len, from_js, js, now_ms, to_js};
 use crate::analysis::head_roles::{self, HeadRole};
-use crate::analysis::induction;
+use crate::analysis::{circuit, induction};
 use crate::model::attention::MaskSpec;
 use crate::model::generate::{draw, top_tokens, Generator, Sampling};
 use crate::model::{AttentionPath, FlashProbe, Interventions, Model, RunOptions};
@@ -214,6 +214,16 @@ impl Session {
         Ok(Session::with(Model::new(config, w)))
     }
 
+    /// A GGUF file (llama, qwen2, qwen3; F32 to Q6_K), with the tokenizer its metadata carries.
+    #[wasm_bindgen(js_name = fromGguf)]
+    pub fn from_gguf(bytes: &[u8]) -> Result<Session, JsValue> {
+        let loaded = crate::gguf::load(bytes).map_err(super::js_said)?;
+        let tokenizer = Tokenizer::for_model(&loaded.tokenizer_json, loaded.config.vocab_size).map_err(super::js_said)?;
+        let mut session = Session::with(Model::new(loaded.config, loaded.weights));
+        session.tokenizer = Some(tokenizer);
+        Ok(session)
+    }
+
     /// Loads a tokenizer.json; refused when it has more ids than the model's vocabulary.
     #[wasm_bindgen(js_name = setTokenizer)]
     pub fn set_tokenizer(&mut self, tokenizer_json: &str) -> Result<(), JsValue> {
@@ -392,6 +402,26 @@ impl Session {
         // Tokens a reader can read on the probe's axes, where the tokenizer has enough of them.
         let ordinary = self.tokenizer.as_ref().map(|t| Some(t.readable_ids()).filter(|r| r.len() >= req.length).unwrap_or_else(|| t.ordinary_ids()));
         Ok(to_js(&induction::probe(&self.model, ordinary.as_deref(), &req).map_err(super::js_said)?)?)
+    }
+
+    /// "Find the circuit" (`analysis::circuit`) on `{ids, target?, k?}` (k: 3 by default): the heads
+    /// that push the answer most by direct logit attribution, its probability with them knocked out and
+    /// with as many least-pushing heads knocked out, and the logit lens at the last position; runs on
+    /// their own (the last run stays the last run). Returns `{target, probability, heads: [{layer, head,
+    /// push}], knocked_out, control_heads, control_knocked_out, lens: [{layer, rank, probability}],
+    /// answer_layer}`.
+    #[wasm_bindgen(js_name = findCircuit)]
+    pub fn find_circuit(&self, request: JsValue) -> Result<JsValue, JsValue> {
+        #[derive(Deserialize)]
+        struct CircuitRequest {
+            ids: Vec<u32>,
+            #[serde(default)]
+            target: Option<u32>,
+            #[serde(default)]
+            k: Option<usize>,
+        }
+        let req: CircuitRequest = from_js(request, "circuit request")?;
+        Ok(to_js(&circuit::find(&self.model, &req.ids, req.target, req.k.unwrap_or(3)).map_err(super::js_said)?)?)
     }
 }
 
