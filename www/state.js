@@ -62,7 +62,8 @@ export const HIDE_FLAGS = ['input', 'config', 'tabs', 'toolbar', 'prose'];
 // hold, as then.
 const EARLIER_HIDE_FLAGS = ['input', 'config', 'tabs', 'toolbar'];
 const MAX_HIDE = EARLIER_HIDE_FLAGS.length * 4;
-export const MODEL_KINDS = ['random', 'builtin', 'url', 'hub', 'files'];
+// 'smollm2': the page's real model, SmolLM2-135M (models/smollm2/, a GGUF file the build fetches).
+export const MODEL_KINDS = ['random', 'builtin', 'smollm2', 'url', 'hub', 'files'];
 
 export const FORMAT1_DEFAULTS = Object.freeze({
   lesson: null,
@@ -231,10 +232,32 @@ export function hubRepoOf(text) {
   return page ? `${page[1]}/${page[2]}` : typed;
 }
 
+// One GGUF file of a Hub repo: its path in the repo (folders allowed, as repos with one folder per
+// quantization have them), ending in .gguf; never "..", a leading "/" or anything a URL would read
+// as more than a path.
+const HUB_FILE = /^(?:[A-Za-z0-9_][\w.-]*\/){0,4}[A-Za-z0-9_][\w.-]*\.gguf$/i;
+export const isHubFile = (file) => typeof file === 'string' && file.length <= 200 && HUB_FILE.test(file) && !file.includes('..');
+
+/** What a reader typed in the Hub field, as the model a link names: {kind: 'hub', repo} for
+ * "owner/name" (or its page's address), and with `file` for "owner/name:file.gguf" (or the address
+ * of that file's page, …/blob/main/file.gguf or …/resolve/main/file.gguf). */
+export function hubModelOf(text) {
+  const typed = String(text).trim();
+  const page = /^(?:https?:\/\/)?(?:www\.)?huggingface\.co\/[^/?#\s]+\/[^/?#\s]+\/(?:blob|resolve)\/main\/([^?#\s]+\.gguf)(?:[?#]|$)/i.exec(typed);
+  if (page) return { kind: 'hub', repo: hubRepoOf(typed), file: decodeURIComponent(page[1]) };
+  const colon = typed.indexOf(':');
+  const named = colon > 0 && !/^https?:/i.test(typed) ? { repo: typed.slice(0, colon).trim(), file: typed.slice(colon + 1).trim() } : null;
+  return named ? { kind: 'hub', repo: hubRepoOf(named.repo), file: named.file } : { kind: 'hub', repo: hubRepoOf(typed) };
+}
+
 function model(v) {
   if (!isObject(v) || !MODEL_KINDS.includes(v.kind)) return null;
   if (v.kind === 'url') return modelUrl(v.url) ? { value: { kind: 'url', url: v.url } } : null;
-  if (v.kind === 'hub') return typeof v.repo === 'string' && isHubRepo(v.repo) ? { value: { kind: 'hub', repo: v.repo } } : null;
+  if (v.kind === 'hub') {
+    if (typeof v.repo !== 'string' || !isHubRepo(v.repo)) return null;
+    if (v.file === undefined) return { value: { kind: 'hub', repo: v.repo } };
+    return isHubFile(v.file) ? { value: { kind: 'hub', repo: v.repo, file: v.file } } : null;
+  }
   return { value: { kind: v.kind } };
 }
 
@@ -361,9 +384,9 @@ const FIELDS = {
 // Format 1 had no sample text: its text null was refused, as it still is. Nor had it the FORMAT2_ONLY
 // and FORMAT3_ONLY fields: a format-1 link holding one names a field it did not know, and opens with
 // none; a format-2 link likewise knows no FORMAT3_ONLY field.
-// Format 1 had no Hub repos either: its links open as they did (a "hub" model was invalid).
+// Format 1 had no Hub repos and no SmolLM2 either: its links open as they did (such a model was invalid).
 const earlierHide = list(oneOf(EARLIER_HIDE_FLAGS), MAX_HIDE);
-const FORMAT1_FIELDS = Object.fromEntries(Object.entries({ ...FIELDS, text, hide: earlierHide, model: (v) => (v?.kind === 'hub' ? null : model(v)) }).filter(([key]) => !FORMAT2_ONLY.includes(key) && !FORMAT3_ONLY.includes(key)));
+const FORMAT1_FIELDS = Object.fromEntries(Object.entries({ ...FIELDS, text, hide: earlierHide, model: (v) => (['hub', 'smollm2'].includes(v?.kind) ? null : model(v)) }).filter(([key]) => !FORMAT2_ONLY.includes(key) && !FORMAT3_ONLY.includes(key)));
 const FORMAT2_FIELDS = Object.fromEntries(Object.entries({ ...FIELDS, hide: earlierHide }).filter(([key]) => !FORMAT3_ONLY.includes(key)));
 const FIELDS_OF = { 1: FORMAT1_FIELDS, 2: FORMAT2_FIELDS, 3: FIELDS };
 
@@ -555,7 +578,7 @@ const PLAIN = {
   boolean: ['causal', 'allHeads', 'yarn', 'probe', 'bos'],
   list: ['hide', 'pad', 'ablate'],
   string: ['lesson', 'lang', 'text', 'view', 'step', 'stage', 'backend', 'compare', 'scores'],
-  model: ['model'], // "model=random", "model=builtin": a link names its model plainly
+  model: ['model'], // "model=random", "model=builtin", "model=smollm2": a link names its model plainly
 };
 
 // A hand-written link may name a view as its tab does, in either language ("Pipeline", "Head grid",

@@ -5,7 +5,7 @@
 // valid state, and every s1 one among them the state the old decoder gave.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFAULTS, FORMAT1_DEFAULTS, HIDE_FLAGS, MAX_TEXT, hubRepoOf, MODEL_KINDS, decode, encode, fitToModel, fitToTokens, fragment, readerLanguage, textOf, validate } from '../../www/state.js';
+import { DEFAULTS, FORMAT1_DEFAULTS, HIDE_FLAGS, MAX_TEXT, hubModelOf, hubRepoOf, MODEL_KINDS, decode, encode, fitToModel, fitToTokens, fragment, readerLanguage, textOf, validate } from '../../www/state.js';
 import * as format1 from './format1_oracle.mjs';
 
 const KNOWN = { views: ['overview', 'stepper', 'attention', 'grid', 'masks', 'lines'], steps: ['embed', 'qkv', 'scores', 'probs'], stages: ['scores', 'masked', 'probs'], lessons: ['causal-mask', 'qk-match'] };
@@ -788,6 +788,35 @@ test('a Hugging Face Hub repo id round-trips in a link; anything that is not "ow
     assert.deepEqual((await decode(await encode({ ...DEFAULTS, model }))).state.model, model);
   }
   assert.ok(MODEL_KINDS.includes('hub'));
+});
+
+test('SmolLM2 and one GGUF file of a Hub repo round-trip in a link; a file that is not a .gguf path in the repo is refused; format 1 knew neither', async () => {
+  assert.deepEqual((await decode('#model=smollm2')).state.model, { kind: 'smollm2' }, 'the plain field');
+  for (const model of [{ kind: 'smollm2' }, { kind: 'hub', repo: 'bartowski/SmolLM2-135M-Instruct-GGUF', file: 'SmolLM2-135M-Instruct-Q4_K_M.gguf' }, { kind: 'hub', repo: 'a/b', file: 'Q8_0/model.Q8_0.GGUF' }]) {
+    const { state, problems } = await decode(await encode({ ...DEFAULTS, model }));
+    assert.deepEqual(problems, [], JSON.stringify(model));
+    assert.deepEqual(state.model, model);
+  }
+  for (const file of ['', 'model.bin', 'model.safetensors', '../x.gguf', 'a/../b.gguf', '/abs.gguf', 'a//b.gguf', '.hidden.gguf', 'a b.gguf', 'x.gguf?y=1', 'x.gguf#y', 'https://evil.example/x.gguf', `${'a'.repeat(200)}.gguf`, 'a/b/c/d/e/f.gguf', 42, null]) {
+    const { state, problems } = validate({ model: { kind: 'hub', repo: 'a/b', file } });
+    assert.deepEqual(state.model, DEFAULTS.model, String(file));
+    assert.deepEqual(problems, [{ field: 'model', reason: 'invalid' }], String(file));
+  }
+  for (const model of ['{"kind": "smollm2"}', '{"kind": "hub", "repo": "a/b", "file": "m.gguf"}']) {
+    const old = await payload(`{"model": ${model}}`, 1);
+    assert.deepEqual(await decode(old), await asFormat1(old), model);
+  }
+  assert.ok(MODEL_KINDS.includes('smollm2'));
+});
+
+test('the Hub field reads owner/name, owner/name:file.gguf and a file page’s address as the model they name', () => {
+  assert.deepEqual(hubModelOf(' a/b '), { kind: 'hub', repo: 'a/b' });
+  assert.deepEqual(hubModelOf('a/b:m.Q4_K_M.gguf'), { kind: 'hub', repo: 'a/b', file: 'm.Q4_K_M.gguf' });
+  assert.deepEqual(hubModelOf('a/b : dir/m.gguf'), { kind: 'hub', repo: 'a/b', file: 'dir/m.gguf' });
+  assert.deepEqual(hubModelOf('https://huggingface.co/a/b/blob/main/dir/m.gguf'), { kind: 'hub', repo: 'a/b', file: 'dir/m.gguf' });
+  assert.deepEqual(hubModelOf('https://huggingface.co/a/b/resolve/main/m.gguf?download=true'), { kind: 'hub', repo: 'a/b', file: 'm.gguf' });
+  assert.deepEqual(hubModelOf('https://huggingface.co/a/b/tree/main'), { kind: 'hub', repo: 'a/b' });
+  assert.deepEqual(hubModelOf('a/b:'), { kind: 'hub', repo: 'a/b', file: '' }, 'an empty file is kept, to be refused by name');
 });
 
 test('a field given twice opens as its last, and the reader is told which field', async () => {
