@@ -31,7 +31,7 @@ import * as attribution from './views/attribution.js';
 import { ablationBar } from './parts/ablation.js';
 import { themeToggle } from './panels/theme.js';
 import { STAGES } from './parts/controls.js';
-import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS, hubRepoOf, readerLanguage, textOf } from './state.js';
+import { DEFAULTS, decode as decodeLink, validate, fitToModel, fitToTokens, HIDE_FLAGS, hubModelOf, readerLanguage, textOf } from './state.js';
 import { linkWriter, linkTo, explainLink } from './link.js';
 import { scriptingApi, reportHeight } from './api.js';
 import { showBanner, addToBanner, relabelBanner, hideBanner, isShowing } from './panels/banner.js';
@@ -189,7 +189,7 @@ let unkept = null;
 
 async function openClearestHead() {
   headOpen = false;
-  if (app.source?.kind !== 'builtin') return;
+  if (!['builtin', 'smollm2'].includes(app.source?.kind)) return;
   try {
     const [best] = clearestHeads(await headRoles(app), 1);
     if (best) Object.assign(state, { layer: best.l, head: best.h });
@@ -317,7 +317,7 @@ async function open(next, { told = false, asked = {} } = {}) {
     }
   }
   panel.show(state);
-  bos.show({ offered: app.model?.bos_token_id != null, on: state.bos, random: state.model.kind === 'random' });
+  showBos();
   const keep = { pad, query: state.query, key: state.key };
   if (retokenize) return tokenize(keep);
   const before = JSON.stringify(runArgs());
@@ -652,8 +652,8 @@ async function loadCheckpoint(model, files = null) {
   models.set({ source: sourceOf(model), loading: model, progress: { loaded: 0, total: null }, error: null, note: null });
   renderStatus();
   try {
-    const progress = (loaded, total) => {
-      models.set({ progress: { loaded, total } });
+    const progress = (loaded, total, file) => {
+      models.set({ progress: { loaded, total, file } });
       renderStatus();
     };
     // With no model yet, the views that can draw the model's shape from its config do so meanwhile.
@@ -667,6 +667,7 @@ async function loadCheckpoint(model, files = null) {
     // Kept once it has run: a checkpoint that loads but cannot run (weights that overflow f32)
     // would otherwise come back broken on every visit.
     unkept = !restored && model.kind !== 'builtin' ? checkpoint : null;
+    if (restored && model.kind === 'smollm2') models.set({ smollm2: (smollm2 = { ...smollm2, kept: checkpoint.meta }) });
   } catch (err) {
     if (lastAsked === model) lastAsked = null;
     if (wanted()) models.set({ progress: null, error: err });
@@ -690,7 +691,7 @@ function adopt(resolved, model, meta) {
   app.source = meta;
   Object.assign(state, fitToModel(state, resolved));
   panel.showResolved(resolved);
-  bos.show({ offered: resolved.bos_token_id != null, on: state.bos, random: model.kind === 'random' });
+  showBos();
   models.set({ loaded: meta, progress: null, source: sourceOf(model) });
   cache.clear();
   if (ffnChanged && current) {
@@ -699,10 +700,22 @@ function adopt(resolved, model, meta) {
   }
 }
 
-// Keeps the reader's checkpoint in this browser for the next visit; a refusal (no space) is noted.
+// The BOS switch for the model now loaded: offered where its config names a BOS token; greyed
+// otherwise, saying why (a random model, a GGUF file that names none it was trained with, a config.json).
+function showBos() {
+  bos.show({ offered: app.model?.bos_token_id != null, on: state.bos, random: state.model.kind === 'random', gguf: app.source?.format === 'gguf' });
+}
+
+// SmolLM2 on this site: {size: its bytes, or null where the site has none; kept: its meta where this browser keeps it}.
+let smollm2 = { size: null, kept: null };
+
+// Keeps the reader's checkpoint (or SmolLM2) in this browser for the next visit; a refusal (no space) is noted.
 function keep(checkpoint) {
-  source.kept.save(checkpoint).then(
-    () => models.set({ kept: checkpoint.meta }),
+  source.keep(checkpoint).then(
+    (slot) => {
+      if (slot === 'smollm2') models.set({ smollm2: (smollm2 = { ...smollm2, kept: checkpoint.meta }) });
+      else models.set({ kept: checkpoint.meta });
+    },
     (err) => models.set({ note: t('model.notKept', { reason: err?.message ?? String(err) }) }),
   );
 }
@@ -731,7 +744,7 @@ const models = modelPanel({
   onSource: (kind) => useModel({ kind }),
   onFiles: (files) => useModel({ kind: 'files' }, files),
   onUrl: (url) => useModel({ kind: 'url', url }),
-  onHub: (repo) => useModel({ kind: 'hub', repo: hubRepoOf(repo) }),
+  onHub: (text) => useModel(hubModelOf(text)),
   onKept: async () => {
     const meta = await source.kept.meta();
     if (meta) useModel(source.keptModel(meta));
@@ -739,6 +752,10 @@ const models = modelPanel({
   onForget: async () => {
     await source.kept.forget();
     models.set({ kept: null, note: t('model.forgotten') });
+  },
+  onForgetSmollm2: async () => {
+    await source.keptSmollm2.forget();
+    models.set({ smollm2: (smollm2 = { ...smollm2, kept: null }), note: t('model.smollm2Forgotten') });
   },
 });
 const bos = bosOption((on) => navigate({ bos: on }));
@@ -934,9 +951,10 @@ const explained = explain(opened.problems, { view: opened.state.view });
 // A visit without a link opens the model kept in this browser; a link opens the model it names, and
 // one that names none (format 2's default) the built-in one, or on a site without it the random one.
 async function firstState() {
-  const [builtin, found, keptMeta] = await Promise.all([source.hasBuiltin(), source.builtinSamples(), source.kept.meta()]);
+  const [builtin, found, keptMeta, smollm2Size, smollm2Kept] = await Promise.all([source.hasBuiltin(), source.builtinSamples(), source.kept.meta(), source.smollm2Size(), source.keptSmollm2.meta()]);
   app.samples = sampleTexts(found);
-  models.set({ builtin, kept: keptMeta });
+  smollm2 = { size: smollm2Size, kept: smollm2Kept };
+  models.set({ builtin, kept: keptMeta, smollm2 });
   samples.show(builtin ? found : null);
   if (location.hash.replace(/^#/, '') === '' && keptMeta) return { ...opened.state, model: source.keptModel(keptMeta) };
   if (!builtin && opened.state.model.kind === 'builtin') return { ...opened.state, model: { kind: 'random' } };

@@ -1,20 +1,30 @@
 // Where a checkpoint comes from and how its bytes are read: the built-in model (models/builtin/),
-// a folder URL, a Hugging Face Hub repo id, or files the reader picks or drops (a folder too). Reading streams, reporting bytes
-// as they arrive; before the tensor data is read, `check` (the core's checkCheckpoint, in the
-// worker) sees config.json, the file's size and its safetensors header, so a checkpoint too big for
-// the tab, or one that does not match its config, is refused up front with the core's reason.
+// SmolLM2 (models/smollm2/), a folder or file URL, a Hugging Face Hub repo id, or files the reader
+// picks or drops (a folder too). Reading streams, reporting bytes as they arrive; before the tensor
+// data is read, the core (in the worker) sees the file's size and its header, so a checkpoint too big
+// for the tab, or one that does not match what it says it is, is refused up front with the core's reason.
 //
-// The reader's own model is kept in IndexedDB for the next visit. Not in the Cache API: the
-// service worker (sw.js) deletes every cache but its own when it updates.
+// Two formats, siblings behind the same reading: Hugging Face's safetensors (config.json +
+// model.safetensors + tokenizer.json, `checkCheckpoint`) and llama.cpp's GGUF (one .gguf file whose
+// header holds the config and the tokenizer, `checkGguf`: `readGguf` below). Every source hands
+// either to the same `load`, whose checkpoint the worker builds by its `format`.
 //
-// A checkpoint here is {config: text, weights: ArrayBuffer, tokenizer: text | null, meta}, with
-// meta = {name, kind: 'builtin' | 'url' | 'hub' | 'files', url?, repo?, files?, bytes, dtype, weight_count}.
+// The reader's own model, and SmolLM2, are kept in IndexedDB for the next visit, each in a slot of
+// its own. Not in the Cache API: the service worker (sw.js) deletes every cache but its own when it updates.
+//
+// A checkpoint here is {format: 'safetensors' | 'gguf', config: text | null, weights: ArrayBuffer,
+// tokenizer: text | null, meta} (a GGUF file's config and tokenizer are inside its bytes: null), with
+// meta = {name, kind: 'builtin' | 'smollm2' | 'url' | 'hub' | 'files', format, url?, repo?, file?,
+// files?, bytes, dtype, weight_count}.
 
-import { isHubRepo } from './state.js';
+import { isHubFile, isHubRepo } from './state.js';
 import { t } from './strings.js';
 import { errorText } from './page/error_text.js';
 
 export const BUILTIN_URL = new URL('./models/builtin/', import.meta.url).href;
+// SmolLM2-135M-Instruct (Apache-2.0) as llama.cpp quantizes it, fetched by ./build.sh build; a site
+// built without it has no such file.
+export const SMOLLM2_URL = new URL('./models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf', import.meta.url).href;
 
 const MAX_HEADER_BYTES = 100_000_000; // the safetensors crate's limit
 
@@ -23,6 +33,7 @@ const MAX_HEADER_BYTES = 100_000_000; // the safetensors crate's limit
 const isConfig = (name) => name === 'config.json';
 const isWeights = (name) => name.endsWith('.safetensors');
 const isTokenizer = (name) => name === 'tokenizer.json';
+const isGguf = (name) => /\.gguf$/i.test(name);
 
 const baseName = (file) => file.name.split('/').pop();
 
@@ -32,16 +43,24 @@ function folderOf(files) {
   return path ? path.split('/').slice(-2, -1)[0] : null;
 }
 
-/** config.json, model.safetensors (or the one .safetensors file) and tokenizer.json among `files`. */
+/**
+ * The model among `files`: config.json, model.safetensors (or the one .safetensors file) and
+ * tokenizer.json ({format: 'safetensors', config, weights, tokenizer}); else the one .gguf file
+ * ({format: 'gguf', weights}).
+ */
 export function pickFiles(files) {
   const list = Array.from(files);
   const weights = list.filter((f) => isWeights(baseName(f)));
   const picked = {
+    format: 'safetensors',
     config: list.find((f) => isConfig(baseName(f))),
     weights: weights.find((f) => baseName(f) === 'model.safetensors') ?? (weights.length === 1 ? weights[0] : undefined),
     tokenizer: list.find((f) => isTokenizer(baseName(f))),
   };
   const missing = [!picked.config && 'config.json', !picked.weights && 'model.safetensors'].filter(Boolean);
+  const ggufs = list.filter((f) => isGguf(baseName(f)));
+  if (missing.length && ggufs.length === 1) return { format: 'gguf', weights: ggufs[0] };
+  if (missing.length && ggufs.length > 1) throw new Error(t('source.manyGguf', { given: ggufs.map(baseName).join(', ') }));
   if (missing.length) {
     const given = list.map(baseName).join(', ') || t('source.nothing');
     throw new Error(weights.length > 1 && !missing.includes('config.json') ? t('source.manyWeights', { given }) : t('source.needFiles', { missing: missing.join(', '), given }));
@@ -184,6 +203,104 @@ function joined(shards) {
   return { head, bases: starts.map((s) => head.length + s) };
 }
 
+// --- a GGUF file ---
+
+// How much of a GGUF file is read before the core is first asked about its header, and by how much
+// the read grows when the header runs on (SmolLM2's, with its tokenizer, is 2 MB): a few asks.
+const GGUF_FIRST_READ = 1 << 20;
+
+/**
+ * A GGUF file's header: read(n) gives the file's first n bytes (fewer only where the file or stream
+ * ends first), and the core (`needs`, ggufHeaderNeeds) says how many it needs until it has them
+ * all. `file` and `size` name the file in a refusal of one that ends first.
+ */
+async function ggufHead(read, size, file, needs) {
+  let want = Math.min(size, GGUF_FIRST_READ);
+  for (;;) {
+    const head = await read(want);
+    if (head.length < want) throw new Error(t('source.lengthShort', { file, loaded: count(head.length), total: count(size) }));
+    const more = await needs(size, head);
+    if (more == null || head.length >= size) return head;
+    want = Math.min(size, Math.max(more, 2 * head.length));
+  }
+}
+
+/**
+ * Reads a GGUF file of `size` bytes from `stream` into one ArrayBuffer, as readStreams does a
+ * safetensors file: its header first (ggufHead), which `check(size, head)` (the core's checkGguf:
+ * the model it holds, its tokenizer, the tab's budget) sees before any tensor data is read; only
+ * then is a buffer of exactly `size` bytes allocated. A GGUF header does not say how long its file
+ * is: `size` is the file's own (a picked file) or what the server announced (Content-Length), and
+ * a stream that brings more or fewer bytes, or breaks off, is refused with a sentence naming `file`.
+ */
+async function readGguf(stream, size, file, { needs, check, progress }) {
+  const reader = stream.getReader();
+  const parts = [];
+  let loaded = 0;
+  const next = async () => {
+    try {
+      return await reader.read();
+    } catch {
+      throw new Error(t('source.brokenOff', { file, loaded: count(loaded) }));
+    }
+  };
+  const take = (bytes) => {
+    if (loaded + bytes.length > size) throw new Error(t('source.lengthLong', { file, total: count(size) }));
+    loaded += bytes.length;
+    progress(loaded, size, file);
+  };
+  // The first n bytes as one array (the chunks so far joined); fewer where the stream ends.
+  const read = async (n) => {
+    while (loaded < n) {
+      const { done, value } = await next();
+      if (done) break;
+      take(value);
+      parts.push(value);
+    }
+    const joined = parts.length === 1 ? parts[0] : parts.reduce(concat, new Uint8Array(0));
+    parts.splice(0, parts.length, joined);
+    return joined;
+  };
+  try {
+    progress(0, size, file);
+    const head = await ggufHead(read, size, file, needs);
+    const info = await check(size, head);
+    const buffer = new Uint8Array(size);
+    buffer.set(head);
+    for (;;) {
+      const { done, value } = await next();
+      if (done) break;
+      const at = loaded;
+      take(value);
+      buffer.set(value, at);
+    }
+    if (loaded < size) throw new Error(t('source.lengthShort', { file, loaded: count(loaded), total: count(size) }));
+    return { weights: buffer.buffer, info };
+  } catch (err) {
+    reader.cancel().catch(() => {});
+    throw err;
+  }
+}
+
+// A GGUF file downloaded whole: its size is what the server announces (Content-Length), or it is
+// refused, since a GGUF file's header is checked against its size before anything else is read.
+function ggufDownload(response, file, options, meta) {
+  const length = response.headers.get('content-length');
+  const size = length !== null && /^\d+$/.test(length.trim()) ? Number(length) : NaN;
+  if (!Number.isSafeInteger(size)) {
+    response.body?.cancel().catch(() => {});
+    return Promise.reject(new Error(t('source.noLength', { file })));
+  }
+  return ggufCheckpoint(response.body, size, file, options, meta);
+}
+
+// A GGUF checkpoint read by readGguf; the name is the file's, without .gguf.
+async function ggufCheckpoint(stream, size, file, options, meta) {
+  const { weights, info } = await readGguf(stream, size, file, options);
+  const name = file.split('/').pop().replace(/\.gguf$/i, '');
+  return { format: 'gguf', config: null, weights, tokenizer: null, meta: { name, format: 'gguf', bytes: size, dtype: info.dtype, weight_count: info.weight_count, ...meta } };
+}
+
 // --- the JSON files, read within a size ---
 
 // config.json is a few hundred bytes; tokenizer.json a few MB (Qwen's 11 MB); the shards' index
@@ -237,11 +354,17 @@ export async function responseText(response, file) {
 
 /**
  * A checkpoint from the reader's files (picked or dropped): config.json and model.safetensors,
- * tokenizer.json if given. check(configText, size, head) → the core's view of the checkpoint;
- * progress(loaded, total) as model.safetensors is read.
+ * tokenizer.json if given, or one .gguf file. check(configText, size, head) → the core's view of a
+ * safetensors checkpoint, checkGguf(size, head) of a GGUF file; progress(loaded, total) as the
+ * weights are read.
  */
-export async function fromFiles(files, { check, progress }) {
+export async function fromFiles(files, options) {
+  const { check, progress } = options;
   const picked = pickFiles(files);
+  if (picked.format === 'gguf') {
+    const file = baseName(picked.weights);
+    return ggufCheckpoint(picked.weights.stream(), picked.weights.size, file, { ...options, check: options.checkGguf }, { kind: 'files', files: [file] });
+  }
   const config = await fileText(picked.config, 'config.json');
   const size = picked.weights.size;
   const first = new Uint8Array(await picked.weights.slice(0, 8).arrayBuffer());
@@ -251,7 +374,7 @@ export async function fromFiles(files, { check, progress }) {
   const tokenizer = picked.tokenizer ? await fileText(picked.tokenizer, 'tokenizer.json') : null;
   const names = [picked.config, picked.weights, picked.tokenizer].filter(Boolean).map(baseName);
   const name = folderOf(Array.from(files)) ?? modelName(config, baseName(picked.weights));
-  return { config, weights, tokenizer, meta: { name, kind: 'files', files: names, bytes: size, dtype: info.dtype, weight_count: info.weight_count } };
+  return { format: 'safetensors', config, weights, tokenizer, meta: { name, kind: 'files', format: 'safetensors', files: names, bytes: size, dtype: info.dtype, weight_count: info.weight_count } };
 }
 
 // A name for a model with no folder: config.json's own (_name_or_path, model_type) or the file's.
@@ -294,11 +417,10 @@ export async function droppedFiles(dataTransfer) {
 // --- a folder URL ---
 
 /**
- * The folder a model URL names: itself, or the folder of a file in it; relative to the page. Only an
- * http(s) address is fetched: anything else (javascript:, file:, data:, a bare "http://") is refused
- * in the reader's language before any request.
+ * The address a model URL names, resolved against the page, or a refusal in the reader's language
+ * before any request: only an http(s) address is fetched, not javascript:, file:, data: or a bare "http://".
  */
-export function folderUrl(url) {
+function webUrl(url) {
   // Without a scheme it is a path on this site (models/builtin/, /models/x/), unless it has a space
   // (words typed in the wrong box) or its first part is a host name ("huggingface.co/…" without its
   // https://): those would be fetched from this site and answered 404, so they are not addresses.
@@ -309,10 +431,19 @@ export function folderUrl(url) {
   // The page's own policy (connect-src 'self' https:) lets it read plain http:// from its own site
   // only: another site's http:// address would fail as if that site refused, so it is refused here.
   if (resolved.protocol === 'http:' && resolved.origin !== location.origin) throw new Error(t('source.notHttps', { url: clipped(url) }));
+  resolved.hash = '';
+  return resolved;
+}
+
+/** Whether a model URL names a GGUF file (…/model.Q4_K_M.gguf) rather than a folder. */
+export const isGgufUrl = (url) => URL.canParse(url, location.href) && isGguf(new URL(url, location.href).pathname);
+
+/** The folder a model URL names: itself, or the folder of a file in it; relative to the page (webUrl). */
+export function folderUrl(url) {
+  const resolved = webUrl(url);
   if (/\.(json|safetensors)$/.test(resolved.pathname)) resolved.pathname = resolved.pathname.replace(/[^/]*$/, '');
   else if (!resolved.pathname.endsWith('/')) resolved.pathname += '/';
   resolved.search = '';
-  resolved.hash = '';
   return resolved.href;
 }
 
@@ -331,11 +462,12 @@ export function clipped(url, most = 80) {
   return chars.length <= most ? String(url) : `${chars.slice(0, most - 20).join('')}…${chars.slice(-19).join('')}`;
 }
 
-// fetch with the page's words for what went wrong; `shown` is the address as the reader gave it.
-async function get(folder, file, shown, { optional = false } = {}) {
+// fetch with the page's words for what went wrong; `shown` is the address as the reader gave it,
+// `name` the file's name in them (the path fetched, unless said).
+async function get(folder, path, shown, { optional = false, file = path } = {}) {
   let response;
   try {
-    response = await fetch(new URL(file, folder), { mode: 'cors', credentials: 'omit' });
+    response = await fetch(new URL(path, folder), { mode: 'cors', credentials: 'omit' });
   } catch {
     throw new Error(t(new URL(folder).origin === location.origin ? 'source.unreachable' : 'source.cors', { url: clipped(shown), file }));
   }
@@ -345,10 +477,17 @@ async function get(folder, file, shown, { optional = false } = {}) {
 }
 
 /**
- * A checkpoint from a folder URL: config.json, model.safetensors and, if the folder has one,
- * tokenizer.json, fetched relative to it. kind: 'url' or 'builtin' (the page's own folder).
+ * A checkpoint from a URL: a folder's config.json, model.safetensors and, if the folder has one,
+ * tokenizer.json, fetched relative to it; or a .gguf file. kind: 'url' or 'builtin' (the page's own folder).
  */
-export async function fromUrl(url, { check, progress, kind = 'url' }) {
+export async function fromUrl(url, options) {
+  const { check, progress, kind = 'url' } = options;
+  if (isGgufUrl(url)) {
+    const address = webUrl(url).href;
+    const file = decodeURIComponent(new URL(address).pathname.split('/').pop());
+    const response = await get(address, '', url, { file });
+    return located(url, ggufDownload)(response, file, { ...options, check: options.checkGguf }, { kind, url });
+  }
   const folder = folderUrl(url);
   const config = await responseText(await get(folder, 'config.json', url), 'config.json');
   const response = await get(folder, 'model.safetensors', url);
@@ -357,10 +496,11 @@ export async function fromUrl(url, { check, progress, kind = 'url' }) {
   const tokenizer = tokenizerResponse ? await responseText(tokenizerResponse, 'tokenizer.json') : null;
   const name = new URL(folder).pathname.split('/').filter(Boolean).pop() ?? new URL(folder).host;
   return {
+    format: 'safetensors',
     config,
     weights,
     tokenizer,
-    meta: { name, kind, url, bytes: weights.byteLength, dtype: info.dtype, weight_count: info.weight_count },
+    meta: { name, kind, format: 'safetensors', url, bytes: weights.byteLength, dtype: info.dtype, weight_count: info.weight_count },
   };
 }
 
@@ -402,17 +542,30 @@ const CONVERT = {
 };
 
 /**
- * A checkpoint from a Hub repo id ("owner/name"): its listing says which files it has; config.json,
- * model.safetensors (or the shards a model.safetensors.index.json names, joined into one file) and,
- * when the repo has one, tokenizer.json are fetched from resolve/main/. A repo with PyTorch weights
- * only (pytorch_model.bin) is refused with what to do about it.
+ * A checkpoint from a Hub repo id ("owner/name", with `file` one of its GGUF files): its listing says
+ * which files it has; config.json, model.safetensors (or the shards a model.safetensors.index.json
+ * names, joined into one file) and, when the repo has one, tokenizer.json are fetched from
+ * resolve/main/, or the GGUF file named. A repo with PyTorch weights only (pytorch_model.bin) is
+ * refused with what to do about it; one with GGUF files and no safetensors weights, named without a
+ * file, is refused with its GGUF files (`ggufFiles`, `repo` on the Error), for the reader to choose one.
  */
-export async function fromHub(repo, { check, progress }) {
+export async function fromHub(repo, options, file = undefined) {
+  const { check, progress } = options;
   if (!isHubRepo(repo)) throw new Error(t('hub.badRepo', { repo, example: HUB_EXAMPLE }));
+  if (file !== undefined && !isHubFile(file)) throw new Error(t('hub.badFile', { repo, file }));
   const hub = hubUrl();
   const listing = await (await get(new URL('api/models/', hub).href, repo, new URL(hub).host)).json().catch(() => null);
   const files = new Set((Array.isArray(listing?.siblings) ? listing.siblings : []).map((f) => f?.rfilename));
   const folder = new URL(`${repo}/resolve/main/`, hub).href;
+  const ggufs = [...files].filter((f) => typeof f === 'string' && isHubFile(f)).sort();
+  if (file !== undefined) {
+    if (!files.has(file)) throw new Error(t(ggufs.length ? 'hub.noFile' : 'hub.noGguf', { repo, file, files: ggufs.join(', ') }));
+    const response = await get(folder, file.split('/').map(encodeURIComponent).join('/'), repo, { file });
+    return located(`${repo}:${file}`, ggufDownload)(response, file, { ...options, check: options.checkGguf }, { kind: 'hub', repo, file, url: folder });
+  }
+  if (ggufs.length && !files.has('model.safetensors') && !files.has('model.safetensors.index.json')) {
+    throw Object.assign(new Error(t('hub.chooseGguf', { repo, n: ggufs.length, example: `${repo}:${ggufs[0]}` })), { ggufFiles: ggufs, repo });
+  }
   const config = await responseText(await get(folder, 'config.json', repo), 'config.json');
   let names = ['model.safetensors'];
   if (!files.has('model.safetensors')) {
@@ -425,16 +578,45 @@ export async function fromHub(repo, { check, progress }) {
   const { weights, info } = await located(repo, readStreams)(streams, { check: (size, head) => check(config, size, head), progress });
   const tokenizer = files.has('tokenizer.json') ? await responseText(await get(folder, 'tokenizer.json', repo), 'tokenizer.json') : null;
   return {
+    format: 'safetensors',
     config,
     weights,
     tokenizer,
-    meta: { name: repo.split('/').pop(), kind: 'hub', repo, url: folder, bytes: weights.byteLength, dtype: info.dtype, weight_count: info.weight_count },
+    meta: { name: repo.split('/').pop(), kind: 'hub', format: 'safetensors', repo, url: folder, bytes: weights.byteLength, dtype: info.dtype, weight_count: info.weight_count },
   };
+}
+
+// --- SmolLM2, the page's real model ---
+
+/** SmolLM2 on this site: its size in bytes (the server's HEAD answer), or null where the site has no such file. */
+export async function smollm2Size() {
+  try {
+    const response = await fetch(SMOLLM2_URL, { method: 'HEAD' });
+    const length = Number(response.headers.get('content-length'));
+    return response.ok && length > 0 ? length : null;
+  } catch {
+    return null;
+  }
+}
+
+// SmolLM2 from this site (a site built without it answers 404: said so, plainly).
+async function fromSmollm2(options) {
+  const file = SMOLLM2_URL.split('/').pop();
+  let response;
+  try {
+    response = await fetch(SMOLLM2_URL);
+  } catch {
+    throw new Error(t('source.unreachable', { url: clipped(SMOLLM2_URL), file }));
+  }
+  if (response.status === 404) throw new Error(t('smollm2.missing'));
+  if (!response.ok) throw new Error(t('source.http', { url: clipped(SMOLLM2_URL), file, status: `${response.status} ${response.statusText}`.trim() }));
+  return ggufDownload(response, file, { ...options, check: options.checkGguf }, { name: 'SmolLM2-135M', kind: 'smollm2' });
 }
 
 /** The model a kept checkpoint's meta stands for, as the link names it. */
 export function keptModel(meta) {
-  return { url: { kind: 'url', url: meta.url }, hub: { kind: 'hub', repo: meta.repo } }[meta.kind] ?? { kind: 'files' };
+  const hub = meta.file ? { kind: 'hub', repo: meta.repo, file: meta.file } : { kind: 'hub', repo: meta.repo };
+  return { url: { kind: 'url', url: meta.url }, hub, smollm2: { kind: 'smollm2' } }[meta.kind] ?? { kind: 'files' };
 }
 
 // The attention patterns a sample sentence can show (samples.json's "pattern", written by
@@ -493,58 +675,74 @@ export async function hasBuiltin() {
 const superseded = () => Object.assign(new Error('Another model was chosen.'), { superseded: true });
 
 /**
- * Reads the checkpoint `model` names (the files given, the one kept in this browser, a folder URL,
- * or the built-in one) and builds it in the worker through call(type, body). progress(loaded,
- * total) follows the bytes; wanted() says whether this model is still the one asked for: once it is
- * not, reading stops with an Error whose `superseded` is true, and the worker never sees it.
- * described(config) hears the core's resolved config as soon as the file's header has passed the
- * check, long before the weights are in, so the page can draw the model's shape while it waits.
- * kept() is the bytes the page holds for the model loaded now (worker_client.js), which the core's
- * check counts beside the new checkpoint.
+ * Reads the checkpoint `model` names (the files given, the one kept in this browser, a folder or
+ * file URL, a Hub repo, SmolLM2 or the built-in one) and builds it in the worker through call(type,
+ * body). progress(loaded, total) follows the bytes; wanted() says whether this model is still the
+ * one asked for: once it is not, reading stops with an Error whose `superseded` is true, and the
+ * worker never sees it. described(config) hears the core's resolved config as soon as the file's
+ * header has passed the check, long before the weights are in, so the page can draw the model's
+ * shape while it waits. kept() is the bytes the page holds for the model loaded now
+ * (worker_client.js), which the core's check counts beside the new checkpoint.
  * Resolves to {config: the core's resolved config, checkpoint, restored: read from this browser}.
  */
 export async function load(model, { call, files = null, progress, wanted, described = () => {}, kept: keptBytes = () => 0 }) {
+  const heard = (info) => {
+    if (wanted()) described(info);
+    return info;
+  };
   const options = {
-    check: async (config, size, head) => {
-      const info = await call('checkCheckpoint', { config, size, head, kept: keptBytes() });
-      if (wanted()) described(info);
-      return info;
-    },
-    progress: (loaded, total) => {
+    check: async (config, size, head) => heard(await call('checkCheckpoint', { config, size, head, kept: keptBytes() })),
+    checkGguf: async (size, head) => heard(await call('checkGguf', { size, head, kept: keptBytes() })),
+    needs: (size, head) => call('ggufHeaderNeeds', { size, head }),
+    progress: (loaded, total, file) => {
       if (!wanted()) throw superseded();
-      progress(loaded, total);
+      progress(loaded, total, file);
     },
   };
-  let checkpoint;
-  let restored = false;
-  const keptMeta = files ? null : await kept.meta();
-  if (files) checkpoint = await fromFiles(files, options);
-  else if (model.kind === 'builtin') checkpoint = await fromUrl(BUILTIN_URL, { ...options, kind: 'builtin' });
-  else if (keptMeta && JSON.stringify(keptModel(keptMeta)) === JSON.stringify(model)) {
-    checkpoint = await kept.load();
-    restored = true;
+  let checkpoint = null;
+  const slot = files ? null : slotOf(model);
+  const keptMeta = slot ? await slot.meta() : null;
+  if (keptMeta && JSON.stringify(keptModel(keptMeta)) === JSON.stringify(model)) {
+    checkpoint = await slot.load().catch((err) => {
+      // SmolLM2's kept copy gone is no loss: it comes from the site again.
+      if (model.kind !== 'smollm2') throw err;
+      return null;
+    });
     // Checked again: what the tab holds now may leave no room for it beside the model loaded now.
-    const bytes = new Uint8Array(checkpoint.weights);
-    await options.check(checkpoint.config, bytes.length, bytes.subarray(0, headerEnd(bytes) ?? 8));
-  } else if (model.kind === 'url') checkpoint = await fromUrl(model.url, options);
-  else if (model.kind === 'hub') checkpoint = await fromHub(model.repo, options);
+    if (checkpoint) await recheck(checkpoint, options);
+  }
+  const restored = checkpoint !== null;
+  if (files) checkpoint = await fromFiles(files, options);
+  else if (restored) {
+    // read from this browser above
+  } else if (model.kind === 'builtin') checkpoint = await fromUrl(BUILTIN_URL, { ...options, kind: 'builtin' });
+  else if (model.kind === 'smollm2') checkpoint = await fromSmollm2(options);
+  else if (model.kind === 'url') checkpoint = await fromUrl(model.url, options);
+  else if (model.kind === 'hub') checkpoint = await fromHub(model.repo, options, model.file);
   else throw Object.assign(new Error(t('link.modelFiles')), { filesNeeded: true });
   if (!wanted()) throw superseded();
-  const shown = { url: model.url, hub: model.repo }[model.kind];
+  const shown = { url: model.url, hub: model.file ? `${model.repo}:${model.file}` : model.repo }[model.kind];
   const build = shown && !restored ? located(shown, call) : call;
   // The weights move to the worker (not copied) and come back once the core holds its own copy.
-  const body = { config: checkpoint.config, weights: checkpoint.weights, tokenizer: checkpoint.tokenizer };
+  const body = { format: checkpoint.format ?? 'safetensors', config: checkpoint.config, weights: checkpoint.weights, tokenizer: checkpoint.tokenizer };
   const { config } = await build('checkpoint', body, { transfer: [body.weights] });
   return { config, checkpoint: { ...checkpoint, weights: body.weights }, restored };
+}
+
+// A kept checkpoint weighed again by the core, by its format (checkpoints kept before GGUF came are safetensors).
+async function recheck(checkpoint, options) {
+  const bytes = new Uint8Array(checkpoint.weights);
+  if (checkpoint.format === 'gguf') {
+    const head = await ggufHead(async (n) => bytes.subarray(0, n), bytes.length, checkpoint.meta.name, options.needs);
+    return options.checkGguf(bytes.length, head);
+  }
+  return options.check(checkpoint.config, bytes.length, bytes.subarray(0, headerEnd(bytes) ?? 8));
 }
 
 // --- kept for the next visit (IndexedDB) ---
 
 const DB_NAME = 'attnscope';
 const STORE = 'models';
-// Two records: the small meta (read on every visit) and the checkpoint (read only to load it).
-const META = 'own-meta';
-const CHECKPOINT = 'own-checkpoint';
 
 // A browser that gives this page no storage (an embed in a page that is not a secure context, some
 // private windows) may answer an open with neither success nor error: after DB_WAIT_MS the page
@@ -592,28 +790,56 @@ async function transaction(mode, work) {
   }
 }
 
-/** The reader's own model, kept in this browser: meta() is cheap; load() reads the weights. */
-export const kept = {
-  async meta() {
-    try {
-      return (await transaction('readonly', (store) => store.get(META))) ?? null;
-    } catch {
-      return null; // no IndexedDB here (a private window may refuse it): nothing is kept
-    }
-  },
-  async load() {
-    const checkpoint = await transaction('readonly', (store) => store.get(CHECKPOINT)).catch(() => null);
-    if (!checkpoint) throw new Error(t('source.keptGone'));
-    return checkpoint;
-  },
-  /** Keeps a checkpoint (replacing the one kept before); rejects when the browser refuses the space. */
-  save(checkpoint) {
-    return transaction('readwrite', (store) => {
-      store.put(checkpoint, CHECKPOINT);
-      return store.put(checkpoint.meta, META);
-    });
-  },
-  forget() {
-    return transaction('readwrite', (store) => store.clear());
-  },
-};
+/**
+ * A model kept in this browser, in slot `name` of two records: the small meta (read on every visit)
+ * and the checkpoint (read only to load it). meta() is cheap; load() reads the weights.
+ */
+function keptSlot(name) {
+  const META = `${name}-meta`;
+  const CHECKPOINT = `${name}-checkpoint`;
+  return {
+    async meta() {
+      try {
+        return (await transaction('readonly', (store) => store.get(META))) ?? null;
+      } catch {
+        return null; // no IndexedDB here (a private window may refuse it): nothing is kept
+      }
+    },
+    async load() {
+      const checkpoint = await transaction('readonly', (store) => store.get(CHECKPOINT)).catch(() => null);
+      if (!checkpoint) throw new Error(t('source.keptGone'));
+      return checkpoint;
+    },
+    /** Keeps a checkpoint (replacing the one kept before); rejects when the browser refuses the space. */
+    save(checkpoint) {
+      return transaction('readwrite', (store) => {
+        store.put(checkpoint, CHECKPOINT);
+        return store.put(checkpoint.meta, META);
+      });
+    },
+    forget() {
+      return transaction('readwrite', (store) => {
+        store.delete(CHECKPOINT);
+        return store.delete(META);
+      });
+    },
+  };
+}
+
+/** The reader's own model, kept in this browser (one at a time: the last that ran). */
+export const kept = keptSlot('own');
+/** SmolLM2, kept in this browser once it has run, so that the next visit does not download it again. */
+export const keptSmollm2 = keptSlot('smollm2');
+
+// Where a model is kept: SmolLM2 in its own slot, the built-in model nowhere (the site serves it,
+// and the service worker keeps it offline), any other in the reader's.
+function slotOf(model) {
+  return { smollm2: keptSmollm2, builtin: null }[model.kind] ?? (model.kind === 'random' ? null : kept);
+}
+
+/** Keeps a checkpoint that has run in its slot; resolves to the slot's name ('own', 'smollm2'). */
+export async function keep(checkpoint) {
+  const smollm2 = checkpoint.meta.kind === 'smollm2';
+  await (smollm2 ? keptSmollm2 : kept).save(checkpoint);
+  return smollm2 ? 'smollm2' : 'own';
+}

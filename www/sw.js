@@ -22,6 +22,10 @@ function sameOrigin(url) {
   return new URL(url, self.location.href).origin === self.location.origin;
 }
 
+// A GGUF file (SmolLM2's 98 MB) is kept by the page itself, in IndexedDB once it has run
+// (model_source.js): not a second time here.
+const keptByPage = (url) => /\.gguf$/i.test(new URL(url, self.location.href).pathname);
+
 // {attnscope: 'cache', urls}: the page's list of what it loaded; answered on the message port.
 self.addEventListener('message', (event) => {
   const { attnscope, urls } = event.data ?? {};
@@ -29,7 +33,7 @@ self.addEventListener('message', (event) => {
   event.waitUntil(
     (async () => {
       const cache = await caches.open(CACHE);
-      const wanted = [...new Set(urls.filter((u) => typeof u === 'string' && sameOrigin(u)).map((u) => u.split('#')[0]))];
+      const wanted = [...new Set(urls.filter((u) => typeof u === 'string' && sameOrigin(u) && !keptByPage(u)).map((u) => u.split('#')[0]))];
       const results = await Promise.allSettled(wanted.map((u) => cache.add(new Request(u, { cache: 'reload' }))));
       event.ports[0]?.postMessage({ cached: results.filter((r) => r.status === 'fulfilled').length, of: wanted.length });
     })(),
@@ -46,7 +50,7 @@ async function kept(request) {
 
 self.addEventListener('fetch', (event) => {
   const { request } = event;
-  if (request.method !== 'GET' || !sameOrigin(request.url)) return;
+  if (request.method !== 'GET' || !sameOrigin(request.url) || keptByPage(request.url)) return;
   event.respondWith(
     (async () => {
       try {

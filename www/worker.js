@@ -173,6 +173,21 @@ async function run(args) {
   return lastRun;
 }
 
+// A Session from config.json, model.safetensors and tokenizer.json (MiniMind's when it brings none).
+async function fromSafetensors(config, weights, tokenizer) {
+  const own = tokenizer ?? (await minimind());
+  const next = core.Session.fromCheckpoint(config, new Uint8Array(weights));
+  try {
+    next.setTokenizer(own);
+  } catch (err) {
+    next.free();
+    // The page adds the same words in the reader's language (page/error_text.js, args.minimindTried).
+    if (tokenizer === null) throw Object.assign(new Error(`${err.message} (the checkpoint has no tokenizer.json, so MiniMind's was tried)`), { code: err.code, args: { ...err.args, minimindTried: '1' } });
+    throw err;
+  }
+  return next;
+}
+
 // A random model like the page's but for a changed config, kept for the next request.
 function variant(config, seed) {
   const key = JSON.stringify({ config, seed });
@@ -234,21 +249,21 @@ const handlers = {
   checkCheckpoint({ config, size, head, kept = 0 }) {
     return { result: core.checkCheckpoint(config, size, head, kept + heldBytes()) };
   },
+  // A GGUF file's sibling of checkCheckpoint: its header holds the config and the tokenizer, and
+  // ggufHeaderNeeds says how many of the file's first bytes that header takes (undefined: `head` has it).
+  checkGguf({ size, head, kept = 0 }) {
+    return { result: core.checkGguf(head, size, kept + heldBytes()) };
+  },
+  ggufHeaderNeeds({ size, head }) {
+    return { result: core.ggufHeaderNeeds(head, size) ?? null };
+  },
   // A checkpoint becomes the model only once it and its tokenizer (MiniMind's when it brings none)
   // have loaded; until then the previous model stays. The weights arrive transferred, are copied
   // once into WebAssembly memory, and go back to the page (which keeps them for Cancel and
-  // IndexedDB), so the tab holds the file once outside the core, not three times.
-  async checkpoint({ config, weights, tokenizer }) {
-    const own = tokenizer ?? (await minimind());
-    const next = core.Session.fromCheckpoint(config, new Uint8Array(weights));
-    try {
-      next.setTokenizer(own);
-    } catch (err) {
-      next.free();
-      // The page adds the same words in the reader's language (page/error_text.js, args.minimindTried).
-      if (tokenizer === null) throw Object.assign(new Error(`${err.message} (the checkpoint has no tokenizer.json, so MiniMind's was tried)`), { code: err.code, args: { ...err.args, minimindTried: '1' } });
-      throw err;
-    }
+  // IndexedDB), so the tab holds the file once outside the core, not three times. A GGUF file
+  // (`format` 'gguf') brings its config and tokenizer inside it.
+  async checkpoint({ format = 'safetensors', config, weights, tokenizer }) {
+    const next = format === 'gguf' ? core.Session.fromGguf(new Uint8Array(weights)) : await fromSafetensors(config, weights, tokenizer);
     session?.free();
     session = next;
     lastRun = null;

@@ -105,3 +105,48 @@ test('a config number written as a string says to drop the quotes; NaN in config
   assert.equal(errorText({ message: 'x', code: 'config.notCount', args: { name: 'hidden_size', value: '"192"' } }), 'hidden_size 必须是一个整数（一个数目，例如 8），不能是 "192"。去掉引号，写成 192。');
   setLanguage('en');
 });
+
+// Every refusal the core can send by name (`said("key", …)` and `Said { key: "…" }` in src/) has its
+// sentence in both languages, with the placeholders the core fills: a new refusal without one fails here.
+test('every refusal the core names in src/ has its sentence in English and Chinese, with the arguments the core sends', async () => {
+  const { readFile, readdir } = await import('node:fs/promises');
+  const { join } = await import('node:path');
+  const src = new URL('../../src/', import.meta.url).pathname;
+  const files = (await readdir(src, { recursive: true })).filter((f) => f.endsWith('.rs'));
+  const refusals = new Map(); // key -> the argument names the core sends with it (null: not read here)
+  for (const file of files) {
+    const text = await readFile(join(src, file), 'utf8');
+    for (const m of text.matchAll(/said\(\s*"([\w.]+)",\s*vec!\[/g)) {
+      // The vec![…] of (name, value) pairs, brackets matched (a value may index: data[at]).
+      let depth = 1;
+      let end = m.index + m[0].length;
+      for (; depth > 0 && end < text.length; end++) depth += { '[': 1, ']': -1 }[text[end]] ?? 0;
+      const args = [...text.slice(m.index + m[0].length, end).matchAll(/\("(\w+)",/g)].map((a) => a[1]);
+      refusals.set(m[1], [...(refusals.get(m[1]) ?? []), ...args]);
+    }
+    for (const m of text.matchAll(/said\(\s*"([\w.]+)"/g)) if (!refusals.has(m[1])) refusals.set(m[1], null);
+    for (const m of text.matchAll(/key: "(\w+)"/g)) if (!refusals.has(m[1])) refusals.set(m[1], null);
+  }
+  const { STRINGS } = await import('../../www/strings.js');
+  assert.ok([...refusals.keys()].filter((k) => k.startsWith('gguf.')).length >= 25, 'the GGUF refusals are read');
+  for (const [key, sent] of refusals) {
+    for (const lang of ['en', 'zh']) {
+      const sentence = STRINGS[lang][`core.${key}`];
+      assert.ok(sentence, `core.${key} has no ${lang} sentence`);
+      // Each placeholder is one the core sends (a sentence may leave out an argument it does not need).
+      if (sent) for (const [, name] of sentence.matchAll(/\{(\w+)\}/g)) assert.ok(sent.includes(name) || name === 'more', `core.${key} (${lang}) says {${name}}, which the core does not send`);
+    }
+  }
+});
+
+test('a damaged GGUF file is said in the page’s language, its byte counts exact and the part of the file named in Chinese too', () => {
+  const truncated = { message: 'x', code: 'gguf.truncated', args: { what: 'the value of tokenizer.ggml.merges', at: '28736', size: '28736' } };
+  setLanguage('en');
+  assert.equal(errorText(truncated), 'The GGUF file ends inside its header: the value of tokenizer.ggml.merges at byte 28,736 runs past the end of the file (28,736 bytes). The file is cut short, or it is not a GGUF file.');
+  setLanguage('zh');
+  assert.equal(errorText(truncated), 'GGUF 文件在文件头中间就结束了：tokenizer.ggml.merges 的值（从第 28736 字节开始）超出了文件末尾（文件共 28736 字节）。文件被截断了，或者它不是 GGUF 文件。');
+  assert.equal(errorText({ message: 'x', code: 'gguf.keyKind', args: { key: 'llama.block_count', kind: 'a whole number', found: 'a string' } }), 'GGUF 文件的元数据键 llama.block_count 存的是字符串，而不是整数。');
+  assert.equal(errorText({ message: 'x', code: 'gguf.notGguf', args: {} }), '这不是 GGUF 文件：它的开头不是 GGUF 的魔数“GGUF”。');
+  setLanguage('en');
+  assert.equal(errorText({ message: 'x', code: 'gguf.tensorType', args: { name: 'blk.0.attn_q.weight', type: 'IQ2_XS', supported: 'F32, F16' } }), 'Tensor blk.0.attn_q.weight of the GGUF file is stored as IQ2_XS, which attnscope does not read; it reads these: F32, F16.');
+});

@@ -16,9 +16,10 @@ export function bosOption(onChange) {
 
   let offered = true;
   let generated = false; // a random model: it has no config.json of its own to name a BOS
+  let gguf = false; // a GGUF file: its metadata, not a config.json, says whether it was trained with one
   function relabel() {
     label.textContent = t('input.bos');
-    const why = t(offered ? 'input.bosHint' : generated ? 'input.bosRandom' : 'input.bosNone');
+    const why = t(offered ? 'input.bosHint' : generated ? 'input.bosRandom' : gguf ? 'input.bosGguf' : 'input.bosNone');
     label.title = why;
     hint.textContent = why;
   }
@@ -29,9 +30,10 @@ export function bosOption(onChange) {
     // offered: the model's config has a bos_token_id; on: the state's choice. A model without one
     // keeps the switch in sight, off and greyed, saying why its text starts without BOS (a token
     // count one less than the built-in model's is then not a mystery).
-    show({ offered: has, on, random = false }) {
+    show({ offered: has, on, random = false, gguf: fromGguf = false }) {
       offered = has;
       generated = random;
+      gguf = fromGguf;
       node.hidden = false;
       box.disabled = !has;
       box.checked = has && on;

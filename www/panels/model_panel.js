@@ -1,7 +1,8 @@
-// The model panel's upper half: which model the page runs (built in, random weights, or the
+// The model panel's upper half: which model the page runs (built in, SmolLM2, random weights, or the
 // reader's own checkpoint), what is loaded now (name, source, size, dtype), and the controls of the
-// reader's own: files from a picker (a folder too) or dropped anywhere on the page, a folder URL,
-// a Hugging Face Hub repo id, a progress bar in bytes, and the model kept in this browser with a button to forget it. The
+// reader's own: files from a picker (a folder too) or dropped anywhere on the page, a folder or .gguf
+// URL, a Hugging Face Hub repo id (a repo of GGUF files lists them to choose from), a progress bar in
+// bytes, and the model kept in this browser with a button to forget it (SmolLM2 has its own). The
 // random model's knobs stay in config_panel.js, shown below this only when Random is chosen.
 // This module shows and asks; app.js loads (through model_source.js).
 
@@ -11,33 +12,42 @@ import { HUB_EXAMPLE, clipped, droppedFiles } from '../model_source.js';
 import { t } from '../strings.js';
 import { errorText } from '../page/error_text.js';
 
-const SOURCES = ['builtin', 'random', 'own'];
+const SOURCES = ['builtin', 'smollm2', 'random', 'own'];
 
-/** What a loaded model is called on the page: its meta's name, or the page's own for random and built-in weights. */
+/** What a loaded model is called on the page: its meta's name, or the page's own for random, built-in and SmolLM2 weights. */
 export function modelName(meta) {
-  return { random: t('model.randomName'), builtin: t('model.builtinName') }[meta.kind] ?? meta.name;
+  return { random: t('model.randomName'), builtin: t('model.builtinName'), smollm2: t('model.smollm2Name') }[meta.kind] ?? meta.name;
 }
 
 // The panel's source segment a model belongs to.
 export function sourceOf(model) {
-  return { random: 'random', builtin: 'builtin' }[model.kind] ?? 'own';
+  return { random: 'random', builtin: 'builtin', smollm2: 'smollm2' }[model.kind] ?? 'own';
 }
 
-// handlers: onSource('builtin' | 'random'), onFiles(files), onUrl(url), onHub(repo), onKept(), onForget().
-export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget }) {
-  // What is shown: the chosen source, the loaded model's meta, the kept model's meta, the progress
-  // of a load ({loaded, total} in bytes, total null when unknown), the last error, a note on keeping.
-  // `loading`: the model being read while progress runs ({kind, url?}).
-  const ui = { source: 'random', builtin: false, loaded: null, kept: null, loading: null, progress: null, error: null, note: null };
+// A download's size as its entry says it, in MB as sites write download sizes ("98 MB").
+const megabytes = (n) => `${Math.round(n / 1e6)} MB`;
+
+// handlers: onSource('builtin' | 'smollm2' | 'random'), onFiles(files), onUrl(url), onHub(text),
+// onKept(), onForget(), onForgetSmollm2().
+export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget, onForgetSmollm2 }) {
+  // What is shown: the chosen source, the loaded model's meta, the kept model's meta, SmolLM2 on
+  // this site ({size: bytes or null where the site has no such file, kept: its kept meta or null}),
+  // the progress of a load ({loaded, total, file} in bytes, total null when unknown), the last
+  // error, a note on keeping. `loading`: the model being read while progress runs ({kind, url?}).
+  const ui = { source: 'random', builtin: false, smollm2: { size: null, kept: null }, loaded: null, kept: null, loading: null, progress: null, error: null, note: null };
 
   const segments = Object.fromEntries(
     SOURCES.map((kind) => [kind, el('button', { type: 'button', className: 'segment', dataset: { source: kind }, on: { click: () => choose(kind) } })]),
   );
   const info = el('p', { className: 'model-info', attrs: { 'aria-live': 'polite' } });
   const builtinNote = el('p', { className: 'config-note model-builtin' });
+  const smollm2Note = el('p', { className: 'config-note model-smollm2' });
+  const smollm2Forget = el('button', { type: 'button', className: 'button button-quiet smollm2-forget', on: { click: () => onForgetSmollm2() } });
+  const smollm2KeptText = el('span', {});
+  const smollm2Kept = el('p', { className: 'model-smollm2-kept' }, smollm2KeptText, ' ', smollm2Forget);
 
   const pick = (extra) => el('input', { type: 'file', multiple: true, className: 'model-file-input', on: { change: (e) => picked(e.target) }, ...extra });
-  const filesInput = pick({ accept: '.json,.safetensors', id: 'model-files' });
+  const filesInput = pick({ accept: '.json,.safetensors,.gguf', id: 'model-files' });
   const folderInput = pick({ id: 'model-folder', webkitdirectory: true });
   const filesLabel = el('label', { htmlFor: filesInput.id, className: 'button' });
   const folderLabel = el('label', { htmlFor: folderInput.id, className: 'button' });
@@ -95,6 +105,8 @@ export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget }
     el('div', { className: 'segmented model-sources', attrs: { role: 'group' } }, Object.values(segments)),
     info,
     builtinNote,
+    smollm2Note,
+    smollm2Kept,
     own,
     keptRow,
     progress,
@@ -121,11 +133,13 @@ export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget }
         ? t('model.sourceRandom', { seed: m.seed })
         : m.kind === 'builtin'
           ? null // its name says it is the built-in model
-          : m.kind === 'url'
-            ? t('model.sourceUrl', { url: clipped(m.url) })
-            : m.kind === 'hub'
-              ? t('hub.source', { repo: m.repo })
-              : t('model.sourceFiles', { files: m.files.join(', ') });
+          : m.kind === 'smollm2'
+            ? t('model.smollm2Source')
+            : m.kind === 'url'
+              ? t('model.sourceUrl', { url: clipped(m.url) })
+              : m.kind === 'hub'
+                ? t('hub.source', { repo: m.file ? `${m.repo}:${m.file}` : m.repo })
+                : t('model.sourceFiles', { files: m.files.join(', ') });
     const parts = [source, m.bytes && bytes(m.bytes), m.dtype, t('model.weights', { count: count(m.weight_count) })];
     return [el('strong', { className: 'model-name' }, modelName(m)), ' · ', parts.filter(Boolean).join(' · '), m.restored ? ` · ${t('model.restored')}` : ''];
   }
@@ -135,15 +149,17 @@ export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget }
     const p = ui.progress;
     if (!p || !ui.loading) return null;
     const m = ui.loading;
-    const name = { url: m.url, hub: m.repo }[m.kind] ?? t(`model.source.${sourceOf(m)}`);
+    const name = { url: m.url, hub: m.file ? `${m.repo}:${m.file}` : m.repo, smollm2: t('model.smollm2Name') }[m.kind] ?? t(`model.source.${sourceOf(m)}`);
     const amount = p.total ? t('model.loadingBytes', { loaded: bytes(p.loaded), total: bytes(p.total) }) : p.loaded ? bytes(p.loaded) : '…';
     return `${name} · ${amount}`;
   }
 
   function update() {
     segments.builtin.hidden = !ui.builtin;
+    const small = ui.smollm2;
     for (const [kind, button] of Object.entries(segments)) {
-      button.textContent = t(`model.source.${kind}`);
+      const size = kind === 'smollm2' ? (small.size ?? small.kept?.bytes ?? null) : null;
+      button.textContent = size ? t('model.source.smollm2Sized', { size: megabytes(size) }) : t(`model.source.${kind}`);
       button.setAttribute('aria-pressed', String(kind === ui.source));
     }
     node.querySelector('.model-sources').setAttribute('aria-label', t('model.sourcesLabel'));
@@ -152,6 +168,14 @@ export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget }
     info.replaceChildren(...(reading ? [spaced(t('model.loading')), el('strong', { className: 'model-name' }, reading)] : ui.loaded ? [spaced(t('model.loaded')), ...describe(ui.loaded)] : [t('model.none')]));
     builtinNote.textContent = t('model.builtinNote');
     builtinNote.hidden = ui.source !== 'builtin';
+    // SmolLM2 said for what it is; a site built without it (and no copy kept here) says so before a click.
+    const missing = small.size === null && !small.kept;
+    smollm2Note.textContent = missing ? `${t('model.smollm2Note')} ${t('smollm2.missing')}` : t('model.smollm2Note');
+    smollm2Note.hidden = ui.source !== 'smollm2';
+    const smollm2Loaded = ui.loaded?.kind === 'smollm2';
+    smollm2Kept.hidden = !small.kept || ui.source !== 'smollm2';
+    if (small.kept) smollm2KeptText.textContent = t(smollm2Loaded ? 'model.smollm2Kept' : 'model.smollm2KeptIdle', { size: bytes(small.kept.bytes) });
+    smollm2Forget.textContent = t('model.forget');
     own.hidden = ui.source !== 'own';
     dropText.textContent = t('model.drop');
     filesLabel.textContent = t('model.chooseFiles');
@@ -181,16 +205,34 @@ export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget }
       } else {
         bar.removeAttribute('value');
       }
+      const file = p.file ?? 'model.safetensors';
       barText.textContent = p.total
-        ? t('model.progress', { loaded: bytes(p.loaded), total: bytes(p.total) })
+        ? t('model.progress', { file, loaded: bytes(p.loaded), total: bytes(p.total) })
         : p.loaded
-          ? t('model.progressUnknown', { loaded: bytes(p.loaded) })
+          ? t('model.progressUnknown', { file, loaded: bytes(p.loaded) })
           : t('model.progressStart');
     }
     error.hidden = !ui.error;
-    error.replaceChildren(...(ui.error ? [el('p', { className: 'model-error-title' }, t('model.failed')), el('p', {}, errorText(ui.error)), el('p', { className: 'field-note' }, t(ui.loaded ? 'model.previousKept' : 'model.nothingLoaded'))] : []));
+    const after = el('p', { className: 'field-note' }, t(ui.loaded ? 'model.previousKept' : 'model.nothingLoaded'));
+    error.classList.toggle('model-choice', Boolean(ui.error?.ggufFiles));
+    if (ui.error?.ggufFiles) error.replaceChildren(...ggufChoice(ui.error), after);
+    else error.replaceChildren(...(ui.error ? [el('p', { className: 'model-error-title' }, t('model.failed')), el('p', {}, errorText(ui.error)), after] : []));
     note.hidden = !ui.note;
     note.textContent = ui.note ?? '';
+  }
+
+  // A Hub repo of GGUF files (and no safetensors weights) named without a file: its files, one
+  // button each, and the repo:file form that names one in the Hub field.
+  function ggufChoice({ repo, ggufFiles }) {
+    const choose = (file) => {
+      hubInput.value = `${repo}:${file}`;
+      onHub(hubInput.value);
+    };
+    return [
+      el('p', { className: 'model-error-title' }, t('hub.ggufFiles', { repo, n: count(ggufFiles.length) })),
+      el('ul', { className: 'gguf-files' }, ggufFiles.map((file) => el('li', {}, el('button', { type: 'button', className: 'button gguf-file', on: { click: () => choose(file) } }, file)))),
+      el('p', { className: 'field-note' }, t('hub.ggufForm', { example: `${repo}:${ggufFiles[0]}` })),
+    ];
   }
 
   // Files dropped anywhere on the page load as the reader's own model; a dropped folder is read whole.
@@ -217,7 +259,7 @@ export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget }
   update();
   return {
     node,
-    // Changes what is shown: any of source, builtin, loaded, kept, loading, progress, error, note.
+    // Changes what is shown: any of source, builtin, smollm2, loaded, kept, loading, progress, error, note.
     set(patch) {
       Object.assign(ui, patch);
       update();
