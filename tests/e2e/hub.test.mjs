@@ -9,6 +9,8 @@
 // written here by make_checkpoints.py's formula) with MiniMind's tokenizer; the Llama f16 fixture split
 // into two shards with a model.safetensors.index.json; one with pytorch_model.bin only; one whose
 // file store sends no CORS header; and one that does not exist. A typed id that is not one is refused unfetched.
+// Two of GGUF files (tests/fixtures/gguf), one in a folder of its own: named alone, the repo lists them
+// to choose from; owner/name:file.gguf takes one; one whose file store does not say the file's size.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -93,13 +95,26 @@ function shards(bytes) {
 const MM2 = { config: read(FIXTURES, 'minimind2_small', 'config.json'), expected: JSON.parse(read(FIXTURES, 'minimind2_small', 'expected.json')) };
 const LLAMA = { config: read(FIXTURES, 'llama_f16', 'config.json'), model: read(FIXTURES, 'llama_f16', 'model.safetensors'), tokenizer: read(FIXTURES, 'llama_f16', 'tokenizer.json'), expected: JSON.parse(read(FIXTURES, 'llama_f16', 'expected.json')) };
 
+const GGUF = (name) => read(ROOT, 'tests', 'fixtures', 'gguf', name, 'model.gguf');
+
+// The last position's logits in a GGUF fixture's trace.safetensors (transformers'), and its ids.
+function ggufReference(name) {
+  const bytes = read(ROOT, 'tests', 'fixtures', 'gguf', name, 'trace.safetensors');
+  const n = Number(bytes.readBigUInt64LE(0));
+  const { shape, data_offsets: [start, end] } = JSON.parse(bytes.subarray(8, 8 + n).toString('utf8')).logits;
+  const all = new Float32Array(bytes.buffer.slice(bytes.byteOffset + 8 + n + start, bytes.byteOffset + 8 + n + end));
+  return { ids: JSON.parse(read(ROOT, 'tests', 'fixtures', 'gguf', name, 'input.json')).ids, last: Array.from(all.slice(all.length - shape[1])) };
+}
+
 const REPOS = {
   'test-org/MiniMind2-Small': { 'config.json': MM2.config, 'model.safetensors': minimind2(JSON.parse(MM2.config)), 'tokenizer.json': read(ROOT, 'www', 'minimind', 'tokenizer.json'), 'README.md': '# MiniMind2-Small' },
   'test-org/llama-sharded': { 'config.json': LLAMA.config, ...shards(LLAMA.model), 'tokenizer.json': LLAMA.tokenizer },
   'test-org/pytorch-only': { 'config.json': MM2.config, 'pytorch_model.bin': Buffer.alloc(1024) },
   'test-org/no-cors': { 'config.json': LLAMA.config, 'model.safetensors': LLAMA.model },
+  'test-org/tiny-gguf': { 'README.md': '# tiny', 'model.Q4_0.gguf': GGUF('llama_q4_0'), 'Q8_0/model.Q8_0.gguf': GGUF('llama_q8_0') },
+  'test-org/unsized-gguf': { 'model.gguf': GGUF('llama_q4_0') },
 };
-const STORED = (file) => /\.(safetensors|bin)$/.test(file); // what the Hub keeps in its file store (LFS) and redirects to
+const STORED = (file) => /\.(safetensors|bin|gguf)$/.test(file); // what the Hub keeps in its file store (LFS) and redirects to
 
 // --- the local Hub ---
 
@@ -125,11 +140,13 @@ before(async () => {
   execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-keyout', join(certs, 'key.pem'), '-out', join(certs, 'cert.pem')], { stdio: 'ignore' });
   const tls = { key: read(certs, 'key.pem'), cert: read(certs, 'cert.pem') };
   store = await listen(function store(req, res) {
-    const [, repo1, repo2, file] = decodeURIComponent(new URL(req.url, 'https://x/').pathname).split('/').slice(1);
+    const [, repo1, repo2, ...path] = decodeURIComponent(new URL(req.url, 'https://x/').pathname).split('/').slice(1);
     const repo = `${repo1}/${repo2}`;
-    const body = REPOS[repo]?.[file];
+    const body = REPOS[repo]?.[path.join('/')];
     if (!body) return res.writeHead(404).end();
-    res.writeHead(200, { ...(repo === 'test-org/no-cors' ? {} : CORS), 'content-type': 'application/octet-stream', 'content-length': body.length });
+    // The unsized repo's store sends its file in chunks, without Content-Length.
+    const length = repo === 'test-org/unsized-gguf' ? {} : { 'content-length': body.length };
+    res.writeHead(200, { ...(repo === 'test-org/no-cors' ? {} : CORS), 'content-type': 'application/octet-stream', ...length });
     res.end(req.method === 'HEAD' ? undefined : body);
   }, tls);
   hub = await listen(function hub(req, res) {
@@ -291,5 +308,51 @@ test('a repo with only pytorch_model.bin, a file store without CORS and a repo t
   assert.match(await refused(page), /test-org\/pytorch-only 的权重只有 pytorch_model\.bin 格式/);
   await screenshot(page, 'hub-refused-pytorch-zh');
   assert.deepEqual(await logits(page), before);
+  await page.context().close();
+});
+
+test('a repo of GGUF files lists them to choose from; repo:file.gguf takes one from the file store and computes transformers’ logits; the link keeps the file; a store that does not say the size is refused by name', async () => {
+  const page = await hubPage(randomModel({ view: 'attention' }));
+  const before = await logits(page);
+  requests.length = 0;
+  await typeRepo(page, 'test-org/tiny-gguf');
+  await page.waitForFunction(() => !window.attnscope.app.loading && document.querySelector('.model-error.model-choice'), null, { timeout: 60_000 });
+  assert.match(await page.locator('.model-error').innerText(), /^test-org\/tiny-gguf holds its model as GGUF files \(2\)\. Choose one:/);
+  assert.deepEqual(await page.locator('.gguf-file').allInnerTexts(), ['Q8_0/model.Q8_0.gguf', 'model.Q4_0.gguf']);
+  assert.deepEqual(requests.map(([host, , path]) => `${host} ${path}`), ['hub /api/models/test-org/tiny-gguf'], 'only the listing is read before the reader chooses');
+  assert.deepEqual(await logits(page), before);
+  await screenshot(page, 'hub-gguf-choice');
+
+  await page.click('.gguf-file >> text=model.Q4_0.gguf');
+  await loaded(page, 'model.Q4_0');
+  assert.equal(await page.inputValue('#model-hub'), 'test-org/tiny-gguf:model.Q4_0.gguf');
+  const { source: meta, model } = await source(page);
+  assert.deepEqual([meta.kind, meta.format, meta.repo, meta.file], ['hub', 'gguf', 'test-org/tiny-gguf', 'model.Q4_0.gguf']);
+  assert.deepEqual(model, { kind: 'hub', repo: 'test-org/tiny-gguf', file: 'model.Q4_0.gguf' });
+  assert.ok(requests.some(([host, , path]) => host === 'store' && path.startsWith('/repos/test-org/tiny-gguf/model.Q4_0.gguf?')), 'the file comes from the file store');
+  assert.match(await page.locator('.model-info').innerText(), /from the Hugging Face Hub \(test-org\/tiny-gguf:model\.Q4_0\.gguf\) · 56\.13 KiB · Q4_0/);
+  const reference = ggufReference('llama_q4_0');
+  const ours = await page.evaluate(async (ids) => Array.from(await window.attnscope.tensor('logits', { ids, attention_mask: null })), reference.ids);
+  const last = ours.slice(ours.length - reference.last.length);
+  const worst = Math.max(...last.map((v, i) => Math.abs(v - reference.last[i]))) / Math.max(...reference.last.map(Math.abs));
+  assert.ok(worst <= 2e-4, `logits differ from transformers’ by ${worst}`);
+
+  // A file in a folder of the repo, typed; its link opens it in a fresh browser.
+  await page.fill('#model-hub', 'test-org/tiny-gguf:Q8_0/model.Q8_0.gguf');
+  await page.click('.model-hub button[type="submit"]');
+  await loaded(page, 'model.Q8_0');
+  const fresh = await hubPage(new URL(await page.evaluate(() => window.attnscope.link())).hash);
+  await loaded(fresh, 'model.Q8_0');
+  assert.deepEqual((await source(fresh)).model, { kind: 'hub', repo: 'test-org/tiny-gguf', file: 'Q8_0/model.Q8_0.gguf' });
+  await fresh.context().close();
+
+  await page.fill('#model-hub', 'test-org/unsized-gguf:model.gguf');
+  await page.click('.model-hub button[type="submit"]');
+  assert.match(await refused(page), /test-org\/unsized-gguf:model\.gguf: the server did not say how long model\.gguf is \(Content-Length\)/);
+  await page.fill('#model-hub', 'test-org/tiny-gguf:missing.gguf');
+  await page.click('.model-hub button[type="submit"]');
+  assert.match(await refused(page), /test-org\/tiny-gguf has no file missing\.gguf; its GGUF files are: Q8_0\/model\.Q8_0\.gguf, model\.Q4_0\.gguf\./);
+  assert.equal((await source(page)).source.name, 'model.Q8_0');
+  assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 });
