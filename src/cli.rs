@@ -16,6 +16,8 @@ const USAGE: &str = "usage:
   attnscope trace --model DIR|FILE.gguf --input INPUT.json --out TRACE.safetensors
                   [--layers 0,1] [--heads 0,3] [--attention auto|naive|flash] [--tile N] [--no-causal]
                   [--ablate L:H[,L:H...]] [--logit-lens] [--head-logit [--target-token ID]]
+  attnscope patch --model DIR|FILE.gguf --clean CLEAN.json --corrupt CORRUPT.json --target-token ID
+                  --against-token ID --out PATCH.safetensors
   attnscope generate --model DIR|FILE.gguf --text TEXT [--bos] [--tokenizer tokenizer.json] [--max-new N]
                   [--temperature T] [--top-k K] [--top-p P] [--seed S]";
 
@@ -126,6 +128,7 @@ fn run(args: &[String]) -> Result<(), Error> {
     match args.first().map(String::as_str) {
         Some("trace") => trace(&args[1..]),
         Some("generate") => generate(&args[1..]),
+        Some("patch") => patch(&args[1..]),
         Some("--help") | Some("-h") | Some("help") => {
             println!("{USAGE}");
             Ok(())
@@ -176,7 +179,7 @@ fn trace(args: &[String]) -> Result<(), Error> {
         "flash" => AttentionPath::Flash { tile },
         other => return Err(usage(&format!("--attention is auto, naive or flash, not '{other}'"))),
     };
-    let interventions = Interventions { ablate: f.heads("ablate")? };
+    let interventions = Interventions::ablating(f.heads("ablate")?);
     let target_token = f.get("target-token").map(|v| v.parse().map_err(|_| usage(&format!("--target-token must be a token id, got '{v}'")))).transpose()?;
     if target_token.is_some() && !f.has("head-logit") {
         return Err(usage("--target-token is the target of --head-logit; give --head-logit too"));
@@ -194,6 +197,38 @@ fn trace(args: &[String]) -> Result<(), Error> {
     let traced = model.trace(&input.ids, input.attention_mask.as_deref(), input.prefix_len, &opts, selection)?;
     write_whole(&out, &traced.trace.to_safetensors())?;
     eprintln!("attnscope: wrote {} tensors to {}", traced.trace.entries.len(), out.display());
+    Ok(())
+}
+
+/// `attnscope patch`: activation patching (analysis/patching.rs) of the clean input into the corrupted one,
+/// both in trace's input format (no mask, no prefix), written as `patch.*` tensors.
+fn patch(args: &[String]) -> Result<(), Error> {
+    let f = Flags::parse(args, &[])?;
+    f.check_known(&["model", "clean", "corrupt", "target-token", "against-token", "out"])?;
+    let read_ids = |flag: &str| -> Result<Vec<u32>, Error> {
+        let path = PathBuf::from(f.need(flag)?);
+        let input: TraceInput = serde_json::from_str(&read_text(&path, "input")?).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
+        if input.attention_mask.as_ref().is_some_and(|m| m.iter().any(|&v| v != 1)) || input.prefix_len != 0 {
+            return Err(Error::Input(format!("{}: patching runs whole, unpadded inputs: give no attention_mask and prefix_len 0", path.display())));
+        }
+        Ok(input.ids)
+    };
+    let (clean, corrupt) = (read_ids("clean")?, read_ids("corrupt")?);
+    let token = |flag: &str| -> Result<u32, Error> {
+        let v = f.need(flag)?;
+        v.parse().map_err(|_| usage(&format!("--{flag} must be a token id, got '{v}'")))
+    };
+    let (target, against) = (token("target-token")?, token("against-token")?);
+    let out = PathBuf::from(f.need("out")?);
+    let (model, _) = load_model(Path::new(f.need("model")?))?;
+    let p = crate::analysis::patching::patch(&model, &clean, &corrupt, target, against, |_, _| {})?;
+    let mut trace = crate::trace::Trace::default();
+    trace.push("patch.clean_metric", &[1], vec![p.clean_metric]);
+    trace.push("patch.corrupt_metric", &[1], vec![p.corrupt_metric]);
+    trace.push("patch.resid_out", &[p.layers, p.positions], p.resid_out);
+    trace.push("patch.head_context", &[p.layers, p.heads], p.head_context);
+    write_whole(&out, &trace.to_safetensors())?;
+    eprintln!("attnscope: wrote the patching of {} layers x {} positions and {} heads to {}", p.layers, p.positions, p.heads, out.display());
     Ok(())
 }
 

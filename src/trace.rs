@@ -28,6 +28,12 @@ impl Trace {
         self.entries.iter().find(|e| e.name == name)
     }
 
+    /// Adds an entry by its contract name.
+    pub fn push(&mut self, name: &str, shape: &[usize], data: Vec<f32>) {
+        assert_eq!(shape.iter().product::<usize>(), data.len(), "{name}");
+        self.entries.push(Entry { name: name.to_string(), shape: shape.to_vec(), desc: describe(name), heads: None, data });
+    }
+
     pub fn names(&self) -> Vec<&str> {
         self.entries.iter().map(|e| e.name.as_str()).collect()
     }
@@ -191,6 +197,10 @@ pub fn describe(name: &str) -> &'static str {
         "logits" => "lm_head output: a score for every vocabulary entry",
         "logit_lens" => "logit lens: lm_head(final norm(this layer's output)), the prediction if the model stopped here",
         "attn.head_logit" => "each head's direct push on the target token's logit, through the final norm of the real run",
+        "patch.clean_metric" => "logit[target] - logit[against] at the last position of the clean run",
+        "patch.corrupt_metric" => "logit[target] - logit[against] at the last position of the corrupted run",
+        "patch.resid_out" => "the metric with one layer's output at one position taken from the clean run [layer, position]",
+        "patch.head_context" => "the metric with one head's attn.context taken from the clean run at every position [layer, head]",
         _ => "",
     }
 }

@@ -406,3 +406,40 @@ fn a_damaged_gguf_file_is_refused_in_one_line() {
     let out = trace(&tmp, &cut, &input(&tmp, GOOD_INPUT), &[]);
     assert_refused(&tmp, &out, &["cut.gguf", "truncated"]);
 }
+
+#[test]
+fn patch_writes_the_four_tensors_and_matches_pytorch() {
+    let tmp = TempDir::new("patch");
+    let case = fixtures().join("patch_gqa");
+    let input: serde_json::Value = serde_json::from_slice(&std::fs::read(case.join("input.json")).unwrap()).unwrap();
+    let write = |name: &str, ids: &serde_json::Value| {
+        let path = tmp.join(name);
+        std::fs::write(&path, serde_json::json!({"ids": ids, "attention_mask": null, "prefix_len": 0}).to_string()).unwrap();
+        path
+    };
+    let (clean, corrupt) = (write("clean.json", &input["clean"]), write("corrupt.json", &input["corrupt"]));
+    let out = tmp.join("patch.safetensors");
+    let model = fixtures().join("gqa");
+    let (target, against) = (input["target"].to_string(), input["against"].to_string());
+    let run = |corrupt: &Path| {
+        attnscope(&["patch", "--model", model.to_str().unwrap(), "--clean", clean.to_str().unwrap(), "--corrupt", corrupt.to_str().unwrap(), "--target-token", &target, "--against-token", &against, "--out", out.to_str().unwrap()])
+    };
+    let done = run(&corrupt);
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    let ours = std::fs::read(&out).unwrap();
+    let ours = SafeTensors::deserialize(&ours).unwrap();
+    let reference = std::fs::read(case.join("trace.safetensors")).unwrap();
+    let reference = SafeTensors::deserialize(&reference).unwrap();
+    for name in ["patch.clean_metric", "patch.corrupt_metric", "patch.resid_out", "patch.head_context"] {
+        let floats = |t: TensorView| t.data().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect::<Vec<f32>>();
+        let (a, b) = (floats(ours.tensor(name).unwrap()), floats(reference.tensor(name).unwrap()));
+        let scale = b.iter().fold(0f32, |m, v| m.max(v.abs()));
+        assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= 2e-4 * scale), "{name}");
+    }
+    // Inputs of different lengths: one line naming both lengths.
+    let short = write("short.json", &serde_json::json!([1, 2, 3]));
+    std::fs::remove_file(&out).unwrap();
+    let refused = run(&short);
+    assert_refused(&tmp, &refused, &["same length", "9 tokens", "3"]);
+    assert!(!out.exists());
+}

@@ -327,7 +327,7 @@ fn forward_on_every_fixture_matches_pytorch_and_the_cpu() {
 /// `GpuModel::trace` refuses such a run rather than trace it without what it asked for.
 #[test]
 fn interventions_and_readouts_are_refused_on_the_gpu_by_name() {
-    let ablate = RunOptions { interventions: Interventions { ablate: vec![(0, 1)] }, ..RunOptions::default() };
+    let ablate = RunOptions { interventions: Interventions::ablating(vec![(0, 1)]), ..RunOptions::default() };
     let plain = RunOptions::default();
     assert_eq!(GpuModel::cpu_only(&ablate, &Selection::all()), Some("knocking out heads"));
     assert_eq!(GpuModel::cpu_only(&plain, &Selection { logit_lens: true, ..Selection::all() }), Some("the logit lens"));

@@ -35,7 +35,7 @@ fn run_case(case: &str, path: AttentionPath) -> Trace {
     let input: Input = serde_json::from_str(&std::fs::read_to_string(dir.join("input.json")).unwrap()).unwrap();
     let run: Run = std::fs::read_to_string(dir.join("run.json")).map_or_else(|_| Run::default(), |s| serde_json::from_str(&s).unwrap());
     let model = Model::new(config, weights);
-    let opts = RunOptions { causal: true, path, interventions: Interventions { ablate: run.ablate }, ..RunOptions::default() };
+    let opts = RunOptions { causal: true, path, interventions: Interventions::ablating(run.ablate), ..RunOptions::default() };
     let selection = Selection { logit_lens: run.logit_lens, head_logit: run.head_logit, target_token: run.target_token, ..Selection::all() };
     model.trace(&input.ids, input.attention_mask.as_deref(), input.prefix_len, &opts, selection).unwrap().trace
 }
@@ -233,7 +233,7 @@ mod interp {
     const PATHS: [AttentionPath; 2] = [AttentionPath::Naive, AttentionPath::Flash { tile: 3 }];
 
     fn run(model: &Model, path: AttentionPath, ablate: Vec<(usize, usize)>, selection: Selection) -> Trace {
-        let opts = RunOptions { path, interventions: Interventions { ablate }, ..RunOptions::default() };
+        let opts = RunOptions { path, interventions: Interventions::ablating(ablate), ..RunOptions::default() };
         model.trace(&IDS, None, 0, &opts, selection).unwrap().trace
     }
 
@@ -339,7 +339,7 @@ mod interp {
     fn bad_heads_and_targets_are_refused_by_name() {
         let m = model();
         let trace = |ablate: Vec<(usize, usize)>, selection: Selection| {
-            let opts = RunOptions { interventions: Interventions { ablate }, ..RunOptions::default() };
+            let opts = RunOptions { interventions: Interventions::ablating(ablate), ..RunOptions::default() };
             m.trace(&IDS, None, 0, &opts, selection).map(|_| ()).unwrap_err().to_string()
         };
         let e = trace(vec![(3, 0)], Selection::all());

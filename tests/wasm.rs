@@ -475,3 +475,21 @@ fn k_quants_dequantize_as_gguf_py_does() {
         assert_eq!(ours.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), theirs, "{}", t.name);
     }
 }
+
+/// Activation patching in wasm32 against PyTorch (tests/fixtures/patch_gqa; tests/patching.rs natively).
+#[wasm_bindgen_test]
+fn activation_patching_matches_pytorch() {
+    let (_, config, model, _, _) = fixture!("gqa");
+    let config = Config::from_json(config).unwrap();
+    let model = Model::new(config.clone(), weights::load_safetensors(&config, model).unwrap());
+    let input: serde_json::Value = serde_json::from_str(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/patch_gqa/input.json"))).unwrap();
+    let ids = |k: &str| serde_json::from_value::<Vec<u32>>(input[k].clone()).unwrap();
+    let token = |k: &str| input[k].as_u64().unwrap() as u32;
+    let p = attnscope::analysis::patching::patch(&model, &ids("clean"), &ids("corrupt"), token("target"), token("against"), |_, _| {}).unwrap();
+    let reference = SafeTensors::deserialize(include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/patch_gqa/trace.safetensors"))).unwrap();
+    let floats = |n: &str| -> Vec<f32> { reference.tensor(n).unwrap().data().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect() };
+    for (name, ours) in [("patch.resid_out", p.resid_out), ("patch.head_context", p.head_context), ("patch.clean_metric", vec![p.clean_metric]), ("patch.corrupt_metric", vec![p.corrupt_metric])] {
+        let rel = common::rel_diff(name, &ours, &floats(name));
+        assert!(rel <= 2e-4, "{name} differs by {rel:.2e}");
+    }
+}

@@ -62,7 +62,7 @@ fn read(row: &[f32], target: u32) -> (f32, usize) {
 
 /// The last row of the logits with `ablate` knocked out.
 fn last_logits(model: &Model, ids: &[u32], ablate: Vec<(usize, usize)>) -> Result<Vec<f32>, Error> {
-    let opts = RunOptions { interventions: Interventions { ablate }, ..RunOptions::default() };
+    let opts = RunOptions { interventions: Interventions::ablating(ablate), ..RunOptions::default() };
     let (logits, _) = model.forward(&mut model.new_cache(), ids, None, &opts, &mut Recorder::new(Selection::none()))?;
     Ok(logits.row(logits.nrows() - 1).to_vec())
 }

@@ -4,3 +4,4 @@
 pub mod circuit;
 pub mod head_roles;
 pub mod induction;
+pub mod patching;

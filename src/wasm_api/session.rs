@@ -13,7 +13,7 @@ use wasm_bindgen::prelude::*;
 use super::memory::config_view;
 use super::{expect_len, from_js, js, now_ms, to_js};
 use crate::analysis::head_roles::{self, HeadRole};
-use crate::analysis::{circuit, induction};
+use crate::analysis::{circuit, induction, patching};
 use crate::model::attention::MaskSpec;
 use crate::model::generate::{draw, top_tokens, Generator, Sampling};
 use crate::model::{AttentionPath, FlashProbe, Interventions, Model, RunOptions};
@@ -76,7 +76,7 @@ impl RunRequest {
             "flash" => AttentionPath::Flash { tile: self.tile.max(1) },
             other => return Err(Error::Input(format!("attention must be auto, naive or flash, not '{other}'"))),
         };
-        let interventions = Interventions { ablate: self.ablate.clone() };
+        let interventions = Interventions::ablating(self.ablate.clone());
         Ok(RunOptions { causal: self.causal, path, probe: self.probe, interventions })
     }
 
@@ -402,6 +402,40 @@ impl Session {
         // Tokens a reader can read on the probe's axes, where the tokenizer has enough of them.
         let ordinary = self.tokenizer.as_ref().map(|t| Some(t.readable_ids()).filter(|r| r.len() >= req.length).unwrap_or_else(|| t.ordinary_ids()));
         Ok(to_js(&induction::probe(&self.model, ordinary.as_deref(), &req).map_err(super::js_said)?)?)
+    }
+
+    /// Activation patching (`analysis::patching`) on `{clean, corrupt, target, against}` (ids of equal
+    /// length; token ids), run on their own (the last run stays the last run). `progress(done, total)`
+    /// after each partial run. Returns `{clean_metric, corrupt_metric, layers, positions, heads,
+    /// resid_out: Float32Array [L·T], head_context: Float32Array [L·nH]}`; a refusal has `code`
+    /// (`patch.lengths`, `patch.token`, `patch.tooLong`, or the forward's own).
+    pub fn patch(&self, request: JsValue, progress: Option<js_sys::Function>) -> Result<JsValue, JsValue> {
+        #[derive(Deserialize)]
+        struct PatchRequest {
+            clean: Vec<u32>,
+            corrupt: Vec<u32>,
+            target: u32,
+            against: u32,
+        }
+        let req: PatchRequest = from_js(request, "patch request")?;
+        let report = |done: usize, total: usize| {
+            if let Some(f) = progress.as_ref() {
+                let _ = f.call2(&JsValue::NULL, &JsValue::from(done as u32), &JsValue::from(total as u32));
+            }
+        };
+        let p = patching::patch(&self.model, &req.clean, &req.corrupt, req.target, req.against, report).map_err(super::js_said)?;
+        #[derive(Serialize)]
+        struct Sizes {
+            clean_metric: f32,
+            corrupt_metric: f32,
+            layers: usize,
+            positions: usize,
+            heads: usize,
+        }
+        let out = to_js(&Sizes { clean_metric: p.clean_metric, corrupt_metric: p.corrupt_metric, layers: p.layers, positions: p.positions, heads: p.heads })?;
+        let arrays = super::typed_fields(&[("resid_out", &p.resid_out), ("head_context", &p.head_context)])?;
+        js_sys::Object::assign(&out.clone().into(), &arrays);
+        Ok(out)
     }
 
     /// "Find the circuit" (`analysis::circuit`) on `{ids, target?, k?}` (k: 3 by default): the heads

@@ -221,7 +221,9 @@ def forward(w, cfg, ids, mask, past, run=None):
     """One MiniMind call over `ids` after the cached `past` (list of (K, V) per layer, or None).
 
     Returns (trace dict, new cache). `mask` is the 0/1 attention mask over all S = P + T positions.
-    `run` (an INTERP_CASES options dict) knocks out heads and adds the logit lens and head attribution.
+    `run` (an INTERP_CASES options dict) knocks out heads and adds the logit lens and head attribution;
+    make_patch_fixtures.py adds `set_context` / `set_out`, lists of (layer, head or position, value):
+    that slice of `attn.context` ([:, head, :], before o_proj) or row of `layers.{l}.out` is replaced.
     """
     run = run or dict(ablate=[], logit_lens=False, head_logit=False, target_token=None)
     eps = cfg["rms_norm_eps"]
@@ -273,6 +275,10 @@ def forward(w, cfg, ids, mask, past, run=None):
             if al == l:
                 ctx = ctx.clone()
                 ctx[:, ah, :] = 0.0
+        for pl, ph, value in run.get("set_context", ()):  # activation patching (make_patch_fixtures.py)
+            if pl == l:
+                ctx = ctx.clone()
+                ctx[:, ph, :] = value
         tr[n + "attn.context"] = ctx
         out = ctx.reshape(T, nH * d) @ w[p + "self_attn.o_proj.weight"].T  # (T, H)
         tr[n + "attn.out"] = out
@@ -287,6 +293,10 @@ def forward(w, cfg, ids, mask, past, run=None):
             tr[n + "ffn.gate"], tr[n + "ffn.up"], tr[n + "ffn.act"] = gate, up, act
         tr[n + "ffn.out"] = ffn
         x = x + ffn
+        for pl, pp, value in run.get("set_out", ()):  # activation patching: the residual after this layer
+            if pl == l:
+                x = x.clone()
+                x[pp] = value
         tr[n + "out"] = x
         if run["logit_lens"]:
             tr[n + "logit_lens"] = rms_norm(x, w["model.norm.weight"], eps) @ lm_head(w).T  # (T, V)
