@@ -706,8 +706,8 @@ function showBos() {
   bos.show({ offered: app.model?.bos_token_id != null, on: state.bos, random: state.model.kind === 'random', gguf: app.source?.format === 'gguf' });
 }
 
-// SmolLM2 on this site: {size: its bytes, or null where the site has none; kept: its meta where this browser keeps it}.
-let smollm2 = { size: null, kept: null };
+// SmolLM2: {onSite: whether this site has it (null: cannot tell), kept: its meta where this browser keeps it}.
+let smollm2 = { onSite: null, kept: null };
 
 // Keeps the reader's checkpoint (or SmolLM2) in this browser for the next visit; a refusal (no space) is noted.
 function keep(checkpoint) {
@@ -951,9 +951,9 @@ const explained = explain(opened.problems, { view: opened.state.view });
 // A visit without a link opens the model kept in this browser; a link opens the model it names, and
 // one that names none (format 2's default) the built-in one, or on a site without it the random one.
 async function firstState() {
-  const [builtin, found, keptMeta, smollm2Size, smollm2Kept] = await Promise.all([source.hasBuiltin(), source.builtinSamples(), source.kept.meta(), source.smollm2Size(), source.keptSmollm2.meta()]);
+  const [builtin, found, keptMeta, onSite, smollm2Kept] = await Promise.all([source.hasBuiltin(), source.builtinSamples(), source.kept.meta(), source.smollm2OnSite(), source.keptSmollm2.meta()]);
   app.samples = sampleTexts(found);
-  smollm2 = { size: smollm2Size, kept: smollm2Kept };
+  smollm2 = { onSite, kept: smollm2Kept };
   models.set({ builtin, kept: keptMeta, smollm2 });
   samples.show(builtin ? found : null);
   if (location.hash.replace(/^#/, '') === '' && keptMeta) return { ...opened.state, model: source.keptModel(keptMeta) };

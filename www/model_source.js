@@ -588,12 +588,15 @@ export async function fromHub(repo, options, file = undefined) {
 
 // --- SmolLM2, the page's real model ---
 
-/** SmolLM2 on this site: its size in bytes (the server's HEAD answer), or null where the site has no such file. */
-export async function smollm2Size() {
+/**
+ * Whether this site has SmolLM2 (the server's answer to a HEAD): true, false where it has no such
+ * file, null where that cannot be told now (offline: nothing is asked, so nothing fails in the console).
+ */
+export async function smollm2OnSite() {
+  if (navigator.onLine === false) return null;
   try {
     const response = await fetch(SMOLLM2_URL, { method: 'HEAD' });
-    const length = Number(response.headers.get('content-length'));
-    return response.ok && length > 0 ? length : null;
+    return response.ok ? true : response.status === 404 ? false : null;
   } catch {
     return null;
   }

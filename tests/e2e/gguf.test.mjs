@@ -87,7 +87,7 @@ test('SmolLM2 from the model panel: its download counted, “ Mary” at 0.92 as
   if (!existsSync(SMOLLM2)) return t.skip('www/models/smollm2 has no SmolLM2 (the build could not fetch it)');
   const size = readFileSync(SMOLLM2).length;
   const segment = () => page.locator('.segment[data-source="smollm2"]');
-  assert.equal(await segment().innerText(), `SmolLM2-135M · English · ${Math.round(size / 1e6)} MB`);
+  assert.equal(await segment().innerText(), `SmolLM2-135M · English · ${Math.round(size / 1e6)} MB`, 'the entry says the file’s size');
   await page.evaluate(() => {
     window.progressTexts = [];
     new MutationObserver(() => window.progressTexts.push(document.querySelector('.model-progress-text').textContent)).observe(document.querySelector('.model-progress'), { subtree: true, childList: true, characterData: true });
@@ -223,7 +223,7 @@ test('a URL to a .gguf file loads it, sized by what the server announces, and th
 test('a site without SmolLM2 says so before a click and after one, and the built-in model runs on', async () => {
   const missing = await freshPage('#lang=en', { route: (route) => route.fulfill({ status: 404, body: 'not found' }) });
   const segment = () => missing.locator('.segment[data-source="smollm2"]');
-  assert.equal(await segment().innerText(), 'SmolLM2-135M · English', 'no size where there is no file');
+  assert.equal(await segment().innerText(), 'SmolLM2-135M · English · 98 MB');
   await segment().click();
   assert.match(await missing.locator('.model-smollm2').innerText(), /SmolLM2 is not on this site: the build that made the site could not download it/);
   assert.match(await refused(missing), /SmolLM2 is not on this site/);

@@ -24,17 +24,14 @@ export function sourceOf(model) {
   return { random: 'random', builtin: 'builtin', smollm2: 'smollm2' }[model.kind] ?? 'own';
 }
 
-// A download's size as its entry says it, in MB as sites write download sizes ("98 MB").
-const megabytes = (n) => `${Math.round(n / 1e6)} MB`;
-
 // handlers: onSource('builtin' | 'smollm2' | 'random'), onFiles(files), onUrl(url), onHub(text),
 // onKept(), onForget(), onForgetSmollm2().
 export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget, onForgetSmollm2 }) {
-  // What is shown: the chosen source, the loaded model's meta, the kept model's meta, SmolLM2 on
-  // this site ({size: bytes or null where the site has no such file, kept: its kept meta or null}),
+  // What is shown: the chosen source, the loaded model's meta, the kept model's meta, SmolLM2
+  // ({onSite: whether the site has it, null where that cannot be told; kept: its kept meta or null}),
   // the progress of a load ({loaded, total, file} in bytes, total null when unknown), the last
   // error, a note on keeping. `loading`: the model being read while progress runs ({kind, url?}).
-  const ui = { source: 'random', builtin: false, smollm2: { size: null, kept: null }, loaded: null, kept: null, loading: null, progress: null, error: null, note: null };
+  const ui = { source: 'random', builtin: false, smollm2: { onSite: null, kept: null }, loaded: null, kept: null, loading: null, progress: null, error: null, note: null };
 
   const segments = Object.fromEntries(
     SOURCES.map((kind) => [kind, el('button', { type: 'button', className: 'segment', dataset: { source: kind }, on: { click: () => choose(kind) } })]),
@@ -158,8 +155,7 @@ export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget, 
     segments.builtin.hidden = !ui.builtin;
     const small = ui.smollm2;
     for (const [kind, button] of Object.entries(segments)) {
-      const size = kind === 'smollm2' ? (small.size ?? small.kept?.bytes ?? null) : null;
-      button.textContent = size ? t('model.source.smollm2Sized', { size: megabytes(size) }) : t(`model.source.${kind}`);
+      button.textContent = t(`model.source.${kind}`);
       button.setAttribute('aria-pressed', String(kind === ui.source));
     }
     node.querySelector('.model-sources').setAttribute('aria-label', t('model.sourcesLabel'));
@@ -169,7 +165,7 @@ export function modelPanel({ onSource, onFiles, onUrl, onHub, onKept, onForget, 
     builtinNote.textContent = t('model.builtinNote');
     builtinNote.hidden = ui.source !== 'builtin';
     // SmolLM2 said for what it is; a site built without it (and no copy kept here) says so before a click.
-    const missing = small.size === null && !small.kept;
+    const missing = small.onSite === false && !small.kept;
     smollm2Note.textContent = missing ? `${t('model.smollm2Note')} ${t('smollm2.missing')}` : t('model.smollm2Note');
     smollm2Note.hidden = ui.source !== 'smollm2';
     const smollm2Loaded = ui.loaded?.kind === 'smollm2';
