@@ -50,11 +50,12 @@ const WANTS_THREADS = RELAXED && !FORCED && self.crossOriginIsolated === true &&
 let BUILD = RELAXED ? 'relaxed-simd' : 'simd128';
 let threads = 1; // the pool's threads in the build that loaded
 let threadsError = null; // why the threads build did not start, where the page could have had it
+let memory = null; // the core's WebAssembly.Memory, whose size coreInfo reports (tools/bench/smollm2.mjs)
 
 async function load(pkg) {
   try {
     const module = await import(pkg);
-    await module.default();
+    ({ memory } = await module.default());
     return module;
   } catch (err) {
     throw new Error(`Could not load the WebAssembly core (www/${pkg.slice(2)}): ${err.message}. Build it with ./build.sh build.`);
@@ -365,9 +366,10 @@ const handlers = {
   coreBuild() {
     return { result: BUILD };
   },
-  // The build, its matmuls' threads, and why the threads build did not start where it could have.
+  // The build, its matmuls' threads, why the threads build did not start where it could have, and
+  // the bytes of WebAssembly memory the core holds now (it grows and never shrinks: its high-water mark).
   coreInfo() {
-    return { result: { build: BUILD, threads, threadsError } };
+    return { result: { build: BUILD, threads, threadsError, memoryBytes: memory?.buffer.byteLength ?? null } };
   },
   // What this worker loaded (the core, its wasm, a tokenizer) and MiniMind's tokenizer, which a
   // switch to a random model needs even when this visit never fetched it: the offline cache (offline.js).
