@@ -161,7 +161,7 @@ test('SmolLM2 from the model panel: its download counted, “ Mary” at 0.92 as
   assert.deepEqual(page.consoleErrors, []);
 });
 
-test('a .gguf file chosen alone, with no config.json, loads with the tokenizer in it and computes transformers’ logits', async () => {
+test('a .gguf file chosen alone, with no config.json, loads with the tokenizer in it, computes transformers’ logits and is kept for the next visit', async () => {
   await chooseFiles(page, [['model.gguf', TINY]]);
   await loaded(page, () => !window.attnscope.app.loading && window.attnscope.app.source?.files?.[0] === 'model.gguf');
   const { source, model, state } = await app(page);
@@ -172,6 +172,12 @@ test('a .gguf file chosen alone, with no config.json, loads with the tokenizer i
   const ours = await logits(page, { ids: TINY_IDS, attention_mask: null });
   assert.ok(relDiff(ours, referenceLogits()) <= 2e-4, `logits differ from transformers’ by ${relDiff(ours, referenceLogits())}`);
   assert.ok((await app(page)).state.tokens.ids.length > 0, 'the page’s own text runs');
+  // Kept as the reader's own model: a visit without a link opens it from the browser, weighed again first.
+  await page.waitForSelector('.model-kept:not([hidden])');
+  await page.goto(server.url);
+  await loaded(page, () => !window.attnscope.app.loading && window.attnscope.app.source?.restored === true);
+  assert.deepEqual([(await app(page)).source.format, (await app(page)).source.name], ['gguf', 'model']);
+  assert.deepEqual(await logits(page, { ids: TINY_IDS, attention_mask: null }), ours);
 });
 
 test('a damaged GGUF file is refused by name in both languages, and the model before it keeps running', async () => {
