@@ -28,6 +28,7 @@ import * as compare from './views/compare.js';
 import * as ablate from './views/ablate.js';
 import * as lens from './views/lens.js';
 import * as attribution from './views/attribution.js';
+import * as circuit from './views/circuit.js';
 import { ablationBar } from './parts/ablation.js';
 import { themeToggle } from './panels/theme.js';
 import { STAGES } from './parts/controls.js';
@@ -49,7 +50,7 @@ import { errorText } from './page/error_text.js';
 import { longTextNote } from './parts/long_text.js';
 import { keepFocus } from './page/focus_keeper.js';
 
-const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons, compare, ablate, lens, attribution };
+const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons, compare, ablate, lens, attribution, circuit };
 
 const TYPING_PAUSE_MS = 200;
 let typing = 0; // the timer of text typed and not yet in the state, or 0
@@ -294,6 +295,14 @@ async function open(next, { told = false, asked = {} } = {}) {
       if (!app.model) await buildModel(DEFAULTS.config, DEFAULTS.seed).catch(() => {});
     }
   }
+  // SmolLM2 opened with no text of the reader's (none, or one of the built-in model's samples) opens
+  // on its own first sample.
+  const builtinSample = Object.values(app.samples ?? {}).some((list) => list.includes(state.text));
+  const smollm2First = rebuild && model.kind === 'smollm2' && app.model && (next.text === null || builtinSample) ? samples.smollm2For(app.model)?.en[0] : null;
+  if (smollm2First) {
+    state.text = smollm2First.text;
+    dom.text.value = state.text;
+  }
   // A checkpoint's sizes are its own; the link's config and seed wait for a switch to Random.
   if (state.model.kind !== 'random') Object.assign(state, { config, seed });
   if (app.model) {
@@ -468,7 +477,7 @@ function stopped() {
 // Shows the active view, or the loading / empty / error state in its place.
 function refresh() {
   publish();
-  samples.model(state.model.kind === 'builtin');
+  samples.model(state.model.kind === 'builtin', state.model.kind === 'smollm2' ? app.model : null);
   tabs.render(state.view);
   ablated.update();
   // A run without the causal mask is not how MiniMind runs: said above every view but the lessons
@@ -762,8 +771,11 @@ const bos = bosOption((on) => navigate({ bos: on }));
 // A sample runs on the built-in model (its head is that model's) and opens the attention map of the
 // head that shows its pattern, through the link's fields, BOS first as head_stats.py scored it; the last
 // sentence's padding and picked cell go.
-const samples = sampleButtons(({ text, layer, head }) =>
-  navigate({ model: 'builtin', text, bos: true, view: 'attention', layer, head, stage: 'probs', pad: '', query: null, key: null }),
+// SmolLM2's samples run on it (it has no BOS); a circuit sample opens the Find-the-circuit view.
+const samples = sampleButtons(({ text, layer, head, pattern }, smollm2) =>
+  smollm2
+    ? navigate({ model: 'smollm2', text, view: pattern in source.CIRCUIT_PATTERNS ? 'circuit' : 'attention', layer, head, stage: 'probs', pad: '', query: null, key: null })
+    : navigate({ model: 'builtin', text, bos: true, view: 'attention', layer, head, stage: 'probs', pad: '', query: null, key: null }),
 );
 
 // Drops the mounted view so that refresh() builds it again: its strings or colours changed.
@@ -951,7 +963,7 @@ const explained = explain(opened.problems, { view: opened.state.view });
 // A visit without a link opens the model kept in this browser; a link opens the model it names, and
 // one that names none (format 2's default) the built-in one, or on a site without it the random one.
 async function firstState() {
-  const [builtin, found, keptMeta, onSite, smollm2Kept] = await Promise.all([source.hasBuiltin(), source.builtinSamples(), source.kept.meta(), source.smollm2OnSite(), source.keptSmollm2.meta()]);
+  const [builtin, found, keptMeta, onSite, smollm2Kept] = await Promise.all([source.hasBuiltin(), source.builtinSamples(), source.kept.meta(), source.smollm2OnSite(), source.keptSmollm2.meta(), source.smollm2Samples().then((raw) => samples.smollm2(raw))]);
   app.samples = sampleTexts(found);
   smollm2 = { onSite, kept: smollm2Kept };
   models.set({ builtin, kept: keptMeta, smollm2 });

@@ -632,6 +632,13 @@ export const SAMPLE_PATTERNS = {
   'duplicate-token': 'duplicate',
 };
 
+// The patterns of a circuit sample (SmolLM2's samples.json, examples/smollm2_samples.rs): a sentence
+// whose answer (`target`) a few heads carry, shown by the Find-the-circuit view, not one head's map.
+export const CIRCUIT_PATTERNS = {
+  'indirect-object': 'indirectObject',
+  fact: 'fact',
+};
+
 /**
  * samples.json checked against the model's config: {en: [...], zh: [...]}, each sample {text,
  * pattern, layer, head} naming a pattern of SAMPLE_PATTERNS and a head the model has; null for a file
@@ -643,13 +650,23 @@ export function checkSamples(samples, config) {
   const valid = (s) =>
     typeof s?.text === 'string' &&
     s.text.trim() !== '' &&
-    Object.hasOwn(SAMPLE_PATTERNS, s.pattern) &&
+    (Object.hasOwn(SAMPLE_PATTERNS, s.pattern) || Object.hasOwn(CIRCUIT_PATTERNS, s.pattern)) &&
     below(s.layer, config?.num_hidden_layers) &&
     below(s.head, config?.num_attention_heads);
   const lists = ['en', 'zh'].map((lang) => samples?.[lang] ?? []);
   if (!lists.every((list) => Array.isArray(list) && list.every(valid)) || lists.every((list) => list.length === 0)) return null;
-  const [en, zh] = lists.map((list) => list.map(({ text, pattern, layer, head }) => ({ text, pattern, layer, head })));
+  const [en, zh] = lists.map((list) => list.map(({ text, pattern, layer, head, target }) => ({ text, pattern, layer, head, ...(typeof target === 'string' ? { target } : {}) })));
   return { en, zh };
+}
+
+/** SmolLM2's samples.json as served (checked with checkSamples once the model's config is known), or null. */
+export async function smollm2Samples() {
+  try {
+    const response = await fetch(new URL('./models/smollm2/samples.json', import.meta.url));
+    return response.ok ? await response.json() : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The built-in model's sample sentences (checkSamples), or null when it has none or they do not fit it. */

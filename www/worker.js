@@ -343,6 +343,12 @@ const handlers = {
     const found = needSession().probeHeads({ length, seed, first });
     return { result: { ...found, pieces: Array.from(session.pieces(Uint32Array.from(found.ids))) } };
   },
+  // Find the circuit (src/analysis/circuit.rs): the answer after the last token, the heads that push
+  // it most and its probability without them, a control's, and the logit lens there; its own runs.
+  circuit({ ids, target = null, k = 3 }) {
+    const found = needSession().findCircuit({ ids, target, k });
+    return { result: { ...found, piece: session.pieces(Uint32Array.from([found.target]))[0] } };
+  },
   async flash({ args, layer, head, row, tile }) {
     await run(args);
     return { result: session.flashRecord(layer, head, row, tile) };

@@ -2,10 +2,12 @@
 // tools/train/head_stats.py because one of its heads shows a named pattern on them), one click away
 // under the text box: a row of English ones and a row of Chinese ones, the page's language first. Each button carries its pattern
 // and head ("previous-token · L3H6", the head grid's role names); a click runs the sentence and opens
-// that head's attention map.
+// that head's attention map. With SmolLM2 loaded its own samples (models/smollm2/samples.json) stand
+// there instead, English only (a Chinese reader is told why), a circuit sample ("indirect object ·
+// L29H1") opening the Find-the-circuit view.
 
 import { el } from '../parts/dom.js';
-import { SAMPLE_PATTERNS } from '../model_source.js';
+import { CIRCUIT_PATTERNS, SAMPLE_PATTERNS, checkSamples } from '../model_source.js';
 import { language, t } from '../strings.js';
 
 const LANGUAGES = ['en', 'zh'];
@@ -26,16 +28,18 @@ export function sampleTexts(samples) {
 }
 
 function button(sample, lang, onPick) {
-  const role = SAMPLE_PATTERNS[sample.pattern];
-  const where = { pattern: t(`role.${role}`), l: sample.layer, h: sample.head };
+  const circuit = CIRCUIT_PATTERNS[sample.pattern];
+  const role = SAMPLE_PATTERNS[sample.pattern] ?? 'circuit';
+  const where = { pattern: circuit ? t(`samples.pattern.${circuit}`) : t(`role.${role}`), l: sample.layer, h: sample.head };
   const tag = el('span', { className: `sample-tag role-badge role-${role}` }, t('samples.tag', where));
+  const tip = circuit ? t('samples.tipCircuit', { ...where, target: sample.target ?? '' }) : t('samples.tip', { ...where, look: t(LOOK[role]) });
   return el(
     'button',
     {
       type: 'button',
       className: 'sample',
       lang: lang === 'zh' ? 'zh-CN' : 'en',
-      title: `${sample.text}\n${t('samples.tip', { ...where, look: t(LOOK[role]) })}`,
+      title: `${sample.text}\n${tip}`,
       dataset: { lang, pattern: sample.pattern, layer: sample.layer, head: sample.head },
       on: { click: () => onPick(sample) },
     },
@@ -44,13 +48,27 @@ function button(sample, lang, onPick) {
   );
 }
 
-// onPick(sample) runs a sample ({text, pattern, layer, head}) and shows its head.
+// onPick(sample, smollm2) runs a sample ({text, pattern, layer, head, target?}) and shows its head,
+// or its circuit; smollm2: the sample is SmolLM2's.
 export function sampleButtons(onPick) {
   const node = el('div', { className: 'samples', hidden: true });
   let samples = null;
   let builtin = true; // whether the page runs the built-in model, whose heads the tags name
+  let smollm2Raw = null; // SmolLM2's samples.json as served
+  let smollm2 = null; // …checked against the loaded SmolLM2's config, while it is the model
 
   function update() {
+    node.classList.toggle('smollm2-samples', Boolean(smollm2));
+    if (smollm2) {
+      node.hidden = false;
+      node.setAttribute('aria-label', t('samples.label'));
+      const row = (lang, ...list) => el('div', { className: 'samples-row' }, el('span', { className: 'samples-lang' }, t(`samples.${lang}`)), el('div', { className: 'samples-list' }, ...list));
+      const english = row('en', smollm2.en.map((sample) => button(sample, 'en', (s) => onPick(s, true))));
+      // SmolLM2 knows little Chinese and has no Chinese samples: said where they would stand.
+      node.replaceChildren(...(language() === 'zh' ? [row('zh', el('p', { className: 'hint samples-none' }, t('samples.smollm2NoChinese'))), english] : [english]), el('p', { className: 'hint samples-hint' }, t('samples.hintSmollm2')));
+      node.classList.remove('other-model');
+      return;
+    }
     node.hidden = !samples;
     if (!samples) return;
     node.setAttribute('aria-label', t('samples.label'));
@@ -76,12 +94,24 @@ export function sampleButtons(onPick) {
       samples = next;
       update();
     },
+    // raw: SmolLM2's samples.json (model_source.js smollm2Samples), or null where the site lacks it.
+    smollm2(raw) {
+      smollm2Raw = raw;
+      update();
+    },
+    // SmolLM2's checked samples while it is the model (config: its resolved config), else null.
+    smollm2For(config) {
+      return config && smollm2Raw ? checkSamples(smollm2Raw, config) : null;
+    },
     relabel: update,
     // With another model loaded the tags name the built-in model's heads: said so, and that a click
     // goes back to it.
-    model(isBuiltin) {
-      if (isBuiltin === builtin) return;
+    // config: the loaded SmolLM2's config (its samples replace the built-in model's), else null.
+    model(isBuiltin, config = null) {
+      const next = this.smollm2For(config);
+      if (isBuiltin === builtin && JSON.stringify(next) === JSON.stringify(smollm2)) return;
       builtin = isBuiltin;
+      smollm2 = next;
       update();
     },
   };

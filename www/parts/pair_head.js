@@ -1,4 +1,8 @@
 import { DOOR, SENTENCE } from '../lessons/qk_match.js';
+import { smollm2Samples } from '../model_source.js';
+import { pageLink } from '../link.js';
+import { el } from './dom.js';
+import { t } from '../strings.js';
 
 // The built-in model's head in which the query at `focus` puts the most weight on `target` (她 on
 // 红 of 小红, the tutorials' example), from that sentence's own run: a lesson's door and the Q·K
@@ -34,4 +38,24 @@ export async function openTutorialPair(app, { key = false } = {}) {
 // Whether the page shows the tutorials' sentence with 她 followed.
 export function showsTutorialPair(state, query) {
   return state.text === SENTENCE && query !== null && state.tokens.pieces[query] === DOOR.focus;
+}
+
+// SmolLM2's indirect-object sample (models/smollm2/samples.json): the English counterpart of the
+// tutorials' 她 → 小红, a name the model must pick from earlier in the sentence. null where the site
+// does not serve SmolLM2.
+let counterpart = null;
+export function smollm2Counterpart() {
+  counterpart ??= smollm2Samples().then((raw) => raw?.en?.find((s) => s.pattern === 'indirect-object') ?? null);
+  return counterpart;
+}
+
+// Said where the page follows 她 on the built-in model: it does not show the tutorials' phenomenon
+// (best: the most weight any of its heads gives 红 from 她 in this sentence, a number in [0, 1], or
+// null), with a link that opens SmolLM2 on its indirect-object sample in the Find-the-circuit view.
+export function smallModelNote(app, best = null) {
+  const node = el('p', { className: 'message small-model-note' }, t(best === null ? 'pair.smallModel' : 'pair.smallModelBest', { w: best === null ? '' : best.toFixed(2) }));
+  smollm2Counterpart().then((sample) => {
+    if (sample) node.append(' ', pageLink(app.navigate, { model: 'smollm2', text: sample.text, view: 'circuit' }, t('pair.toSmollm2')));
+  });
+  return node;
 }

@@ -16,7 +16,7 @@ import { clearestHeads, headRoles, lookFor, roleBadge, roleDetail, roleText } fr
 import { ablateToggle, isAblated } from '../parts/ablation.js';
 import { pageLink } from '../link.js';
 import { queryOf, queryRowBox, topKeys } from '../parts/query_row.js';
-import { openTutorialPair, showsTutorialPair } from '../parts/pair_head.js';
+import { openTutorialPair, showsTutorialPair, smallModelNote } from '../parts/pair_head.js';
 import { DOOR } from '../lessons/qk_match.js';
 import { t } from '../strings.js';
 
@@ -60,7 +60,7 @@ function pairAnswer(layers, layer, h, row, pieces) {
   });
   const rankText = rank === 1 ? t('attention.pairRank1') : t('attention.pairRankN', { n: rank, count: seen.length });
   const bestText = best.layer === layer && best.head === h ? t('attention.pairBestHere') : t('attention.pairBestThere', { l: best.layer, h: best.head, w: fixed(best.w, 2) });
-  return el('p', { className: 'pair-answer' }, t('attention.pairAnswer', { w: fixed(w, 2), rank: rankText, best: bestText }));
+  return el('p', { className: 'pair-answer', dataset: { best: String(best.w) } }, t('attention.pairAnswer', { w: fixed(w, 2), rank: rankText, best: bestText }));
 }
 
 // The raw scores' size, said with what makes it: the RMS of this head's q′ and k′ numbers (the √d
@@ -168,6 +168,8 @@ export function mount(root, app) {
     const lead = query === null ? [] : [followedLead(found.get(`layers.${state.layer}.attn.probs`), h, query, pieces)];
     const answer = showsTutorialPair(state, query) ? pairAnswer(probsNames.map((n) => found.get(n)), state.layer, h, query, pieces) : null;
     if (answer) lead.push(answer);
+    // The built-in model does not show the tutorials' phenomenon: said plainly, with SmolLM2's counterpart.
+    if (answer && app.source?.kind === 'builtin') lead.push(smallModelNote(app, Number(answer.dataset.best)));
     role.replaceChildren(
       ...lead,
       el('p', { className: 'head-role-line' }, el('span', { className: 'head-role-title' }, t(query === null ? 'role.title' : 'role.titleWhole')), roleBadge(measured, pieces), el('span', { className: 'head-role-detail' }, roleDetail(measured, pieces))),
