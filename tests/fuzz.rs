@@ -1,6 +1,6 @@
 //! Fuzzing of what a link or a dropped folder can hand the core: thousands of mutations of the real
-//! www/models/builtin/config.json and assets/minimind/tokenizer.json, from a fixed seed, each read as
-//! the page reads it. Nothing may panic, and no allocation may take the live heap past BUDGET: a
+//! www/models/builtin/config.json and assets/minimind/tokenizer.json, and of a tiny GGUF file's header
+//! and bytes, from a fixed seed, each read as the page reads it. Nothing may panic, and no allocation may take the live heap past BUDGET: a
 //! counting allocator refuses it, which aborts the run and names the case.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -276,4 +276,61 @@ fn a_huge_id_is_refused_before_anything_is_built() {
         assert!(e.to_string().contains(&format!("has only {MAX_VOCAB}")), "{e}");
     }
     assert_eq!(Tokenizer::for_model(&text, 6400).unwrap().vocab_size(), 6400, "the real one still fits");
+}
+
+/// A GGUF file mutated where a lie does most harm: a count, length, dimension or offset in its header
+/// set to an edge value, bytes flipped, cut or repeated.
+fn mutate_gguf(rng: &mut Rng, original: &[u8], header_len: usize) -> Vec<u8> {
+    let mut b = original.to_vec();
+    for _ in 0..1 + rng.below(3) {
+        match rng.below(5) {
+            0 | 1 if b.len() >= 16 => {
+                let at = rng.below(header_len.min(b.len()) - 8);
+                let edge = [0, 1, 31, 32, 255, 1 << 31, u32::MAX as u64, 1 << 32, 1 << 40, 1 << 62, u64::MAX][rng.below(11)];
+                b[at..at + 8].copy_from_slice(&edge.to_le_bytes());
+            }
+            2 => {
+                let at = rng.below(b.len());
+                b[at] = rng.next() as u8;
+            }
+            3 => b.truncate(rng.below(b.len())),
+            4 => {
+                let at = rng.below(header_len.min(b.len()));
+                let end = (at + 1 + rng.below(64)).min(b.len());
+                let slice = b[at..end].to_vec();
+                b.splice(at..at, slice);
+            }
+            _ => {}
+        }
+        if b.len() < 8 {
+            break;
+        }
+    }
+    b
+}
+
+#[test]
+fn mutated_gguf_files_are_read_or_refused_and_never_panic() {
+    let original = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/gguf/llama_q4_0/model.gguf")).unwrap();
+    let header_len = attnscope::gguf::read_header(&original, original.len() as u64).unwrap().data_start as usize;
+    let mut rng = Rng(0x6607_F00D);
+    let mut accepted = 0;
+    for n in 0..3000u64 {
+        let bytes = mutate_gguf(&mut rng, &original, header_len);
+        CASE.store(n, Ordering::Relaxed);
+        let loaded = catch_unwind(AssertUnwindSafe(|| {
+            let Ok(loaded) = attnscope::gguf::load(&bytes) else { return false };
+            // A file that loads must run and give its tokenizer.
+            let Ok(tokenizer) = Tokenizer::for_model(&loaded.tokenizer_json, loaded.config.vocab_size) else { return false };
+            let ids = tokenizer.encode("ab").map(|e| e.ids).unwrap_or_default();
+            let model = Model::new(loaded.config, loaded.weights);
+            !ids.is_empty() && model.trace(&ids, None, 0, &RunOptions::default(), Selection::none()).is_ok()
+        }));
+        match loaded {
+            Ok(ok) => accepted += ok as u64,
+            Err(_) => panic!("GGUF case {n} panicked ({} bytes)", bytes.len()),
+        }
+    }
+    // Some mutations leave the file readable (a flipped weight byte): those load and run.
+    assert!(accepted > 100 && accepted < 3000, "{accepted} of 3000 loaded");
 }
