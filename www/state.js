@@ -118,6 +118,10 @@ export const DEFAULTS = Object.freeze({
   // is shown under (null: the seed's τ = 10), so that a link shows the softmax its maker saw.
   scores: null,
   scoresTau: null,
+  // The patching view's metric, logit[patchTarget] − logit[patchAgainst] at the last position
+  // (views/patch.js); null: the clean run's top-1 next token, and the corrupted run's.
+  patchTarget: null,
+  patchAgainst: null,
 });
 
 // Fields format 2 gained that format 1 never had, and format 3 those format 2 never had: an older
@@ -125,8 +129,8 @@ export const DEFAULTS = Object.freeze({
 // and format 3's BOS off.
 const FORMAT2_ONLY = ['edits', 'probe', 'ablate', 'compare', 'target'];
 const SAMPLING = ['temperature', 'topK', 'topP', 'draw'];
-const FORMAT3_ONLY = ['bos', ...SAMPLING, 'scores', 'scoresTau'];
-const AS_BEFORE = Object.freeze({ ...Object.fromEntries([...FORMAT2_ONLY, ...SAMPLING, 'scores', 'scoresTau'].map((key) => [key, DEFAULTS[key]])), bos: false });
+const FORMAT3_ONLY = ['bos', ...SAMPLING, 'scores', 'scoresTau', 'patchTarget', 'patchAgainst'];
+const AS_BEFORE = Object.freeze({ ...Object.fromEntries([...FORMAT2_ONLY, ...SAMPLING, 'scores', 'scoresTau', 'patchTarget', 'patchAgainst'].map((key) => [key, DEFAULTS[key]])), bos: false });
 
 // Fields every s2 link writes even at their default: the reader's language and the landing view
 // are defaults that differ between browsers and releases, and a link must not.
@@ -379,6 +383,8 @@ const FIELDS = {
   draw: int(0, MAX_SEED),
   scores: nullable(scoresText),
   scoresTau: nullable(real(0.1, 100)), // the scale view's own-row slider: 10^-1 to 10^2
+  patchTarget: nullable(int(0, MAX_VOCAB - 1)),
+  patchAgainst: nullable(int(0, MAX_VOCAB - 1)),
 };
 
 // Format 1 had no sample text: its text null was refused, as it still is. Nor had it the FORMAT2_ONLY
@@ -497,13 +503,17 @@ function percentDecoded(text) {
  * The layer and head clamped to a model's sizes (a config.json; absent sizes leave them alone), and
  * the knocked-out heads the model does not have dropped.
  */
-export function fitToModel({ layer, head, ablate = [], target = null }, { num_hidden_layers: layers, num_attention_heads: heads, vocab_size: vocab }) {
+export function fitToModel({ layer, head, ablate = [], target = null, patchTarget = null, patchAgainst = null }, { num_hidden_layers: layers, num_attention_heads: heads, vocab_size: vocab }) {
+  const inVocab = (id) => (vocab && id !== null && id >= vocab ? null : id);
   return {
     layer: layers ? Math.min(layer, layers - 1) : layer,
     head: heads ? Math.min(head, heads - 1) : head,
     ablate: ablate.filter(([l, h]) => (!layers || l < layers) && (!heads || h < heads)),
     // A target token past this model's vocabulary (a link made for a bigger one): back to the top-1 token.
-    target: vocab && target !== null && target >= vocab ? null : target,
+    target: inVocab(target),
+    // So are the patching view's two tokens: back to the two runs' top-1 tokens.
+    patchTarget: inVocab(patchTarget),
+    patchAgainst: inVocab(patchAgainst),
   };
 }
 
@@ -574,7 +584,7 @@ export const EMBED_THEMES = ['light', 'dark'];
 
 // Plain "key=value" fields: strings turned into what a JSON payload would hold.
 const PLAIN = {
-  number: ['seed', 'layer', 'head', 'query', 'key', 'divisor', 'tile', 'context', 'target', 'temperature', 'topK', 'topP', 'draw', 'scoresTau'],
+  number: ['seed', 'layer', 'head', 'query', 'key', 'divisor', 'tile', 'context', 'target', 'temperature', 'topK', 'topP', 'draw', 'scoresTau', 'patchTarget', 'patchAgainst'],
   boolean: ['causal', 'allHeads', 'yarn', 'probe', 'bos'],
   list: ['hide', 'pad', 'ablate'],
   string: ['lesson', 'lang', 'text', 'view', 'step', 'stage', 'backend', 'compare', 'scores'],

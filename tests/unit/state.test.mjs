@@ -52,13 +52,15 @@ const EVERYTHING = {
   draw: 3,
   scores: '1, 2, 30',
   scoresTau: 2.5,
+  patchTarget: 1234,
+  patchAgainst: 0,
 };
 
 // Format 2's later fields at their "nothing": what a format-1 link opens them as.
 const FORMAT2_NOTHING = { edits: null, probe: false, ablate: [], compare: null, target: null };
 // Format 3's fields as links of formats 1 and 2 meant them by not having them: no BOS token first,
 // the model's own softmax at the prediction.
-const FORMAT3_BEFORE = { bos: false, temperature: 1, topK: 0, topP: 1, draw: 0, scores: null, scoresTau: null };
+const FORMAT3_BEFORE = { bos: false, temperature: 1, topK: 0, topP: 1, draw: 0, scores: null, scoresTau: null, patchTarget: null, patchAgainst: null };
 // What a link of format N opens with when it says nothing (or is damaged).
 // EVERYTHING as a format-2 link could hold it: without format 3's fields.
 const EVERYTHING2 = { ...EVERYTHING, ...Object.fromEntries(Object.keys(FORMAT3_BEFORE).map((key) => [key, undefined])) };
@@ -219,7 +221,7 @@ test('format 2 changed the defaults: the built-in model, the sample text; format
   assert.deepEqual(FORMAT1_DEFAULTS, format1.DEFAULTS, 'format 1 defaults are frozen as they were');
   // The landing view may change freely: every s2 link writes its view.
   const changed = Object.keys(DEFAULTS).filter((key) => key !== 'view' && JSON.stringify(DEFAULTS[key]) !== JSON.stringify(FORMAT1_DEFAULTS[key]));
-  assert.deepEqual(changed.sort(), ['ablate', 'bos', 'compare', 'draw', 'edits', 'model', 'probe', 'scores', 'scoresTau', 'target', 'temperature', 'text', 'topK', 'topP']);
+  assert.deepEqual(changed.sort(), ['ablate', 'bos', 'compare', 'draw', 'edits', 'model', 'patchAgainst', 'patchTarget', 'probe', 'scores', 'scoresTau', 'target', 'temperature', 'text', 'topK', 'topP']);
   for (const [key, nothing] of Object.entries(FORMAT2_NOTHING)) assert.deepEqual(DEFAULTS[key], nothing, `${key}: a field format 2 gained later defaults to nothing, so older s2 links keep their meaning`);
 });
 
@@ -601,9 +603,11 @@ test('text stays text: markup, unpaired surrogates and astral characters survive
 });
 
 test('the page clamps to the loaded model and to the tokens it has', () => {
-  assert.deepEqual(fitToModel({ layer: 5, head: 7, ablate: [] }, { num_hidden_layers: 2, num_attention_heads: 4 }), { layer: 1, head: 3, ablate: [], target: null });
+  assert.deepEqual(fitToModel({ layer: 5, head: 7, ablate: [] }, { num_hidden_layers: 2, num_attention_heads: 4 }), { layer: 1, head: 3, ablate: [], target: null, patchTarget: null, patchAgainst: null });
   const target = (t) => fitToModel({ layer: 0, head: 0, target: t }, { num_hidden_layers: 2, num_attention_heads: 4, vocab_size: 6400 }).target;
   assert.deepEqual([target(6399), target(6400), target(262143), target(null)], [6399, null, null, null], 'a target past the vocabulary goes back to the top-1 token');
+  const fitted = fitToModel({ layer: 0, head: 0, patchTarget: 6400, patchAgainst: 6399 }, { num_hidden_layers: 2, num_attention_heads: 4, vocab_size: 6400 });
+  assert.deepEqual([fitted.patchTarget, fitted.patchAgainst], [null, 6399], 'so do the patching view’s tokens');
   assert.deepEqual(fitToModel({ layer: 0, head: 0, ablate: [[0, 3], [0, 4], [1, 2], [2, 0]] }, { num_hidden_layers: 2, num_attention_heads: 4 }).ablate, [[0, 3], [1, 2]], 'heads the model lacks are no longer knocked out');
   assert.deepEqual(fitToTokens({ pad: [0, 3, 9], query: 9, key: 3 }, 4), { pad: [0, 3], query: null, key: 3 });
   assert.deepEqual(fitToTokens({ pad: [1], query: 2, key: null }, 4), { pad: [1], query: 2, key: null });
