@@ -29,6 +29,7 @@ import * as ablate from './views/ablate.js';
 import * as lens from './views/lens.js';
 import * as attribution from './views/attribution.js';
 import * as circuit from './views/circuit.js';
+import * as patch from './views/patch.js';
 import { ablationBar } from './parts/ablation.js';
 import { themeToggle } from './panels/theme.js';
 import { STAGES } from './parts/controls.js';
@@ -50,7 +51,7 @@ import { errorText } from './page/error_text.js';
 import { longTextNote } from './parts/long_text.js';
 import { keepFocus } from './page/focus_keeper.js';
 
-const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons, compare, ablate, lens, attribution, circuit };
+const VIEWS = { overview, stepper, attention: attentionMap, grid: headGrid, masks, lines: tokenLines, qk: qkExplained, rope, scale, gqa, decode, flash, ffn, output, lessons, compare, ablate, lens, attribution, circuit, patch };
 
 const TYPING_PAUSE_MS = 200;
 let typing = 0; // the timer of text typed and not yet in the state, or 0
@@ -129,6 +130,8 @@ const app = {
   tokenize: (text, bos = withBos()) => worker.call('tokenize', { text, bos }),
   withBos,
   args: () => runArgs(),
+  // Stops what the worker is doing (a view's own long request, as the status's Cancel does).
+  cancel: () => cancelWork(),
   redraw: () => refresh(), // a view's own change (a lesson's edited cell): redrawn as any other, so settled() waits for it
 };
 

@@ -343,6 +343,11 @@ const handlers = {
     const found = needSession().probeHeads({ length, seed, first });
     return { result: { ...found, pieces: Array.from(session.pieces(Uint32Array.from(found.ids))) } };
   },
+  // Activation patching (src/analysis/patching.rs) on {clean, corrupt, target, against}, run on its
+  // own (the last run stays); progress after each of its L·(T + nH) partial runs.
+  patch(request) {
+    return typed(needSession().patch(request, progress));
+  },
   // Find the circuit (src/analysis/circuit.rs): the answer after the last token, the heads that push
   // it most and its probability without them, a control's, and the logit lens there; its own runs.
   circuit({ ids, target = null, k = 3 }) {

@@ -63,7 +63,8 @@ export function errorText(err) {
     // A GGUF file's refusals count its bytes exactly, as the reader compares them with the file's size.
     if (gguf && GGUF_WORDS.has(name)) args[name] = ggufWords(value);
     else if (gguf && /^\d+$/.test(value)) args[name] = Number.isSafeInteger(n) ? grouped(n) : BigInt(value).toLocaleString('en-US');
-    else if (SIZES.has(name) && Number.isFinite(n)) args[name] = IN_GIB.has(err.code) ? `${(n / 2 ** 30).toFixed(2)} GiB` : bytes(n);
+    // patch.tooLong's `most` is a count of tokens, not of bytes.
+    else if (SIZES.has(name) && Number.isFinite(n) && err.code !== 'patch.tooLong') args[name] = IN_GIB.has(err.code) ? `${(n / 2 ** 30).toFixed(2)} GiB` : bytes(n);
     // A count past 2^53 (a damaged header's length) is grouped from its digits, not rounded by a double.
     else if ((COUNTS.has(name) || (name === 'value' && err.code === 'config.countTooBig')) && Number.isFinite(n)) args[name] = Number.isSafeInteger(n) || !/^\d+$/.test(value) ? grouped(n) : BigInt(value).toLocaleString('en-US');
     else args[name] = value;

@@ -13,7 +13,7 @@ export const TAB_GROUPS = [
   // Beside the basics, not after the folds: the overview's route starts with the lessons.
   { id: 'lessons', views: ['lessons'] },
   { id: 'deep', views: ['lines', 'qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn'], folds: true },
-  { id: 'interp', views: ['compare', 'ablate', 'lens', 'attribution', 'circuit'], folds: true },
+  { id: 'interp', views: ['compare', 'ablate', 'lens', 'attribution', 'circuit', 'patch'], folds: true },
 ];
 
 // nav: the <nav> to fill; go(view): the reader picked a tab.

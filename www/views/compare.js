@@ -18,6 +18,18 @@ import { longTextNote } from '../parts/long_text.js';
 
 const TYPING_PAUSE_MS = 300;
 
+// The default B: the first one-word swap whose tokens line up with A's (love → hate would not:
+// "hate" is two tokens), so that the difference map exists; else the first swap, else A itself.
+// The patching view (views/patch.js) takes the same second sentence. tokensOf(text): its tokens.
+export async function defaultSecond(text, T, tokensOf) {
+  const options = swaps(text).slice(0, 8);
+  for (const b of options) {
+    const tokens = await tokensOf(b).catch(() => null);
+    if (tokens?.ids.length === T) return b;
+  }
+  return options[0] ?? text;
+}
+
 export function mount(root, app) {
   const { state } = app;
   const controls = [layerSelect(app), headSelect(app)];
@@ -65,23 +77,12 @@ export function mount(root, app) {
     return tokenized.get(key);
   }
 
-  // The default B: the first one-word swap whose tokens line up with A's (love → hate would not:
-  // "hate" is two tokens), so that the difference map exists; else the first swap, else A itself.
-  async function defaultB(text, T) {
-    const options = swaps(text).slice(0, 8);
-    for (const b of options) {
-      const tokens = await tokensOf(b).catch(() => null);
-      if (tokens?.ids.length === T) return b;
-    }
-    return options[0] ?? text;
-  }
-
   const line = (key, tokens) => el('p', { className: 'compare-sentence' }, el('strong', {}, t(key)), ' ', tokens.pieces.map((p, i) => el('span', { className: tokens.special?.[i] ? 'compare-token special' : 'compare-token', dataset: { i } }, tokenText(p))));
 
   async function update() {
     const my = ++seq;
     controls.forEach((c) => c.update());
-    const textB = state.compare ?? (await defaultB(state.text, state.tokens.ids.length));
+    const textB = state.compare ?? (await defaultSecond(state.text, state.tokens.ids.length, tokensOf));
     if (my !== seq) return;
     if (state.compare === null) shownDefault = textB;
     if (document.activeElement !== input) input.value = textB;
