@@ -23,8 +23,13 @@ const OFFERED = 8;
 // How many of the strongest cells and heads are named.
 const NAMED = 3;
 
-// The last result, kept across views: {model, key, result} (model: the app.model it was run on).
+// Kept across views (a view left and opened again finds them): the last result, {model, key, result}
+// (model: the app.model it was run on); the run under way, {key, done, total, started}; the key of
+// the inputs whose run was cancelled or refused, {key, error}; and the mounted view's redraw.
 let kept = null;
+let running = null;
+let stopped = null;
+let mounted = null;
 
 export function mount(root, app) {
   const { state } = app;
@@ -61,9 +66,7 @@ export function mount(root, app) {
     result,
   );
   let seq = 0;
-  let inputs = null; // {key, clean, corrupt, target, against, A, B, pieces} of the inputs shown now
-  let running = null; // {key, done, total, started} while a patching run is under way
-  let stopped = null; // the key of a run the reader cancelled, or {key, error} of one refused
+  let inputs = null; // {key, request, A, B, differ, pieces} of the inputs shown now
 
   const progress = {
     bar: el('progress', { className: 'patch-progress' }),
@@ -156,12 +159,7 @@ export function mount(root, app) {
     runButton.disabled = !ok || running !== null;
     const mine = kept && kept.model === app.model && kept.key === key ? kept.result : null;
     if (running) {
-      // Updated in place, so that Cancel stays the same button under the pointer as the run goes on.
-      const { done, total, started } = running;
-      const seconds = (performance.now() - started) / 1000;
-      Object.assign(progress.bar, { max: total || 1, value: done });
-      progress.text.textContent = total ? t('patch.progress', { done, total, s: seconds.toFixed(0) }) : t('patch.starting');
-      progress.other.hidden = running.key === key;
+      showProgress();
       if (!status.contains(progress.node)) status.replaceChildren(progress.node);
     } else if (stopped?.key === key && key) {
       status.replaceChildren(el('p', { className: stopped.error ? 'message message-error' : 'message message-empty', attrs: { role: stopped.error ? 'alert' : 'status' } }, stopped.error ? errorText(stopped.error) : t('patch.cancelled')));
@@ -170,6 +168,15 @@ export function mount(root, app) {
     } else status.replaceChildren();
     result.hidden = !mine;
     if (mine) draw(mine);
+  }
+
+  // Updated in place, so that Cancel stays the same button under the pointer as the run goes on.
+  function showProgress() {
+    const { done, total, started } = running;
+    const seconds = (performance.now() - started) / 1000;
+    Object.assign(progress.bar, { max: total || 1, value: done });
+    progress.text.textContent = total ? t('patch.progress', { done, total, s: seconds.toFixed(0) }) : t('patch.starting');
+    progress.other.hidden = running.key === inputs?.key;
   }
 
   async function run() {
@@ -184,16 +191,15 @@ export function mount(root, app) {
         onProgress: ({ done, total }) => {
           if (!running) return;
           Object.assign(running, { done, total });
-          show();
+          mounted?.progress();
         },
       });
-      kept = { model, key, result: found, ms: performance.now() - running.started };
-      root.dataset.patchMs = String(Math.round(kept.ms));
+      kept = { model, key, result: found };
     } catch (err) {
       stopped = { key, error: err.cancelled ? null : err };
     }
     running = null;
-    show();
+    mounted?.show();
   }
 
   const share = (m, r) => (m - r.corrupt_metric) / (r.clean_metric - r.corrupt_metric);
@@ -318,10 +324,13 @@ export function mount(root, app) {
     app.go('attention');
   }
 
+  mounted = { show, progress: showProgress };
+  const me = mounted;
   return {
     update,
     destroy() {
       seq++;
+      if (mounted === me) mounted = null;
       Object.values(maps).forEach((m) => m.destroy());
     },
   };
