@@ -147,7 +147,7 @@ test('an old format-1 link opens exactly the state it did: the random model, its
     assert.match(link, /^s1\./);
     // Format 1 had no lesson edits, induction probe nor interventions: the page reads them as none;
     // nor a BOS token before the text: the page reads it as off; nor sampling settings: the model's own softmax.
-    const before = { ...(await format1.decode(link)).state, edits: null, probe: false, ablate: [], compare: null, target: null, bos: false, temperature: 1, topK: 0, topP: 1, draw: 0, scores: null, scoresTau: null };
+    const before = { ...(await format1.decode(link)).state, edits: null, probe: false, ablate: [], compare: null, target: null, bos: false, temperature: 1, topK: 0, topP: 1, draw: 0, scores: null, scoresTau: null, patchTarget: null, patchAgainst: null };
     const page = await freshPage(`#${link}`, locale);
     const s = await shown(page);
     assert.equal(s.kind, 'random');
