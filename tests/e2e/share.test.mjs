@@ -196,7 +196,7 @@ test('the scripting API: getState, setState (validated, config merged), link and
 
 // What a format-1 link opens as: its defaults, and no lesson edits, induction probe nor interventions (format 1 had
 // no field for them), and no BOS token first (nor had format 2).
-const FORMAT1_STATE = { ...FORMAT1_DEFAULTS, edits: null, probe: false, ablate: [], compare: null, target: null, bos: false, temperature: 1, topK: 0, topP: 1, draw: 0, scores: null, scoresTau: null };
+const FORMAT1_STATE = { ...FORMAT1_DEFAULTS, edits: null, probe: false, ablate: [], compare: null, target: null, bos: false, temperature: 1, topK: 0, topP: 1, draw: 0, scores: null, scoresTau: null, patchTarget: null, patchAgainst: null };
 
 // defaults: the state the page must fall back to, its link's format's defaults (a damaged format-1
 // link opens format 1's: the random model), or null where the link's own fields stay.
