@@ -259,13 +259,14 @@ struct Input {
 /// semantic corners, www/models/<case> for a shipped model (the built-in one).
 /// Every plain fixture: not the interpretability ones (with a run.json), which ask for what
 /// `GpuModel::cpu_only` sends to the CPU (checked below), nor the mixture-of-experts ones: the GPU path runs
-/// dense FFNs only (`a_moe_model_is_refused_so_the_page_runs_it_on_the_cpu`).
+/// dense FFNs only (`a_moe_model_is_refused_so_the_page_runs_it_on_the_cpu`), nor activation patching's
+/// (`patch_*`), which are no forward's trace and run on the CPU.
 fn cases() -> Vec<(String, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut cases: Vec<(String, PathBuf)> = std::fs::read_dir(fixtures())
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.path().join("trace.safetensors").exists() && !e.path().join("run.json").exists() && !e.file_name().to_string_lossy().starts_with("moe_"))
+        .filter(|e| e.path().join("trace.safetensors").exists() && !e.path().join("run.json").exists() && !["moe_", "patch_"].iter().any(|p| e.file_name().to_string_lossy().starts_with(p)))
         .map(|e| {
             let case = e.file_name().to_string_lossy().into_owned();
             let model = if e.path().join("config.json").exists() { e.path() } else { root.join("www/models").join(&case) };
