@@ -11,7 +11,7 @@ import { strayLatin } from '../../www/glossary.js';
 // A Chinese sentence among the built-in model's sample candidates (tools/train/head_stats.py) and the tutorials' sentence.
 const SAMPLE = '这本书写得非常好，我一口气就看完了。';
 const SENTENCES = [SAMPLE, '昨天天气很好', 'Hello 昨天 🙂 world'];
-const VIEWS = ['stepper', 'attention', 'grid', 'masks', 'lines', 'qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn', 'output', 'compare', 'ablate', 'lens', 'attribution', 'patch', 'lessons'];
+const VIEWS = ['stepper', 'attention', 'grid', 'masks', 'lines', 'qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn', 'output', 'compare', 'ablate', 'lens', 'attribution', 'circuit', 'patch', 'lessons'];
 const CJK = /[\u2e80-\u9fff\uff00-\uffef]/;
 const BYTES = /<[0-9A-F]{2}( [0-9A-F]{2})*>/;
 

@@ -324,7 +324,7 @@ test('the tabs come in groups: basics, lessons, then deep dives and experiments 
     ['basics', ['overview', 'stepper', 'attention', 'grid', 'masks', 'output']],
     ['lessons', ['lessons']],
     ['deep', ['lines', 'qk', 'rope', 'scale', 'gqa', 'decode', 'flash', 'ffn']],
-    ['interp', ['compare', 'ablate', 'lens', 'attribution']],
+    ['interp', ['compare', 'ablate', 'lens', 'attribution', 'circuit', 'patch']],
   ]);
   const visible = () => page.$$eval('#nav a.tab', (list) => list.filter((a) => a.checkVisibility()).map((a) => a.dataset.view));
   assert.deepEqual(await visible(), ['overview', 'stepper', 'attention', 'grid', 'masks', 'output', 'lessons'], 'a handful of doors');
