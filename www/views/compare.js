@@ -64,18 +64,8 @@ export function mount(root, app) {
     ...cards,
   );
   let seq = 0;
-  const tokenized = new Map(); // BOS or not, and text → tokens of B, asked of the worker once
-
   // B is tokenized as the input A is: with the model's BOS token first when A has it.
-  function tokensOf(text) {
-    const key = JSON.stringify([app.withBos(), text]);
-    if (!tokenized.has(key)) {
-      const request = app.tokenize(text);
-      request.catch(() => tokenized.delete(key));
-      tokenized.set(key, request);
-    }
-    return tokenized.get(key);
-  }
+  const tokensOf = tokenCache(app);
 
   const line = (key, tokens) => el('p', { className: 'compare-sentence' }, el('strong', {}, t(key)), ' ', tokens.pieces.map((p, i) => el('span', { className: tokens.special?.[i] ? 'compare-token special' : 'compare-token', dataset: { i } }, tokenText(p))));
 
@@ -178,5 +168,23 @@ export function mount(root, app) {
       clearTimeout(timer);
       Object.values(maps).forEach((m) => m.destroy());
     },
+  };
+}
+
+/**
+ * A second sentence's tokens, asked of the worker once per text and BOS setting (a failed request is
+ * asked again next time): `tokensOf(text)` → Promise of the tokenizer's reading. Compare and Patching
+ * tokenize their second sentence through it.
+ */
+export function tokenCache(app) {
+  const tokenized = new Map();
+  return (text) => {
+    const key = JSON.stringify([app.withBos(), text]);
+    if (!tokenized.has(key)) {
+      const request = app.tokenize(text);
+      request.catch(() => tokenized.delete(key));
+      tokenized.set(key, request);
+    }
+    return tokenized.get(key);
   };
 }

@@ -16,7 +16,7 @@ import { axisLabel, fixed, tokenText } from '../parts/format.js';
 import { ablateToggle } from '../parts/ablation.js';
 import { t } from '../strings.js';
 import { errorText } from '../page/error_text.js';
-import { defaultSecond } from './compare.js';
+import { defaultSecond, tokenCache } from './compare.js';
 
 // The candidates each token picker offers: the most likely next tokens of each run.
 const OFFERED = 8;
@@ -75,16 +75,7 @@ export function mount(root, app) {
   };
   progress.node = el('div', { className: 'patch-running' }, progress.bar, ' ', progress.text, ' ', el('button', { type: 'button', className: 'action secondary patch-cancel', on: { click: () => app.cancel() } }, t('app.cancel')), progress.other);
 
-  const tokenized = new Map();
-  function tokensOf(text) {
-    const key = JSON.stringify([app.withBos(), text]);
-    if (!tokenized.has(key)) {
-      const request = app.tokenize(text);
-      request.catch(() => tokenized.delete(key));
-      tokenized.set(key, request);
-    }
-    return tokenized.get(key);
-  }
+  const tokensOf = tokenCache(app);
 
   const chips = (tokens, differ) => tokens.pieces.map((p, i) => el('span', { className: `compare-token${tokens.special?.[i] ? ' special' : ''}${differ.includes(i) ? ' changed' : ''}` }, tokenText(p)));
   const toCompare = () => el('a', { href: '#view=compare', className: 'patch-to-compare', on: { click: (e) => (e.preventDefault(), app.go('compare')) } }, t('patch.toCompare'));
