@@ -1,4 +1,4 @@
-//! The `attnscope` command line: `trace` (shared/docs/trace-contract.md) and `generate`.
+//! The `attnscope` command line: `trace` (docs/trace-contract.md) and `generate`.
 //! Every failure is one line on stderr and a non-zero exit; a trace file is written whole or not at all.
 
 use std::path::{Path, PathBuf};

@@ -1,5 +1,5 @@
 //! The trace: every intermediate tensor of one forward call, by its contract name
-//! (shared/docs/trace-contract.md), in the order computed, each with shape and a one-line description.
+//! (docs/trace-contract.md), in the order computed, each with shape and a one-line description.
 //! The caller chooses what to record, so long inputs stay within memory.
 
 use std::collections::HashMap;

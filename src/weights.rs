@@ -286,7 +286,7 @@ fn check_listing(config: &Config, listing: &Listing) -> Result<(), Error> {
 }
 
 /// Reads a safetensors checkpoint in the Hugging Face layout MiniMind saves
-/// (shared/docs/minimind-semantics.md, "Weight names"). F32, F16 and BF16 are read into f32.
+/// (docs/minimind-semantics.md, "Weight names"). F32, F16 and BF16 are read into f32.
 /// The file must pass `check_listing`; a NaN or inf value is an error that names the tensor and
 /// the element.
 pub fn load_safetensors(config: &Config, bytes: &[u8]) -> Result<Weights, Error> {

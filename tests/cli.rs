@@ -1,4 +1,4 @@
-//! The `attnscope` command as a user runs it (shared/docs/trace-contract.md, "The command"): a trace
+//! The `attnscope` command as a user runs it (docs/trace-contract.md, "The command"): a trace
 //! that matches PyTorch's, and for every kind of bad input a non-zero exit, exactly one line on stderr
 //! that names the problem, no panic text, and no file left behind (neither --out nor a .partial).
 //! Broken checkpoints are made from a small valid random one in a fresh temp directory per test.

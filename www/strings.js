@@ -1,6 +1,6 @@
 // Every sentence the page shows, in one table per language: English, then 简体中文. Keys are grouped
 // by where they appear; {name} placeholders are filled by t(key, {name: value}). Formulas follow
-// shared/docs/minimind-semantics.md; the Chinese follows the seeds' own wording (shared/seeds).
+// docs/minimind-semantics.md; the Chinese follows the seeds' own wording (shared/seeds).
 
 const en = {
   'app.title': 'attnscope',

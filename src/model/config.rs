@@ -1,5 +1,5 @@
 //! Model configuration: Hugging Face `config.json` as MiniMind writes it, with MiniMind-3's defaults
-//! for missing keys (shared/docs/minimind-semantics.md, "Configuration"), and the limits attnscope
+//! for missing keys (docs/minimind-semantics.md, "Configuration"), and the limits attnscope
 //! enforces before allocating anything.
 
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
 //! MiniMind's forward pass as plain math on ndarray: one concept per file, MiniMind's own names.
-//! Follows shared/docs/minimind-semantics.md (MiniMind-3, `model/model_minimind.py`, Qwen3 layout).
+//! Follows docs/minimind-semantics.md (MiniMind-3, `model/model_minimind.py`, Qwen3 layout).
 
 pub mod attention;
 pub mod block;

@@ -1,5 +1,5 @@
 //! What the integration tests share: the fixture folder and the trace contract's comparison
-//! (shared/docs/trace-contract.md, "Tolerance"), so a trace from the library and one written by the
+//! (docs/trace-contract.md, "Tolerance"), so a trace from the library and one written by the
 //! command line are held to exactly the same standard.
 // Each test binary uses its own part of this module.
 #![allow(dead_code)]

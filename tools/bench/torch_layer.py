@@ -30,7 +30,7 @@ import torch.nn.functional as F
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reference"))
 from make_fixtures import BASE, forward, make_weights, rms_norm, rope_tables, rotate_half  # noqa: E402
 
-# MiniMind-3 (shared/docs/minimind-semantics.md, "Configuration"), one layer.
+# MiniMind-3 (docs/minimind-semantics.md, "Configuration"), one layer.
 CONFIG = dict(BASE, hidden_size=768, num_hidden_layers=1, num_attention_heads=8, num_key_value_heads=4,
               intermediate_size=2432, vocab_size=6400)
 

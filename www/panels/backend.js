@@ -33,7 +33,7 @@ export function backendControls({ call, args, choose }) {
       const { worst, adapter, gpu_ms: gpuMs, cpu_ms: cpuMs } = await call('checkGpu', { args: args() });
       const error = worst.problem ?? worst.rel.toExponential(2);
       const numbers = { name: worst.name, error, adapter, gpu: gpuMs.toFixed(1), cpu: cpuMs.toFixed(1), bound: GPU_BOUND.toExponential(0) };
-      // A verdict against the bound the GPU path is held to (docs: trace-contract.md), not a bare number.
+      // A verdict against the bound the GPU path is held to (docs/trace-contract.md), not a bare number.
       const agree = !worst.problem && worst.rel <= GPU_BOUND;
       // A problem (NaN, a differing -inf pattern, a tensor the GPU did not record) is no relative error.
       const said = worst.problem ? t('backend.checkedProblem', { name: worst.name, problem: worst.problem }) : t(agree ? 'backend.checked' : 'backend.checkedOff', numbers);

@@ -1,6 +1,6 @@
 // How numbers, shapes and token pieces are written on screen, in the page's language.
 // Shapes follow MiniMind's own debug prints: the batch dimension 1 comes first ([1, 6, 8, 96]),
-// while the trace itself (trace-contract.md) drops it.
+// while the trace itself (docs/trace-contract.md) drops it.
 
 import { language, t } from '../strings.js';
 

@@ -1,4 +1,4 @@
-// One trace tensor drawn as heatmaps according to its shape (trace-contract.md):
+// One trace tensor drawn as heatmaps according to its shape (docs/trace-contract.md):
 //   [T, X]        one heatmap, a row per token;
 //   [T, n, d]     one heatmap, a row per token, the n heads side by side as framed column groups
 //                 (q and its norms/rotations have query heads, k/v/caches have KV heads, a MoE

@@ -1,4 +1,4 @@
-// KV cache and decoding (shared/docs/minimind-semantics.md, step 5): the prompt is prefilled once,
+// KV cache and decoding (docs/minimind-semantics.md, step 5): the prompt is prefilled once,
 // then each step runs only the newest token against the cache (the core's generateStart/Step, greedy).
 // The cache grows by one position per step; each step's single attention row is stacked under the
 // prefill's rows, so the stack is the causal attention matrix built one row at a time. After every

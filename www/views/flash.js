@@ -1,4 +1,4 @@
-// The flash path (shared/docs/minimind-semantics.md, "The flash path"): one query row of one head
+// The flash path (docs/minimind-semantics.md, "The flash path"): one query row of one head
 // walks the keys tile by tile with an online softmax, keeping a running max m, denominator l and
 // unnormalised output o, and never forms the whole row of probabilities. The core records the walk
 // (flashRecord); ← / → reveal it one tile at a time. At the end o / l is set beside the explicit

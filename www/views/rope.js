@@ -1,4 +1,4 @@
-// RoPE: what "rotate half" does to a head's query (shared/docs/minimind-semantics.md, step 4).
+// RoPE: what "rotate half" does to a head's query (docs/minimind-semantics.md, step 4).
 // Three figures, all from the core: the rotation angle p · inv_freq[i] of every dimension pair i
 // against position p (ropeAngles), beside each pair's wavelength with YaRN off and on; one token's
 // q before (q_norm) and after rotation (ropeRotate), pair by pair as arrows on a circle; and the
