@@ -29,19 +29,14 @@
 // What the core decides stays with the core: a config in range may still be refused (heads not
 // divisible by KV heads, too many weights), and the page shows the core's own message.
 
+import { MAX_EXPERTS, MAX_HEAD_DIM, MAX_HEADS, MAX_HIDDEN, MAX_INTERMEDIATE, MAX_LAYERS, MAX_TOKENS, MAX_VOCAB } from './limits.js';
 import { STRINGS } from './strings.js';
 
 export const VERSION = 3;
 
-// The core's limits (src/model/config.rs): a link can ask for nothing the core would refuse to size.
-const MAX_HIDDEN = 8192;
-const MAX_LAYERS = 64;
-const MAX_HEADS = 256;
-const MAX_HEAD_DIM = 1024;
-const MAX_INTERMEDIATE = 65536;
-const MAX_EXPERTS = 256;
-const MAX_VOCAB = 262_144;
-export const MAX_TOKENS = 8192; // the core's limit on one run (MAX_TOKENS in src/model/config.rs)
+// The core's limits come from limits.js (the page's copy of src/model/config.rs's): a link can ask
+// for nothing the core would refuse to size. MAX_TOKENS stays exported from here too.
+export { MAX_TOKENS };
 const MAX_SEED = Number.MAX_SAFE_INTEGER;
 export const MAX_CONTEXT = 1 << 20;
 

@@ -8,6 +8,8 @@ use super::linear::Weight;
 use crate::{Error, Said};
 
 /// Largest sizes attnscope accepts. They keep a typo in a config or a link from freezing a tab.
+/// The page's copy is www/limits.js; tests/unit/limits.test.mjs reads these lines (one
+/// `pub const MAX_X: usize = 123;` each) and fails unless both hold the same names and values.
 pub const MAX_HIDDEN: usize = 8192;
 pub const MAX_LAYERS: usize = 64;
 pub const MAX_HEADS: usize = 256;

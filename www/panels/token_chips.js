@@ -10,7 +10,7 @@ import { el } from '../parts/dom.js';
 import { quoted, tokenText, visible } from '../parts/format.js';
 import { TOKENS_EVENT } from '../parts/heatmap_interaction.js';
 import { language, t } from '../strings.js';
-import { MAX_TOKENS } from '../state.js';
+import { MAX_TOKENS } from '../limits.js';
 
 
 export function tokenChips(onToggle) {

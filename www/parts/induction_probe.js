@@ -14,7 +14,7 @@ import { layerSelect, headSelect } from './controls.js';
 import { ablateToggle } from './ablation.js';
 import { t } from '../strings.js';
 import { errorText } from '../page/error_text.js';
-import { MAX_TOKENS } from '../state.js';
+import { MAX_TOKENS } from '../limits.js';
 
 // 32 random tokens, twice: long enough that a head cannot score by chance, short enough that the
 // probe's map shows every token. A model with fewer positions gets a shorter probe.
