@@ -380,3 +380,104 @@ fn chosen_heads_are_the_full_traces_slices() {
         }
     }
 }
+
+/// docs/trace-contract.md lists every tensor name the code writes, and only those: each table row whose
+/// first cell is one `name` gives its shape as `[a,b,…]`. A dense run with both read-outs, a
+/// mixture-of-experts run, a GGUF model with q/k/v biases and `attnscope patch` record between them every
+/// name the contract lists, each at the rank it gives, and no other.
+mod contract {
+    use super::*;
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::Path;
+
+    /// Name (with `{l}` for a layer index) → the rank of its documented shape.
+    fn documented() -> BTreeMap<String, usize> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/trace-contract.md");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut names = BTreeMap::new();
+        for row in text.lines().filter(|l| l.starts_with("| `")) {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let name = cells[1].strip_prefix('`').and_then(|c| c.strip_suffix('`')).filter(|n| !n.contains('`'));
+            let name = name.unwrap_or_else(|| panic!("one name per row, in backticks: {row}"));
+            let dims = cells[2].strip_prefix('[').and_then(|c| c.strip_suffix(']'));
+            let rank = dims.unwrap_or_else(|| panic!("{name}: a shape like [T,H]: {row}")).split(',').count();
+            assert!(names.insert(name.to_string(), rank).is_none(), "{name} is listed twice");
+        }
+        names
+    }
+
+    /// `layers.3.attn.q` → `layers.{l}.attn.q`.
+    fn generic(name: &str) -> String {
+        match name.strip_prefix("layers.").and_then(|rest| rest.split_once('.')) {
+            Some((l, rest)) if l.parse::<usize>().is_ok() => format!("layers.{{l}}.{rest}"),
+            _ => name.to_string(),
+        }
+    }
+
+    fn recorded(trace: &Trace) -> Vec<(String, usize)> {
+        trace.entries.iter().map(|e| (e.name.clone(), e.shape.len())).collect()
+    }
+
+    fn fixture_trace(case: &str, selection: Selection) -> Trace {
+        let dir = fixtures().join(case);
+        let (config, weights) = load_dir(&dir).unwrap();
+        let input: Input = serde_json::from_str(&std::fs::read_to_string(dir.join("input.json")).unwrap()).unwrap();
+        Model::new(config, weights).trace(&input.ids, input.attention_mask.as_deref(), input.prefix_len, &RunOptions::default(), selection).unwrap().trace
+    }
+
+    fn gguf_trace(case: &str) -> Trace {
+        let dir = fixtures().join("gguf").join(case);
+        let loaded = attnscope::gguf::load(&std::fs::read(dir.join("model.gguf")).unwrap()).unwrap();
+        assert!(loaded.config.attention_bias, "{case} has q/k/v biases");
+        let input: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("input.json")).unwrap()).unwrap();
+        let ids: Vec<u32> = serde_json::from_value(input["ids"].clone()).unwrap();
+        Model::new(loaded.config, loaded.weights).trace(&ids, None, 0, &RunOptions::default(), Selection::all()).unwrap().trace
+    }
+
+    /// What `attnscope patch` writes for the patch_gqa fixture's two inputs.
+    fn patch_file() -> Vec<(String, usize)> {
+        let case = fixtures().join("patch_gqa");
+        let input: serde_json::Value = serde_json::from_slice(&std::fs::read(case.join("input.json")).unwrap()).unwrap();
+        let dir = common::TempDir::new("contract");
+        let write = |name: &str, ids: &serde_json::Value| {
+            let path = dir.join(name);
+            std::fs::write(&path, serde_json::json!({"ids": ids, "attention_mask": null, "prefix_len": 0}).to_string()).unwrap();
+            path
+        };
+        let (clean, corrupt, out) = (write("clean.json", &input["clean"]), write("corrupt.json", &input["corrupt"]), dir.join("patch.safetensors"));
+        let model = fixtures().join("gqa");
+        let args = [
+            "patch", "--model", model.to_str().unwrap(), "--clean", clean.to_str().unwrap(), "--corrupt", corrupt.to_str().unwrap(),
+            "--target-token", &input["target"].to_string(), "--against-token", &input["against"].to_string(), "--out", out.to_str().unwrap(),
+        ];
+        let done = std::process::Command::new(env!("CARGO_BIN_EXE_attnscope")).args(args).output().unwrap();
+        assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+        let bytes = std::fs::read(&out).unwrap();
+        let file = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+        file.tensors().into_iter().map(|(name, view)| (name, view.shape().len())).collect()
+    }
+
+    #[test]
+    fn the_contract_lists_every_recorded_name_with_its_rank_and_no_other() {
+        let contract = documented();
+        let readouts = Selection { logit_lens: true, head_logit: true, ..Selection::all() };
+        let runs = [
+            ("a dense run with the read-outs", recorded(&fixture_trace("gqa", readouts.clone()))),
+            ("a mixture-of-experts run", recorded(&fixture_trace("moe_top2_unnormed", readouts))),
+            ("a GGUF qwen2 model", recorded(&gguf_trace("qwen2_f32"))),
+            ("attnscope patch", patch_file()),
+        ];
+        let mut seen = BTreeSet::new();
+        for (what, names) in runs {
+            assert!(!names.is_empty(), "{what} recorded nothing");
+            for (name, rank) in names {
+                let key = generic(&name);
+                let documented = contract.get(&key).unwrap_or_else(|| panic!("{what} records {name}, which docs/trace-contract.md does not list"));
+                assert_eq!(rank, *documented, "{what}: {name} has {rank} dimensions, the contract's shape {documented}");
+                seen.insert(key);
+            }
+        }
+        let never: Vec<&String> = contract.keys().filter(|k| !seen.contains(*k)).collect();
+        assert!(never.is_empty(), "docs/trace-contract.md lists names no run records: {never:?}");
+    }
+}
