@@ -1,0 +1,66 @@
+// The first look and the return visit, as a reader on a slow link meets them: www/ served as GitHub
+// Pages serves a site (tools/bench/pages_host.mjs: ETag, max-age 600, gzip, no cross-origin isolation),
+// the link simulated on the host (MBPS, default 20, and 40 ms before each answer's first byte), a fresh
+// Chromium profile at 1366 × 768. For each of ROUNDS fresh profiles: the first visit, then a second
+// visit in the same profile. Printed per visit: the first picture (the overview's diagram drawn), the
+// built-in model's numbers (the overview's prediction), and what the host sent.
+//
+//   ./build.sh build && node tools/bench/first_look.mjs [rounds]      (MBPS=5 for a slower link)
+import { loadavg } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launch } from '../../tests/e2e/helpers.mjs';
+import { startPagesHost } from './pages_host.mjs';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const ROUNDS = Number(process.argv[2] ?? 3);
+const MBPS = Number(process.env.MBPS ?? 20);
+const LATENCY_MS = Number(process.env.LATENCY_MS ?? 40);
+
+// Marks, in ms from the navigation's start: the diagram's first block, and the built-in model's
+// prediction in the overview.
+const MARKS = () => {
+  const look = (window.__look = {});
+  const tick = () => {
+    if (!look.picture && document.querySelector('.ov-diagram .ov-block')) look.picture = performance.now();
+    const app = window.attnscope?.app;
+    if (!look.numbers && app?.source?.kind === 'builtin' && document.querySelector('.ov-prediction .ov-predict:not(.ov-waiting)')) look.numbers = performance.now();
+    if (!look.numbers) requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+};
+
+async function visit(context, host) {
+  host.reset();
+  const page = await context.newPage();
+  await page.addInitScript(MARKS);
+  await page.goto(host.url);
+  await page.waitForFunction(() => window.__look?.numbers, null, { timeout: 180_000, polling: 100 }).catch(async (e) => {
+    throw new Error(`no numbers: ${JSON.stringify(await page.evaluate(() => ({ look: window.__look, phase: window.attnscope?.app?.phase, source: window.attnscope?.app?.source?.kind })))}`, { cause: e });
+  });
+  const look = await page.evaluate(() => window.__look);
+  // What the page goes on to fetch after the numbers (the service worker's copies) counts too.
+  await page.waitForTimeout(3000);
+  const result = { picture: look.picture, numbers: look.numbers, sentMB: host.sent() / 1e6, requests: host.requests().length };
+  await page.close();
+  return result;
+}
+
+const host = await startPagesHost(resolve(ROOT, 'www'), { mbps: MBPS, latencyMs: LATENCY_MS });
+const browser = await launch({ webgpu: false });
+console.log(`first look at ${MBPS} Mbps, ${LATENCY_MS} ms a request; load average before: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+const fmt = (r) => `picture ${(r.picture / 1000).toFixed(2)} s, numbers ${(r.numbers / 1000).toFixed(2)} s, sent ${r.sentMB.toFixed(2)} MB in ${r.requests} requests`;
+try {
+  for (let round = 0; round < ROUNDS; round++) {
+    const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
+    const first = await visit(context, host);
+    const second = await visit(context, host);
+    console.log(`round ${round + 1}: first visit: ${fmt(first)}`);
+    console.log(`round ${round + 1}: return visit: ${fmt(second)}`);
+    await context.close();
+  }
+} finally {
+  await browser.close();
+  await host.close();
+}
+console.log(`load average after: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
