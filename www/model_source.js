@@ -78,129 +78,134 @@ function headerEnd(bytes) {
   return n > BigInt(MAX_HEADER_BYTES) ? null : 8 + Number(n);
 }
 
-// The size of the file a whole safetensors header describes: the header, then its tensors' data
-// up to the last tensor's end; null when the header is not one (the core says what else is wrong).
-function impliedSize(head) {
-  let listing;
-  try {
-    listing = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(head.subarray(8)));
-  } catch {
-    return null;
-  }
-  if (!listing || typeof listing !== 'object' || Array.isArray(listing)) return null;
-  let end = 0;
-  for (const [name, tensor] of Object.entries(listing)) {
-    if (name === '__metadata__') continue;
-    const last = tensor?.data_offsets?.[1];
-    if (!Number.isSafeInteger(last) || last < 0) return null;
-    end = Math.max(end, last);
-  }
-  return head.length + end;
-}
-
 // A byte count for a sentence, exact (the reader compares it with the file's own size).
 const count = (bytes) => bytes.toLocaleString('en-US');
 
-// Joins the first chunks of a stream while its header arrives (at most 8 bytes + 100 MB).
-function concat(a, b) {
-  const joined = new Uint8Array(a.length + b.length);
-  joined.set(a);
-  joined.set(b, a.length);
-  return joined;
-}
+// How many of a sharded checkpoint's downloads are open at once. A browser keeps at most six
+// connections to one host over HTTP/1.1, and a download whose bytes wait to be read holds its
+// connection: opening every shard before reading any stalled at the seventh.
+export const SHARDS_IN_FLIGHT = 3;
 
 /**
- * Reads a checkpoint's safetensors streams (one model.safetensors, or the shards of a sharded one, in
- * order) into one ArrayBuffer holding one safetensors file. Every stream's header is read first and
- * decides its size; `check(size, head)` (the core) sees the whole file's size and header (the shards'
- * headers joined, offsets moved) before any tensor data is read, and only once the core accepts is a
- * buffer of exactly that size allocated, so the core's budget bounds it. What a sender says about its
- * length (Content-Length, compression) is not trusted: a stream that brings more or fewer bytes than
- * its header describes, or breaks off, is refused with a sentence naming its file. progress(loaded,
- * total) follows the bytes, total null until every header is in.
+ * Reads a checkpoint's safetensors files (one model.safetensors, or the shards of a sharded one, in
+ * order; each `open()` resolves to its bytes' stream) into one ArrayBuffer holding one safetensors
+ * file. Every file's header is read first, into one array of the length its first 8 bytes give, and
+ * `headers(heads)` (the worker: safetensors_header.js) parses them, off the page's thread, into each
+ * file's size and the joined file's header; `check(size, head)` (the core) sees the whole file's
+ * size and header before any tensor data is read, and only once the core accepts is a buffer of
+ * exactly that size allocated, so the core's budget bounds it. At most SHARDS_IN_FLIGHT downloads are
+ * open at a time: a shard read while the first ones wait has its download closed once its header is
+ * in, and opened again for its data. What a sender says about its length (Content-Length,
+ * compression) is not trusted: a stream that brings more or fewer bytes than its header describes,
+ * or breaks off, is refused with a sentence naming its file. progress(loaded, total) follows the
+ * bytes, total null until every header is in.
  */
-async function readStreams(streams, { check, progress }) {
-  const shards = streams.map(({ stream, file }) => ({ reader: stream.getReader(), file, head: new Uint8Array(0), end: 0, size: 0, length: 0 }));
-  const loaded = () => shards.reduce((sum, s) => sum + Math.max(s.length, s.head.length), 0);
+async function readStreams(sources, { check, headers, progress }) {
+  // got: the file's bytes counted so far; rest: those that came past its header, kept for its data.
+  const shards = sources.map(({ open, file }) => ({ open, file, reader: null, head: null, end: 0, rest: null, got: 0, size: 0, length: 0 }));
+  const loaded = () => shards.reduce((sum, s) => sum + Math.max(s.length, s.got), 0);
   const next = async (shard) => {
     try {
       return await shard.reader.read();
     } catch {
-      throw new Error(t('source.brokenOff', { file: shard.file, loaded: count(shard.length || shard.head.length) }));
+      throw new Error(t('source.brokenOff', { file: shard.file, loaded: count(shard.length || shard.got) }));
+    }
+  };
+  const close = (shard) => {
+    shard.reader?.cancel().catch(() => {});
+    shard.reader = null;
+  };
+  // The file's header: 8 bytes, then as many as they say, in one array; what the last chunk brings
+  // past it is kept in `rest`.
+  const readHead = async (shard) => {
+    const first = new Uint8Array(8);
+    let at = 0;
+    for (;;) {
+      const { done, value } = await next(shard);
+      if (done) throw new Error(t('source.tooShort', { file: shard.file, loaded: count(at), total: count(shard.end || 8) }));
+      let from = 0;
+      if (!shard.head) {
+        from = Math.min(8 - at, value.length);
+        first.set(value.subarray(0, from), at);
+        at += from;
+        shard.got = at;
+        if (at < 8) continue;
+        const end = headerEnd(first);
+        if (end === null) throw new Error(t('source.badHead', { file: shard.file }));
+        shard.end = end;
+        shard.head = new Uint8Array(end);
+        shard.head.set(first);
+      }
+      const used = Math.min(value.length - from, shard.end - at);
+      shard.head.set(value.subarray(from, from + used), at);
+      at += used;
+      shard.got = at;
+      progress(loaded(), null);
+      if (at === shard.end) {
+        shard.rest = value.subarray(from + used);
+        return;
+      }
     }
   };
   try {
-    for (const shard of shards) {
-      for (;;) {
-        const { done, value } = await next(shard);
-        if (value) shard.head = concat(shard.head, value);
-        progress(loaded(), null);
-        const end = headerEnd(shard.head);
-        if (end === null) throw new Error(t('source.badHead', { file: shard.file }));
-        if (shard.head.length >= end) {
-          shard.end = end;
-          // The core explains what is wrong with a header that is no listing of tensors.
-          const implied = impliedSize(shard.head.subarray(0, end));
-          if (implied === null && shards.length > 1) throw new Error(t('source.badHead', { file: shard.file }));
-          shard.size = implied ?? shard.head.length;
-          break;
-        }
-        if (done) throw new Error(t('source.tooShort', { file: shard.file, loaded: count(shard.head.length), total: count(end) }));
+    let open = 0;
+    for (const [i, shard] of shards.entries()) {
+      shard.reader = (await shard.open()).getReader();
+      open++;
+      await readHead(shard);
+      // The first shards' downloads stay open for their data while a place is left for the next
+      // header; later ones give their place to it, except the last, which needs none after it.
+      if (open < SHARDS_IN_FLIGHT || i === shards.length - 1) {
+        shard.got += shard.rest.length;
+        continue;
       }
+      close(shard);
+      open--;
+      shard.rest = null;
     }
-    const { head, bases } = joined(shards);
+    const ends = shards.map((s) => s.end);
+    const { sizes, head, bases } = await headers(shards.map((s) => s.head));
+    shards.forEach((shard, i) => {
+      shard.head = null; // moved to the worker
+      if (sizes[i] === null && shards.length > 1) throw new Error(t('source.badHead', { file: shard.file }));
+      shard.size = sizes[i] ?? ends[i];
+    });
     const size = head.length + shards.reduce((sum, s) => sum + s.size - s.end, 0);
     const info = await check(size, head);
     const buffer = new Uint8Array(size);
     buffer.set(head);
     const total = shards.reduce((sum, s) => sum + s.size, 0);
     for (const [i, shard] of shards.entries()) {
+      let skip = 0; // a download opened again brings its header again
+      if (!shard.reader) {
+        shard.reader = (await shard.open()).getReader();
+        skip = shard.end;
+      }
       const put = (bytes) => {
-        if (shard.length + bytes.length > shard.size) throw new Error(t('source.tooLong', { file: shard.file, total: count(shard.size) }));
-        buffer.set(bytes, bases[i] + shard.length - shard.end);
-        shard.length += bytes.length;
+        const dropped = Math.min(skip, bytes.length);
+        skip -= dropped;
+        const data = bytes.subarray(dropped);
+        if (shard.length + data.length > shard.size) throw new Error(t('source.tooLong', { file: shard.file, total: count(shard.size) }));
+        buffer.set(data, bases[i] + shard.length - shard.end);
+        shard.length += data.length;
         progress(loaded(), total);
       };
       shard.length = shard.end;
-      put(shard.head.subarray(shard.end));
+      if (shard.rest) put(shard.rest);
+      shard.rest = null;
       for (;;) {
         const { done, value } = await next(shard);
         if (done) break;
         put(value);
       }
+      shard.reader = null;
       if (shard.length < shard.size) throw new Error(t('source.tooShort', { file: shard.file, loaded: count(shard.length), total: count(shard.size) }));
     }
     return { weights: buffer.buffer, info };
   } catch (err) {
-    for (const shard of shards) shard.reader.cancel().catch(() => {});
+    shards.forEach(close);
     throw err;
   }
-}
-
-// One safetensors header for the shards' tensors: a single file keeps its own; shards' listings are
-// merged, each shard's data following the one before (its offsets moved by what precedes it), the
-// header padded with spaces to a multiple of 8 as safetensors writes it. Returns the header's bytes
-// and where each shard's data begins in the joined file.
-function joined(shards) {
-  if (shards.length === 1) return { head: shards[0].head.subarray(0, shards[0].end), bases: [shards[0].end] };
-  const listing = {};
-  let at = 0;
-  const starts = [];
-  for (const shard of shards) {
-    starts.push(at);
-    const own = JSON.parse(new TextDecoder().decode(shard.head.subarray(8, shard.end)));
-    for (const [name, tensor] of Object.entries(own)) {
-      if (name === '__metadata__') continue;
-      listing[name] = { ...tensor, data_offsets: tensor.data_offsets.map((o) => o + at) };
-    }
-    at += shard.size - shard.end;
-  }
-  const text = JSON.stringify(listing);
-  const json = new TextEncoder().encode(text.padEnd(text.length + ((8 - (new TextEncoder().encode(text).length % 8)) % 8), ' '));
-  const head = new Uint8Array(8 + json.length);
-  new DataView(head.buffer).setBigUint64(0, BigInt(json.length), true);
-  head.set(json, 8);
-  return { head, bases: starts.map((s) => head.length + s) };
 }
 
 // --- a GGUF file ---
@@ -235,7 +240,6 @@ async function ggufHead(read, size, file, needs) {
  */
 async function readGguf(stream, size, file, { needs, check, progress }) {
   const reader = stream.getReader();
-  const parts = [];
   let loaded = 0;
   const next = async () => {
     try {
@@ -249,24 +253,36 @@ async function readGguf(stream, size, file, { needs, check, progress }) {
     loaded += bytes.length;
     progress(loaded, size, file);
   };
-  // The first n bytes as one array (the chunks so far joined); fewer where the stream ends.
+  // The file's first n bytes (n grows from ask to ask) in one array of n, allocated once per ask of
+  // the core's (ggufHead), not grown chunk by chunk; fewer where the stream ends. What a chunk
+  // brings past them waits in `spill`.
+  let head = new Uint8Array(0);
+  let spill = new Uint8Array(0);
   const read = async (n) => {
-    while (loaded < n) {
+    const grown = new Uint8Array(n);
+    grown.set(head);
+    let at = head.length;
+    for (let piece = spill; ; ) {
+      const used = Math.min(piece.length, n - at);
+      grown.set(piece.subarray(0, used), at);
+      at += used;
+      spill = piece.subarray(used);
+      if (at === n) break;
       const { done, value } = await next();
       if (done) break;
       take(value);
-      parts.push(value);
+      piece = value;
     }
-    const joined = parts.length === 1 ? parts[0] : parts.reduce(concat, new Uint8Array(0));
-    parts.splice(0, parts.length, joined);
-    return joined;
+    head = grown.subarray(0, at);
+    return head;
   };
   try {
     progress(0, size, file);
-    const head = await ggufHead(read, size, file, needs);
-    const info = await check(size, head);
+    const header = await ggufHead(read, size, file, needs);
+    const info = await check(size, header);
     const buffer = new Uint8Array(size);
-    buffer.set(head);
+    buffer.set(header);
+    buffer.set(spill, header.length);
     for (;;) {
       const { done, value } = await next();
       if (done) break;
@@ -356,10 +372,10 @@ export async function responseText(response, file) {
  * A checkpoint from the reader's files (picked or dropped): config.json and model.safetensors,
  * tokenizer.json if given, or one .gguf file. check(configText, size, head) → the core's view of a
  * safetensors checkpoint, checkGguf(size, head) of a GGUF file; progress(loaded, total) as the
- * weights are read.
+ * weights are read; headers(heads) parses safetensors headers (readStreams).
  */
 export async function fromFiles(files, options) {
-  const { check, progress } = options;
+  const { check } = options;
   const picked = pickFiles(files);
   if (picked.format === 'gguf') {
     const file = baseName(picked.weights);
@@ -370,7 +386,7 @@ export async function fromFiles(files, options) {
   const first = new Uint8Array(await picked.weights.slice(0, 8).arrayBuffer());
   const head = new Uint8Array(await picked.weights.slice(0, headerEnd(first) ?? 8).arrayBuffer());
   const info = await check(config, size, head);
-  const { weights } = await readStreams([{ stream: picked.weights.stream(), file: baseName(picked.weights) }], { check: async () => info, progress });
+  const { weights } = await readStreams([{ open: async () => picked.weights.stream(), file: baseName(picked.weights) }], { ...options, check: async () => info });
   const tokenizer = picked.tokenizer ? await fileText(picked.tokenizer, 'tokenizer.json') : null;
   const names = [picked.config, picked.weights, picked.tokenizer].filter(Boolean).map(baseName);
   const name = folderOf(Array.from(files)) ?? modelName(config, baseName(picked.weights));
@@ -481,7 +497,7 @@ async function get(folder, path, shown, { optional = false, file = path } = {}) 
  * tokenizer.json, fetched relative to it; or a .gguf file. kind: 'url' or 'builtin' (the page's own folder).
  */
 export async function fromUrl(url, options) {
-  const { check, progress, kind = 'url' } = options;
+  const { check, kind = 'url' } = options;
   if (isGgufUrl(url)) {
     const address = webUrl(url).href;
     const file = decodeURIComponent(new URL(address).pathname.split('/').pop());
@@ -491,7 +507,7 @@ export async function fromUrl(url, options) {
   const folder = folderUrl(url);
   const config = await responseText(await get(folder, 'config.json', url), 'config.json');
   const response = await get(folder, 'model.safetensors', url);
-  const { weights, info } = await located(url, readStreams)([{ stream: response.body, file: 'model.safetensors' }], { check: (size, head) => check(config, size, head), progress });
+  const { weights, info } = await located(url, readStreams)([{ open: async () => response.body, file: 'model.safetensors' }], { ...options, check: (size, head) => check(config, size, head) });
   const tokenizerResponse = await get(folder, 'tokenizer.json', url, { optional: true });
   const tokenizer = tokenizerResponse ? await responseText(tokenizerResponse, 'tokenizer.json') : null;
   const name = new URL(folder).pathname.split('/').filter(Boolean).pop() ?? new URL(folder).host;
@@ -550,7 +566,7 @@ const CONVERT = {
  * file, is refused with its GGUF files (`ggufFiles`, `repo` on the Error), for the reader to choose one.
  */
 export async function fromHub(repo, options, file = undefined) {
-  const { check, progress } = options;
+  const { check } = options;
   if (!isHubRepo(repo)) throw new Error(t('hub.badRepo', { repo, example: HUB_EXAMPLE }));
   if (file !== undefined && !isHubFile(file)) throw new Error(t('hub.badFile', { repo, file }));
   const hub = hubUrl();
@@ -573,9 +589,8 @@ export async function fromHub(repo, options, file = undefined) {
     names = shardsOf(await responseText(await get(folder, 'model.safetensors.index.json', repo), 'model.safetensors.index.json').then(JSON.parse).catch(() => null));
     if (!names) throw new Error(t('hub.badIndex', { repo }));
   }
-  const streams = [];
-  for (const file of names) streams.push({ stream: (await get(folder, file, repo)).body, file });
-  const { weights, info } = await located(repo, readStreams)(streams, { check: (size, head) => check(config, size, head), progress });
+  const sources = names.map((file) => ({ open: async () => (await get(folder, file, repo)).body, file }));
+  const { weights, info } = await located(repo, readStreams)(sources, { ...options, check: (size, head) => check(config, size, head) });
   const tokenizer = files.has('tokenizer.json') ? await responseText(await get(folder, 'tokenizer.json', repo), 'tokenizer.json') : null;
   return {
     format: 'safetensors',
@@ -714,6 +729,8 @@ export async function load(model, { call, files = null, progress, wanted, descri
     check: async (config, size, head) => heard(await call('checkCheckpoint', { config, size, head, kept: keptBytes() })),
     checkGguf: async (size, head) => heard(await call('checkGguf', { size, head, kept: keptBytes() })),
     needs: (size, head) => call('ggufHeaderNeeds', { size, head }),
+    // The safetensors headers move to the worker, which parses them (safetensors_header.js).
+    headers: (heads) => call('safetensorsHeaders', { heads }, { transfer: heads.map((head) => head.buffer) }),
     progress: (loaded, total, file) => {
       if (!wanted()) throw superseded();
       progress(loaded, total, file);

@@ -15,6 +15,8 @@
 // `trapped`, with the panic's message when the core's panic hook left one (globalThis.attnscopePanic),
 // and worker_client.js replaces the worker and rebuilds the last model that loaded.
 
+import { joinHeaders } from './safetensors_header.js';
+
 let core = null;
 let session = null;
 let lastRun = null; // {key, shapes: Map<name, shape>}
@@ -257,6 +259,12 @@ const handlers = {
   },
   ggufHeaderNeeds({ size, head }) {
     return { result: core.ggufHeaderNeeds(head, size) ?? null };
+  },
+  // A safetensors checkpoint's headers (up to 100 MB of JSON each), parsed here rather than on the
+  // page: each file's size and the joined file's header, which goes back transferred.
+  safetensorsHeaders({ heads }) {
+    const joined = joinHeaders(heads);
+    return { result: joined, transfer: joined.head ? [joined.head.buffer] : [] };
   },
   // A checkpoint becomes the model only once it and its tokenizer (MiniMind's when it brings none)
   // have loaded; until then the previous model stays. The weights arrive transferred, are copied
