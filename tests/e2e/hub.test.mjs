@@ -79,17 +79,17 @@ function minimind2(config) {
   return safetensors(tensors, 'BF16');
 }
 
-// A safetensors file split into two shards after its first half of tensors, and their index.
-function shards(bytes) {
+// A safetensors file split into `count` shards of about as many tensors each, and their index.
+function shards(bytes, count = 2) {
   const n = Number(bytes.readBigUInt64LE(0));
   const header = JSON.parse(bytes.subarray(8, 8 + n).toString('utf8'));
   const data = bytes.subarray(8 + n);
   const names = Object.keys(header).filter((k) => k !== '__metadata__');
-  const files = ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors'];
-  const half = Math.ceil(names.length / 2);
-  const part = (list) => safetensors(list.map((name) => [name, header[name].shape, data.subarray(...header[name].data_offsets)]), header[names[0]].dtype);
-  const weightMap = Object.fromEntries(names.map((name, i) => [name, files[i < half ? 0 : 1]]));
-  return { [files[0]]: part(names.slice(0, half)), [files[1]]: part(names.slice(half)), 'model.safetensors.index.json': JSON.stringify({ metadata: { total_size: data.length }, weight_map: weightMap }) };
+  const files = Array.from({ length: count }, (_, k) => `model-${String(k + 1).padStart(5, '0')}-of-${String(count).padStart(5, '0')}.safetensors`);
+  const shardOf = (i) => Math.floor((i * count) / names.length);
+  const part = (k) => safetensors(names.filter((_, i) => shardOf(i) === k).map((name) => [name, header[name].shape, data.subarray(...header[name].data_offsets)]), header[names[0]].dtype);
+  const weightMap = Object.fromEntries(names.map((name, i) => [name, files[shardOf(i)]]));
+  return { ...Object.fromEntries(files.map((file, k) => [file, part(k)])), 'model.safetensors.index.json': JSON.stringify({ metadata: { total_size: data.length }, weight_map: weightMap }) };
 }
 
 const MM2 = { config: read(FIXTURES, 'minimind2_small', 'config.json'), expected: JSON.parse(read(FIXTURES, 'minimind2_small', 'expected.json')) };
@@ -109,6 +109,7 @@ function ggufReference(name) {
 const REPOS = {
   'test-org/MiniMind2-Small': { 'config.json': MM2.config, 'model.safetensors': minimind2(JSON.parse(MM2.config)), 'tokenizer.json': read(ROOT, 'www', 'minimind', 'tokenizer.json'), 'README.md': '# MiniMind2-Small' },
   'test-org/llama-sharded': { 'config.json': LLAMA.config, ...shards(LLAMA.model), 'tokenizer.json': LLAMA.tokenizer },
+  'test-org/llama-8-shards': { 'config.json': LLAMA.config, ...shards(LLAMA.model, 8), 'tokenizer.json': LLAMA.tokenizer },
   'test-org/pytorch-only': { 'config.json': MM2.config, 'pytorch_model.bin': Buffer.alloc(1024) },
   'test-org/no-cors': { 'config.json': LLAMA.config, 'model.safetensors': LLAMA.model },
   'test-org/tiny-gguf': { 'README.md': '# tiny', 'model.Q4_0.gguf': GGUF('llama_q4_0'), 'Q8_0/model.Q8_0.gguf': GGUF('llama_q8_0') },
@@ -120,6 +121,10 @@ const STORED = (file) => /\.(safetensors|bin|gguf)$/.test(file); // what the Hub
 
 const CORS = { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'Content-Length, ETag, X-Repo-Commit, Location' };
 const requests = []; // [host, method, path] of every request either server saw
+// The file store's downloads of the 8-shard repo: how many are open now (asked for, and neither sent
+// whole nor closed by the browser), and the most at once. The store sends those files slowly, as a
+// big shard arrives, in 8 pieces 25 ms apart, so that a download the browser has not closed stays open.
+const shardDownloads = { open: 0, most: 0 };
 
 function listen(handler, tls) {
   const server = createServer(tls, (req, res) => {
@@ -147,6 +152,14 @@ before(async () => {
     // The unsized repo's store sends its file in chunks, without Content-Length.
     const length = repo === 'test-org/unsized-gguf' ? {} : { 'content-length': body.length };
     res.writeHead(200, { ...(repo === 'test-org/no-cors' ? {} : CORS), 'content-type': 'application/octet-stream', ...length });
+    if (repo === 'test-org/llama-8-shards' && req.method === 'GET') {
+      shardDownloads.open++;
+      shardDownloads.most = Math.max(shardDownloads.most, shardDownloads.open);
+      res.once('close', () => shardDownloads.open--);
+      const piece = Math.ceil(body.length / 8);
+      const send = (at) => (at + piece >= body.length ? res.end(body.subarray(at)) : res.write(body.subarray(at, at + piece), () => setTimeout(() => send(at + piece), 25)));
+      return send(0);
+    }
     res.end(req.method === 'HEAD' ? undefined : body);
   }, tls);
   hub = await listen(function hub(req, res) {
@@ -262,6 +275,18 @@ test('a sharded repo is read shard by shard and joined into one checkpoint that 
   const dataBytes = (b) => b.length - 8 - Number(b.readBigUInt64LE(0));
   assert.equal(dataBytes(files['model-00001-of-00002.safetensors']) + dataBytes(files['model-00002-of-00002.safetensors']), dataBytes(LLAMA.model));
   assert.ok(meta.bytes > dataBytes(LLAMA.model) && meta.dtype === 'F16', `${meta.bytes} bytes, ${meta.dtype}`);
+  await assertComputesLikePyTorch(page, LLAMA);
+
+  // Eight shards: at most 3 downloads are open at once (a browser holds at most 6 connections to one
+  // host over HTTP/1.1, and opening every shard before reading any stalled at the seventh).
+  Object.assign(shardDownloads, { open: 0, most: 0 });
+  await page.fill('#model-hub', 'test-org/llama-8-shards');
+  await page.click('.model-hub button[type="submit"]');
+  await page.waitForFunction(() => !window.attnscope.app.loading && window.attnscope.app.source?.name === 'llama-8-shards', null, { timeout: 120_000 });
+  await settled(page);
+  assert.ok(shardDownloads.most <= 3, `${shardDownloads.most} downloads of the file store open at once`);
+  assert.equal(new Set(requests.filter(([host, , path]) => host === 'store' && path.includes('llama-8-shards')).map(([, , path]) => path)).size, 8, 'every shard read');
+  assert.equal((await source(page)).source.bytes, meta.bytes, 'the same file as joined from two shards');
   await assertComputesLikePyTorch(page, LLAMA);
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
