@@ -8,7 +8,7 @@ import { clearestHeads, headRoles } from './parts/head_roles.js';
 import { el } from './parts/dom.js';
 import { tokenChips } from './panels/token_chips.js';
 import { configPanel } from './panels/config_panel.js';
-import { t, setLanguage, language } from './strings.js';
+import { t, setLanguage, language, hasLanguage, loadLanguage } from './strings.js';
 import * as overview from './views/overview.js';
 import * as stepper from './views/stepper.js';
 import * as attentionMap from './views/attention_map.js';
@@ -98,7 +98,9 @@ const embed = opened.embed;
 // An embed's link may fix its theme (the post's page is light or dark); the reader's own pick is left alone.
 const embedTheme = embed ? opened.theme ?? null : null;
 // Everything below is built in the link's language from the start, the banner that explains a
-// damaged link included (it is written before the first open() applies the language).
+// damaged link included (it is written before the first open() applies the language). Chinese is
+// fetched first (strings.js); if it cannot be, the page starts in English and open() says why.
+await loadLanguage(opened.state.lang).catch(() => {});
 setLanguage(opened.state.lang);
 
 // The shareable fields, plus what the page derives from them: the tokens and the padding mask
@@ -271,12 +273,17 @@ function explain(problems, { kept = false, view = null } = {}) {
 // refuses is explained; the page keeps its model, or takes the default one if it has none yet.
 // `told`, `asked`: explain()'s, when the state comes from a link.
 async function open(next, { told = false, asked = {} } = {}) {
+  // A language not shown yet is fetched before anything is drawn in it (strings.js); if it cannot
+  // be, the page stays in English and says why.
+  const unloaded = hasLanguage(next.lang) ? null : await loadLanguage(next.lang).then(() => null, (err) => err);
+  if (unloaded) next = { ...next, lang: 'en' };
   const { pad, config, seed, lang, model, ...fields } = next;
   // Lines for the banner: added to the link's explanation, or a new banner (not one left from before).
   const tell = (title, details) => {
     linkBanner = told ? addToBanner(title, details) : showBanner(title, details);
     told = true;
   };
+  if (unloaded) tell(() => t('lang.unavailable'), [unloaded.message]);
   fields.text = shownText(next);
   const backendBefore = state.backend;
   const random = model.kind === 'random';

@@ -1,9 +1,10 @@
 // attnscope's service worker: the site keeps working offline once it has been opened. Requests go
 // to the network first, so a reader online always gets the current files, and every same-origin
 // answer is kept; without a network the kept copy answers. The page (offline.js) also hands over
-// the list of everything it and its Web Worker loaded before this worker was in control, so the
-// first visit is enough: app shell, modules, wasm and tokenizer. A classic script, the kind of
-// service worker every browser runs.
+// the list of everything it and its Web Worker loaded before this worker was in control, and the
+// string tables of the languages it did not show (strings/zh.js on an English visit), so the first
+// visit is enough: app shell, modules, both languages, wasm and tokenizer. No list of files is kept
+// here. A classic script, the kind of service worker every browser runs.
 
 const CACHE = 'attnscope-v1';
 

@@ -10,9 +10,11 @@ import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DEFAULTS, FORMAT1_DEFAULTS, decode } from '../../www/state.js';
-import { STRINGS } from '../../www/strings.js';
+import { STRINGS, loadLanguage } from '../../www/strings.js';
 import * as format1 from '../unit/format1_oracle.mjs';
 import { cleanScreenshot, launch, settled, startServer } from './helpers.mjs';
+
+await loadLanguage('zh'); // the Chinese sentences the page must show (www/strings/zh.js)
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // Read from the file, not from the page: the sentences the page must show.

@@ -4,7 +4,8 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 
 globalThis.document ??= { documentElement: {} };
-const { setLanguage } = await import('../../www/strings.js');
+const { setLanguage, loadLanguage } = await import('../../www/strings.js');
+await loadLanguage('zh'); // fetched as the page does when it shows Chinese
 const { errorText } = await import('../../www/page/error_text.js');
 
 const tooSmall = { message: 'bad weights: model.safetensors is 100 bytes, but …', code: 'tooSmall', args: { size: '100', count: '3295000', least: '6590008' } };

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 
 globalThis.document ??= { documentElement: {} };
 const { numberList } = await import('../../www/parts/format.js');
+await (await import('../../www/strings.js')).loadLanguage('zh'); // fetched as the page does when it shows Chinese
 
 test('full-width digits, commas and signs read as the numbers they are', () => {
   assert.deepEqual(numberList('1, 2, 3'), [1, 2, 3]);

@@ -3,7 +3,8 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 
 globalThis.document ??= { documentElement: {} };
-const { setLanguage } = await import('../../www/strings.js');
+const { setLanguage, loadLanguage } = await import('../../www/strings.js');
+await loadLanguage('zh'); // fetched as the page does when it shows Chinese
 const { explainLink } = await import('../../www/link.js');
 
 test('a field the link got wrong is named in Chinese with its key, listed with 、 and ended with 。', () => {

@@ -1,34 +1,94 @@
-// The page's strings (www/strings.js): every English string has its 简体中文 twin with the same
-// placeholders, so switching language never shows a key or a half-English sentence.
+// The page's strings (www/strings.js, its tables in www/strings/): every English string has its
+// 简体中文 twin with the same placeholders and neither is empty, so switching language never shows a
+// key, a blank label or a half-English sentence; the Chinese table is fetched only when asked for.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { STRINGS } from '../../www/strings.js';
+import EN from '../../www/strings/en.js';
+import ZH from '../../www/strings/zh.js';
+import ZH_VIEWS from '../../www/strings/zh_views.js';
 import { TERMS, strayLatin } from '../../www/glossary.js';
 
-const placeholders = (text) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+globalThis.document ??= { documentElement: {} };
+const strings = await import('../../www/strings.js');
+const STRINGS = { en: EN, zh: ZH };
 
-test('every English string has a Chinese one and no Chinese string is left over', () => {
-  const en = Object.keys(STRINGS.en);
-  const zh = Object.keys(STRINGS.zh);
-  assert.deepEqual(en.filter((k) => !(k in STRINGS.zh)), [], 'missing in zh');
-  assert.deepEqual(zh.filter((k) => !(k in STRINGS.en)), [], 'only in zh');
+// The {name} placeholders t() fills, each named once, sorted.
+const placeholders = (text) => [...new Set([...String(text).matchAll(/\{(\w+)\}/g)].map((m) => m[1]))].sort();
+
+// The strings left blank on purpose, each where it is: the pipeline rail's gloss under a code name
+// (none in English, where the code name reads; the view shows none then), and the words before the
+// overview's "try" links (the links say it all; ' ' in English is the space before them).
+const BLANK = { en: /^(step\.[a-z_]+\.gloss|overview\.tryLead)$/, zh: /^overview\.tryLead$/ };
+
+// What keeps two tables from being each other's translation: keys in one only, placeholders that
+// differ, values that are not a non-blank string (save those BLANK allows).
+function tableProblems(en, zh) {
+  const problems = [];
+  for (const key of Object.keys(en)) if (!Object.hasOwn(zh, key)) problems.push(`missing in zh: ${key}`);
+  for (const key of Object.keys(zh)) if (!Object.hasOwn(en, key)) problems.push(`only in zh: ${key}`);
+  for (const [lang, table] of [['en', en], ['zh', zh]]) {
+    for (const [key, text] of Object.entries(table)) if (typeof text !== 'string' || (text.trim() === '' && !BLANK[lang].test(key))) problems.push(`empty in ${lang}: ${key}`);
+  }
+  for (const key of Object.keys(en)) {
+    if (Object.hasOwn(zh, key) && placeholders(en[key]).join() !== placeholders(zh[key]).join()) problems.push(`placeholders differ: ${key} en {${placeholders(en[key])}} zh {${placeholders(zh[key])}}`);
+  }
+  return problems;
+}
+
+test('both languages have the same keys, the same placeholders per key and no empty string', () => {
+  assert.ok(Object.keys(EN).length > 1000, `${Object.keys(EN).length} English keys`);
+  assert.deepEqual(tableProblems(EN, ZH), []);
+});
+
+test('the check fails on a key removed from either language, a placeholder changed or a blank value', () => {
+  const without = (table, key) => Object.fromEntries(Object.entries(table).filter(([k]) => k !== key));
+  // Only what was broken here (a problem in the tables themselves is the test above's).
+  const found = new Set(tableProblems(EN, ZH));
+  const tableProblemsOf = (en, zh) => tableProblems(en, zh).filter((p) => !found.has(p));
+  assert.deepEqual(tableProblemsOf(EN, without(ZH, 'app.status')), ['missing in zh: app.status']);
+  assert.deepEqual(tableProblemsOf(without(EN, 'view.grid'), ZH), ['only in zh: view.grid']);
+  assert.deepEqual(tableProblemsOf(EN, { ...ZH, 'app.status': ZH['app.status'].replace('{ms}', '{msec}') }), ['placeholders differ: app.status en {backend,ms,tokens} zh {backend,msec,tokens}']);
+  assert.deepEqual(tableProblemsOf(EN, { ...ZH, 'app.status': ZH['app.status'].replace('{ms}', '') }), ['placeholders differ: app.status en {backend,ms,tokens} zh {backend,tokens}']);
+  assert.deepEqual(tableProblemsOf({ ...EN, 'app.cancel': ' ' }, { ...ZH, 'app.title': '', 'step.qkv.gloss': '' }), ['empty in en: app.cancel', 'empty in zh: app.title', 'empty in zh: step.qkv.gloss']);
+  assert.deepEqual(tableProblemsOf({ ...EN, 'app.cancel': null }, ZH), ['empty in en: app.cancel']);
 });
 
 test('no key is written twice in a table (the second would silently replace the first)', async () => {
   const { readFile } = await import('node:fs/promises');
-  const source = await readFile(new URL('../../www/strings.js', import.meta.url), 'utf8');
-  for (const table of ['en', 'zh']) {
-    const body = source.slice(source.indexOf(`const ${table} = {`), source.indexOf('\n};', source.indexOf(`const ${table} = {`)));
-    const keys = [...body.matchAll(/^ {2}'([^']+)':/gm)].map((m) => m[1]);
-    assert.ok(keys.length > 500, `${table}: ${keys.length} keys read`);
+  const read = (name) => readFile(new URL(`../../www/strings/${name}`, import.meta.url), 'utf8');
+  const keysOf = (source) => [...source.matchAll(/^ {2}'([^']+)':/gm)].map((m) => m[1]);
+  // zh.js takes its tab labels from zh_views.js: a label written in both would be the same mistake.
+  for (const [table, keys] of [['en', keysOf(await read('en.js'))], ['zh', [...keysOf(await read('zh_views.js')), ...keysOf(await read('zh.js'))]]]) {
+    assert.ok(keys.length > 1000, `${table}: ${keys.length} keys read`);
+    assert.equal(keys.length, Object.keys(STRINGS[table]).length, `${table}: every key read`);
     assert.deepEqual(keys.filter((k, i) => keys.indexOf(k) !== i), [], table);
   }
 });
 
-test('each translation fills the same placeholders', () => {
-  for (const [key, text] of Object.entries(STRINGS.en)) {
-    assert.deepEqual(placeholders(STRINGS.zh[key] ?? text), placeholders(text), key);
-  }
+test('every page has the Chinese tab labels (a link may name its view by one); the rest of the Chinese only once loaded', async () => {
+  const views = (table) => Object.keys(table).filter((key) => /^view\.[a-z]+$/.test(key));
+  assert.deepEqual(Object.keys(ZH_VIEWS), views(EN));
+  assert.deepEqual(strings.STRINGS.en, EN);
+  // Before loadLanguage('zh'): the tab labels, English on screen.
+  assert.equal(strings.hasLanguage('zh'), false);
+  assert.deepEqual(strings.STRINGS.zh, ZH_VIEWS);
+  assert.equal(strings.setLanguage('zh'), 'en');
+  assert.equal(strings.language(), 'en');
+  assert.equal(document.documentElement.lang, 'en');
+  assert.equal(strings.t('app.cancel'), 'Cancel');
+  // The file the offline copy keeps beside what the page loaded.
+  assert.deepEqual(strings.LANGUAGE_FILES, [new URL('../../www/strings/zh.js', import.meta.url).href]);
+  // Loaded: the whole table, and the page can show it.
+  await strings.loadLanguage('zh');
+  assert.equal(strings.hasLanguage('zh'), true);
+  assert.equal(strings.STRINGS.zh, ZH);
+  assert.equal(strings.setLanguage('zh'), 'zh');
+  assert.equal(document.documentElement.lang, 'zh-CN');
+  assert.equal(strings.t('app.cancel'), ZH['app.cancel']);
+  // A language the page has no table for is English, as before; loading it has nothing to fetch.
+  await strings.loadLanguage('fr');
+  assert.equal(strings.setLanguage('fr'), 'en');
+  assert.equal(strings.t('app.cancel'), 'Cancel');
 });
 
 test('the Chinese table is Chinese: most strings carry CJK characters', () => {
@@ -89,8 +149,8 @@ test('a value follows its label after one space, or straight after a Chinese ful
 });
 
 test('an English count of one agrees with its noun; other counts and Chinese are left alone', async () => {
-  globalThis.document ??= { documentElement: {} };
-  const { t, setLanguage } = await import('../../www/strings.js');
+  const { t, setLanguage, loadLanguage } = strings;
+  await loadLanguage('zh');
   setLanguage('en');
   assert.equal(t('app.status', { backend: 'CPU', ms: '1.0', tokens: 1 }), 'CPU · 1.0 ms · 1 token');
   assert.equal(t('app.status', { backend: 'CPU', ms: '1.0', tokens: 21 }), 'CPU · 1.0 ms · 21 tokens');
