@@ -341,6 +341,14 @@ PY
   ls -l "$out"
 }
 
+# Every file of the app with its content's hash (tools/release_manifest.mjs): what the service worker
+# keeps, and how it knows a file changed. Written last, over the files as deployed.
+write_release_manifest() {
+  node tools/release_manifest.mjs www >www/release.json.partial
+  mv www/release.json.partial www/release.json
+  echo "www/release.json: $(node -p 'const m = require("./www/release.json"); `release ${m.release}, ${Object.keys(m.files).length} files`')"
+}
+
 cmd_build() {
   use_wasm_bindgen
   if [ ! -x "$WASM_BINDGEN_DIR/bin/wasm-bindgen" ] || [ ! -x node_modules/.bin/wasm-opt ]; then
@@ -352,6 +360,7 @@ cmd_build() {
   step "build: wasm -> $PKG_THREADS_DIR" build_wasm_threads
   step "build: assets -> www/minimind" copy_assets
   join_step "build: SmolLM2 -> $SMOLLM2_DIR"
+  step "build: release manifest -> www/release.json" write_release_manifest
 }
 
 # Natively, with the wgpu path compiled in (the `gpu` feature only adds src/gpu, so the CPU tests are

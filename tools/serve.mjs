@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { extname, join, resolve, sep } from 'node:path';
+import { releaseManifest } from './release_manifest.mjs';
 
 const [rootArg = 'www', portArg = '8080'] = process.argv.slice(2);
 const root = resolve(rootArg);
@@ -100,6 +101,14 @@ const server = createServer(async (req, res) => {
   if (path === null) {
     console.error(`400 ${req.url}`);
     res.writeHead(400, { ...headers, 'Content-Type': 'text/plain; charset=utf-8' }).end('bad request\n');
+    return;
+  }
+  // The release manifest the service worker reads, made from the working tree as it is now, so that
+  // an edited file reaches the page on its next load (build.sh writes www/release.json for a deploy).
+  if (path === '/release.json') {
+    const body = Buffer.from(`${JSON.stringify(await releaseManifest(root))}\n`);
+    res.writeHead(200, { ...headers, 'Content-Type': MIME['.json'], 'Content-Length': body.length });
+    res.end(req.method === 'HEAD' ? undefined : body);
     return;
   }
   const file = await fileFor(path);

@@ -13,8 +13,8 @@ import { FORMAT1_DEFAULTS } from '../../www/state.js';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 // Debian's Chromium. No browser is ever downloaded; CHROMIUM overrides the path.
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
+export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+export const CHROMIUM_ARGS = [
   '--no-sandbox', // CI runs as root
   '--disable-background-networking',
   '--disable-component-update',

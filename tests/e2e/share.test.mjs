@@ -826,24 +826,35 @@ test('<attn-scope> moved in the host page loads again and stays scriptable; setS
   await page.context().close();
 });
 
-test('after one visit the page reloads offline from its service worker', async () => {
+test('after one visit the page reloads offline from its service worker, and online from its copies', async () => {
   const page = await freshPage(`${server.url}${randomModel({ view: 'attention' })}`);
   await stableUrl(page);
-  // The first visit fills the cache: the page, its modules, the worker, the wasm and the tokenizer.
-  const kept = await page.waitForFunction(
-    async () => {
+  // The first visit fills the cache: the page, its modules, the worker, the wasm and the tokenizer,
+  // each kept under the hash the release manifest gives it.
+  const keptNow = () =>
+    page.evaluate(async () => {
       if (!navigator.serviceWorker.controller) return false;
-      const keys = (await (await caches.open('attnscope-v1')).keys()).map((r) => new URL(r.url).pathname);
-      const needed = ['/', '/app.js', '/state.js', '/worker.js', '/style.css', '/minimind/tokenizer.json'];
+      const keys = (await (await caches.open('attnscope-app')).keys()).map((r) => new URL(r.url));
+      const paths = keys.map((u) => u.pathname);
+      const manifest = await (await fetch('./release.json')).json();
+      // Everything the page loaded that the manifest names, and these.
+      const loaded = performance.getEntriesByType('resource').map((e) => new URL(e.name)).filter((u) => u.origin === location.origin && u.pathname.slice(1) in manifest.files).map((u) => u.pathname);
+      const needed = [...loaded, '/index.html', '/app.js', '/state.js', '/worker.js', '/style.css', '/minimind/tokenizer.json'];
       // The core's build the worker chose: pkg-threads on an isolated page, else pkg-relaxed where the
       // browser has relaxed-simd, pkg otherwise.
-      const core = ['/pkg', '/pkg-relaxed', '/pkg-threads'].some((dir) => keys.includes(`${dir}/attnscope.js`) && keys.includes(`${dir}/attnscope_bg.wasm`));
-      return core && needed.every((p) => keys.includes(p)) && keys;
-    },
-    null,
-    { timeout: 60_000, polling: 250 },
-  );
-  assert.ok((await kept.jsonValue()).length > 10);
+      const core = ['/pkg', '/pkg-relaxed', '/pkg-threads'].some((dir) => paths.includes(`${dir}/attnscope.js`) && paths.includes(`${dir}/attnscope_bg.wasm`));
+      return core && needed.every((p) => paths.includes(p)) && keys.map((u) => `${u.pathname}${u.search}`);
+    });
+  let keys;
+  for (const t0 = Date.now(); !(keys = await keptNow()); await page.waitForTimeout(250)) {
+    assert.ok(Date.now() - t0 < 60_000, 'the first visit is kept within a minute');
+  }
+  assert.ok(keys.length > 30, `${keys.length} files kept`);
+  const manifest = await page.evaluate(() => fetch('./release.json').then((r) => r.json()));
+  for (const key of keys.filter((k) => k !== '/release.json')) {
+    const [path, hash] = key.slice(1).split('?release-file=');
+    assert.equal(manifest.files[path], hash, `${path} is kept under the hash the manifest gives it`);
+  }
   const before = await getState(page);
   const shot = await viewShot(page);
 
@@ -857,6 +868,30 @@ test('after one visit the page reloads offline from its service worker', async (
   assert.deepEqual(page.consoleErrors, []);
   const uncached = await page.evaluate(() => fetch(`./never-cached-${Date.now()}.txt`).then(() => 'fetched', () => 'failed'));
   assert.equal(uncached, 'failed', 'the network really is off');
+  page.consoleErrors.splice(0); // that fetch's own failure
+
+  // Online again, the return visit takes every file of the app from the service worker's copies.
+  await page.context().setOffline(false);
+  // What went to the network: the page's own requests that no service worker answered, and the
+  // service worker's.
+  const fromNetwork = [];
+  page.on('response', (response) => {
+    if (!response.fromServiceWorker()) fromNetwork.push(new URL(response.url()).pathname);
+  });
+  const bySw = (request) => request.serviceWorker() && fromNetwork.push(`sw:${new URL(request.url()).pathname}`);
+  page.context().on('request', bySw);
+  await page.reload();
+  await stableUrl(page);
+  assert.ok((await viewShot(page)).equals(shot), 'the same view, online again');
+  page.context().off('request', bySw);
+  const app = fromNetwork.filter((p) => p.replace(/^(sw:)?\//, '') in manifest.files || p === '/' || p === 'sw:/');
+  assert.deepEqual(app, [], `no file of the app came from the network (${fromNetwork.join(', ')})`);
+  assert.ok(fromNetwork.includes('sw:/release.json'), `the service worker asked for the manifest (${fromNetwork.join(', ')})`);
+  // What the manifest does not name (here a note beside the built-in model) is left to the network.
+  assert.equal(await page.evaluate(() => fetch('./models/builtin/README.md').then((r) => r.status)), 200);
+  const notes = await page.evaluate(async () => (await (await caches.open('attnscope-app')).keys()).filter((r) => r.url.endsWith('.md')).length);
+  assert.equal(notes, 0, 'a file outside the manifest is not kept');
+  assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 });
 

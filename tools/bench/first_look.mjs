@@ -6,10 +6,12 @@
 // built-in model's numbers (the overview's prediction), and what the host sent.
 //
 //   ./build.sh build && node tools/bench/first_look.mjs [rounds]      (MBPS=5 for a slower link)
-import { loadavg } from 'node:os';
-import { dirname, resolve } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launch } from '../../tests/e2e/helpers.mjs';
+import { chromium } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS } from '../../tests/e2e/helpers.mjs';
 import { startPagesHost } from './pages_host.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -42,25 +44,32 @@ async function visit(context, host) {
   // What the page goes on to fetch after the numbers (the service worker's copies) counts too.
   await page.waitForTimeout(3000);
   const result = { picture: look.picture, numbers: look.numbers, sentMB: host.sent() / 1e6, requests: host.requests().length };
+  // REQUESTS=1: every request the host answered, with its bytes.
+  if (process.env.REQUESTS) for (const r of host.requests()) console.log(`  ${r.status} ${r.bytes} ${r.path}`);
   await page.close();
   return result;
 }
 
 const host = await startPagesHost(resolve(ROOT, 'www'), { mbps: MBPS, latencyMs: LATENCY_MS });
-const browser = await launch({ webgpu: false });
 console.log(`first look at ${MBPS} Mbps, ${LATENCY_MS} ms a request; load average before: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 const fmt = (r) => `picture ${(r.picture / 1000).toFixed(2)} s, numbers ${(r.numbers / 1000).toFixed(2)} s, sent ${r.sentMB.toFixed(2)} MB in ${r.requests} requests`;
 try {
   for (let round = 0; round < ROUNDS; round++) {
-    const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
-    const first = await visit(context, host);
-    const second = await visit(context, host);
-    console.log(`round ${round + 1}: first visit: ${fmt(first)}`);
-    console.log(`round ${round + 1}: return visit: ${fmt(second)}`);
-    await context.close();
+    // A profile on disk, as a reader's browser has: its HTTP cache keeps large files (a context
+    // without one keeps only small ones in memory).
+    const profile = await mkdtemp(join(tmpdir(), 'attnscope-first-look-'));
+    const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: CHROMIUM_ARGS.filter((a) => a !== '--enable-unsafe-webgpu'), headless: true, viewport: { width: 1366, height: 768 } });
+    try {
+      const first = await visit(context, host);
+      const second = await visit(context, host);
+      console.log(`round ${round + 1}: first visit: ${fmt(first)}`);
+      console.log(`round ${round + 1}: return visit: ${fmt(second)}`);
+    } finally {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    }
   }
 } finally {
-  await browser.close();
   await host.close();
 }
 console.log(`load average after: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
