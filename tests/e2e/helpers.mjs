@@ -37,14 +37,15 @@ export function launch({ webgpu = true, extra = [] } = {}) {
 
 /**
  * The site, served by tools/serve.mjs with its Content-Security-Policy. Under `./build.sh test` one
- * server is shared through ATTNSCOPE_URL; otherwise this starts one on a free port.
+ * server is shared through ATTNSCOPE_URL; otherwise (or for another `root` than www/) this starts one
+ * on a free port.
  * Resolves to { url, close }.
  */
-export async function startServer({ isolated = true } = {}) {
-  if (process.env.ATTNSCOPE_URL && isolated) return { url: process.env.ATTNSCOPE_URL, close: async () => {} };
+export async function startServer({ isolated = true, root = 'www' } = {}) {
+  if (process.env.ATTNSCOPE_URL && isolated && root === 'www') return { url: process.env.ATTNSCOPE_URL, close: async () => {} };
   // The page is served cross-origin isolated (COOP/COEP, tools/serve.mjs), as the threads build needs;
   // isolated: false serves it as a host without those headers would.
-  const child = spawn(process.execPath, ['tools/serve.mjs', 'www', '0'], {
+  const child = spawn(process.execPath, ['tools/serve.mjs', root, '0'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ATTNSCOPE_ISOLATION: isolated ? 'on' : 'off' },

@@ -5,7 +5,8 @@
 // SVG and PNG exports parse and decode at 2x; the page reloads offline from its service worker.
 // Screenshots go to artifacts/screenshots/share-*.png.
 import assert from 'node:assert/strict';
-import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, symlink, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
@@ -893,6 +894,39 @@ test('after one visit the page reloads offline from its service worker, and onli
   assert.equal(notes, 0, 'a file outside the manifest is not kept');
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
+});
+
+test('a new release reaches a returning reader on the next visit, and its old copies are dropped', async () => {
+  // A copy of the site, changed between two visits as a deploy changes it.
+  const site = await mkdtemp(join(tmpdir(), 'attnscope-release-'));
+  await cp(join(ROOT, 'www'), site, { recursive: true, filter: (src) => !/\.gguf$/i.test(src) });
+  const gguf = 'models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf'; // 98 MB: linked, not copied
+  await symlink(join(ROOT, 'www', gguf), join(site, gguf)).catch(() => {});
+  const copy = await startServer({ root: site });
+  try {
+    const page = await freshPage(`${copy.url}${randomModel({ view: 'attention' })}`);
+    await stableUrl(page);
+    const styleKeys = () => page.evaluate(async () => (navigator.serviceWorker.controller ? (await (await caches.open('attnscope-app')).keys()).map((r) => new URL(r.url)).filter((u) => u.pathname === '/style.css').map((u) => u.search) : []));
+    for (const t0 = Date.now(); (await styleKeys()).length === 0; await page.waitForTimeout(250)) {
+      assert.ok(Date.now() - t0 < 60_000, 'the first visit is kept within a minute');
+    }
+    const mark = () => page.evaluate(() => getComputedStyle(document.body).getPropertyValue('--release-mark').trim());
+    assert.equal(await mark(), '');
+    const css = join(site, 'style.css');
+    await writeFile(css, `${await readFile(css, 'utf8')}\nbody { --release-mark: 2; }\n`);
+    await page.reload();
+    await stableUrl(page);
+    assert.equal(await mark(), '2', 'the changed file, on the first visit after the release');
+    const manifest = await page.evaluate(() => fetch('./release.json').then((r) => r.json()));
+    for (const t0 = Date.now(); JSON.stringify(await styleKeys()) !== JSON.stringify([`?release-file=${manifest.files['style.css']}`]); await page.waitForTimeout(250)) {
+      assert.ok(Date.now() - t0 < 30_000, `one copy of style.css, the new one: ${await styleKeys()}`);
+    }
+    assert.deepEqual(page.consoleErrors, []);
+    await page.context().close();
+  } finally {
+    await copy.close();
+    await rm(site, { recursive: true, force: true });
+  }
 });
 
 test('an embed with heads knocked out names them in one short line, without the buttons that would change the figure', async () => {
