@@ -268,22 +268,30 @@ function explain(problems, { kept = false, view = null } = {}) {
   return { told: Boolean(message), asked };
 }
 
+// The banner that said a language could not be loaded (open()), taken down once it is.
+let languageNotice = null;
+
 // Shows a whole shareable state (the link at start, back and forward, an edited address, setState):
 // rebuilds the model and re-tokenizes only when what they depend on changed. A config the core
 // refuses is explained; the page keeps its model, or takes the default one if it has none yet.
 // `told`, `asked`: explain()'s, when the state comes from a link.
 async function open(next, { told = false, asked = {} } = {}) {
   // A language not shown yet is fetched before anything is drawn in it (strings.js); if it cannot
-  // be, the page stays in English and says why.
-  const unloaded = hasLanguage(next.lang) ? null : await loadLanguage(next.lang).then(() => null, (err) => err);
+  // be, the page stays in English and says why, until a later try loads it.
+  const fetched = !hasLanguage(next.lang);
+  const unloaded = fetched ? await loadLanguage(next.lang).then(() => null, (err) => err) : null;
   if (unloaded) next = { ...next, lang: 'en' };
+  else if (fetched && isShowing(languageNotice)) hideBanner();
   const { pad, config, seed, lang, model, ...fields } = next;
   // Lines for the banner: added to the link's explanation, or a new banner (not one left from before).
   const tell = (title, details) => {
     linkBanner = told ? addToBanner(title, details) : showBanner(title, details);
     told = true;
   };
-  if (unloaded) tell(() => t('lang.unavailable'), [unloaded.message]);
+  if (unloaded) {
+    tell(() => t('lang.unavailable'), [unloaded.message]);
+    languageNotice = linkBanner;
+  }
   fields.text = shownText(next);
   const backendBefore = state.backend;
   const random = model.kind === 'random';

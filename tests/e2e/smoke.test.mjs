@@ -1,6 +1,6 @@
 // The site is served and its page is attnscope's. An English page loads the English strings alone
 // (www/strings/zh.js only once the page is shown in Chinese); Chinese that cannot be fetched leaves
-// the page in English and says so, and the language button fetches it again.
+// the page in English and says so, and the language button fetches it again (the notice then goes).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { launch, openPage, screenshot, settled, startServer } from './helpers.mjs';
@@ -44,6 +44,7 @@ test('index.html loads and is titled attnscope', async (t) => {
   assert.equal(await tab.innerText(), ZH['view.attention']);
   assert.equal(await page.locator('#lang-switch').innerText(), ZH['lang.switch']);
   assert.ok((await strings()).includes('/strings/zh.js'));
+  assert.equal(await page.locator('.banner').count(), 0, 'the notice went once Chinese loaded');
   await screenshot(page, 'smoke-zh');
   // The console's errors: the blocked fetch alone.
   assert.deepEqual(page.consoleErrors.filter((e) => !/strings\/zh\.js|net::ERR_FAILED/.test(e)), []);
