@@ -17,7 +17,8 @@
 //           off: a Set of flat cell indices drawn striped over their colour, knocked-out heads}
 //   scale: the colour scale (parts/color_scale.js), so several heatmaps can share one;
 //   legend: bool (default true), the scale's legend under the cells;
-//   labels: {rows, cols: string[] (absent: none, or index ticks along columns under row labels),
+//   labels: {rows, cols: string[], one per row / column, else update() throws (absent: none, or
+//            index ticks along columns under row labels),
 //            groups: {size, label(g), short(g) (optional: where label(g) does not fit, e.g. a short last group)}
 //            to frame groups of columns (heads inside a [T, nH*d] row),
 //            sums: bool, each row's sum at its right} (absent: no labels);
@@ -73,6 +74,7 @@ export function heatmap() {
   return {
     node,
     update(next) {
+      sameInput(next);
       opts = next;
       reader.reset();
       legendSlot.replaceChildren();
@@ -98,6 +100,16 @@ export function heatmap() {
       reader.clear();
     },
   };
+}
+
+// Labels name the cells' own rows and columns, one each: labels of another input (a view that read
+// a newer sentence's tokens for an older run's numbers) are refused where the view gives them, with
+// what did not match, so that no repaint (a resize, an export) lays them out over cells they do not name.
+function sameInput({ cells, labels }) {
+  for (const axis of ['rows', 'cols']) {
+    const given = labels?.[axis]?.length;
+    if (given !== undefined && given !== cells[axis]) throw new Error(`A heatmap of ${cells.rows} × ${cells.cols} cells was given ${given} labels for its ${axis}.`);
+  }
 }
 
 // Paints heatmaps updated while detached and now in the page, in the same task: every width is
