@@ -36,7 +36,7 @@ fn trace_command_matches_pytorch() {
     assert!(status.success());
     let bytes = std::fs::read(&out).unwrap();
     std::fs::remove_file(&out).unwrap();
-    common::assert_matches_fixture("builtin", &bytes);
+    common::assert_matches_fixture(&common::CPU_VS_PYTORCH, "builtin", &bytes);
 }
 
 /// One entry of samples.json: a sentence and the head that shows `pattern` on it.

@@ -1,7 +1,8 @@
 //! GGUF files (src/gguf) against gguf-py and transformers' GGUF loader
 //! (tools/reference/make_gguf_fixtures.py wrote tests/fixtures/gguf and tests/fixtures/smollm2):
-//! dequantized weights equal gguf-py's bit for bit, every traced tensor of a tiny model of each
-//! architecture and type matches transformers within the contract's 2e-4 on both attention paths,
+//! dequantized weights equal gguf-py's bit for bit, every traced entry of a tiny model of each
+//! architecture and type matches transformers within the contract's tolerance (common::GGUF_VS_TRANSFORMERS)
+//! on both attention paths,
 //! and hostile files are refused by name without a panic.
 //!
 //! SmolLM2-135M itself (www/models/smollm2/, fetched by `./build.sh build`) is checked where it is
@@ -18,10 +19,9 @@ use attnscope::model::{AttentionPath, Model, RunOptions};
 use attnscope::tokenizer::Tokenizer;
 use attnscope::trace::{Selection, Trace};
 use attnscope::Error;
-use common::{fixtures, rel_diff};
+use common::{assert_close, fixtures, floats, GGUF_VS_TRANSFORMERS, SMOLLM2_VS_TRANSFORMERS};
 use safetensors::SafeTensors;
 
-const TOLERANCE: f32 = 2e-4;
 const CASES: [&str; 11] = [
     "llama_f32", "llama_f16", "llama_bf16", "llama_q8_0", "llama_q4_0", "llama_q4_1", "llama_q5_0", "llama_q5_1",
     "llama_untied_q8_0", "qwen3_f32", "qwen2_f32",
@@ -29,10 +29,6 @@ const CASES: [&str; 11] = [
 
 fn read(path: PathBuf) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn floats(view: &safetensors::tensor::TensorView) -> Vec<f32> {
-    view.data().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect()
 }
 
 /// Every tensor of `gguf_file` dequantized, against gguf-py's, bit for bit.
@@ -78,8 +74,7 @@ fn assert_trace_matches(case: &str, fixture: &[u8], ours: &Trace) {
     for (name, view) in reference.tensors() {
         let entry = ours.entries.iter().find(|e| e.name == name).unwrap_or_else(|| panic!("{case}: we do not record {name}"));
         assert_eq!(entry.shape, view.shape(), "{case}: shape of {name}");
-        let rel = rel_diff(&format!("{case}: {name}"), &entry.data, &floats(&view));
-        assert!(rel <= TOLERANCE, "{case}: {name} differs by {rel:.2e} relative");
+        assert_close(&GGUF_VS_TRANSFORMERS, &format!("{case}: {name}"), view.shape(), &entry.data, &floats(&view));
     }
 }
 
@@ -335,8 +330,7 @@ fn smollm2_matches_transformers() {
                 }
                 contract => trace.entries.iter().find(|e| e.name == contract).unwrap_or_else(|| panic!("no {contract}")).data.clone(),
             };
-            let rel = rel_diff(&name, &ours, &floats(&view));
-            assert!(rel <= TOLERANCE, "{text:?}: {name} differs by {rel:.2e} relative");
+            assert_close(&SMOLLM2_VS_TRANSFORMERS, &format!("{text:?}: {name}"), view.shape(), &ours, &floats(&view));
         }
         let greedy: Vec<u32> = serde_json::from_value(prompt["greedy"].clone()).unwrap();
         let mut generator = Generator::new(&model, &ids, Sampling { temperature: 0.0, top_k: 0, top_p: 1.0, seed: 0 }).unwrap();

@@ -5,6 +5,8 @@
 //! model.safetensors; tests/fixtures/checkpoints/minimind2_small/expected.json holds PyTorch's layer-0
 //! probs and last logits for its sentence.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -12,12 +14,11 @@ use attnscope::model::{AttentionPath, Model, RunOptions};
 use attnscope::tokenizer::Tokenizer;
 use attnscope::trace::Selection;
 use attnscope::weights;
+use common::{assert_close, CPU_VS_PYTORCH};
 use half::bf16;
 use safetensors::tensor::TensorView;
 use safetensors::Dtype;
 use serde::Deserialize;
-
-const TOLERANCE: f32 = 2e-4; // the trace contract's
 
 #[derive(Deserialize)]
 struct Expected {
@@ -76,12 +77,6 @@ fn formula_checkpoint() -> Vec<u8> {
     safetensors::serialize(views, None).unwrap()
 }
 
-fn rel_diff(ours: &[f32], reference: &[f32]) -> f32 {
-    assert_eq!(ours.len(), reference.len());
-    let scale = reference.iter().fold(0f32, |m, x| m.max(x.abs()));
-    ours.iter().zip(reference).fold(0f32, |m, (a, b)| m.max((a - b).abs())) / scale
-}
-
 #[test]
 fn a_minimind2_small_checkpoint_loads_as_llama_layout_and_computes_pytorchs_numbers() {
     let dir = fixture();
@@ -105,10 +100,10 @@ fn a_minimind2_small_checkpoint_loads_as_llama_layout_and_computes_pytorchs_numb
     for path in [AttentionPath::Naive, AttentionPath::Flash { tile: 5 }] {
         let opts = RunOptions { causal: true, path, ..RunOptions::default() };
         let trace = model.trace(&expected.ids, None, 0, &opts, Selection::all()).unwrap().trace;
-        let probs = &trace.get("layers.0.attn.probs").unwrap().data;
-        assert!(rel_diff(probs, &expected.probs) <= TOLERANCE, "{path:?}: probs differ from PyTorch by {}", rel_diff(probs, &expected.probs));
+        let probs = trace.get("layers.0.attn.probs").unwrap();
+        assert_close(&CPU_VS_PYTORCH, &format!("{path:?}: layers.0.attn.probs"), &probs.shape, &probs.data, &expected.probs);
         let logits = &trace.get("logits").unwrap().data;
         let last = &logits[logits.len() - 6400..];
-        assert!(rel_diff(last, &expected.logits_last) <= TOLERANCE, "{path:?}: logits differ from PyTorch by {}", rel_diff(last, &expected.logits_last));
+        assert_close(&CPU_VS_PYTORCH, &format!("{path:?}: logits, last row"), &[6400], last, &expected.logits_last);
     }
 }

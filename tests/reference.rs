@@ -1,6 +1,7 @@
 //! Every case in tests/fixtures (made by tools/reference/make_fixtures.py with PyTorch) against our trace,
-//! tensor by tensor, at the contract's tolerance: max |ours - ref| / max |ref| <= 2e-4 over finite entries,
-//! the same -inf pattern in masked_scores, and padding entries (-1e9) where PyTorch has them.
+//! tensor by tensor and entry by entry, at the contract's tolerance for the CPU (common::CPU_VS_PYTORCH:
+//! |ours - ref| <= atol + rtol·|ref|), the same -inf pattern in masked_scores, and padding entries (-1e9)
+//! where PyTorch has them.
 //! Both attention paths are checked: the explicit one and the flash one with a tile that divides nothing.
 //! The comparison itself is in tests/common, shared with the command-line test (tests/cli.rs).
 //! A case with a run.json also knocks out heads and records the logit lens and head attribution, as asked.
@@ -10,7 +11,8 @@ mod common;
 use attnscope::model::{AttentionPath, Interventions, Model, RunOptions};
 use attnscope::trace::{Selection, Trace};
 use attnscope::weights::load_dir;
-use common::{assert_matches_fixture, fixtures};
+use common::{assert_close, assert_matches_fixture, compare_traces, fixtures, floats, CPU_VS_PYTORCH};
+use safetensors::SafeTensors;
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -41,8 +43,8 @@ fn run_case(case: &str, path: AttentionPath) -> Trace {
 }
 
 fn check(case: &str) {
-    assert_matches_fixture(case, &run_case(case, AttentionPath::Naive).to_safetensors());
-    assert_matches_fixture(case, &run_case(case, AttentionPath::Flash { tile: 3 }).to_safetensors());
+    assert_matches_fixture(&CPU_VS_PYTORCH, case, &run_case(case, AttentionPath::Naive).to_safetensors());
+    assert_matches_fixture(&CPU_VS_PYTORCH, case, &run_case(case, AttentionPath::Flash { tile: 3 }).to_safetensors());
 }
 
 #[test]
@@ -125,6 +127,50 @@ fn head_attribution_toward_a_given_token_after_a_cached_prefix() {
     check("head_logit_target");
 }
 
+/// The comparison itself (tests/common): in a copy of the built-in model's trace, the entry with the smallest
+/// |ref| of the tensor with the largest |ref| is moved by half of what the rule before per-entry checks
+/// allowed there (2e-4 of the tensor's largest |ref|). The old rule lets it pass; CPU_VS_PYTORCH names
+/// the tensor, the entry, both values and the allowance. The untouched copy passes.
+#[test]
+fn one_small_entry_off_is_caught_where_the_old_rule_let_it_pass() {
+    let reference = std::fs::read(fixtures().join("builtin/trace.safetensors")).unwrap();
+    compare_traces(&CPU_VS_PYTORCH, "builtin", &reference, &reference.clone()).unwrap();
+    let tensors = SafeTensors::deserialize(&reference).unwrap();
+    let largest = |v: &[f32]| v.iter().fold(0f32, |m, x| if x.is_finite() && *x > -1e8 { m.max(x.abs()) } else { m });
+    let (name, view) = tensors.tensors().into_iter().max_by(|a, b| largest(&floats(&a.1)).total_cmp(&largest(&floats(&b.1)))).unwrap();
+    let values = floats(&view);
+    let scale = largest(&values);
+    let (i, b) = values.iter().copied().enumerate().filter(|(_, x)| x.is_finite() && *x > -1e8).min_by(|x, y| x.1.abs().total_cmp(&y.1.abs())).unwrap();
+    let delta = 1e-4 * scale;
+    assert!(delta > 10.0 * (CPU_VS_PYTORCH.atol + CPU_VS_PYTORCH.rtol * b.abs()), "{name}: {delta} is not far past what the tolerance allows at {b}");
+
+    // The temporary copy, that one entry moved.
+    let mut copy = reference.clone();
+    let at = view.data().as_ptr() as usize - reference.as_ptr() as usize + 4 * i;
+    copy[at..at + 4].copy_from_slice(&(b + delta).to_le_bytes());
+    let moved = SafeTensors::deserialize(&copy).unwrap();
+    let ours = floats(&moved.tensor(&name).unwrap());
+    assert_eq!(ours.iter().zip(&values).filter(|(a, b)| a != b).count(), 1);
+    // The old rule: max |ours - ref| / max |ref| <= 2e-4.
+    let old = ours.iter().zip(&values).fold(0f32, |m, (a, b)| if b.is_finite() && *b > -1e8 { m.max((a - b).abs()) } else { m }) / scale;
+    assert!(old <= 2e-4, "{name}: the old rule's measure is {old}");
+
+    let index = format!("{:?}", index_of(view.shape(), i));
+    let err = compare_traces(&CPU_VS_PYTORCH, "builtin", &reference, &copy).expect_err("one entry off is caught");
+    assert!(err.contains(&format!("builtin: {name}: entry {index} is ")), "{err}");
+    assert!(err.contains(&format!("the reference {b:e}")) && err.contains("allowed (CPU vs PyTorch"), "{err}");
+}
+
+/// Row-major index of flat entry `i` in `shape`.
+fn index_of(shape: &[usize], mut i: usize) -> Vec<usize> {
+    let mut index = vec![0; shape.len()];
+    for (k, &n) in shape.iter().enumerate().rev() {
+        index[k] = i % n;
+        i /= n;
+    }
+    index
+}
+
 #[test]
 fn trace_is_in_computation_order() {
     let t = run_case("gqa", AttentionPath::Naive);
@@ -199,12 +245,10 @@ mod checkpoints {
         let expected: Expected = serde_json::from_slice(&read("expected.json")).unwrap();
         let vocab = config.vocab_size;
         let out = Model::new(config, weights).trace(&expected.ids, None, 0, &RunOptions::default(), Selection::all()).unwrap();
-        let probs = &out.trace.get("layers.0.attn.probs").unwrap().data;
-        let rel = common::rel_diff(&format!("{case}: probs"), probs, &expected.probs);
-        assert!(rel <= common::TOLERANCE, "{case}: probs differ by {rel:.2e}");
+        let probs = out.trace.get("layers.0.attn.probs").unwrap();
+        assert_close(&CPU_VS_PYTORCH, &format!("{case}: layers.0.attn.probs"), &probs.shape, &probs.data, &expected.probs);
         let logits = &out.trace.get("logits").unwrap().data;
-        let rel = common::rel_diff(&format!("{case}: logits"), &logits[logits.len() - vocab..], &expected.logits_last);
-        assert!(rel <= common::TOLERANCE, "{case}: logits differ by {rel:.2e}");
+        assert_close(&CPU_VS_PYTORCH, &format!("{case}: logits, last row"), &[vocab], &logits[logits.len() - vocab..], &expected.logits_last);
     }
 
     #[test]

@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { go, launch, relDiff, screenshot, settled, startServer } from './helpers.mjs';
+import { assertClose, go, launch, screenshot, settled, startServer, WASM_VS_PYTORCH } from './helpers.mjs';
 import { decode } from '../../www/state.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -170,7 +170,7 @@ test('a .gguf file chosen alone, with no config.json, loads with the tokenizer i
   assert.equal(model.vocab_size, 256);
   assert.match(await page.locator('.model-info').innerText(), /^Loaded: model · from your files \(model\.gguf\) · 56\.13 KiB · Q4_0, F32/);
   const ours = await logits(page, { ids: TINY_IDS, attention_mask: null });
-  assert.ok(relDiff(ours, referenceLogits()) <= 2e-4, `logits differ from transformers’ by ${relDiff(ours, referenceLogits())}`);
+  assertClose(WASM_VS_PYTORCH, 'llama_q4_0 from a file: logits', ours, referenceLogits());
   assert.ok((await app(page)).state.tokens.ids.length > 0, 'the page’s own text runs');
   // Kept as the reader's own model: a visit without a link opens it from the browser, weighed again first.
   await page.waitForSelector('.model-kept:not([hidden])');
@@ -222,7 +222,7 @@ test('a URL to a .gguf file loads it, sized by what the server announces, and th
   assert.deepEqual([source.format, source.name, source.bytes, source.url], ['gguf', 'tiny.Q4_0', TINY.length, url]);
   assert.deepEqual(state.model, { kind: 'url', url });
   const ours = await logits(page, { ids: TINY_IDS, attention_mask: null });
-  assert.ok(relDiff(ours, referenceLogits()) <= 2e-4, `logits differ by ${relDiff(ours, referenceLogits())}`);
+  assertClose(WASM_VS_PYTORCH, 'llama_q4_0 from a URL: logits', ours, referenceLogits());
   await page.unroute('https://models.example/**');
 });
 

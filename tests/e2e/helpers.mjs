@@ -9,6 +9,9 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { FORMAT1_DEFAULTS } from '../../www/state.js';
+import { assertClose, WASM_VS_PYTORCH } from './tolerance.mjs';
+
+export { assertClose, closeness, WASM_VS_PYTORCH } from './tolerance.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -169,9 +172,10 @@ export function softmax(row) {
   return e.map((v) => v / z);
 }
 
-const TOLERANCE = 2e-4; // the trace contract's, as in tests/reference.rs
-
-/** The largest difference between two arrays, relative to the reference's largest magnitude. */
+/**
+ * The largest difference between two arrays, relative to the reference's largest magnitude: how far
+ * apart two runs are. A comparison with a reference is assertClose's (tolerance.mjs), entry by entry.
+ */
 export function relDiff(ours, reference) {
   if (ours.length !== reference.length) throw new Error(`${ours.length} numbers against ${reference.length}`);
   let scale = 0;
@@ -204,10 +208,10 @@ export async function assertComputesLikePyTorch(page, ckpt) {
     const sum = probs.slice(row * T, row * T + T).reduce((a, b) => a + b, 0);
     assert.ok(Math.abs(sum - 1) < 1e-5, `softmax row ${row} sums to ${sum}`);
   }
-  assert.ok(relDiff(probs, ckpt.expected.probs) <= TOLERANCE, `probs differ from PyTorch by ${relDiff(probs, ckpt.expected.probs)}`);
+  assertClose(WASM_VS_PYTORCH, 'layers.0.attn.probs', probs, ckpt.expected.probs);
   const logits = await tensor('logits');
   const last = logits.slice(logits.length - model.vocab_size);
-  assert.ok(relDiff(last, ckpt.expected.logits_last) <= TOLERANCE, `logits differ from PyTorch by ${relDiff(last, ckpt.expected.logits_last)}`);
+  assertClose(WASM_VS_PYTORCH, 'logits, last row', last, ckpt.expected.logits_last);
 
   const config = JSON.parse(ckpt.config);
   const random = await page.evaluate(

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { assertComputesLikePyTorch, launch, randomModel, screenshot, settled, startServer } from './helpers.mjs';
+import { assertClose, assertComputesLikePyTorch, launch, randomModel, screenshot, settled, startServer, WASM_VS_PYTORCH } from './helpers.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FIXTURES = join(ROOT, 'tests', 'fixtures', 'checkpoints');
@@ -359,8 +359,7 @@ test('a repo of GGUF files lists them to choose from; repo:file.gguf takes one f
   const reference = ggufReference('llama_q4_0');
   const ours = await page.evaluate(async (ids) => Array.from(await window.attnscope.tensor('logits', { ids, attention_mask: null })), reference.ids);
   const last = ours.slice(ours.length - reference.last.length);
-  const worst = Math.max(...last.map((v, i) => Math.abs(v - reference.last[i]))) / Math.max(...reference.last.map(Math.abs));
-  assert.ok(worst <= 2e-4, `logits differ from transformers’ by ${worst}`);
+  assertClose(WASM_VS_PYTORCH, 'llama_q4_0 from the Hub: logits, last row', last, reference.last);
 
   // A file in a folder of the repo, typed; its link opens it in a fresh browser.
   await page.fill('#model-hub', 'test-org/tiny-gguf:Q8_0/model.Q8_0.gguf');

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
-import { cleanScreenshot, launch, openPage, readCell, settled, softmax, startServer, until } from './helpers.mjs';
+import { assertClose, cleanScreenshot, launch, openPage, readCell, settled, softmax, startServer, until, WASM_VS_PYTORCH } from './helpers.mjs';
 
 let server;
 let browser;
@@ -592,7 +592,6 @@ test('knock out on the WebGPU backend: the run goes to the CPU, whole, and the b
 const FIXTURE = fileURLToPath(new URL('../fixtures/ablate_lens/', import.meta.url));
 // A byte-level tokenizer with the fixture model's 256 ids (the MiniMind-3 bf16 test checkpoint's).
 const TOKENIZER = fileURLToPath(new URL('../fixtures/checkpoints/minimind3_bf16/tokenizer.json', import.meta.url));
-const TOLERANCE = 2e-4; // the trace contract's
 
 // The f32 tensors of a safetensors file by name.
 function readTrace(path) {
@@ -645,7 +644,7 @@ test('knock out against PyTorch: the reference model loaded in the page, its two
   }
   assert.deepEqual(await own.evaluate(() => window.attnscope.getState().ablate), run.ablate);
   const logits = await logitsOfFixture();
-  assert.ok(relDiff(logits, reference.logits) <= TOLERANCE, `ablated logits differ from PyTorch by ${relDiff(logits, reference.logits)}`);
+  assertClose(WASM_VS_PYTORCH, 'ablate_lens: logits', logits, reference.logits);
   assert.ok(relDiff(whole, reference.logits) > 1e-2, 'and the whole model’s do not match them');
   // The logit lens and head attribution views' own requests, as they make them.
   const L = 3;
@@ -657,7 +656,7 @@ test('knock out against PyTorch: the reference model loaded in the page, its two
     },
     { list: names, target: run.target_token, fixtureIds: ids },
   );
-  names.forEach((name, k) => assert.ok(relDiff(found[k], reference[name]) <= TOLERANCE, `${name} differs from PyTorch by ${relDiff(found[k], reference[name])}`));
+  names.forEach((name, k) => assertClose(WASM_VS_PYTORCH, `ablate_lens: ${name}`, found[k], reference[name]));
   assert.deepEqual(own.consoleErrors, []);
   await context.close();
 });

@@ -8,11 +8,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { cleanScreenshot, launch, openPage, readCell, settled, startServer } from './helpers.mjs';
+import { assertClose, cleanScreenshot, launch, openPage, readCell, settled, startServer, WASM_VS_PYTORCH } from './helpers.mjs';
 
 const FIXTURE = new URL('../fixtures/patch_builtin/', import.meta.url);
 const INPUT = JSON.parse(readFileSync(new URL('input.json', FIXTURE)));
-const TOLERANCE = 2e-4; // the trace contract's
 
 let server;
 let browser;
@@ -40,13 +39,6 @@ function readTrace(url) {
     tensors[name] = Array.from(new Float32Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.length)));
   }
   return tensors;
-}
-
-function assertClose(ours, reference, what) {
-  assert.equal(ours.length, reference.length, what);
-  const scale = Math.max(...reference.map(Math.abs));
-  const diff = Math.max(...ours.map((v, i) => Math.abs(v - reference[i])));
-  assert.ok(diff <= TOLERANCE * scale, `${what}: max |diff| ${diff} over ${TOLERANCE} × ${scale}`);
 }
 
 const link = (fields) => `${server.url}#${new URLSearchParams({ model: 'builtin', view: 'patch', ...fields })}`;
@@ -79,9 +71,9 @@ test('the page patches the fixture’s pair as PyTorch does, and its shares, hov
 
   const reference = readTrace(new URL('trace.safetensors', FIXTURE));
   const core = await page.evaluate(({ clean, corrupt, target, against }) => window.attnscope.call('patch', { clean, corrupt, target, against }).then((r) => ({ ...r, resid_out: Array.from(r.resid_out), head_context: Array.from(r.head_context) })), INPUT);
-  assertClose([core.clean_metric, core.corrupt_metric], [...reference['patch.clean_metric'], ...reference['patch.corrupt_metric']], 'metrics');
-  assertClose(core.resid_out, reference['patch.resid_out'], 'patch.resid_out');
-  assertClose(core.head_context, reference['patch.head_context'], 'patch.head_context');
+  assertClose(WASM_VS_PYTORCH, 'patch_builtin: metrics', [core.clean_metric, core.corrupt_metric], [...reference['patch.clean_metric'], ...reference['patch.corrupt_metric']]);
+  assertClose(WASM_VS_PYTORCH, 'patch_builtin: patch.resid_out', core.resid_out, reference['patch.resid_out']);
+  assertClose(WASM_VS_PYTORCH, 'patch_builtin: patch.head_context', core.head_context, reference['patch.head_context']);
 
   const { clean_metric: mc, corrupt_metric: mx, positions: T, heads: nH } = core;
   assert.equal(T, INPUT.clean.length);
