@@ -58,7 +58,7 @@ export function linkWriter({ embed, theme = null, wrote = () => {} }) {
     try {
       const hash = `#${await fragment(latest, { embed, theme })}`;
       // A link carries MAX_TEXT characters of the text; the history entry keeps all of it, so Back
-      // and Forward bring back what was typed (app.js openFromHash), not the link's cut.
+      // and Forward bring back what was typed (page/address.js fromHash), not the link's cut.
       const text = typeof latest.text === 'string' ? latest.text : null;
       if (my === seq && (location.hash !== hash || history.state?.text !== text)) {
         history.replaceState({ ...history.state, text }, '', hash);
@@ -80,7 +80,7 @@ export function linkWriter({ embed, theme = null, wrote = () => {} }) {
       timer = 0;
       writing = false;
     },
-    // Whether the address has yet to catch up with the state (app.js settled() waits for it).
+    // Whether the address has yet to catch up with the state (page/address.js settled() waits for it).
     pending: () => Boolean(timer) || writing,
   };
 }

@@ -1,7 +1,7 @@
 // Every sentence the page shows, through t(key, {name: value}). The tables are one module per
 // language in strings/: en.js, part of every page, and zh.js (简体中文), fetched by loadLanguage only
-// when the page is shown in Chinese, and before anything is drawn in it (app.js waits for it at
-// start and on a change of language). Keys are grouped by where they appear; {name} placeholders are
+// when the page is shown in Chinese, and before anything is drawn in it (page/start.js and
+// page/open_state.js wait for it at start and on a change of language). Keys are grouped by where they appear; {name} placeholders are
 // filled by t. tests/unit/strings.test.mjs holds both tables to the same keys and placeholders.
 
 import EN from './strings/en.js';

@@ -4,7 +4,7 @@
 // URL, a Hugging Face Hub repo id (a repo of GGUF files lists them to choose from), a progress bar in
 // bytes, and the model kept in this browser with a button to forget it (SmolLM2 has its own). The
 // random model's knobs stay in config_panel.js, shown below this only when Random is chosen.
-// This module shows and asks; app.js loads (through model_source.js).
+// This module shows and asks; page/model_life.js loads (through model_source.js).
 
 import { el } from '../parts/dom.js';
 import { bytes, count, spaced } from '../parts/format.js';

@@ -1,5 +1,5 @@
 // Knocked-out heads (zero-ablation), as every view meets them: the state's `ablate`, [layer, head]
-// pairs, goes into every run's arguments (app.js's runArgs), so the core zeroes those heads' slice of
+// pairs, goes into every run's arguments (page/runs.js's args), so the core zeroes those heads' slice of
 // attn.context before o_proj and every tensor a view reads is the ablated run's. This part is the one
 // way to change that set (through the link, so back / forward and sharing follow) and the bar over
 // every view that says, whatever view is open, that the reader is looking at an ablated model.

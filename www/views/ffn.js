@@ -3,7 +3,7 @@
 // down = act·W_downᵀ, as heatmaps a row per token; then, for each token, the neurons with the
 // largest |act|, the ones that token switches on, with the three numbers that make each. The
 // tutorial's w1 / w3 / w2 are named beside MiniMind's gate_proj / up_proj / down_proj, with its formula.
-// A mixture-of-experts model's FFN is its routing (moe.js); app.js mounts the view again when the
+// A mixture-of-experts model's FFN is its routing (moe.js); page/model_life.js mounts the view again when the
 // model changes between the two kinds.
 
 import { el } from '../parts/dom.js';

@@ -94,7 +94,7 @@ export function readTokens(words, pieces) {
   return { spaces, split };
 }
 
-// The lessons never read the reader's run: the page shows them when that sentence cannot run (app.js).
+// The lessons never read the reader's run: the page shows them when that sentence cannot run (page/screen.js).
 export const runless = true;
 
 export function mount(root, app) {

@@ -18,7 +18,7 @@ import { clearestHeads, headRoles } from '../parts/head_roles.js';
 import { MINIMIND3 } from './gqa.js';
 import { t } from '../strings.js';
 
-// The page may show this view before any run: it needs only a config (app.js refresh()).
+// The page may show this view before any run: it needs only a config (page/screen.js refresh()).
 export const previews = true;
 
 const TOP = 3; // candidates shown for the next token
@@ -30,7 +30,7 @@ const STACK_DRAWN = 3; // at most this many cards drawn behind the detailed laye
 // morning, how are → you 66 %, 今天天气很 → 好 46 %): offered when the text is a finished sentence and the prediction is only its ending.
 const UNFINISHED = { en: ['To be or not to', 'Good morning, how are'], zh: ['今天天气很', '从前有一个'] };
 
-// A link that changes only the fields it names (app.js: plain fields change the current state).
+// A link that changes only the fields it names (page/address.js: plain fields change the current state).
 const link = (fields) => `#${new URLSearchParams(fields)}`;
 
 // A box of the diagram; `key` names it for tests and for keeping keyboard focus across redraws.

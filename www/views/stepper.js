@@ -8,7 +8,7 @@
 // boundaries, one layer's output leading into the next layer's input_norm. The rail lists the
 // per-layer steps once, under the layer being walked, so it stays short for any number of layers.
 // A mixture-of-experts model walks its router, its experts and their weighted sum instead of the dense
-// FFN's three steps (app.js mounts the view again when the model changes between the two kinds).
+// FFN's three steps (page/model_life.js mounts the view again when the model changes between the two kinds).
 
 import { el } from '../parts/dom.js';
 import { scrollFade } from '../parts/scroll_fade.js';

@@ -1,0 +1,129 @@
+// The page's address, both ways: a change of the address (back, forward, an edited link, a tab,
+// navigate()) opens what it says, and after each change the address (link.js writes it), the share
+// panel and the scripting API follow the state (publish). settled() waits for both to be done.
+
+import { decode as decodeLink, validate, HIDE_FLAGS } from '../state.js';
+import { linkTo } from '../link.js';
+import { hideBanner, isShowing } from '../panels/banner.js';
+import { NAMES_HEAD } from './runs.js';
+
+// settled() waits for a navigation (navigate(), a tab's link, an edited address) until its
+// hashchange has arrived and been opened: the address is then one the page has seen (the
+// hashchange's, or the link it wrote back).
+const HASHCHANGE_WAIT_MS = 2000;
+
+export function address(page) {
+  const { state, app, dom } = page;
+
+  function set(patch) {
+    if ('layer' in patch || 'head' in patch) page.headOpen = false;
+    Object.assign(state, patch);
+    page.screen.refresh();
+  }
+
+  // Changes fields of the state through the address: plain fields ("view=grid&lesson=qk") change
+  // the current state (fromHash), and the address is then rewritten as a whole link.
+  // page.navigatedTo is the address it set: a change the page made (a tab, the language button),
+  // after which a link's banner stays, unlike after an address the reader typed or went back to.
+  function navigate(patch) {
+    location.hash = new URLSearchParams(patch).toString();
+    page.navigatedTo = location.hash;
+  }
+
+  function go(view) {
+    navigate({ view });
+  }
+
+  // A changed address opens what it says: plain fields ("view=grid") change the current state, a
+  // whole link ("s3.…") replaces it.
+  async function fromHash(hash) {
+    if (NAMES_HEAD.test(hash)) page.headOpen = false;
+    page.ui.writer.cancel();
+    // The address now says what was asked, which may differ from what opens (a layer past the
+    // model's, plain fields over the state): the whole link is written back even if nothing changed.
+    page.rewrite = true;
+    // Text typed in the typing pause is not in the state yet: a tab or the language button clicked
+    // now keeps it (the view opens on it), rather than putting the old text back in the box.
+    const base = page.opener.shared();
+    const typed = page.typed.takePending();
+    if (typed !== null) base.text = typed;
+    const { state: next, problems, keptBase } = await decodeLink(hash, { base, known: page.known, lang: page.reader });
+    if (problems.length === 0 && hash !== page.navigatedTo && isShowing(page.linkBanner)) hideBanner();
+    // A text longer than a link carries comes back whole from its history entry (link.js linkWriter).
+    const whole = history.state?.text;
+    if (typeof whole === 'string' && typeof next.text === 'string' && whole.length > next.text.length && whole.startsWith(next.text)) next.text = whole;
+    // Plain fields over the page's state, or a whole link too damaged to read (decode kept the
+    // page's state then: keptBase): the reader's settings were kept.
+    await page.opener.open(next, page.opener.explain(problems, { kept: Boolean(keptBase) || !/(^|&)s\d+\./.test(hash.replace(/^#/, '')), view: next.view }));
+  }
+
+  // Opens every address the page is sent to.
+  function listen() {
+    addEventListener('hashchange', async (event) => {
+      page.seenHash = new URL(event.newURL).hash;
+      page.opening++;
+      try {
+        await fromHash(new URL(event.newURL).hash);
+      } finally {
+        page.opening--;
+      }
+    });
+  }
+
+  // setState(partial) of the scripting API: fields are validated as a link's are; config merges.
+  async function setState(partial) {
+    const current = page.opener.shared();
+    const merged = partial?.config && typeof partial.config === 'object' ? { ...partial, config: { ...current.config, ...partial.config } } : partial;
+    const { state: next, problems } = validate(merged, current, page.known);
+    if (problems.length) console.warn('attnscope.setState:', problems);
+    await page.opener.open(next);
+    await settled();
+    return page.opener.shared();
+  }
+
+  // After each change: the address, the embed's chrome, the share panel and the scripting API follow.
+  function publish() {
+    for (const flag of HIDE_FLAGS) document.documentElement.classList.toggle(`hide-${flag}`, state.hide.includes(flag));
+    if (app.busy || app.phase === 'loading' || app.phase === 'building') return;
+    const { writer } = page.ui;
+    const now = page.opener.shared();
+    const json = JSON.stringify(now);
+    if (json === page.published) {
+      if (page.rewrite) writer.write(now);
+      page.rewrite = false;
+      return;
+    }
+    page.rewrite = false;
+    page.published = json;
+    writer.write(now);
+    page.ui.share.update();
+    linkTo(now).then((href) => {
+      dom.openFull.href = href;
+    });
+    page.announce(now);
+  }
+
+  // Resolves once no run is in flight, the address says what is on screen (link.js writes it at most
+  // every 250 ms) and the active view has drawn, including the redraws it asked for while drawing (a
+  // lesson restoring edited cells from the link).
+  async function settled() {
+    const { writer } = page.ui;
+    // An address the page has not seen is waited for until its hashchange has had ample time to
+    // arrive (it comes within a task or two); after that it is taken as seen, so settled() can never
+    // hang on an address nothing will open.
+    const since = Date.now();
+    const unseen = () => location.hash !== page.seenHash && Date.now() - since < HASHCHANGE_WAIT_MS;
+    for (;;) {
+      while (unseen() || page.opening || writer.pending() || app.busy || app.loading || app.phase === 'loading' || app.phase === 'building') await new Promise((r) => setTimeout(r, 20));
+      for (let drawn = null; drawn !== page.rendered; ) {
+        drawn = page.rendered;
+        await drawn;
+        await null; // a redraw asked for in a microtask after the drawing
+      }
+      // The drawing may have changed the state, and the address follows it.
+      if (!unseen() && !writer.pending()) return;
+    }
+  }
+
+  return { set, navigate, go, listen, setState, publish, settled };
+}
