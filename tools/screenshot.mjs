@@ -1,9 +1,9 @@
 // Makes docs/screenshot.png, the README's picture, from the real page: serves www/ (tools/serve.mjs,
 // through the e2e helpers' startServer), opens the overview on the built-in model with its first
 // English sample in Debian's Chromium, waits until the run has finished and the prediction is drawn,
-// and saves what a reader sees 1280 CSS pixels wide (device scale 1, light theme) once scrolled to
-// the model's sizes: the sticky top bar and its tabs, then tokens → embedding → one layer in detail →
-// final norm → logits → the prediction. The window is made just tall enough for that.
+// and saves what a reader sees first 1280 CSS pixels wide (device scale 1, light theme): the sticky
+// top bar and its tabs, then the overview's title and its path, tokens → embedding → the stack of
+// layers → final norm → logits → the prediction. The window is made just tall enough for that.
 //
 //   ./build.sh setup && ./build.sh build && node tools/screenshot.mjs [out.png]
 //
@@ -33,7 +33,7 @@ try {
   const box = await page.evaluate(() => {
     const top = (selector) => document.querySelector(selector).getBoundingClientRect().top + scrollY;
     const bottom = (selector) => document.querySelector(selector).getBoundingClientRect().bottom + scrollY;
-    return { bar: bottom('.topbar'), from: top('.view-overview .ov-facts'), to: bottom('.view-overview .ov-prediction') };
+    return { bar: bottom('.topbar'), from: top('.view-overview .ov-head'), to: bottom('.view-overview .ov-prediction') };
   });
   const margin = 16;
   await page.setViewportSize({ width: WIDTH, height: Math.ceil(box.bar + margin + (box.to - box.from) + margin) });

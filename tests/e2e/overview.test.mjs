@@ -4,8 +4,11 @@
 // of the core's own trace, and as its prediction the top-1 of softmax(logits[last]) computed here
 // from attnscope.tensor('logits'). Every block opens its view; while the built-in model downloads
 // (throttled), the model panel names it with its bytes, the diagram draws from its config, and
-// tokenizer.json is requested once. Screenshots: artifacts/screenshots/overview-*.png, both models,
-// en and zh, light and dark, desktop and phone.
+// tokenizer.json is requested once. The default page loads without layout shift and its first screen
+// holds the path from the tokens to the prediction (1366 × 768 and a 390 × 844 phone); the text the
+// overview continues is the core's greedy generation, each token one click from its attention.
+// Screenshots: artifacts/screenshots/overview-*.png, both models, en and zh, light and dark, desktop
+// and phone.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -110,8 +113,8 @@ test('the diagram shows the built-in model’s own sizes, its trace’s shapes a
     return (await window.attnscope.call('top', { logits: logits.slice((T - 1) * V, T * V), k: 3 })).map((c) => c.piece);
   }, { T, V });
   const whitespace = candidates.some((piece) => /^\s+$/.test(piece.replace(/^Ġ/, ' ')));
-  assert.equal(await page.locator('.ov-predict [data-note="whitespace"]').count(), whitespace ? 1 : 0, `candidates ${JSON.stringify(candidates)}`);
-  if (whitespace) assert.match(await page.locator('.ov-predict [data-note="whitespace"]').innerText(), /a line break|a space/);
+  assert.equal(await page.locator('.ov-after [data-note="whitespace"]').count(), whitespace ? 1 : 0, `candidates ${JSON.stringify(candidates)}`);
+  if (whitespace) assert.match(await page.locator('.ov-after [data-note="whitespace"]').innerText(), /a line break|a space/);
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 });
@@ -147,6 +150,54 @@ test('the prediction goes on: after a finished sentence, unfinished ones to try;
   assert.equal(after.text, `To be or not to${piece}`);
   assert.equal(after.ids.length, T + 1);
   assert.equal(after.ids[T], best, 'the token predicted is the one now run');
+
+  // Continue the text, greedy (the Output view's temperature 0): 10 tokens, written as text, are the
+  // core's own greedy generation from the same ids (its generateStart/Step, as the KV cache view runs it).
+  await page.evaluate(() => window.attnscope.app.set({ temperature: 0 }));
+  await settled(page);
+  assert.match(await page.locator('.ov-write-mode').innerText(), /^Greedy/);
+  const written = () => page.waitForFunction(() => ['done', 'ended', 'stopped', 'error'].includes(document.querySelector('.ov-write-status')?.dataset.state));
+  await page.locator('.ov-write-n[data-n="10"]').click();
+  await written();
+  const greedy = await page.evaluate(async (n) => {
+    const prompt = window.attnscope.app.state.tokens.ids;
+    await window.attnscope.call('decodeStart', { ids: prompt, sampling: { temperature: 0 } });
+    const ids = [];
+    for (let i = 0; i < n; i++) {
+      const step = await window.attnscope.call('decodeStep', { request: {}, names: [] });
+      if (step.piece === '<|im_end|>') break;
+      ids.push(step.token);
+    }
+    return { prompt, ids, text: (await window.attnscope.call('decode', { ids })).replace(/\uFFFD+$/, '') };
+  }, 10);
+  assert.equal(greedy.ids.length, 10, 'the built-in model goes on for 10 tokens here');
+  assert.equal(await page.locator('.ov-write-status').getAttribute('data-state'), 'done', await page.locator('.ov-write-status').innerText());
+  assert.deepEqual((await page.locator('.ov-written').getAttribute('data-ids')).split(' ').map(Number), greedy.ids);
+  assert.equal(await page.locator('.ov-gen').count(), 10);
+  const text = await page.evaluate(() => window.attnscope.app.state.text);
+  const shown = await page.locator('.ov-written').evaluate((p) => ({ prompt: p.querySelector('.ov-written-prompt').textContent, tokens: [...p.querySelectorAll('.ov-gen')].map((b) => [b.dataset.text, b.textContent]) }));
+  assert.equal(shown.prompt + shown.tokens.map(([part]) => part).join(''), `${text}${greedy.text}`, 'the reader’s text, then the model’s');
+  for (const [part, drawn] of shown.tokens) assert.equal(drawn, part.replace(/\n/g, '↵'), 'each token as text, a line break as ↵');
+  // Stop ends the writing at the step under way: asked at once, no token is written.
+  await page.evaluate(() => {
+    document.querySelector('.ov-write-n[data-n="30"]').click();
+    document.querySelector('.ov-write-stop').click();
+  });
+  await written();
+  assert.equal(await page.locator('.ov-write-status').getAttribute('data-state'), 'stopped');
+  assert.equal(await page.locator('.ov-write-status').innerText(), 'Stopped after 0 of 30 tokens. Click a token to open the attention map following it.');
+  // A written token opens the attention map on the text written so far, following that token.
+  await page.locator('.ov-write-n[data-n="10"]').click();
+  await written();
+  await page.locator('.ov-gen[data-index="2"]').click();
+  await page.waitForSelector('.view-attention');
+  await settled(page);
+  const opened = await page.evaluate(() => ({ text: window.attnscope.app.state.text, query: window.attnscope.getState().query, ids: window.attnscope.app.state.tokens.ids }));
+  assert.equal(opened.text, `${text}${greedy.text}`);
+  assert.deepEqual(opened.ids.slice(0, greedy.prompt.length + 3), [...greedy.prompt, ...greedy.ids.slice(0, 3)]);
+  assert.equal(opened.query, greedy.prompt.length + 2, 'the third token written is the query followed');
+  assert.equal(await page.locator('.view-attention .followed-lead').count(), 1);
+  await go(page, 'overview');
   await page.locator('.ov-next [data-route="sampling"]').click();
   await page.waitForSelector('.view-output .sampling');
   assert.deepEqual(page.consoleErrors, []);
@@ -203,6 +254,12 @@ test('with no head in its link, the page opens the built-in model on the cleares
     assert.deepEqual([state.layer, state.head], [best.layer, best.head], `${hash || 'no link'}: the clearest head`);
     assert.notDeepEqual([state.layer, state.head], [0, 0], 'the trained model’s layer 0, head 0 rests on the first token');
     if (hash === '') assert.match(await page.locator('.ov-route-head').innerText(), new RegExp(`layer ${best.layer}, head ${best.head}`));
+    // The tutorials' example is offered in one small line under the map, not as a banner over it.
+    if (hash !== '') {
+      const [offer, map] = await Promise.all(['.view-attention .qk-tutorial-pair', '.view-attention .heatmap'].map((sel) => page.locator(sel).boundingBox()));
+      assert.ok(offer.y >= map.y + map.height, `the offer (${offer.y}) is under the map (${map.y + map.height})`);
+      assert.ok(offer.height < 40 && offer.height * offer.width < (map.height * map.width) / 10, `a small line: ${offer.width} × ${offer.height}`);
+    }
     await page.context().close();
   }
   // A link that names a layer or a head opens it as written, and so does a choice made on the page.
@@ -343,18 +400,31 @@ test('the tabs come in groups: basics, lessons, then deep dives and experiments 
   await page.waitForSelector('.view-lines');
   await settled(page);
 
-  // Arriving at a deep dive by link opens the fold, so the active tab is visible; folded again, the
-  // button names the view shown.
-  await fold.click();
+  // On a wide page the group is a menu over the page: it folds once a tab is picked, its button
+  // naming the view shown, and the top bar keeps its height whether a menu is open or not.
   assert.equal(await fold.getAttribute('aria-expanded'), 'false');
   assert.match(await fold.innerText(), /Deep dives: Token lines/);
   assert.equal(await fold.evaluate((b) => b.classList.contains('holds-active')), true);
+  const bar = () => page.locator('.topbar').evaluate((b) => b.offsetHeight);
+  const closed = await bar();
+  await fold.click();
+  assert.equal(await fold.getAttribute('aria-expanded'), 'true');
+  assert.equal(await bar(), closed, 'an open menu adds no row to the top bar');
+  const view = await page.locator('#view').boundingBox();
+  const button = await fold.boundingBox();
+  assert.ok((await page.locator('#tabs-deep').boundingBox()).y >= button.y + button.height, 'the menu hangs under its button');
+  assert.deepEqual(await page.locator('#view').boundingBox(), view, 'the page under the menu does not move');
+  // A click elsewhere folds it.
+  await page.mouse.click(view.x + view.width / 2, view.y + 300);
+  assert.equal(await fold.getAttribute('aria-expanded'), 'false');
   await go(page, 'overview');
   await go(page, 'rope');
-  assert.equal(await fold.getAttribute('aria-expanded'), 'true');
-  assert.equal(await page.locator('.tab.active').evaluate((a) => a.checkVisibility()), true);
-  // One group open at a time: opening Experiments folds Deep dives, so the header does not grow a row.
+  assert.equal(await fold.getAttribute('aria-expanded'), 'false');
+  assert.match(await fold.innerText(), /Deep dives: RoPE/);
+  assert.equal(await bar(), closed);
+  // One group open at a time: opening Experiments folds Deep dives.
   const experimentsFold = page.locator('[data-group="interp"] .tab-fold');
+  await fold.click();
   await experimentsFold.click();
   assert.equal(await experimentsFold.getAttribute('aria-expanded'), 'true');
   assert.equal(await fold.getAttribute('aria-expanded'), 'false');
@@ -387,6 +457,19 @@ test('the tabs come in groups: basics, lessons, then deep dives and experiments 
     return first.left >= nav.left - 1 && first.right <= nav.right + 1;
   });
   assert.ok(inSight, 'the first Experiments tab is in sight after the button opens the group');
+  // A tap on the attention map's row follows it; what is said of that row comes under the map, which
+  // stays under the finger.
+  await go(phone, 'attention');
+  const map = phone.locator('.view-attention .heatmap canvas').first();
+  await map.scrollIntoViewIfNeeded();
+  const before = await map.boundingBox();
+  await map.click({ position: { x: before.width * 0.3, y: before.height * 0.6 } });
+  await settled(phone);
+  assert.notEqual(await phone.evaluate(() => window.attnscope.getState().query), null);
+  const after = await map.boundingBox();
+  assert.ok(Math.abs(after.y - before.y) < 1, `the map stays where it was tapped: ${before.y} → ${after.y}`);
+  const lead = await phone.locator('.view-attention .followed-lead').boundingBox();
+  assert.ok(lead.y >= after.y + after.height, 'the followed row’s sentence is under the map');
   assert.deepEqual(phone.consoleErrors, []);
   await phone.context().close();
 });
@@ -417,6 +500,9 @@ test('while the built-in model downloads: the panel says “Built-in · x / tota
   assert.deepEqual((await facts(page)).layers, 4, 'the diagram draws from config.json meanwhile');
   assert.ok(await page.locator('.shape[data-shape="[1, T, 192]"]').count() > 0, 'with T for the tokens still to come');
   assert.equal(await page.locator('.ov-waiting').count(), 1);
+  // Continuing the text waits for the weights, and says so.
+  assert.equal(await page.locator('.ov-write-n:not([disabled])').count(), 0);
+  assert.equal(await page.locator('.ov-write-status').innerText(), 'The model is still loading: the text can be continued once its weights are in.');
   await cleanScreenshot(page, 'overview-loading');
 
   await page.waitForSelector('.view-overview .ov-top', { timeout: 60_000 });
@@ -427,10 +513,31 @@ test('while the built-in model downloads: the panel says “Built-in · x / tota
   await context.close();
 });
 
-test('screenshots: the built-in and a MiniMind-3-size model, en and zh, light and dark, desktop and phone', async (t) => {
+// The layout shifts the page recorded while it loaded, by the browser's own measure (not after input).
+const loadShifts = (page) =>
+  page.evaluate(() => {
+    const observer = new PerformanceObserver(() => {});
+    observer.observe({ type: 'layout-shift', buffered: true });
+    const shifts = observer.takeRecords().filter((e) => !e.hadRecentInput);
+    observer.disconnect();
+    return shifts.map((e) => ({ value: e.value, sources: e.sources.map((x) => x.node?.className ?? x.node?.nodeName ?? '?') }));
+  });
+
+test('the page loads without moving, its first screen the path from the tokens to the prediction; screenshots of both models, en and zh, light and dark, desktop and phone', async (t) => {
   if (!existsSync(join(BUILTIN, 'config.json'))) return t.skip('www/models/builtin is not there yet');
-  for (const [size, viewport] of [['desktop', { width: 1400, height: 1000 }], ['phone', { width: 390, height: 844 }]]) {
+  for (const [size, viewport] of [['desktop', { width: 1366, height: 768 }], ['phone', { width: 390, height: 844 }]]) {
     const page = await freshPage(await builtinLink(), { viewport });
+    // Nothing that arrives late pushes what is drawn (tools/bench/cls.mjs prints each shift): the
+    // sum of every shift bounds the cumulative layout shift (CLS) the browser reports.
+    const shifts = await loadShifts(page);
+    const sum = shifts.reduce((a, x) => a + x.value, 0);
+    assert.ok(sum < 0.05, `${size}: layout shift ${sum.toFixed(4)} while loading: ${JSON.stringify(shifts)}`);
+    // The first screen is the picture: the tokens and the prediction in sight without scrolling.
+    const sight = await page.evaluate(() => ['tokens', 'prediction'].map((b) => {
+      const r = document.querySelector(`.ov-path [data-block="${b}"]`).getBoundingClientRect();
+      return { b, top: r.top, bottom: r.bottom, height: innerHeight, scrolled: scrollY };
+    }));
+    for (const box of sight) assert.ok(box.scrolled === 0 && box.top >= 0 && box.bottom <= box.height, `${size}: the ${box.b} box in the first screen: ${JSON.stringify(box)}`);
     for (const model of ['builtin', 'minimind3']) {
       if (model === 'minimind3') await setState(page, { model: { kind: 'random' }, config: MINIMIND3 });
       for (const lang of ['en', 'zh']) {

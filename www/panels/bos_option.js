@@ -1,7 +1,9 @@
 // The switch under the text box that starts the input with the model's BOS token (<|im_start|>),
 // as MiniMind's pretraining starts every text it trains on, with one line saying why it matters.
 // Offered for a model whose config.json names a bos_token_id, on by default (state.js, `bos`); for
-// any other model it stays in sight, greyed, saying why there is no BOS.
+// any other model it stays in sight, greyed, saying why there is no BOS. Until the first model says
+// which, it holds its place unseen (data-pending, style.css), so the samples and chips under it do
+// not move down when it appears.
 
 import { el } from '../parts/dom.js';
 import { t } from '../strings.js';
@@ -12,7 +14,8 @@ export function bosOption(onChange) {
   const label = el('label', { htmlFor: 'bos' });
   const hint = el('p', { className: 'hint bos-hint', id: 'bos-hint' });
   box.setAttribute('aria-describedby', 'bos-hint');
-  const node = el('div', { className: 'bos-option', hidden: true }, el('div', { className: 'bos-row' }, box, label), hint);
+  const node = el('div', { className: 'bos-option', dataset: { pending: '' }, attrs: { 'aria-hidden': 'true' } }, el('div', { className: 'bos-row' }, box, label), hint);
+  box.disabled = true;
 
   let offered = true;
   let generated = false; // a random model: it has no config.json of its own to name a BOS
@@ -34,7 +37,8 @@ export function bosOption(onChange) {
       offered = has;
       generated = random;
       gguf = fromGguf;
-      node.hidden = false;
+      delete node.dataset.pending;
+      node.removeAttribute('aria-hidden');
       box.disabled = !has;
       box.checked = has && on;
       node.classList.toggle('unavailable', !has);

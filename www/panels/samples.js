@@ -51,13 +51,16 @@ function button(sample, lang, onPick) {
 // onPick(sample, smollm2) runs a sample ({text, pattern, layer, head, target?}) and shows its head,
 // or its circuit; smollm2: the sample is SmolLM2's.
 export function sampleButtons(onPick) {
-  const node = el('div', { className: 'samples', hidden: true });
-  let samples = null;
+  // Pending until the first show (style.css holds the list's place meanwhile).
+  const node = el('div', { className: 'samples', hidden: true, dataset: { pending: '' } });
+  let samples; // undefined until show(): not known yet
   let builtin = true; // whether the page runs the built-in model, whose heads the tags name
   let smollm2Raw = null; // SmolLM2's samples.json as served
   let smollm2 = null; // …checked against the loaded SmolLM2's config, while it is the model
 
   function update() {
+    // SmolLM2's list arriving first says nothing yet of the built-in model's.
+    if (smollm2 || samples !== undefined) delete node.dataset.pending;
     node.classList.toggle('smollm2-samples', Boolean(smollm2));
     if (smollm2) {
       node.hidden = false;

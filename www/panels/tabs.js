@@ -2,6 +2,10 @@
 // deep dives and the experiments (interventions on the model) fold away behind a button each. Built once per language (so keyboard focus stays on a tab
 // while views change); render(view) marks the view shown. Every tab is a real link (#view=…, with
 // the page's language kept by link.js's pageHref).
+// On a wide page an unfolded group opens as a menu over the page (style.css), so the top bar never
+// grows a row and the page under it never moves; it folds again once a tab is picked, on Escape, or
+// on a click or focus elsewhere, its button naming the view shown in it. On a phone the strip scrolls
+// sideways and a group unfolds in its line, open while one of its views is shown.
 
 import { el } from '../parts/dom.js';
 import { scrollFade } from '../parts/scroll_fade.js';
@@ -20,10 +24,25 @@ export const TAB_GROUPS = [
 export function tabBar(nav, go) {
   scrollFade(nav); // on a phone the strip scrolls sideways: an edge fades where more tabs lie
   let shownView = null; // the view the folds were last set for
+  // Whether an unfolded group is a menu over the page (a wide page: style.css's same width).
+  const menus = () => matchMedia('(min-width: 901px)').matches;
+  const foldAll = () => {
+    for (const head of nav.querySelectorAll('.tab-fold[aria-expanded="true"]')) head.setAttribute('aria-expanded', 'false');
+    render(shownView);
+  };
+  // A click or focus outside an open menu folds it.
+  const outside = (e) => {
+    if (!menus() || !nav.querySelector('.tab-fold[aria-expanded="true"]')) return;
+    const group = nav.querySelector('.tab-fold[aria-expanded="true"]').closest('.tab-group');
+    if (e.type === 'focusout' ? e.relatedTarget && !group.contains(e.relatedTarget) : !group.contains(e.target)) foldAll();
+  };
+  document.addEventListener('pointerdown', outside);
+  nav.addEventListener('focusout', outside);
 
   function build() {
     shownView = null; // new tabs: the folds are set for the view shown
-    const tab = (id) => el('a', { href: pageHref({ view: id }), className: 'tab', dataset: { view: id }, on: { click: (e) => { e.preventDefault(); go(id); } } }, t(`view.${id}`));
+    const tab = (id) =>
+      el('a', { href: pageHref({ view: id }), className: 'tab', dataset: { view: id }, on: { click: (e) => { e.preventDefault(); if (menus()) foldAll(); go(id); } } }, t(`view.${id}`));
     // Where the strip scrolls (a phone), a ‹ or › stands at an edge with more tabs beyond it; a tap
     // scrolls that way. The tabs themselves are the keyboard's way: these are for the eye and the finger.
     const more = (side) =>
@@ -71,13 +90,14 @@ export function tabBar(nav, go) {
       if (active) tab.setAttribute('aria-current', 'page');
       else tab.removeAttribute('aria-current');
     }
-    // A folded group is open while one of its views is shown and folded while another is (so a
-    // link draws the same tabs as the page it came from); in between, the reader's button decides.
-    // Folded over the view shown, the button names it.
+    // On a phone a folded group is open while one of its views is shown and folded while another is
+    // (so a link draws the same tabs as the page it came from); in between, the reader's button
+    // decides. A wide page's menus fold whenever the view changes. Folded over the view shown, the
+    // button names it.
     for (const head of nav.querySelectorAll('.tab-fold')) {
       const tabs = document.getElementById(head.getAttribute('aria-controls'));
       const inside = tabs.querySelector('.active');
-      if (shownView !== view) head.setAttribute('aria-expanded', String(Boolean(inside)));
+      if (shownView !== view) head.setAttribute('aria-expanded', String(Boolean(inside) && !menus()));
       tabs.hidden = head.getAttribute('aria-expanded') !== 'true';
       head.classList.toggle('holds-active', Boolean(inside));
       const group = t(`nav.group.${head.parentNode.dataset.group}`);

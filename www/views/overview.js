@@ -1,13 +1,18 @@
 // The overview, the page's landing view: the loaded model drawn as it really is, from the core's
 // resolved config (its own layer count, heads, KV heads, head_dim, hidden, FFN and vocabulary
-// sizes): tokens → embedding → N × [RMSNorm → attention → residual → RMSNorm → SwiGLU FFN →
-// residual] → final norm → logits → the predicted next token. The live sentence flows through it:
-// its tokens at the top, on each arrow the shape of what the step hands on (as MiniMind prints it,
-// [1, T, H]; a mixture-of-experts model's FFN card is its router, top-k and experts), and at the end the core's softmax of the last position's logits (its `top` call, as
-// the Output view does). Every block is a link to the step or view that explains it. One layer is
-// drawn in detail and the others are a row of buttons behind it, so 64 layers stay an overview.
+// sizes). Its first screen is the path of the live sentence: its tokens → embedding → the stack of
+// N decoder layers, each [RMSNorm → attention → residual → RMSNorm → SwiGLU FFN → residual] in one
+// line → final norm → logits → the predicted next token (the core's softmax of the last position's
+// logits, its `top` call, as the Output view does), with, under it, the text continued by the model
+// (parts/continue_text.js). On each arrow, the shape of what the step hands on, as MiniMind prints
+// it ([1, T, H]). Under the first screen, one layer in detail (every step, a mixture-of-experts
+// model's router, top-k and experts), the others a row of buttons behind it, so 64 layers stay an
+// overview; then a short route for a first visit; then the model's sizes and how it differs from
+// the tutorials' MiniMind. Every block is a link to the step or view that explains it.
 // While the first checkpoint's weights arrive, the diagram draws from its config (app.preview),
-// with T for the number of tokens. Under the diagram, a short route for a first visit.
+// with T for the number of tokens, each box already at its final size (nothing moves when the
+// numbers arrive: the token row is one line that scrolls sideways, the prediction box and the
+// route's head line hold their place).
 
 import { el, svg } from '../parts/dom.js';
 import { fixed, quoted, tokenText, shapeLabel, percent, spaced } from '../parts/format.js';
@@ -15,8 +20,11 @@ import { range } from '../parts/controls.js';
 import { modelName } from '../panels/model_panel.js';
 import { candidateNotes } from '../parts/prediction.js';
 import { clearestHeads, headRoles } from '../parts/head_roles.js';
+import { scrollFade } from '../parts/scroll_fade.js';
+import { continueText } from '../parts/continue_text.js';
 import { MINIMIND3 } from './gqa.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 
 // The page may show this view before any run: it needs only a config (page/screen.js refresh()).
 export const previews = true;
@@ -76,10 +84,13 @@ export function mount(root, app) {
   const { state } = app;
   const diagram = el('div', { className: 'ov-diagram' });
   const prediction = el('div', { className: 'ov-prediction', attrs: { 'aria-live': 'polite' } });
-  // The route comes right under the title: a first visit sees where to start before the diagram.
+  // Kept across redraws, right under the prediction: the text written goes on while the reader picks a layer.
+  const writer = continueText(app);
+  // What the marks in the prediction mean and what to do next with it.
+  const next = el('div', { className: 'ov-after' });
   const start = route();
   root.append(diagram);
-  let seq = 0;
+  const updates = latest();
 
   // The sizes the diagram draws: the loaded model's, or while the first one loads, its config's.
   const config = () => app.model ?? app.preview.config;
@@ -108,12 +119,40 @@ export function mount(root, app) {
       input.scrollIntoView({ block: 'center' });
       input.focus();
     };
+    // One line that scrolls sideways, there before the tokens are: the box never grows when they come.
+    const row = el('span', { className: 'ov-token-row' }, live() ? chips : el('span', { className: 'ov-token ov-token-waiting', attrs: { 'aria-hidden': 'true' } }, '…'));
+    scrollFade(row);
     return el(
       'button',
       { type: 'button', className: 'ov-block ov-tokens', dataset: { block: 'tokens', figure: '' }, on: { click: focusInput } },
-      el('span', { className: 'ov-title' }, t('overview.tokens')),
-      el('span', { className: 'ov-sub' }, live() ? t('overview.tokensSub', { n: T }) : t('overview.tokensWaiting')),
-      live() && el('span', { className: 'ov-token-row' }, chips),
+      el('span', { className: 'ov-tokens-head' }, el('span', { className: 'ov-title' }, t('overview.tokens')), el('span', { className: 'ov-sub' }, live() ? t('overview.tokensSub', { n: T }) : t('overview.tokensWaiting'))),
+      row,
+    );
+  }
+
+  // The stack of layers on the first screen: each layer's path in one line (norm, attention, its
+  // residual, norm, FFN, its residual), every part a link to its step; the detail is under the first screen.
+  function stack(c, T) {
+    const L = c.num_hidden_layers;
+    const l = Math.min(state.layer, L - 1);
+    const at = (fields) => link({ ...fields, layer: l });
+    const part = (key, href, text, kind = '', title = undefined) => el('li', {}, el('a', { className: `ov-part ${kind}`.trim(), href, title, dataset: { key: `part-${key}` } }, text));
+    const plus = (key, step, sum) => part(key, at({ view: 'stepper', step }), '+', 'ov-part-plus', `${t('overview.residual')}: ${sum}`);
+    const parts = [
+      part('input_norm', at({ view: 'stepper', step: 'input_norm' }), 'RMSNorm', 'ov-part-norm'),
+      part('attention', at({ view: 'attention' }), t('overview.attention'), 'ov-part-attn'),
+      plus('attn_residual', 'attn_residual', 'x + attn.out'),
+      part('post_norm', at({ view: 'stepper', step: 'post_norm' }), 'RMSNorm', 'ov-part-norm'),
+      part('ffn', at({ view: 'ffn' }), t(c.use_moe ? 'overview.moe' : 'overview.ffn'), 'ov-part-ffn'),
+      plus('layer_out', 'layer_out', 'x + ffn.out'),
+    ];
+    parts.slice(1).forEach((item) => item.prepend(el('span', { className: 'ov-step-arrow', attrs: { 'aria-hidden': 'true' } }, '→')));
+    const inside = () => diagram.querySelector('.ov-layer')?.scrollIntoView({ block: 'start' });
+    return el(
+      'div',
+      { className: 'ov-stack', dataset: { block: 'stack', stack: String(Math.min(L - 1, STACK_DRAWN)) } },
+      el('div', { className: 'ov-stack-head' }, el('span', { className: 'ov-title' }, t(L === 1 ? 'overview.stackOne' : 'overview.stack', { n: L }))),
+      el('div', { className: 'ov-stack-body' }, el('ol', { className: 'ov-parts', attrs: { 'aria-label': t('overview.stackParts') } }, parts), el('button', { type: 'button', className: 'link ov-inside-link', dataset: { key: 'inside' }, on: { click: inside } }, t('overview.inside', { l }))),
     );
   }
 
@@ -221,38 +260,40 @@ export function mount(root, app) {
     const name = modelName(app.source ?? { kind: app.preview.model.kind, name: app.preview.model.url });
     const focused = diagram.contains(document.activeElement) ? (document.activeElement.dataset.key ?? document.activeElement.dataset.block) : null;
     diagram.replaceChildren(
-      el(
-        'header',
-        { className: 'ov-head' },
-        el('h2', {}, t('overview.title', { name })),
-        el('p', { className: 'explain' }, t('overview.lead')),
-      ),
-      // Where to start comes right after the title and its lead, before the model's sizes: a newcomer
-      // is told where to go before meeting the terms the sizes need.
-      start,
+      el('header', { className: 'ov-head' }, el('h2', {}, t('overview.title', { name }))),
+      el('p', { className: 'explain ov-lead' }, t('overview.lead')),
+      // The first screen: the sentence's path from its tokens to the prediction, and the text the
+      // model goes on to write.
       el(
         'div',
-        { className: 'ov-about' },
-        // The built-in model is not the tutorials' MiniMind: say how it differs before its numbers do.
-        (app.source ?? app.preview.model).kind === 'builtin' && el('p', { className: 'explain ov-builtin-note' }, t('overview.builtinNote', { layers: c.num_hidden_layers, width: c.hidden_size, heads: c.num_attention_heads, d: c.head_dim, mmLayers: MINIMIND3.num_hidden_layers, mmHidden: MINIMIND3.hidden_size, mmD: MINIMIND3.hidden_size / MINIMIND3.num_attention_heads })),
-        // The tutorials' heads × head_dim is the hidden size (8 × 96 = 768); where a model's is not, say so.
-        c.num_attention_heads * c.head_dim !== c.hidden_size && el('p', { className: 'hint ov-heads-width' }, t('overview.headsWidth', { heads: c.num_attention_heads, d: c.head_dim, qw: c.num_attention_heads * c.head_dim, width: c.hidden_size })),
-        facts(c),
-      ),
-      el(
-        'div',
-        { className: 'ov-flow' },
+        { className: 'ov-flow ov-path' },
         tokens(T),
         arrow([T], 'input_ids'),
         block('embed', link({ view: 'stepper', step: 'embed' }), t('overview.embed'), t('overview.embedSub', { v: V, h: H })),
         arrow([T, H]),
-        layer(c, T),
+        stack(c, T),
         arrow([T, H]),
         block('final_norm', link({ view: 'stepper', step: 'final_norm' }), t('overview.finalNorm'), 'norm', 'ov-norm'),
         arrow([T, H]),
         block('logits', link({ view: 'stepper', step: 'logits' }), t('overview.logits'), t(c.tie_word_embeddings ? 'overview.logitsTied' : 'overview.logitsSub', { v: V })),
         arrow([T, V], t('overview.lastRow')),
         prediction,
+        writer.node,
+        next,
+      ),
+      // Under the first screen: one layer, step by step.
+      el('div', { className: 'ov-flow ov-inside' }, layer(c, T)),
+      start,
+      // The model's sizes and its terms come after the picture they describe.
+      el(
+        'section',
+        { className: 'ov-about', attrs: { 'aria-labelledby': 'ov-about-heading' } },
+        el('h3', { id: 'ov-about-heading' }, t('overview.aboutTitle')),
+        // The built-in model is not the tutorials' MiniMind: say how it differs before its numbers do.
+        (app.source ?? app.preview.model).kind === 'builtin' && el('p', { className: 'explain ov-builtin-note' }, t('overview.builtinNote', { layers: c.num_hidden_layers, width: c.hidden_size, heads: c.num_attention_heads, d: c.head_dim, mmLayers: MINIMIND3.num_hidden_layers, mmHidden: MINIMIND3.hidden_size, mmD: MINIMIND3.hidden_size / MINIMIND3.num_attention_heads })),
+        // The tutorials' heads × head_dim is the hidden size (8 × 96 = 768); where a model's is not, say so.
+        c.num_attention_heads * c.head_dim !== c.hidden_size && el('p', { className: 'hint ov-heads-width' }, t('overview.headsWidth', { heads: c.num_attention_heads, d: c.head_dim, qw: c.num_attention_heads * c.head_dim, width: c.hidden_size })),
+        facts(c),
       ),
     );
     if (focused) diagram.querySelector(`[data-key="${focused}"], [data-block="${focused}"]`)?.focus();
@@ -269,18 +310,21 @@ export function mount(root, app) {
     const [best] = top;
     // The top token as text for the box (none for a piece of a character's bytes).
     const text = await app.call('decode', { ids: [best.id] });
-    return [predictionBlock(T, top, pieces), nextSteps(T, best, text.includes('\uFFFD') ? null : text)];
+    return { box: predictionBlock(T, top, pieces), steps: nextSteps(T, top, pieces, text.includes('\uFFFD') ? null : text) };
   }
 
   // What the reader can do with the prediction: write it into the text and predict again, see how
   // MiniMind samples, or, after a finished sentence (its ending: a line break, a space, the end of a
   // message), try an unfinished one.
-  function nextSteps(T, best, text) {
+  function nextSteps(T, top, pieces, text) {
+    const [best] = top;
     const ending = /^\s*$/.test(text ?? 'x') || best.piece === '<|im_end|>';
     const samples = UNFINISHED[state.lang] ?? UNFINISHED.en;
     return el(
       'div',
       { className: 'ov-next' },
+      // ↵, ␣ or <|im_end|> shown in the box must not be left for the reader to guess.
+      ...candidateNotes(top, 'p', 'hint ov-note', pieces[T - 1]),
       el(
         'div',
         { className: 'toolbar' },
@@ -304,6 +348,8 @@ export function mount(root, app) {
     );
   }
 
+  // The prediction box: the top token, its probability and bar on one line, the next candidates under
+  // it. What the marks in it mean (↵, ␣, <|im_end|>) is said under the box, with what to do next.
   function predictionBlock(T, top, pieces) {
     const [best, ...rest] = top;
     const bar = el('span', { className: 'ov-bar-fill' });
@@ -311,35 +357,34 @@ export function mount(root, app) {
     return el(
       'a',
       { className: 'ov-block ov-predict', href: link({ view: 'output', query: T - 1 }), dataset: { block: 'prediction' } },
-      el('span', { className: 'ov-title' }, t('overview.prediction')),
-      el('span', { className: 'ov-sub' }, t('overview.after', { token: quoted(tokenText(pieces[T - 1])) })),
-      el('span', { className: 'ov-top', dataset: { id: best.id, p: best.p } }, el('span', { className: 'ov-top-token' }, tokenText(best.piece)), el('span', { className: 'ov-top-p' }, percent(best.p))),
-      el('span', { className: 'ov-bar', attrs: { 'aria-hidden': 'true' } }, bar),
-      rest.length > 0 && el('span', { className: 'ov-rest' }, t('overview.then', { list: rest.map((r) => t('overview.candidate', { token: tokenText(r.piece), p: percent(r.p) })).join(t('overview.listSep')) })),
-      // ↵, ␣ or <|im_end|> shown here must not be left for the reader to guess.
-      ...candidateNotes(top, 'span', 'hint ov-note', pieces[T - 1]),
+      el('span', { className: 'ov-predict-head' }, el('span', { className: 'ov-title' }, t('overview.prediction')), el('span', { className: 'ov-sub' }, t('overview.after', { token: quoted(tokenText(pieces[T - 1])) }))),
+      el('span', { className: 'ov-top', dataset: { id: best.id, p: best.p } }, el('span', { className: 'ov-top-token' }, tokenText(best.piece)), el('span', { className: 'ov-top-p' }, percent(best.p)), el('span', { className: 'ov-bar', attrs: { 'aria-hidden': 'true' } }, bar)),
+      el('span', { className: 'ov-rest' }, rest.length > 0 ? t('overview.then', { list: rest.map((r) => t('overview.candidate', { token: tokenText(r.piece), p: percent(r.p) })).join(t('overview.listSep')) }) : ' '),
     );
   }
 
-  async function update() {
-    const my = ++seq;
-    draw();
-    // Random weights learned nothing: the head grid's card does not promise learned patterns then.
-    start.querySelector('a[data-route="grid"] .ov-route-text').textContent = t(app.source?.kind === 'random' ? 'overview.route.gridRandom' : 'overview.route.grid');
-    if (!live()) {
-      prediction.replaceChildren(el('div', { className: 'ov-block ov-predict ov-waiting' }, el('span', { className: 'ov-title' }, t('overview.prediction')), el('span', { className: 'ov-sub' }, t('overview.predictionWaiting'))));
-      return;
-    }
-    if (state.tokens.ids.length === 0) return;
-    const [found, roles] = await Promise.all([predict(), headRoles(app).catch(() => null)]);
-    if (my !== seq || found === null) return;
-    prediction.replaceChildren(...found);
-    // The route's attention map opens on the clearest head of this run, not on layer 0, head 0,
-    // where most heads rest on the first token and show a newcomer one bright column.
+  // While the weights arrive: the prediction box and what follows it as they will be, with nothing
+  // in them yet, so the first screen keeps its place when the numbers come.
+  function waiting() {
+    return {
+      box: el(
+        'div',
+        { className: 'ov-block ov-predict ov-waiting' },
+        el('span', { className: 'ov-predict-head' }, el('span', { className: 'ov-title' }, t('overview.prediction')), el('span', { className: 'ov-sub' }, t('overview.predictionWaiting'))),
+        el('span', { className: 'ov-top', attrs: { 'aria-hidden': 'true' } }, el('span', { className: 'ov-top-token' }, '…'), el('span', { className: 'ov-top-p' }, ''), el('span', { className: 'ov-bar' })),
+        el('span', { className: 'ov-rest', attrs: { 'aria-hidden': 'true' } }, ' '),
+      ),
+      steps: el('div', { className: 'ov-next' }, el('div', { className: 'toolbar' }, el('a', { className: 'action secondary', href: link({ view: 'output' }), dataset: { route: 'sampling' } }, t('overview.sampling')))),
+    };
+  }
+
+  // The route's attention map opens on the clearest head of this run, not on layer 0, head 0,
+  // where most heads rest on the first token and show a newcomer one bright column.
+  function routeHead(roles) {
     const [best] = roles ? clearestHeads(roles, 1) : [];
     const attention = start.querySelector('a[data-route="attention"]');
     attention.href = link(best ? { view: 'attention', layer: best.l, head: best.h } : { view: 'attention' });
-    attention.querySelector('.ov-route-head')?.remove();
+    attention.querySelector('.ov-route-head, .ov-route-pending')?.remove();
     // Random weights learned nothing: their "clearest" head is chance, and said as that.
     const headKey = app.source?.kind === 'random' ? 'overview.route.attentionHeadRandom' : 'overview.route.attentionHead';
     // The head's mean weight said in words, as a share of each token's attention, and where it goes.
@@ -347,16 +392,42 @@ export function mount(root, app) {
     if (best) attention.append(el('span', { className: 'ov-route-text ov-route-head', dataset: { score: String(best.r.score) } }, t(headKey, { l: best.l, h: best.h, role: t(`role.${best.r.role}`), score: fixed(best.r.score, 2), pct: `${Math.round(100 * best.r.score)}%`, where })));
   }
 
+  async function update() {
+    const signal = updates.start();
+    // Random weights learned nothing: the head grid's card does not promise learned patterns then.
+    start.querySelector('a[data-route="grid"] .ov-route-text').textContent = t(app.source?.kind === 'random' ? 'overview.route.gridRandom' : 'overview.route.grid');
+    if (!live() || state.tokens.ids.length === 0) {
+      const { box, steps } = waiting();
+      draw();
+      prediction.replaceChildren(box);
+      next.replaceChildren(steps);
+      writer.update(false);
+      return;
+    }
+    const [found, roles] = await Promise.all([predict(), headRoles(app).catch(() => null)]);
+    if (signal.aborted || found === null) return;
+    // The diagram, its prediction and the route's head change in one go: nothing is drawn in
+    // between that the numbers would then push down.
+    draw();
+    prediction.replaceChildren(found.box);
+    next.replaceChildren(found.steps);
+    routeHead(roles);
+    writer.update(true);
+  }
+
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
+      writer.destroy();
     },
   };
 }
 
-// Where to go next on a first visit, one sentence each.
+// Where to go next on a first visit, one sentence each. The attention map's card holds the place of
+// the line that names the head it opens on, written once this run's heads are measured.
 function route() {
+  const pending = () => el('span', { className: 'ov-route-text ov-route-pending', attrs: { 'aria-hidden': 'true' } }, t('overview.route.attentionHead', { l: 0, h: 0, role: t('role.previous'), score: '0.00', pct: '00%', where: t('overview.route.where.previous') }));
   return el(
     'nav',
     { className: 'ov-route', attrs: { 'aria-labelledby': 'ov-route-heading' } },
@@ -364,7 +435,7 @@ function route() {
     el(
       'ol',
       {},
-      ROUTE.map((view, i) => el('li', {}, el('a', { href: link({ view }), dataset: { route: view } }, el('span', { className: 'ov-route-name' }, `${i + 1}. ${t(`view.${view}`)}`), el('span', { className: 'ov-route-text' }, t(`overview.route.${view}`))))),
+      ROUTE.map((view, i) => el('li', {}, el('a', { href: link({ view }), dataset: { route: view } }, el('span', { className: 'ov-route-name' }, `${i + 1}. ${t(`view.${view}`)}`), el('span', { className: 'ov-route-text' }, t(`overview.route.${view}`)), view === 'attention' && pending()))),
     ),
   );
 }
