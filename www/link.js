@@ -6,6 +6,7 @@
 import { MAX_TEXT, fragment } from './state.js';
 import { STRINGS, language, t } from './strings.js';
 import { el } from './parts/dom.js';
+import { latest } from './page/latest.js';
 
 const WRITE_EVERY_MS = 250;
 
@@ -45,37 +46,37 @@ export async function embedCode(state, title, { width, height }, theme = null) {
 /** Rewrites the fragment to follow the state; embed keeps the embed flag (and an embed's fixed theme)
  * in it; wrote() after each write. */
 export function linkWriter({ embed, theme = null, wrote = () => {} }) {
-  let latest = null;
+  let toWrite = null;
   let timer = 0;
   let last = 0;
-  let seq = 0;
+  const flushes = latest();
   let writing = false; // a flush between its start and its replaceState
   async function flush() {
     timer = 0;
     last = Date.now();
-    const my = ++seq;
+    const signal = flushes.start();
     writing = true;
     try {
-      const hash = `#${await fragment(latest, { embed, theme })}`;
+      const hash = `#${await fragment(toWrite, { embed, theme })}`;
       // A link carries MAX_TEXT characters of the text; the history entry keeps all of it, so Back
       // and Forward bring back what was typed (page/address.js fromHash), not the link's cut.
-      const text = typeof latest.text === 'string' ? latest.text : null;
-      if (my === seq && (location.hash !== hash || history.state?.text !== text)) {
+      const text = typeof toWrite.text === 'string' ? toWrite.text : null;
+      if (!signal.aborted && (location.hash !== hash || history.state?.text !== text)) {
         history.replaceState({ ...history.state, text }, '', hash);
         wrote();
       }
     } finally {
-      if (my === seq) writing = false;
+      if (!signal.aborted) writing = false;
     }
   }
   return {
     write(state) {
-      latest = state;
+      toWrite = state;
       if (!timer) timer = setTimeout(flush, Math.max(0, last + WRITE_EVERY_MS - Date.now()));
     },
     // A navigation (back, a tab, an edited address) wins over a write still pending.
     cancel() {
-      seq++;
+      flushes.abort();
       clearTimeout(timer);
       timer = 0;
       writing = false;

@@ -18,6 +18,7 @@ import { sequential, diverging } from '../parts/color_scale.js';
 import { fixed } from '../parts/format.js';
 import { agrees, compareTable } from '../parts/hand_set.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 
 export const TOKENS = ['今天', '天气', '很', '好'];
 // Lower triangle: the seed's "scores（掩码后）"; upper triangle: ours, masked in the seed.
@@ -65,10 +66,10 @@ export function mount(root, app) {
     el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.compareHeading')), comparison),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.tinyHeading')), tiny),
   );
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     // softmax([1, 2, −∞]): the third key is in the future of a query at position 1.
     // The mask and the leak are the same scores with the mask on and off, whatever the switch says.
     const [on, off, small] = await Promise.all([
@@ -76,7 +77,7 @@ export function mount(root, app) {
       app.call('softmax', { scores, spec: { t: N, s: N, causal: false } }),
       app.call('softmax', { scores: Float32Array.of(1, 2, 3), spec: { t: 1, s: 3, causal: true, prefix_len: 1 } }),
     ]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const out = causal ? on : off;
     inputs.replaceChildren(
       matrixTable({ data: scores, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, editable: true, corner: 'Q \\ K', id: 'scores', onEdit: (r, c, v) => { scores[r * N + c] = v; app.redraw(); } }),
@@ -126,7 +127,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
     },
   };
 }

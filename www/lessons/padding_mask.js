@@ -11,6 +11,7 @@ import { gap } from '../parts/format.js';
 import { sequential, diverging } from '../parts/color_scale.js';
 import { TOKENS as WORDS, SCORES as REAL } from './causal_mask.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 
 const PAD = '<pad>';
 // Padding tokens are often nothing like real ones; a large raw score makes their pull visible.
@@ -79,14 +80,14 @@ export function mount(root, app) {
       ),
     ),
   );
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     const { tokens, mask, scores } = data;
     const specs = { causal: { causal: true }, padding: { causal: false, padding: mask }, both: { causal: true, padding: mask } };
     const outs = await Promise.all(MODES.map((m) => app.call('softmax', { scores, spec: { t: N, s: N, ...specs[m] } })));
-    if (my !== seq) return;
+    if (signal.aborted) return;
     for (const b of sides) b.setAttribute('aria-pressed', String(b.dataset.side === side));
     const pad = mask.indexOf(0);
     sideNote.textContent = t(`lesson.padding.${side}Note`);
@@ -118,7 +119,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
     },
   };
 }

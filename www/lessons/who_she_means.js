@@ -14,6 +14,7 @@ import { factor, fixed, short } from '../parts/format.js';
 import { agrees, compareTable } from '../parts/hand_set.js';
 import { t } from '../strings.js';
 import { SENTENCE, WORDS } from './qk_match.js';
+import { latest } from '../page/latest.js';
 
 export const KEYS = ['小明', '苹果', '小红', '开心'];
 export const QUERY = '她';
@@ -59,12 +60,12 @@ export function mount(root, app) {
     el('section', { className: 'card' }, el('h3', {}, t('lesson.who.compareHeading')), comparison),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.who.sumHeading')), sum),
   );
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     const out = await app.call('attend', { q, k, v, spec: { t: 1, s: KEYS.length, d: D, causal: false } });
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const edit = (target) => (r, c, x) => {
       target[r * D + c] = x;
       app.redraw();
@@ -112,7 +113,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
     },
   };
 }

@@ -7,6 +7,7 @@ import { el } from '../parts/dom.js';
 import { language, t } from '../strings.js';
 import { linkRange } from '../state.js';
 import { errorText } from '../page/error_text.js';
+import { latest } from '../page/latest.js';
 
 const FIELDS = ['num_hidden_layers', 'hidden_size', 'num_attention_heads', 'num_key_value_heads', 'head_dim', 'rope_theta'];
 // Shown and sent only with use_moe; empty fields take MiniMind's defaults (the placeholders).
@@ -90,7 +91,7 @@ export function configPanel({ config, seed, causal }, { onApply, onCausal }) {
 
   // Only the latest apply speaks: an earlier one that settles later (a valid size, whose model takes
   // longer to build than the next size's refusal) must not clear the newer message.
-  let applied = 0;
+  const applies = latest();
   // A value the link would change (a seed of 1.5, a rope_theta of 1e308) is refused here, under its
   // field, so that a copied link opens the model on screen.
   function outOfRange() {
@@ -109,7 +110,7 @@ export function configPanel({ config, seed, causal }, { onApply, onCausal }) {
 
   async function apply(edited) {
     const { config: next, seed: nextSeed } = read();
-    const mine = ++applied;
+    const signal = applies.start();
     const bad = outOfRange();
     if (bad) {
       clearErrors();
@@ -120,9 +121,9 @@ export function configPanel({ config, seed, causal }, { onApply, onCausal }) {
     }
     try {
       await onApply(next, nextSeed);
-      if (mine === applied) clearErrors();
+      if (!signal.aborted) clearErrors();
     } catch (err) {
-      if (mine !== applied) return;
+      if (signal.aborted) return;
       clearErrors();
       showError(err, edited);
     }

@@ -5,6 +5,7 @@ import { el } from './dom.js';
 import { tokenText } from './format.js';
 import { t } from '../strings.js';
 import { headRoles, roleOption, roleText } from './head_roles.js';
+import { latest } from '../page/latest.js';
 
 // options(): [{value, label}] with numeric values, read from and written to app.state[key];
 // fallback(): the value shown while the state holds none (null).
@@ -40,18 +41,18 @@ export function headSelect(app, { roles = true } = {}) {
   };
   const p = picker(app, 'head', 'control.head', options);
   const select = p.node.querySelector('select');
-  let asked = 0;
+  const labelling = latest();
   return {
     node: p.node,
     update() {
       p.update();
       if (!roles) return;
-      const mine = ++asked;
+      const signal = labelling.start();
       const layer = app.state.layer;
       const labels = options();
       headRoles(app)
         .then((roles) => {
-          if (mine !== asked) return;
+          if (signal.aborted) return;
           for (const option of select.options) {
             const h = Number(option.value);
             const r = roles[layer]?.[h];

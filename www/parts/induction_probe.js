@@ -15,6 +15,7 @@ import { ablateToggle } from './ablation.js';
 import { t } from '../strings.js';
 import { errorText } from '../page/error_text.js';
 import { MAX_TOKENS } from '../limits.js';
+import { latest } from '../page/latest.js';
 
 // 32 random tokens, twice: long enough that a head cannot score by chance, short enough that the
 // probe's map shows every token. A model with fewer positions gets a shorter probe.
@@ -98,7 +99,7 @@ export function probeSection(app) {
   const look = el('p', { className: 'explain' });
   const map = heatmap();
   const mapNode = el('section', { className: 'probe-map', hidden: true }, el('div', { className: 'toolbar' }, layer.node, head.node), caption, look, map.node);
-  let seq = 0;
+  const updates = latest();
 
   // The button turns the probe on at the head it finds most induction-like, or off.
   async function toggle() {
@@ -159,7 +160,7 @@ export function probeSection(app) {
   // probe: the probe's result, or null with the probe off or failed (error: why). Resolves once the
   // map is drawn.
   async function update(probe, error = null) {
-    const my = ++seq;
+    const signal = updates.start();
     button.disabled = false;
     button.textContent = t(state.probe ? 'probe.hide' : 'probe.run');
     button.setAttribute('aria-pressed', String(state.probe));
@@ -183,7 +184,7 @@ export function probeSection(app) {
     markChosen(l, scored.head);
     const name = `layers.${l}.attn.probs`;
     const found = (await app.tensors([name], probeArgs(probe))).get(name);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const [, T, S] = found.shape;
     const data = found.data.subarray(scored.head * T * S, (scored.head + 1) * T * S);
     caption.textContent = t('probe.mapTitle', { l, h: scored.head, induction: fixed(scored.induction, 3), duplicate: fixed(scored.duplicate, 3) });
@@ -212,7 +213,7 @@ export function probeSection(app) {
     mapNode,
     update,
     destroy() {
-      seq++;
+      updates.abort();
       map.destroy();
     },
   };

@@ -16,6 +16,7 @@ import { t } from '../strings.js';
 import { headRoles, roleBadge, roleLegend } from '../parts/head_roles.js';
 import { scrollFade } from '../parts/scroll_fade.js';
 import { headPushes } from '../parts/head_push.js';
+import { latest } from '../page/latest.js';
 
 // Differences below this (relative to the tensor's largest magnitude) are float noise, not a change.
 const UNCHANGED = 1e-6;
@@ -85,7 +86,7 @@ export function mount(root, app) {
   );
   // Wider than a phone: the board scrolls sideways, its edge fading where more heads lie beyond.
   const fade = scrollFade(board);
-  let seq = 0;
+  const updates = latest();
   let rolesShown = null;
 
   // roles: what each head does on the input (parts/head_roles.js) once measured, under its toggle,
@@ -114,12 +115,12 @@ export function mount(root, app) {
   }
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     position.update();
     drawBoard(rolesShown);
     headRoles(app)
       .then((roles) => {
-        if (my !== seq) return;
+        if (signal.aborted) return;
         rolesShown = roles;
         drawBoard(roles);
       })
@@ -130,7 +131,7 @@ export function mount(root, app) {
       // A first head to try: the one whose output pushes the model's top token here up most (head
       // attribution), so the first knock-out a newcomer makes shows a change.
       const suggestion = await strongestPush(app, tokenAt(app, 'query'));
-      if (my !== seq || !suggestion) return;
+      if (signal.aborted || !suggestion) return;
       const { l, h, token } = suggestion;
       prediction.append(
         el('p', { className: 'ablate-try' }, spaced(t('ablate.tryLead')), el('button', { type: 'button', className: 'action ablate-try-head', dataset: { layer: l, head: h }, on: { click: () => {
@@ -145,7 +146,7 @@ export function mount(root, app) {
     const L = app.model.num_hidden_layers;
     const names = ['logits', ...range(L).flatMap((l) => [`layers.${l}.attn.probs`, `layers.${l}.out`])];
     const [before, after] = await Promise.all([app.tensors(names, { ablate: [] }), app.tensors(names)]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const V = after.get('logits').shape[1];
     const T = state.tokens.ids.length;
     const kls = klByPosition(before.get('logits').data, after.get('logits').data, T, V);
@@ -153,7 +154,7 @@ export function mount(root, app) {
     const i = tokenAt(app, 'query');
     const row = (run) => run.get('logits').data.slice(i * V, (i + 1) * V);
     const [dBefore, dAfter] = await Promise.all([distribution(app, row(before)), distribution(app, row(after))]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const strip = el(
       'div',
       { className: 'ablate-kl-strip', attrs: { role: 'group', 'aria-label': t('ablate.klStrip') } },
@@ -211,7 +212,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       fade.destroy();
     },
   };

@@ -19,6 +19,7 @@ import { queryOf, queryRowBox, topKeys } from '../parts/query_row.js';
 import { openTutorialPair, showsTutorialPair, smallModelNote } from '../parts/pair_head.js';
 import { DOOR } from '../lessons/qk_match.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 
 // The three heads with the strongest clear role other than resting on the first token (previous
 // token, itself, one fixed token), from parts/head_roles.js's measures of this run; null if none.
@@ -123,12 +124,12 @@ export function mount(root, app) {
   const rawSize = el('p', { className: 'hint raw-size', hidden: true });
   const figure = el('figure', { className: 'tensor-figure attention-figure' }, caption, explain, rawSize, axes, role, offNote, map.node, row.node);
   root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node), knock), tutorialPair, figure);
-  let seq = 0;
+  const updates = latest();
   let anchor = null; // the map's top on screen when a row was clicked (null: no click to keep in place)
   let arriving = true; // the first draw: a followed row that a link or a lesson's door came for is brought into sight
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     controls.forEach((c) => c.update());
     knock.replaceChildren(ablateToggle(app, state.layer, state.head));
     const off = isAblated(state, state.layer, state.head);
@@ -142,7 +143,7 @@ export function mount(root, app) {
     tutorialPair.hidden = showsTutorialPair(state, query);
     const probsNames = query === null ? [] : Array.from({ length: app.model.num_hidden_layers }, (_, l) => `layers.${l}.attn.probs`);
     const [found, roles] = await Promise.all([app.tensors([...new Set([name, ...probsNames])]), headRoles(app)]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const tensor = found.get(name);
     const [, T, S] = tensor.shape;
     const h = state.head;
@@ -151,7 +152,7 @@ export function mount(root, app) {
     caption.replaceChildren(el('code', { className: 'tensor-name' }, state.stage === 'raw' ? `${name}${indexLabel(h)} × √${app.model.head_dim}` : `${name}${indexLabel(h)}`), el('span', { className: 'shape' }, t('shape.slice', { slice: `[${T}, ${S}]`, whole: shapeLabel(tensor.shape) })));
     explain.textContent = t(`attention.explain.${state.stage}`, { d: app.model.head_dim, root: Math.sqrt(app.model.head_dim).toFixed(2) });
     const size = state.stage === 'raw' ? await rawSizeNote(app, state.layer, h, data) : null;
-    if (my !== seq) return;
+    if (signal.aborted) return;
     rawSize.hidden = size === null;
     rawSize.textContent = size ?? '';
     const measured = roles[state.layer]?.[h] ?? null;
@@ -231,7 +232,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       map.destroy();
     },
   };

@@ -16,6 +16,7 @@ import { ablateToggle } from '../parts/ablation.js';
 import { t } from '../strings.js';
 import { headRoles, roleText } from '../parts/head_roles.js';
 import { headPushes } from '../parts/head_push.js';
+import { latest } from '../page/latest.js';
 
 // The candidates the target picker offers: the model's most likely next tokens at the position.
 const OFFERED = 10;
@@ -36,20 +37,20 @@ export function mount(root, app) {
     el('p', { className: 'explain' }, t('attribution.explain')),
     el('section', { className: 'card' }, caption, sign, map.node, kept, strongest),
   );
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     position.update();
     const i = tokenAt(app, 'query');
     const logits = (await app.tensors(['logits'])).get('logits');
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const V = logits.shape[1];
     const offered = await app.call('top', { logits: logits.data.slice(i * V, (i + 1) * V), k: OFFERED });
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const chosen = state.target ?? offered[0].id;
     const [piece] = state.target === null || offered.some((c) => c.id === chosen) ? [offered.find((c) => c.id === chosen).piece] : await app.call('pieces', { ids: [chosen] });
-    if (my !== seq) return;
+    if (signal.aborted) return;
     target.replaceChildren(
       el('option', { value: '' }, t('attribution.topOne', { token: tokenText(offered[0].piece) })),
       ...offered.map((c) => el('option', { value: String(c.id) }, `${tokenText(c.piece)} · ${c.id} (${percent(c.p)})`)),
@@ -66,7 +67,7 @@ export function mount(root, app) {
       headRoles(app).catch(() => []),
       off ? headPushes(app, i, chosen, { ablate: [] }) : null,
     ]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const maxAbs = extent([off ? intact : data]).maxAbs;
     kept.hidden = !off;
     kept.textContent = off ? t('attribution.keptScale', { max: fixed(maxAbs, 3) }) : '';
@@ -127,7 +128,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       map.destroy();
     },
   };

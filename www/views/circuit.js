@@ -17,6 +17,7 @@ import { smollm2Counterpart } from '../parts/pair_head.js';
 import { pageLink } from '../link.js';
 import { errorText } from '../page/error_text.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 
 // One answer per model (a new model is a new app.model object) and input.
 const found = new WeakMap(); // app.model → Map(ids joined → Promise of the circuit)
@@ -51,16 +52,16 @@ export function mount(root, app) {
     weak,
     el('section', { className: 'card circuit-card' }, el('h3', {}, t('circuit.title')), steps),
   );
-  let seq = 0;
+  const updates = latest();
 
   // The probe runs once per model (probeHeads keeps it); the top induction head is named.
   async function probe() {
-    const my = seq;
+    const signal = updates.current();
     probeButton.disabled = true;
     probeOut.textContent = t('circuit.probeRunning');
     try {
       const found = await probeHeads(app);
-      if (my !== seq) return;
+      if (signal.aborted) return;
       let top = null;
       found.heads.forEach((heads, l) => heads.forEach((head) => (top === null || head.induction > top.score) && (top = { l, h: head.head, score: head.induction })));
       probeOut.replaceChildren(
@@ -69,21 +70,21 @@ export function mount(root, app) {
         pageLink(app.navigate, { view: 'grid', probe: true }, t('circuit.probeGrid')),
       );
     } catch (err) {
-      if (my === seq) probeOut.textContent = errorText(err);
+      if (!signal.aborted) probeOut.textContent = errorText(err);
     } finally {
       probeButton.disabled = false;
     }
   }
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     const { ids, pieces } = state.tokens;
     const builtin = app.source?.kind === 'builtin';
     weak.hidden = !builtin;
     if (builtin) {
       weakText.replaceChildren(t('circuit.builtinWeak'));
       smollm2Counterpart().then((sample) => {
-        if (my === seq && sample) weakText.append(' ', pageLink(app.navigate, { model: 'smollm2', text: sample.text, view: 'circuit' }, t('circuit.toSmollm2')));
+        if (!signal.aborted && sample) weakText.append(' ', pageLink(app.navigate, { model: 'smollm2', text: sample.text, view: 'circuit' }, t('circuit.toSmollm2')));
       });
     }
     if (ids.length === 0) {
@@ -95,10 +96,10 @@ export function mount(root, app) {
     try {
       c = await circuitOf(app, ids);
     } catch (err) {
-      if (my === seq) steps.replaceChildren(el('li', { className: 'message message-error' }, errorText(err)));
+      if (!signal.aborted) steps.replaceChildren(el('li', { className: 'message message-error' }, errorText(err)));
       return;
     }
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const answer = quoted(tokenText(c.piece));
     const last = ids.length - 1;
     const headName = ({ layer: l, head: h }) => t('ablate.headName', { l, h });
@@ -160,7 +161,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
     },
   };
 }

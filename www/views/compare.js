@@ -15,6 +15,7 @@ import { swaps } from '../parts/word_pairs.js';
 import { t } from '../strings.js';
 import { errorText } from '../page/error_text.js';
 import { longTextNote } from '../parts/long_text.js';
+import { latest } from '../page/latest.js';
 
 const TYPING_PAUSE_MS = 300;
 
@@ -63,17 +64,17 @@ export function mount(root, app) {
     sentences,
     ...cards,
   );
-  let seq = 0;
+  const updates = latest();
   // B is tokenized as the input A is: with the model's BOS token first when A has it.
   const tokensOf = tokenCache(app);
 
   const line = (key, tokens) => el('p', { className: 'compare-sentence' }, el('strong', {}, t(key)), ' ', tokens.pieces.map((p, i) => el('span', { className: tokens.special?.[i] ? 'compare-token special' : 'compare-token', dataset: { i } }, tokenText(p))));
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     controls.forEach((c) => c.update());
     const textB = state.compare ?? (await defaultSecond(state.text, state.tokens.ids.length, tokensOf));
-    if (my !== seq) return;
+    if (signal.aborted) return;
     if (state.compare === null) shownDefault = textB;
     if (document.activeElement !== input) input.value = textB;
     sayIfLong();
@@ -92,7 +93,7 @@ export function mount(root, app) {
     // sentence is left on screen).
     let failedB = null;
     const refusedB = (err) => {
-      if (my !== seq || err.cancelled) throw err;
+      if (signal.aborted || err.cancelled) throw err;
       failedB = err;
       return null;
     };
@@ -108,10 +109,10 @@ export function mount(root, app) {
       paintAll([maps.a]);
     };
     const B = await tokensOf(textB).catch(refusedB);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     if (!B) {
       const runA = await app.tensors([name, 'logits']).catch(() => null);
-      if (my === seq) showRefusal(runA);
+      if (!signal.aborted) showRefusal(runA);
       return;
     }
     sideB.hidden = false;
@@ -125,7 +126,7 @@ export function mount(root, app) {
       return;
     }
     const [runA, runB] = await Promise.all([app.tensors([name, 'logits']), app.tensors([name, 'logits'], { ids: B.ids, attention_mask: null }).catch(refusedB)]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     if (!runB) {
       showRefusal(runA);
       return;
@@ -154,7 +155,7 @@ export function mount(root, app) {
     const V = runA.get('logits').shape[1];
     const lastRow = (run, T) => run.get('logits').data.slice((T - 1) * V, T * V);
     const [dA, dB] = await Promise.all([distribution(app, lastRow(runA, TA)), distribution(app, lastRow(runB, TB))]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     prediction.replaceChildren(
       el('p', { className: 'hint' }, t('compare.predictionNote', { a: tokenText(A.pieces[TA - 1]), b: tokenText(B.pieces[TB - 1]), v: V })),
       predictionDiff(dA, dB, { a: t('compare.a'), b: t('compare.b') }),
@@ -164,7 +165,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       clearTimeout(timer);
       Object.values(maps).forEach((m) => m.destroy());
     },

@@ -13,6 +13,7 @@ import { layerSelect, headSelect, range } from '../parts/controls.js';
 import { sequential } from '../parts/color_scale.js';
 import { axisLabel, bytes, marksNote, tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 
 const MAX_STEPS = 32;
 // Agreement bound for the check: far above f32 rounding (cached and full runs differ in a few ulps),
@@ -61,7 +62,7 @@ export function mount(root, app) {
 
   // The decoding run: its prompt, then per step {token, piece, cache_len, cache_bytes, ms, probs: per layer [nH, T, S], check}.
   let run = null;
-  let seq = 0;
+  const draws = latest();
   let work = Promise.resolve();
 
   const promptKey = () => JSON.stringify({ ids: state.tokens.ids, config: state.config, seed: state.seed });
@@ -100,7 +101,7 @@ export function mount(root, app) {
   }
 
   async function draw() {
-    const my = ++seq;
+    const signal = draws.start();
     const l = state.layer;
     const h = state.head;
     const steps = run.steps;
@@ -116,7 +117,7 @@ export function mount(root, app) {
       tail = tail.slice(0, -1);
       text = await app.call('decode', { ids: tail });
     }
-    if (my !== seq) return;
+    if (signal.aborted) return;
     generated = text;
     useButton.disabled = text === '';
     const done = ended();
@@ -207,7 +208,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      draws.abort();
       map.destroy();
       rowMap.destroy();
     },

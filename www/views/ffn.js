@@ -13,6 +13,7 @@ import { layerSelect, tokenSelect, tokenAt } from '../parts/controls.js';
 import { tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 import * as moe from './moe.js';
+import { latest } from '../page/latest.js';
 
 const TOP_NEURONS = 5;
 
@@ -45,18 +46,18 @@ export function mount(root, app) {
     el('section', { className: 'card' }, el('h3', {}, t('ffn.mapsHeading')), scalesNote, figures),
   );
   let shown = [];
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     controls.forEach((c) => c.update());
     const l = state.layer;
     const names = ['ffn.gate', 'ffn.up', 'ffn.act', 'ffn.out'].map((n) => `layers.${l}.${n}`);
     const found = await app.tensors(names);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const [gate, up, act, out] = names.map((n) => found.get(n));
     const { values: silu } = await app.call('silu', { z: gate.data.slice() });
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const [T, I] = act.shape;
     scalesNote.textContent = t('ffn.scalesNote', { n: I });
     const pieces = state.tokens.pieces;
@@ -119,7 +120,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       shown.forEach((f) => f.destroy());
     },
   };

@@ -11,6 +11,7 @@ import { layerSelect, headSelect, tokenSelect, tokenAt } from '../parts/controls
 import { diverging, extent } from '../parts/color_scale.js';
 import { axisLabel, fixed, indexLabel, tokenText, spaced } from '../parts/format.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 
 const TILES = [1, 2, 3, 4, 8, 16, 32, 64];
 const DEFAULT_TILE = 4;
@@ -35,7 +36,7 @@ export function mount(root, app) {
     el('section', { className: 'card' }, el('h3', {}, t('flash.walkHeading')), table, el('h4', {}, t('flash.oHeading')), oMap.node),
     result,
   );
-  let seq = 0;
+  const updates = latest();
   let shown = 1; // tiles revealed
   let walkKey = null;
   let total = 1;
@@ -56,7 +57,7 @@ export function mount(root, app) {
   }
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     controls.forEach((c) => c.update());
     const tile = state.tile ?? DEFAULT_TILE;
     tileSelect.value = String(tile);
@@ -65,7 +66,7 @@ export function mount(root, app) {
     const row = tokenAt(app, 'query');
     const names = [`layers.${l}.attn.masked_scores`, `layers.${l}.attn.context`];
     const [found, report] = await Promise.all([app.tensors(names), app.call('flash', { args: app.args(), layer: l, head: h, row, tile })]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const key = JSON.stringify({ l, h, row, tile, ids: state.tokens.ids, mask: state.mask });
     const { steps, output } = report.record;
     total = steps.length;
@@ -168,7 +169,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       document.removeEventListener('keydown', onKey);
       [rowMap, oMap, finalMap].forEach((m) => m.destroy());
     },

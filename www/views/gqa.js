@@ -15,6 +15,7 @@ import { sequential, diverging, extent } from '../parts/color_scale.js';
 import { axisLabel, bytes, gap, shapeLabel, tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
 import { MAX_CONTEXT } from '../state.js';
+import { latest } from '../page/latest.js';
 
 // MiniMind-3 as the seed and minimind-semantics.md give it; the core fills in the rest (d = 96 …).
 export const MINIMIND3 = { hidden_size: 768, num_hidden_layers: 8, num_attention_heads: 8, num_key_value_heads: 4, vocab_size: 6400 };
@@ -69,7 +70,7 @@ export function mount(root, app) {
     el('section', { className: 'card' }, el('h3', {}, t('gqa.costHeading')), el('div', { className: 'toolbar' }, el('label', { htmlFor: 'gqa-context' }, t('gqa.context')), contextInput), capNote, costs),
   );
   let maps = [];
-  let seq = 0;
+  const updates = latest();
 
   const track = (map) => {
     maps.push(map);
@@ -77,7 +78,7 @@ export function mount(root, app) {
   };
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     controls.forEach((c) => c.update());
     const context = state.context ?? DEFAULT_CONTEXT;
     contextInput.value = String(context);
@@ -102,7 +103,7 @@ export function mount(root, app) {
       // The query heads are named as the head grid names them; without roles they keep their numbers.
       headRoles(app).catch(() => null),
     ]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     maps.forEach((m) => m.destroy());
     maps = [];
 
@@ -225,7 +226,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       maps.forEach((m) => m.destroy());
     },
   };

@@ -23,6 +23,7 @@ import { ablateToggle, isAblated } from '../parts/ablation.js';
 import { t } from '../strings.js';
 import { errorText } from '../page/error_text.js';
 import { scrollFade } from '../parts/scroll_fade.js';
+import { latest } from '../page/latest.js';
 
 // A thumbnail's side in CSS px: as large as lets a layer's heads fit the page, within these bounds.
 // The lower one keeps a role label to two lines ("盯住同一个 / token 0.32", "one fixed / token 0.41");
@@ -97,7 +98,7 @@ export function mount(root, app) {
     probe.mapNode,
   );
   let maps = [];
-  let seq = 0;
+  const updates = latest();
 
   function open(layer, head) {
     app.set({ layer, head });
@@ -123,13 +124,13 @@ export function mount(root, app) {
   }
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     stage.update();
     const { num_hidden_layers: L, num_attention_heads: nH, num_key_value_heads: nKV } = app.model;
     const rep = nH / nKV;
     const names = range(L).map((l) => `layers.${l}.${STAGES[state.stage]}`);
     const [recorded, live, probed] = await Promise.all([app.tensors(names), headRoles(app), state.probe ? probeHeads(app).catch((err) => ({ error: errorText(err) })) : null]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     // The stage's numbers (the raw scores are the recorded scaled ones × √d), by tensor name.
     const found = new Map(names.map((n) => [n, { ...recorded.get(n), data: stageValues(app, state.stage, recorded.get(n).data) }]));
     const probing = probed && !probed.error ? probed : null;
@@ -157,7 +158,7 @@ export function mount(root, app) {
       // Pooling a long input costs T x S per head: a pause between layers lets clicks and typing in.
       if (l > 0 && T * S > YIELD_CELLS) {
         await new Promise((resume) => setTimeout(resume));
-        if (my !== seq) return;
+        if (signal.aborted) return;
       }
       const data = found.get(names[l]).data;
       items.push(el('div', { className: 'layer-label', style: { gridRow: String(3 + l), gridColumn: '1' } }, t('grid.layer', { l })));
@@ -226,7 +227,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       maps.forEach((m) => m.destroy());
       probe.destroy();
       fade.destroy();

@@ -11,6 +11,7 @@ import { percent, tokenText } from '../parts/format.js';
 import { pageHref } from '../link.js';
 import { scrollFade } from '../parts/scroll_fade.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 
 // Positions drawn at once: each cell is one softmax over the vocabulary in the worker, so a long
 // input shows its last ones.
@@ -30,7 +31,7 @@ export function mount(root, app) {
     el('section', { className: 'card' }, el('h3', {}, t('lens.title')), note, scrolled, table),
     el('section', { className: 'card' }, detail),
   );
-  let seq = 0;
+  const updates = latest();
   // Scrolled: the note says so, and the sticky layer names cast a shadow over the columns under them.
   const showScrolled = () => {
     scrolled.hidden = table.scrollLeft <= 1;
@@ -39,17 +40,17 @@ export function mount(root, app) {
   table.addEventListener('scroll', showScrolled, { passive: true });
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     const L = app.model.num_hidden_layers;
     const names = range(L).map((l) => `layers.${l}.logit_lens`);
     const found = await app.tensors(names, { logitLens: true });
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const [T, V] = found.get(names[0]).shape;
     const from = Math.max(0, T - MAX_POSITIONS);
     const positions = range(T - from).map((k) => from + k);
     const row = (l, i) => found.get(names[l]).data.slice(i * V, (i + 1) * V);
     const tops = await Promise.all(range(L).map((l) => Promise.all(positions.map((i) => app.call('top', { logits: row(l, i), k: 1 })))));
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const { pieces, ids } = state.tokens;
     const at = tokenAt(app, 'query');
     const cell = (l, k) => {
@@ -113,7 +114,7 @@ export function mount(root, app) {
     // last layer's top ten (the overview's prediction at the last position) stand beside it.
     const finalTop = l < L - 1 ? await app.call('top', { logits: row(L - 1, i), k: 10 }) : null;
     const final = finalTop?.[0] ?? null;
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const heading = t(l < L - 1 ? 'lens.detailEarly' : 'lens.detail', { l, n: L, last: L - 1, i, token: tokenText(pieces[i]) });
     const actual = i + 1 < ids.length ? ids[i + 1] : null;
     // From what the layers predict to which heads push it: head attribution at the same position.
@@ -136,7 +137,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       fade.destroy();
     },
   };

@@ -10,6 +10,7 @@ import { layerSelect, headSelect } from '../parts/controls.js';
 import { diverging, sequential, extent } from '../parts/color_scale.js';
 import { axisLabel, spaced, tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 
 export function mount(root, app) {
   const { state } = app;
@@ -30,10 +31,10 @@ export function mount(root, app) {
     leakRow,
   );
   let maps = [];
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     controls.forEach((c) => c.update());
     const l = state.layer;
     const h = state.head;
@@ -43,7 +44,7 @@ export function mount(root, app) {
       app.tensors(names, { causal: false }),
       app.tensors(names, { causal: true }),
     ]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const [, T, S] = both.get(names[0]).shape;
     const slice = (run, name) => run.get(name).data.subarray(h * T * S, (h + 1) * T * S);
     const added = (run) => {
@@ -119,7 +120,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       maps.forEach((m) => m.destroy());
     },
   };

@@ -12,6 +12,7 @@ import { value } from '../parts/value.js';
 import { layerSelect, tokenSelect, tokenAt, range } from '../parts/controls.js';
 import { tokenText, spaced } from '../parts/format.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 
 const NAMES = ['router_logits', 'router_probs', 'expert_index', 'expert_weight', 'expert_out', 'out'];
 
@@ -34,15 +35,15 @@ export function mount(root, app) {
     el('section', { className: 'card' }, figures),
   );
   let shown = [];
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     controls.forEach((c) => c.update());
     const l = state.layer;
     const names = NAMES.map((n) => `layers.${l}.ffn.${n}`);
     const found = await app.tensors(names);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const [logits, probs, index, weight, expertOut, out] = names.map((n) => found.get(n));
     const [T, E] = probs.shape;
     const k = index.shape[1];
@@ -139,7 +140,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       shown.forEach((f) => f.destroy());
     },
   };

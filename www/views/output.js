@@ -10,6 +10,7 @@ import { tokenSelect, tokenAt } from '../parts/controls.js';
 import { predict, predictionList } from '../parts/prediction.js';
 import { samplingCard } from '../parts/sampling.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 
 export function mount(root, app) {
   const position = tokenSelect(app, 'query', 'control.position');
@@ -21,17 +22,17 @@ export function mount(root, app) {
     el('section', { className: 'card' }, list),
     sampling.node,
   );
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     position.update();
     const logits = (await app.tensors(['logits'])).get('logits');
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const i = tokenAt(app, 'query');
     const top = await predict(app, logits, i);
     const drawSampling = await sampling.update(logits, i, top);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     list.replaceChildren(predictionList(app, top, i, logits.shape[1]));
     drawSampling();
   }
@@ -39,7 +40,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
     },
   };
 }

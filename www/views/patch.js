@@ -17,6 +17,7 @@ import { ablateToggle } from '../parts/ablation.js';
 import { t } from '../strings.js';
 import { errorText } from '../page/error_text.js';
 import { defaultSecond, tokenCache } from './compare.js';
+import { latest } from '../page/latest.js';
 
 // The candidates each token picker offers: the most likely next tokens of each run.
 const OFFERED = 8;
@@ -65,7 +66,7 @@ export function mount(root, app) {
     status,
     result,
   );
-  let seq = 0;
+  const updates = latest();
   let inputs = null; // {key, request, A, B, differ, pieces} of the inputs shown now
 
   const progress = {
@@ -91,20 +92,20 @@ export function mount(root, app) {
   }
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     const A = state.tokens;
     const textB = state.compare ?? (await defaultSecond(state.text, A.ids.length, tokensOf));
-    if (my !== seq) return;
+    if (signal.aborted) return;
     let B;
     try {
       B = await tokensOf(textB);
     } catch (err) {
-      if (my !== seq) return;
+      if (signal.aborted) return;
       inputs = null;
       sentences.replaceChildren(el('p', { className: 'message message-error', attrs: { role: 'alert' } }, t('compare.bFailed', { why: errorText(err) })), toCompare());
       return show();
     }
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const TA = A.ids.length;
     const TB = B.ids.length;
     const differ = TA === TB ? range(TA).filter((i) => A.ids[i] !== B.ids[i]) : [];
@@ -121,11 +122,11 @@ export function mount(root, app) {
     // The two runs' own predictions, of the model with every head on (patching runs it so).
     const intact = state.ablate.length ? { ablate: [] } : {};
     const [runA, runB] = await Promise.all([app.tensors(['logits'], intact), app.tensors(['logits'], { ...intact, ids: B.ids, attention_mask: null })]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const V = runA.get('logits').shape[1];
     const last = (run) => run.get('logits').data.slice((TA - 1) * V, TA * V);
     const [topA, topB] = await Promise.all([app.call('top', { logits: last(runA), k: OFFERED }), app.call('top', { logits: last(runB), k: OFFERED })]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const chosenTarget = state.patchTarget ?? topA[0].id;
     // Where both runs predict the same token, the corrupted run's next most likely one stands against it.
     const topAgainst = topB.find((c) => c.id !== chosenTarget) ?? topB[0];
@@ -133,7 +134,7 @@ export function mount(root, app) {
     const offered = [...topA, ...topB.filter((c) => !topA.some((a) => a.id === c.id))];
     const missing = [chosenTarget, chosenAgainst].filter((id) => !offered.some((c) => c.id === id));
     const missingPieces = missing.length ? await app.call('pieces', { ids: missing }) : [];
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const pieceOf = (id) => offered.find((c) => c.id === id)?.piece ?? missingPieces[missing.indexOf(id)];
     fill(target, chosenTarget, state.patchTarget, 'patch.cleanTop', topA[0], offered, pieceOf);
     fill(against, chosenAgainst, state.patchAgainst, topAgainst === topB[0] ? 'patch.corruptTop' : 'patch.corruptNext', topAgainst, offered, pieceOf);
@@ -320,7 +321,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       if (mounted === me) mounted = null;
       Object.values(maps).forEach((m) => m.destroy());
     },

@@ -15,6 +15,7 @@ import { axisLabel, indexLabel, tokenText, fixed, factor } from '../parts/format
 import { t } from '../strings.js';
 import { openTutorialPair } from '../parts/pair_head.js';
 import { DOOR, SENTENCE } from '../lessons/qk_match.js';
+import { latest } from '../page/latest.js';
 
 const SHOWN_TERMS = 4;
 
@@ -43,15 +44,15 @@ export function mount(root, app) {
     tutorialPair,
     el('div', { className: 'split' }, el('figure', { className: 'card tensor-figure' }, el('figcaption', {}, t('qk.pick')), map.node), walk),
   );
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     const l = state.layer;
     const h = state.head;
     const names = ['q_rope', 'k_rope', 'scores', 'masked_scores', 'probs'].map((n) => `layers.${l}.attn.${n}`);
     const found = await app.tensors(names);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const [q, k, scores, masked, probs] = names.map((n) => found.get(n));
     const [T, nH, d] = q.shape;
     const nKV = k.shape[1];
@@ -67,7 +68,7 @@ export function mount(root, app) {
     const qv = q.data.slice((i * nH + h) * d, (i * nH + h + 1) * d);
     const kvec = k.data.slice((j * nKV + kv) * d, (j * nKV + kv + 1) * d);
     const { terms, sum } = await app.call('dot', { a: qv, b: kvec });
-    if (my !== seq) return;
+    if (signal.aborted) return;
 
     const at = (h * T + i) * S + j;
     const pieces = state.tokens.pieces;
@@ -135,7 +136,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       map.destroy();
     },
   };

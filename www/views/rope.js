@@ -13,6 +13,7 @@ import { layerSelect, headSelect, tokenSelect, tokenAt, range } from '../parts/c
 import { sequential } from '../parts/color_scale.js';
 import { exact, powerOfTen, tokenText, spaced } from '../parts/format.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 
 const ANGLE_POSITIONS = 64;
 const MAX_DISTANCE = 256;
@@ -38,10 +39,10 @@ export function mount(root, app) {
     el('section', { className: 'card' }, el('h3', {}, t('rope.rotationHeading')), rotation),
     el('section', { className: 'card' }, el('h3', {}, t('rope.distanceHeading')), distance),
   );
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     controls.forEach((c) => c.update());
     yarnBox.checked = !!state.yarn;
     const yarn = !!state.yarn;
@@ -50,7 +51,7 @@ export function mount(root, app) {
     const h = state.head;
     const names = [`layers.${l}.attn.q_norm`, `layers.${l}.attn.k_norm`, `layers.${l}.attn.q_rope`];
     const found = await app.tensors(names);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const [qNorm, kNorm, qRope] = names.map((n) => found.get(n));
     const [, nH, d] = qNorm.shape;
     const nKV = kNorm.shape[1];
@@ -68,7 +69,7 @@ export function mount(root, app) {
       app.call('ropeScores', { q, k, maxDistance, yarn: false }),
       app.call('ropeScores', { q, k, maxDistance, yarn: true }),
     ]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
 
     const half = d / 2;
     const { angles } = yarn ? on : off;
@@ -148,7 +149,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       angleMap.destroy();
     },
   };

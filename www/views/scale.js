@@ -16,6 +16,7 @@ import { entropy } from '../parts/entropy.js';
 import { queryOf } from '../parts/query_row.js';
 import { MAX_EDIT_VALUE, MAX_SCORES_TEXT } from '../state.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 
 const SEED_ROWS = ['1, 2, 3', '10, 20, 30'];
 const SWEEP = 25; // divisors on the entropy curve, log-spaced from √d/8 to 8√d
@@ -70,13 +71,13 @@ export function mount(root, app) {
       curve,
     ),
   );
-  let seq = 0;
+  const updates = latest();
 
   // softmax(row / τ) by the core, one row.
   const softmax = (row, tau) => app.call('softmax', { scores: Float32Array.from(row), spec: { t: 1, s: row.length, causal: false, scale: 1 / tau } });
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     controls.forEach((c) => c.update());
     // From the state (a link, back and forward), unless the reader is typing in the field.
     const row = state.scores ?? SEED_ROWS[1];
@@ -97,7 +98,7 @@ export function mount(root, app) {
     const h = state.head;
     const names = [`layers.${l}.attn.q_rope`, `layers.${l}.attn.k_cache`];
     const [plain, divided, found] = await Promise.all([ownValid ? softmax(own, 1) : null, ownValid ? softmax(own, ownDivisor) : null, app.tensors(names)]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const [q, k] = names.map((n) => found.get(n));
     const [T, nH] = q.shape;
     d = q.shape[2];
@@ -110,7 +111,7 @@ export function mount(root, app) {
     const spec = (divisor) => ({ t: T, s: S, d, causal: state.causal, padding, scale: 1 / divisor });
     const sweep = range(SWEEP).map((n) => root2() * 8 ** ((2 * n) / (SWEEP - 1) - 1));
     const [now, ...swept] = await Promise.all([tau, ...sweep].map((divisor) => app.call('attend', { q: qh, k: kh, spec: spec(divisor) })));
-    if (my !== seq) return;
+    if (signal.aborted) return;
 
     const panel = (title, probs) =>
       el(
@@ -200,7 +201,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       map.destroy();
     },
   };

@@ -21,6 +21,7 @@ import { rms } from '../parts/entropy.js';
 import { value } from '../parts/value.js';
 import { t } from '../strings.js';
 import { pageLink } from '../link.js';
+import { latest } from '../page/latest.js';
 
 // Tensor names without a layer prefix; every other name is under layers.{l}.
 const GLOBAL = new Set(['embed', 'rope.cos', 'rope.sin', 'final_norm', 'logits']);
@@ -179,7 +180,7 @@ export function mount(root, app) {
   document.addEventListener('keydown', onKey);
 
   let figures = [];
-  let seq = 0;
+  const updates = latest();
 
   // "layer 2 of 4 (0–3)": layers are counted from 0, as the tensor names count them.
   const layerOf = (l) => t('stepper.layerOf', { l, n: layers(), last: layers() - 1 });
@@ -218,17 +219,17 @@ export function mount(root, app) {
   }
 
   // The prediction step: after which text the model predicts what, then the top tokens as bars.
-  async function prediction(my) {
+  async function prediction(signal) {
     query.update();
     const logits = (await app.tensors(['logits'])).get('logits');
-    if (my !== seq) return null;
+    if (signal.aborted) return null;
     const i = tokenAt(app, 'query');
     // The text up to the position as the reader wrote it: special tokens (the BOS the page puts
     // first) are not part of it, unless they are all there is.
     const { ids, special, pieces } = state.tokens;
     const written = ids.slice(0, i + 1).filter((_, k) => !special[k]);
     const [top, text] = await Promise.all([predict(app, logits, i), written.length ? app.call('decode', { ids: written }) : pieces.slice(0, i + 1).join('')]);
-    if (my !== seq) return null;
+    if (signal.aborted) return null;
     const before = lastChars(text);
     const best = top[0];
     // The sentence is translated whole; its probability is a number element in the {p} slot.
@@ -278,7 +279,7 @@ export function mount(root, app) {
   }
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     const l = layerNow();
     const step = stepNow();
     const i = index();
@@ -295,9 +296,9 @@ export function mount(root, app) {
     const names = step.tensors.map((n) => fullName(n, l));
     const present = names.filter((n) => app.run.entries.some((e) => e.name === n));
     const found = present.length ? await app.tensors(present) : new Map();
-    if (my !== seq) return;
-    const extra = step.id === 'prediction' ? await prediction(my) : step.id === 'qk_norm' ? await normSizes(l, found) : [];
-    if (my !== seq || extra === null) return;
+    if (signal.aborted) return;
+    const extra = step.id === 'prediction' ? await prediction(signal) : step.id === 'qk_norm' ? await normSizes(l, found) : [];
+    if (signal.aborted || extra === null) return;
 
     figures.forEach((f) => f.destroy());
     const ctx = { pieces: state.tokens.pieces, mask: state.mask, nRep: app.model.num_attention_heads / app.model.num_key_value_heads, causal: state.causal };
@@ -324,7 +325,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       fade.destroy();
       document.removeEventListener('keydown', onKey);
       figures.forEach((f) => f.destroy());

@@ -8,6 +8,7 @@ import { layerSelect, headSelect, range } from '../parts/controls.js';
 import { showTooltip, hideTooltip } from '../parts/tooltip.js';
 import { exact, axisLabel, tokenText } from '../parts/format.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 
 // The eighth, Okabe-Ito's black, is the text colour (currentColor), so it stays visible in dark mode.
 const HEAD_COLOURS = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', 'currentColor'];
@@ -30,16 +31,16 @@ export function mount(root, app) {
     key,
     stage,
   );
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     controls.forEach((c) => c.update());
     allBox.checked = !!state.allHeads;
     controls[1].node.querySelector('select').disabled = !!state.allHeads;
     const name = `layers.${state.layer}.attn.probs`;
     const tensor = (await app.tensors([name])).get(name);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     draw(name, tensor);
   }
 
@@ -140,7 +141,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       hideTooltip();
     },
   };
