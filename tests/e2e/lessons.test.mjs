@@ -2,9 +2,13 @@
 // softmax([1, 2, 3]) against softmax([10, 20, 30]), the causal example's real rows beside the
 // illustrative ones it prints, padding against causal, MiniMind-3's shapes [1, 6, 8, 96] and
 // [1, 6, 4, 96], two heads. Numbers come from the core; here they are recomputed independently (in
-// double precision) and must agree. Editing a cell recomputes; both languages render; no console
-// errors. Screenshots: artifacts/screenshots/lesson-*.png.
+// double precision) and must agree. Editing a cell recomputes; both languages render (in English the
+// tutorial's words translated, she → Mary, with its original words one switch away, and doors to the
+// same idea in English, on SmolLM2 where it takes a model that learned English); no console errors.
+// Screenshots: artifacts/screenshots/lesson-*.png.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { cleanScreenshot, launch, openLesson, openPage, readCell, settled, softmax, startServer, until } from './helpers.mjs';
 
@@ -40,7 +44,7 @@ function near(actual, expected, tol, what) {
   actual.forEach((v, i) => assert.ok(Math.abs(v - expected[i]) <= tol, `${what}[${i}]: ${v} vs ${expected[i]}`));
 }
 
-test('Q·K matching: the seed’s scores, softmax rows and 她 → 小红 = 0.493', async () => {
+test('Q·K matching: the seed’s scores, softmax rows and she → Mary (她 → 小红) = 0.493; the switch shows the tutorial’s words', async () => {
   const scores = await matrix(page.locator('[data-matrix="scores"] table'));
   near(scores[2], [1.46, 0.11, 1.2], 1e-6, 'scores row 她');
   near(scores[0], [0.4, 0.14, 0.3], 1e-6, 'scores row 小红');
@@ -48,14 +52,37 @@ test('Q·K matching: the seed’s scores, softmax rows and 她 → 小红 = 0.49
   near(probs[2], [0.4925, 0.1277, 0.3798], 1e-4, 'probs row 她');
   near(probs[0], [0.3737, 0.2881, 0.3381], 1e-4, 'probs row 小红');
   near(probs[1], [0.3263, 0.357, 0.3167], 1e-4, 'probs row 很');
-  const pair = page.locator('.answer .pair[data-key="小红"]');
-  assert.match(await pair.innerText(), /她→小红: 0\.493/);
+  assert.deepEqual(await page.locator('[data-matrix="probs"] tbody th').allInnerTexts(), ['Mary', 'very', 'she']);
+  const pair = page.locator('.answer .pair[data-key="Mary"]');
+  assert.match(await pair.innerText(), /she→Mary: 0\.493/);
   assert.ok(Math.abs(Number(await pair.locator('output').getAttribute('data-value')) - 0.4925) < 1e-4);
   const walk = await page.locator('.walk-formula').innerText();
   assert.match(walk, /scores\[2\]\[0\] = 0\.9×0\.8 \+ 0\.1×0\.2 \+ 0\.8×0\.9 \+ 0×0\.1/);
   assert.match(walk, /= 0\.72 \+ 0\.02 \+ 0\.72 \+ 0\n/);
   assert.match(walk, /= 1\.46$/);
+  assert.equal(await page.locator('[data-note="words"]').innerText(), 'The tutorial’s examples are in Chinese; here its words are translated and its numbers kept: 小红 → Mary · 很 → very · 她 → she.');
   await shot('lesson-qk');
+  // The tutorial's own words, one switch away: the same numbers under 小红 / 很 / 她, and the door
+  // goes back to the tutorial's sentence on the built-in model.
+  await page.locator('#lesson-original').check();
+  await page.waitForFunction(() => document.querySelector('.answer .pair[data-key="小红"]') && document.querySelector('.lesson-door .door-sentence')?.textContent === '小明把苹果给了小红，她很开心');
+  await settled(page);
+  assert.deepEqual(await page.locator('[data-matrix="probs"] tbody th').allInnerTexts(), ['小红', '很', '她']);
+  near((await matrix(page.locator('[data-matrix="probs"] table')))[2], probs[2], 0, 'the same numbers');
+  assert.match(await page.locator('.answer .pair[data-key="小红"]').innerText(), /她→小红: 0\.493/);
+  assert.match(await page.locator('.walk').innerText(), /the query of “她” and the key of “小红”/);
+  assert.match(await page.locator('[data-note="words"]').innerText(), /^The tables and the door below show the tutorial’s own words/);
+  assert.equal(await page.locator('.lesson-door h3').innerText(), 'See this on the built-in model');
+  await shot('lesson-qk-original');
+  // The switch is the lesson's own: the next lesson reads in English.
+  await lesson('who');
+  assert.equal(await page.locator('#lesson-original').isChecked(), false);
+  assert.deepEqual(await page.locator('[data-matrix="probs"] thead th').allInnerTexts(), ['Q \\ K', 'John', 'apple', 'Mary', 'happy']);
+  await lesson('qk');
+  assert.equal(await page.locator('#lesson-original').isChecked(), true, 'kept while the page is open');
+  await page.locator('#lesson-original').uncheck();
+  await page.waitForFunction(() => document.querySelector('.answer .pair[data-key="Mary"]'));
+  await settled(page);
 });
 
 test('Q·K matching: editing a cell by keyboard recomputes with the core, and reset restores the seed', async () => {
@@ -63,7 +90,7 @@ test('Q·K matching: editing a cell by keyboard recomputes with the core, and re
   await cell.focus();
   await cell.fill('0.1');
   await page.keyboard.press('Tab');
-  await page.waitForFunction(() => document.querySelector('.answer .pair[data-key="小红"] output').textContent !== '0.493');
+  await page.waitForFunction(() => document.querySelector('.answer .pair[data-key="Mary"] output').textContent !== '0.493');
   await settled(page);
   // The redraw with the edit's results keeps the reader in the cell Tab took them to, with their table.
   assert.deepEqual(await page.evaluate(() => ({ ...document.activeElement.dataset, tag: document.activeElement.tagName })), { tag: 'INPUT', cellOf: 'q', r: '2', c: '1', entered: '0.1' });
@@ -125,7 +152,7 @@ test('Q·K matching: editing a cell by keyboard recomputes with the core, and re
   assert.match(await page.locator('.lesson-edited').innerText(), /^You have changed some of the tutorial’s numbers/);
   await page.getByRole('button', { name: /tutorial’s numbers/ }).first().click();
   await settled(page);
-  assert.match(await page.locator('.answer .pair[data-key="小红"]').innerText(), /0\.493/);
+  assert.match(await page.locator('.answer .pair[data-key="Mary"]').innerText(), /0\.493/);
 });
 
 test('the lessons stay when the Text box has nothing to run: its message is one line above them', async () => {
@@ -385,9 +412,9 @@ test('each lesson leads on to the next, in the tutorials’ order (many heads be
   assert.deepEqual((await page.locator('.lesson-tab-source').allTextContents()).map((s) => s.trim()), ['①', '①', '①', '①', '①②', '②', '①②', '②']);
   await lesson('causal');
   assert.equal(await page.locator('.lesson-source').innerText(), 'From tutorial ①, section 4; tutorial ②, section 6');
-  // 今天天气很好 is tutorial ①'s own sentence for the causal mask: the door says so.
+  // 今天天气很好 is tutorial ①'s own sentence for the causal mask, here in English: the door says so.
   await page.waitForSelector('.lesson-door [data-note="door"]');
-  assert.match(await page.locator('.lesson-door [data-note="door"]').innerText(), /with the tutorial’s sentence typed in\.$/);
+  assert.match(await page.locator('.lesson-door [data-note="door"]').innerText(), /on the built-in MiniMind with the tutorial’s sentence, in English, typed in\./);
   const next = page.locator('.lesson-next');
   assert.equal(await next.innerText(), 'Next lesson: Padding mask vs causal mask →');
   await next.scrollIntoViewIfNeeded();
@@ -414,7 +441,8 @@ test('each lesson leads on to the next, in the tutorials’ order (many heads be
   await settled(page);
 });
 
-// Each lesson's door: the sentence the lesson names, the view, and the tokens the page then holds.
+// Each lesson's door to the tutorial's own sentence (for an English reader, behind the lesson's
+// switch): the sentence the lesson names, the view, and the tokens the page then holds.
 const DOORS = {
   qk: ['qk', '小明把苹果给了小红，她很开心'],
   who: ['attention', '小明把苹果给了小红，她很开心'],
@@ -426,9 +454,17 @@ const DOORS = {
   multihead: ['grid', '小明把苹果给了小红，她很开心'],
 };
 
-test('every lesson ends with a door to the same idea on the built-in model, the sentence typed in', async () => {
+// The lesson's switch to the tutorial's original words set `on` (or off), once the door has followed it.
+async function original(on, text) {
+  await page.locator('#lesson-original').setChecked(on);
+  await page.waitForFunction((s) => document.querySelector('.lesson-door .door-sentence')?.textContent === s, text);
+  await settled(page);
+}
+
+test('every lesson ends with a door to the same idea on the built-in model, the tutorial’s sentence typed in', async () => {
   for (const [id, [view, text]] of Object.entries(DOORS)) {
     await lesson(id);
+    await original(true, text);
     const door = page.locator('.lesson-door');
     assert.equal(await door.getAttribute('data-view'), view, id);
     // As the page tokenizes its input: the built-in model's BOS token first, but for the padding
@@ -546,6 +582,107 @@ test('every lesson ends with a door to the same idea on the built-in model, the 
     }
     if (id === 'causal') await shot('door-causal-masks');
   }
+  // The switches back to English, lesson by lesson.
+  for (const [id, [, text, model]] of Object.entries(EN_DOORS)) {
+    await lesson(id);
+    await original(false, model === 'smollm2' && !HAS_SMOLLM2 ? DOORS[id][1] : text);
+  }
+  await lesson('qk');
+});
+
+// Each lesson's door for an English reader: the view, the tutorial's sentence in English (or one in
+// its style), and the model that shows the idea. Masks and shapes do not depend on what a model
+// learned: the built-in one. 她 → 小红 becomes she → Mary, which takes a model that learned English.
+const SHE = 'John gave Mary the apple, and she was very happy.';
+const EN_DOORS = {
+  causal: ['masks', 'The weather is good', 'builtin'],
+  padding: ['masks', '<|endoftext|><|im_start|>The weather is good', 'builtin'],
+  shapes: ['gqa', 'John gave it to her', 'builtin'],
+  qk: ['qk', SHE, 'smollm2'],
+  who: ['attention', SHE, 'smollm2'],
+  flow: ['attention', 'This morning Mary was very happy, and she was well.', 'smollm2'],
+  sqrt_d: ['scale', SHE, 'smollm2'],
+  multihead: ['grid', SHE, 'smollm2'],
+};
+const HAS_SMOLLM2 = existsSync(fileURLToPath(new URL('../../www/models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf', import.meta.url)));
+
+// The weights of the query at `focus` on each piece of `text`, in every head of every layer of the
+// model loaded, from a run of the page's own core: [{layer, head, at(piece)}].
+function rowsOf(text, focus) {
+  return page.evaluate(
+    async ({ text, focus }) => {
+      const { app } = window.attnscope;
+      const { ids, pieces } = await app.tokenize(text, false);
+      const names = Array.from({ length: app.model.num_hidden_layers }, (_, l) => `layers.${l}.attn.probs`);
+      const found = await app.tensors(names, { ids, attention_mask: null, prefix_len: 0, causal: true });
+      const T = ids.length;
+      const q = pieces.lastIndexOf(focus);
+      return names.flatMap((name, layer) => {
+        const { data } = found.get(name);
+        return Array.from({ length: data.length / (T * T) }, (_, head) => ({ layer, head, w: Object.fromEntries(pieces.slice(0, q).map((p, j) => [p, data[(head * T + q) * T + j]])) }));
+      });
+    },
+    { text, focus },
+  );
+}
+
+test('in English every door opens the tutorial’s sentence in English: masks and shapes on the built-in model, she → Mary on SmolLM2', async () => {
+  for (const [id, [view, text, model]] of Object.entries(EN_DOORS)) {
+    await lesson(id);
+    await page.waitForSelector('.lesson-door [data-note="door"]');
+    const door = page.locator('.lesson-door');
+    if (model === 'smollm2' && !HAS_SMOLLM2) {
+      // A site built without SmolLM2: the tutorial's own sentence on the built-in model, and why.
+      assert.equal(await door.locator('.door-sentence').textContent(), DOORS[id][1], id);
+      assert.match(await door.locator('[data-note="no-smollm2"]').innerText(), /^This site has no SmolLM2/);
+      continue;
+    }
+    assert.equal(await door.locator('.door-sentence').textContent(), text, id);
+    assert.equal(await door.locator('.door-sentence q').getAttribute('lang'), 'en');
+    assert.equal(await door.getAttribute('data-view'), view, id);
+    assert.equal(await door.locator('[data-note="look"]').count(), 1, `${id}: says what to look for`);
+    const chips = (await door.locator('.chip-piece').allInnerTexts()).map((c) => c.replace(/^␣/, ' '));
+    if (model === 'builtin') {
+      const bos = id !== 'padding';
+      const { pieces } = await page.evaluate(({ s, bos }) => window.attnscope.call('tokenize', { text: s, bos }), { s: text, bos });
+      assert.deepEqual(chips, pieces, `${id}: the built-in tokenizer's tokens`);
+      assert.match(await door.locator('[data-note="door"]').innerText(), id === 'shapes' ? /on the built-in MiniMind with a sentence in the tutorials’ style typed in/ : /on the built-in MiniMind with the tutorial’s sentence, in English, typed in/);
+      if (id === 'shapes') assert.match(await door.locator('[data-note="split"]').innerText(), /gave → g \+ ave/);
+    } else {
+      assert.equal(await door.locator('h3').innerText(), 'See this on a real model that reads English: SmolLM2');
+      assert.match(await door.locator('[data-note="door"]').innerText(), /on SmolLM2-135M with (the tutorial’s sentence|a sentence in the tutorials’ style), in English, typed in.* switch on “Show the tutorial’s original words \(中文\)” above/);
+    }
+    await door.locator('.door-link').click();
+    await page.waitForFunction((k) => !window.attnscope.app.loading && window.attnscope.app.source?.kind === k && window.attnscope.getState().view !== 'lessons', model, { timeout: 120_000 });
+    await page.waitForSelector(`.view-${view}`);
+    await settled(page);
+    const opened = await page.evaluate(() => ({ state: window.attnscope.getState(), pieces: window.attnscope.app.state.tokens.pieces }));
+    assert.equal(opened.state.view, view, id);
+    assert.equal(opened.state.text, text, id);
+    assert.deepEqual(opened.state.model, { kind: model }, id);
+    assert.deepEqual(opened.pieces, chips, `${id}: the view runs the tokens the door showed`);
+    if (model === 'smollm2') {
+      const she = opened.pieces.lastIndexOf(' she');
+      const mary = opened.pieces.lastIndexOf(' Mary', she);
+      assert.equal(opened.state.query, she, `${id}: the row of “she” is chosen`);
+      // The door's head is the one where " she" puts the most weight on " Mary", measured here.
+      const rows = await rowsOf(text, ' she');
+      const best = rows.reduce((a, b) => (b.w[' Mary'] > a.w[' Mary'] ? b : a));
+      assert.deepEqual([opened.state.layer, opened.state.head], [best.layer, best.head], `${id}: the head where “she” looks at “Mary” most (${best.w[' Mary']})`);
+      assert.ok(best.w[' Mary'] > 0.5, `${id}: she → Mary ${best.w[' Mary']}`);
+      if (id === 'qk') assert.equal(opened.state.key, mary, 'qk: Mary is the key');
+      if (id === 'who') {
+        // What the door came for is said first; and the head tells the pronouns apart, as its note says.
+        assert.match(await page.locator('.view-attention .followed-lead').innerText(), new RegExp(`“␣she” \\(position ${she}, counting from 0\\): in this head its weight goes most to “␣Mary” ${best.w[' Mary'].toFixed(2)}`));
+        const he = (await rowsOf(SHE.replace(' she ', ' he '), ' he')).find((r) => r.layer === best.layer && r.head === best.head);
+        assert.ok(best.w[' Mary'] > best.w.John && he.w.John > he.w[' Mary'], `she: Mary ${best.w[' Mary']}, John ${best.w.John}; he: Mary ${he.w[' Mary']}, John ${he.w.John}`);
+      }
+    }
+    await shot(`door-en-${id}`);
+  }
+  // Back to the built-in model, which the tests after this one expect.
+  await page.evaluate(() => window.attnscope.app.navigate({ view: 'lessons', lesson: 'qk', model: 'builtin' }));
+  await page.waitForFunction(() => !window.attnscope.app.loading && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000 });
   await lesson('qk');
 });
 
@@ -578,7 +715,7 @@ test('an edit survives the link: a new page opens the lesson with the edited cel
   await fresh.getByRole('button', { name: /tutorial’s numbers/ }).first().click();
   await fresh.waitForFunction(() => window.attnscope.getState().edits === null);
   await settled(fresh);
-  assert.match(await fresh.locator('.answer .pair[data-key="小红"]').innerText(), /0\.493/);
+  assert.match(await fresh.locator('.answer .pair[data-key="Mary"]').innerText(), /0\.493/);
   assert.ok(await fresh.locator('.lesson-edited').isHidden(), 'the tutorial’s numbers again: no line saying they were changed');
   assert.deepEqual(fresh.consoleErrors, []);
   await fresh.close();
@@ -622,7 +759,7 @@ test('a cell typed back to the tutorial’s number is no edit: the link and the 
   await page.waitForFunction(() => window.attnscope.getState().edits === null);
   await settled(page);
   assert.ok(await page.locator('.lesson-edited').isHidden(), 'the tutorial’s numbers again: no line saying they were changed');
-  assert.match(await page.locator('.answer .pair[data-key="小红"]').innerText(), /0\.493/);
+  assert.match(await page.locator('.answer .pair[data-key="Mary"]').innerText(), /0\.493/);
 });
 
 test('every table a reader can edit, in every lesson, keeps its edits in the link', async () => {
@@ -678,6 +815,28 @@ test('hostile edits in a link: cut to size, wrong shapes and unknown tables refu
   await cleanScreenshot(hostile, 'lesson-edits-refused');
   assert.deepEqual(hostile.consoleErrors, []);
   await hostile.close();
+});
+
+test('every lesson reads in English on a phone too: its words English, no sideways scrolling', async () => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const id of ['qk', 'who', 'flow', 'sqrt_d', 'causal', 'padding', 'multihead', 'shapes']) {
+    await lesson(id);
+    await page.waitForSelector('.lesson-door [data-note="door"]');
+    await settled(page);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `${id}: no sideways scrolling on a phone (${overflow}px)`);
+    // No Chinese in the lesson but the switch (its label, the line of the tutorial's words beside it,
+    // and the door's line that names it).
+    const shown = await page.locator('.lesson').evaluate((n) => {
+      const copy = n.cloneNode(true);
+      copy.querySelectorAll('.lesson-words, .lesson-door [data-note="door"]').forEach((w) => w.remove());
+      return copy.innerText;
+    });
+    assert.doesNotMatch(shown, /[\u4e00-\u9fff]/, `${id}: ${shown.match(/.{0,40}[\u4e00-\u9fff].{0,40}/)?.[0]}`);
+    await shot(`lesson-en-${id}-phone`);
+  }
+  await page.setViewportSize({ width: 1400, height: 1000 });
+  await lesson('qk');
 });
 
 test('every lesson renders in 简体中文', async () => {

@@ -3,7 +3,8 @@
 // 0.65 / 0.10 / 0.25 marked illustrative), "为什么输入相近的向量不一定最关注" through W_Q and W_K, the
 // causal lesson's boolean mask and information leak, and the FFN's w1 / w3 / w2. Every number the
 // core shows is recomputed here in plain JS (double precision) from the inputs read off the page;
-// edits recompute; both languages; light, dark and phone screenshots: artifacts/screenshots/tutor-*.png.
+// edits recompute; both languages (in English the tutorial's words translated, its original words one
+// switch away); light, dark and phone screenshots: artifacts/screenshots/tutor-*.png.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { cleanScreenshot, go, launch, openLesson, openPage, settled, softmax, startServer } from './helpers.mjs';
@@ -74,13 +75,23 @@ async function checkWho() {
   return w;
 }
 
-test('whom 她 means: the core’s weights round to the tutorial’s 0.05 / 0.01 / 0.80 / 0.14, and 她’s result is mostly 小红', async () => {
+test('whom “she” (她) means: the core’s weights round to the tutorial’s 0.05 / 0.01 / 0.80 / 0.14, and her result is mostly Mary (小红)', async () => {
   const w = await checkWho();
   near(w.map((p) => Math.round(p * 100) / 100), [0.05, 0.01, 0.8, 0.14], 1e-9, 'rounded like the tutorial');
   assert.deepEqual(await verdicts(page.locator('.lesson')), ['agrees']);
-  assert.equal(await page.locator('.answer').getAttribute('data-top'), '小红');
-  assert.match(await page.locator('.walk-formula').innerText(), /output\[她\] = 0\.049×V\[小明\] \+ 0\.010×V\[苹果\] \+ 0\.802×V\[小红\] \+ 0\.139×V\[开心\]/);
+  assert.equal(await page.locator('.answer').getAttribute('data-top'), 'Mary');
+  assert.match(await page.locator('.walk-formula').innerText(), /output\[she\] = 0\.049×V\[John\] \+ 0\.010×V\[apple\] \+ 0\.802×V\[Mary\] \+ 0\.139×V\[happy\]/);
+  assert.equal(await page.locator('.answer').innerText(), '“she” takes most from “Mary” (0.802); the tutorial: “mostly Mary’s information”.');
   await shot('tutor-who');
+  // The tutorial's own words, one switch away: the same numbers, the tokens swapped back.
+  await page.locator('#lesson-original').check();
+  await page.waitForFunction(() => document.querySelector('.answer')?.dataset.top === '小红');
+  await settled(page);
+  assert.match(await page.locator('.walk-formula').innerText(), /output\[她\] = 0\.049×V\[小明\] \+ 0\.010×V\[苹果\] \+ 0\.802×V\[小红\] \+ 0\.139×V\[开心\]/);
+  assert.deepEqual(await checkWho(), w);
+  await page.locator('#lesson-original').uncheck();
+  await page.waitForFunction(() => document.querySelector('.answer')?.dataset.top === 'Mary');
+  await settled(page);
 });
 
 test('whom 她 means: an edit recomputes, and the numbers become “your numbers”', async () => {
@@ -116,7 +127,7 @@ test('the Self-Attention flow: Q·Kᵀ is the tutorial’s matrix, then ÷ 2, so
   assert.deepEqual(await verdicts(page.locator('[data-compare="weights"]')), ['illustrative', 'illustrative', 'illustrative']);
   assert.match(await page.locator('[data-compare="weights"] tr[data-row="2"]').innerText(), /\[0\.65, 0\.10, 0\.25\]\s+\[0\.388, 0\.260, 0\.351\]/);
   near(probs[2], softmax([0.45, 0.05, 0.35]), 1e-6, '她');
-  assert.match(await page.locator('[data-step="5"] .walk-formula').innerText(), /output\[她\] = 0\.388 × V\[小红\] \+ 0\.260 × V\[很\] \+ 0\.351 × V\[她\]/);
+  assert.match(await page.locator('[data-step="5"] .walk-formula').innerText(), /output\[she\] = 0\.388 × V\[Mary\] \+ 0\.260 × V\[very\] \+ 0\.351 × V\[she\]/);
   await shot('tutor-flow');
 });
 
@@ -149,22 +160,23 @@ async function checkClose() {
   return { cos: x.map((xj) => cosine(x[2], xj)), w, answer: card.locator('.answer') };
 }
 
-test('close inputs are not always attended to: 她 is closest to 小红 but attends most to 很 through W_Q and W_K; an edit of W_K changes that', async () => {
+test('close inputs are not always attended to: “she” is closest to “Mary” but attends most to “very” through W_Q and W_K; an edit of W_K changes that', async () => {
   const { cos, w, answer } = await checkClose();
   assert.ok(cos[0] > 0.99 && cos[1] < 0.1, `cos ${cos}`);
   assert.ok(w[1] > w[0] && w[1] > w[2], `weights ${w}`);
-  assert.equal(await answer.getAttribute('data-closest'), '小红');
-  assert.equal(await answer.getAttribute('data-most'), '很');
+  assert.equal(await answer.getAttribute('data-closest'), 'Mary');
+  assert.equal(await answer.getAttribute('data-most'), 'very');
+  assert.equal(await answer.innerText(), 'Of the other tokens, the input of “she” is closest to “Mary”, yet “she” attends most to “very”: W_Q and W_K decide what matches.');
   await page.locator('[data-part="close-inputs"]').screenshot({ path: 'artifacts/screenshots/tutor-close.png' });
-  // W_K as the identity: k = x, and 她 now matches 小红 best.
+  // W_K as the identity: k = x, and “she” now matches “Mary” best.
   const wk = page.locator('[data-part="close-inputs"] table.editable', { has: page.locator('caption:text-is("W_K")') });
   for (const [r, c, v] of [[0, 1, '0'], [1, 0, '0'], [2, 3, '0'], [3, 2, '0'], [0, 0, '1'], [1, 1, '1'], [2, 2, '1'], [3, 3, '1']]) await edit(wk, r, c, v);
-  await page.waitForFunction(() => document.querySelector('[data-part="close-inputs"] .answer')?.dataset.most === '小红');
+  await page.waitForFunction(() => document.querySelector('[data-part="close-inputs"] .answer')?.dataset.most === 'Mary');
   await settled(page);
   const after = await checkClose();
   assert.ok(after.w[0] > after.w[1], `weights ${after.w}`);
   await page.getByRole('button', { name: 'Back to the tutorial’s numbers' }).last().click();
-  await page.waitForFunction(() => document.querySelector('[data-part="close-inputs"] .answer')?.dataset.most === '很');
+  await page.waitForFunction(() => document.querySelector('[data-part="close-inputs"] .answer')?.dataset.most === 'very');
   await settled(page);
 });
 

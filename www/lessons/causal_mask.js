@@ -9,7 +9,8 @@
 // The lesson's mask switch is its own and is the only one shown in the lesson: the model panel's
 // causal switch is for the sentence's run (style.css hides it on Lessons).
 // The tutorial's boolean mask (True = cannot see) is read off the core's masked scores, and its
-// 信息泄露 is the same scores' softmax without the mask, whatever the switch says.
+// 信息泄露 is the same scores' softmax without the mask, whatever the switch says. An English reader
+// reads the sentence as "The weather is good" (words.js): four words, each seeing only those before it.
 
 import { el } from '../parts/dom.js';
 import { matrixTable } from '../parts/matrix_table.js';
@@ -18,9 +19,17 @@ import { sequential, diverging } from '../parts/color_scale.js';
 import { fixed } from '../parts/format.js';
 import { agrees, compareTable } from '../parts/hand_set.js';
 import { t } from '../strings.js';
-import { latest } from '../page/latest.js';
+import { lessonWords } from './words.js';
 
 export const TOKENS = ['今天', '天气', '很', '好'];
+// 今天 天气 很 好 is "today the weather is good"; four English tokens keep one word per token.
+export const PAIRS = [
+  ['今天', 'The'],
+  ['天气', 'weather'],
+  ['很', 'is'],
+  ['好', 'good'],
+];
+export const WORDS = lessonWords(PAIRS);
 // Lower triangle: the seed's "scores（掩码后）"; upper triangle: ours, masked in the seed.
 export const SCORES = [
   [0.8, 0.1, 0.4, 0.3],
@@ -36,8 +45,9 @@ const PRINTED = [
   [0.13, 0.27, 0.22, 0.38],
 ];
 const N = TOKENS.length;
-// The tutorial's sentence, written as the model reads text (its spaces only separate the words).
-export const DOOR = { view: 'masks', text: { en: '今天天气很好', zh: '今天天气很好' }, words: ['今天', '天气', '很', '好'], note: 'lesson.causal.door' };
+// The tutorial's sentence, written as the model reads text (its spaces only separate the words); in
+// English on the built-in model too (a mask is the same whatever the model learned), the words spaced.
+export const DOOR = { view: 'masks', text: '今天天气很好', words: TOKENS, note: 'lesson.causal.door', en: { text: 'The weather is good', words: PAIRS.map(([, en]) => en) } };
 
 export function mount(root, app) {
   let scores = Float32Array.from(SCORES.flat());
@@ -51,6 +61,7 @@ export function mount(root, app) {
   const leak = el('div', {});
   const reset = el('button', { type: 'button', className: 'action secondary', on: { click: () => { scores = Float32Array.from(SCORES.flat()); app.redraw(); } } }, t('lesson.reset'));
   root.append(
+    ...[WORDS.bar(app)].filter(Boolean),
     el(
       'section',
       { className: 'card' },
@@ -66,10 +77,10 @@ export function mount(root, app) {
     el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.compareHeading')), comparison),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.tinyHeading')), tiny),
   );
-  const updates = latest();
+  let seq = 0;
 
   async function update() {
-    const signal = updates.start();
+    const my = ++seq;
     // softmax([1, 2, −∞]): the third key is in the future of a query at position 1.
     // The mask and the leak are the same scores with the mask on and off, whatever the switch says.
     const [on, off, small] = await Promise.all([
@@ -77,14 +88,15 @@ export function mount(root, app) {
       app.call('softmax', { scores, spec: { t: N, s: N, causal: false } }),
       app.call('softmax', { scores: Float32Array.of(1, 2, 3), spec: { t: 1, s: 3, causal: true, prefix_len: 1 } }),
     ]);
-    if (signal.aborted) return;
+    if (my !== seq) return;
+    const tokens = WORDS.list(TOKENS);
     const out = causal ? on : off;
     inputs.replaceChildren(
-      matrixTable({ data: scores, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, editable: true, corner: 'Q \\ K', id: 'scores', onEdit: (r, c, v) => { scores[r * N + c] = v; app.redraw(); } }),
+      matrixTable({ data: scores, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, editable: true, corner: 'Q \\ K', id: 'scores', onEdit: (r, c, v) => { scores[r * N + c] = v; app.redraw(); } }),
     );
     results.replaceChildren(
-      el('figure', { className: 'panel-cell', dataset: { matrix: 'masked' } }, el('figcaption', { className: 'panel-title' }, t('lesson.causal.masked')), matrixTable({ data: out.masked, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, scale: diverging(1), digits: 1, corner: 'Q \\ K' })),
-      el('figure', { className: 'panel-cell', dataset: { matrix: 'probs' } }, el('figcaption', { className: 'panel-title' }, t('lesson.causal.probs')), matrixTable({ data: out.probs, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, scale: sequential(0, 1), digits: 3, corner: 'Q \\ K' })),
+      el('figure', { className: 'panel-cell', dataset: { matrix: 'masked' } }, el('figcaption', { className: 'panel-title' }, t('lesson.causal.masked')), matrixTable({ data: out.masked, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, scale: diverging(1), digits: 1, corner: 'Q \\ K' })),
+      el('figure', { className: 'panel-cell', dataset: { matrix: 'probs' } }, el('figcaption', { className: 'panel-title' }, t('lesson.causal.probs')), matrixTable({ data: out.probs, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, scale: sequential(0, 1), digits: 3, corner: 'Q \\ K' })),
     );
     // Row r of the masked softmax reads scores r[0..r]; without the mask, the whole row.
     const edited = (r) => scores.subarray(r * N, r * N + (causal ? r + 1 : N)).some((v, c) => v !== Math.fround(SCORES[r][c]));
@@ -93,22 +105,22 @@ export function mount(root, app) {
     comparison.replaceChildren(
       el('p', { className: 'hint' }, t(PRINTED.every((_, r) => ['agrees', 'illustrative'].includes(verdict(r))) ? 'lesson.causal.compareNote' : 'lesson.causal.compareOff')),
       compareTable({
-        rows: PRINTED.map((printed, r) => ({ label: TOKENS[r], printed, computed: out.probs.subarray(r * N, r * N + N), verdict: verdict(r), agrees: verdicts[r] })),
+        rows: PRINTED.map((printed, r) => ({ label: tokens[r], printed, computed: out.probs.subarray(r * N, r * N + N), verdict: verdict(r), agrees: verdicts[r] })),
         digits: 2,
         text: { row: t('lesson.causal.row'), printed: t('lesson.causal.printed'), computed: t('lesson.causal.computed'), verdict: (v) => t(`lesson.causal.${v}`) },
       }),
     );
     // True wherever the core put −∞: the mask read off the computation, not drawn by the page.
     boolMask.replaceChildren(
-      matrixTable({ data: on.masked, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, corner: 'Q \\ K', cellText: (v) => (v === -Infinity ? 'True' : 'False') }),
+      matrixTable({ data: on.masked, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, corner: 'Q \\ K', cellText: (v) => (v === -Infinity ? 'True' : 'False') }),
     );
     const future = (r, c) => c > r;
     leak.replaceChildren(
-      el('figure', { className: 'panel-cell', dataset: { matrix: 'leak' } }, matrixTable({ data: off.probs, rows: N, cols: N, rowLabels: TOKENS, colLabels: TOKENS, scale: sequential(0, 1), digits: 3, corner: 'Q \\ K', cellClass: (r, c) => (future(r, c) ? 'leaked' : '') })),
+      el('figure', { className: 'panel-cell', dataset: { matrix: 'leak' } }, matrixTable({ data: off.probs, rows: N, cols: N, rowLabels: tokens, colLabels: tokens, scale: sequential(0, 1), digits: 3, corner: 'Q \\ K', cellClass: (r, c) => (future(r, c) ? 'leaked' : '') })),
       el(
         'ul',
         { className: 'leak-rows' },
-        TOKENS.slice(0, N - 1).map((token, r) => {
+        tokens.slice(0, N - 1).map((token, r) => {
           const w = off.probs.subarray(r * N + r + 1, r * N + N).reduce((a, b) => a + b, 0);
           return el('li', { dataset: { row: r, leak: String(w) } }, t('lesson.causal.leakRow', { token, w: fixed(w, 3) }));
         }),
@@ -127,7 +139,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      updates.abort();
+      seq++;
     },
   };
 }

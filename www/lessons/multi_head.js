@@ -6,18 +6,21 @@
 // place, each query the place before its own), so it follows the previous token. The seed's input x
 // serves as V. The core runs both heads with the model's 1/√d; the heads' outputs side by side are
 // the [3, 2 × 2] context o_proj then mixes. Beside them, the first lesson's one head (all 4 dims,
-// no ÷ √d) computed again, so the reader sees why 她→小红 is smaller in head 0.
+// no ÷ √d) computed again, so the reader sees why 她→小红 is smaller in head 0. An English reader
+// reads the first lesson's Mary / very / she (words.js).
 
 import { el } from '../parts/dom.js';
 import { matrixTable } from '../parts/matrix_table.js';
 import { value } from '../parts/value.js';
 import { fixed } from '../parts/format.js';
 import { sequential, diverging } from '../parts/color_scale.js';
-import { TOKENS, Q, K, SENTENCE, WORDS } from './qk_match.js';
+import { TOKENS, PAIRS, Q, K, SENTENCE, SENTENCE_WORDS, SMOLLM2_DOOR } from './qk_match.js';
+import { lessonWords } from './words.js';
 import { t } from '../strings.js';
-import { latest } from '../page/latest.js';
 
-export const DOOR = { view: 'grid', text: { en: SENTENCE, zh: SENTENCE }, focus: '她', words: WORDS, note: 'lesson.multihead.door' };
+export const WORDS = lessonWords(PAIRS);
+// In English, SmolLM2's grid (qk_match.js says why): its named heads are the real model's.
+export const DOOR = { view: 'grid', text: SENTENCE, focus: '她', words: SENTENCE_WORDS, note: 'lesson.multihead.door', en: SMOLLM2_DOOR };
 
 // The seed's x: "她" [1.0, 0.1, 0.9, 0.0] was made to look like "小红" [1.0, 0.0, 1.0, 0.0].
 const X = [
@@ -49,25 +52,27 @@ export function mount(root, app) {
   const compare = el('div', { className: 'answer', dataset: { note: 'compare' } });
   const reset = el('button', { type: 'button', className: 'action secondary', on: { click: () => { m = fresh(); app.redraw(); } } }, t('lesson.reset'));
   root.append(
+    ...[WORDS.bar(app)].filter(Boolean),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.multihead.inputs')), el('p', { className: 'hint' }, t('lesson.multihead.inputsNote')), inputs, reset),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.multihead.headsHeading')), el('p', { className: 'hint' }, t('lesson.multihead.noMask')), heads, compare),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.multihead.contextHeading')), context),
   );
-  const updates = latest();
+  let seq = 0;
 
   async function update() {
-    const signal = updates.start();
+    const my = ++seq;
     const [out, one] = await Promise.all([
       app.call('attend', { q: m.q, k: m.k, v: m.v, spec: { t: 3, s: 3, heads: HEADS, kv_heads: HEADS, d: D, causal: false } }),
       app.call('attend', { q: Float32Array.from(Q.flat()), k: Float32Array.from(K.flat()), spec: { t: 3, s: 3, d: 4, scale: 1, causal: false } }),
     ]);
-    if (signal.aborted) return;
+    if (my !== seq) return;
+    const tokens = WORDS.list(TOKENS);
     const edit = (name) => (r, c, x) => {
       m[name][r * HEADS * D + c] = x;
       app.redraw();
     };
     inputs.replaceChildren(
-      ...['q', 'k', 'v'].map((name) => matrixTable({ data: m[name], rows: 3, cols: HEADS * D, rowLabels: TOKENS, colLabels: COLS, editable: true, onEdit: edit(name), caption: name.toUpperCase(), corner: name.toUpperCase(), id: name })),
+      ...['q', 'k', 'v'].map((name) => matrixTable({ data: m[name], rows: 3, cols: HEADS * D, rowLabels: tokens, colLabels: COLS, editable: true, onEdit: edit(name), caption: name.toUpperCase(), corner: name.toUpperCase(), id: name })),
     );
     heads.replaceChildren(
       ...Array.from({ length: HEADS }, (_, h) => {
@@ -76,26 +81,26 @@ export function mount(root, app) {
           'figure',
           { className: 'panel-cell', dataset: { head: h } },
           el('figcaption', { className: 'panel-title' }, t('lesson.multihead.head', { h }), ' · ', t(`lesson.multihead.role${h}`)),
-          matrixTable({ data: out.scores.subarray(h * 9, (h + 1) * 9), rows: 3, cols: 3, rowLabels: TOKENS, colLabels: TOKENS, scale: diverging(1), digits: 3, corner: t('stage.scores') }),
-          matrixTable({ data: probs, rows: 3, cols: 3, rowLabels: TOKENS, colLabels: TOKENS, scale: sequential(0, 1), digits: 3, mark: { r: 2 }, corner: t('stage.probs') }),
-          el('p', { className: 'answer' }, TOKENS.map((name, c) => el('span', { className: 'pair', dataset: { key: name } }, ` 她→${name}: `, value(probs[6 + c], 3)))),
+          matrixTable({ data: out.scores.subarray(h * 9, (h + 1) * 9), rows: 3, cols: 3, rowLabels: tokens, colLabels: tokens, scale: diverging(1), digits: 3, corner: t('stage.scores') }),
+          matrixTable({ data: probs, rows: 3, cols: 3, rowLabels: tokens, colLabels: tokens, scale: sequential(0, 1), digits: 3, mark: { r: 2 }, corner: t('stage.probs') }),
+          el('p', { className: 'answer' }, tokens.map((name, c) => el('span', { className: 'pair', dataset: { key: name } }, ` ${tokens[2]}→${name}: `, value(probs[6 + c], 3)))),
         );
       }),
     );
     const head0 = out.scores[6] * Math.SQRT2; // 她·小红 in head 0 before ÷ √2
     compare.replaceChildren(
-      el('p', {}, t('lesson.multihead.compare', { one: fixed(one.probs[6], 3), head0: fixed(out.probs[6], 3), head1: fixed(out.probs[9 + 7], 3), score1: fixed(one.scores[6], 2), score0: fixed(head0, 2), scaled: fixed(out.scores[6], 2) })),
+      el('p', {}, t('lesson.multihead.compare', { pair: `${tokens[2]}→${tokens[0]}`, query: tokens[2], key: tokens[0], previous: tokens[1], one: fixed(one.probs[6], 3), head0: fixed(out.probs[6], 3), head1: fixed(out.probs[9 + 7], 3), score1: fixed(one.scores[6], 2), score0: fixed(head0, 2), scaled: fixed(out.scores[6], 2) })),
     );
     context.replaceChildren(
       el('p', { className: 'hint' }, t('lesson.multihead.contextNote')),
-      matrixTable({ data: out.context, rows: 3, cols: HEADS * D, rowLabels: TOKENS, colLabels: COLS, scale: diverging(1), digits: 3, corner: t('lesson.multihead.context') }),
+      matrixTable({ data: out.context, rows: 3, cols: HEADS * D, rowLabels: tokens, colLabels: COLS, scale: diverging(1), digits: 3, corner: t('lesson.multihead.context') }),
     );
   }
 
   return {
     update,
     destroy() {
-      updates.abort();
+      seq++;
     },
   };
 }

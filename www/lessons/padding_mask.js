@@ -3,31 +3,35 @@
 // keys' scores, while the causal mask adds −∞ to future keys. The sentence of the causal lesson with
 // one padding token, left (as batched generation pads) or right: the core runs each mask alone and
 // both together, and the lesson measures how much attention real tokens still give to padding.
+// An English reader reads the causal lesson's English words (words.js).
 
 import { el } from '../parts/dom.js';
 import { matrixTable } from '../parts/matrix_table.js';
 import { value } from '../parts/value.js';
 import { gap } from '../parts/format.js';
 import { sequential, diverging } from '../parts/color_scale.js';
-import { TOKENS as WORDS, SCORES as REAL } from './causal_mask.js';
+import { TOKENS as SENTENCE, SCORES as REAL, PAIRS, DOOR as CAUSAL_DOOR } from './causal_mask.js';
+import { lessonWords } from './words.js';
 import { t } from '../strings.js';
-import { latest } from '../page/latest.js';
 
 const PAD = '<pad>';
 // Padding tokens are often nothing like real ones; a large raw score makes their pull visible.
 const PAD_SCORE = 0.9;
-const N = WORDS.length + 1;
+export const WORDS = lessonWords(PAIRS);
+const N = SENTENCE.length + 1;
 const MODES = ['causal', 'padding', 'both'];
 // The same sentence without the spaces: four tokens, one per word, as in the lesson.
 // The door pads the sentence as MiniMind's batched generation does: its padding token, then BOS,
 // typed into the text with the page's own BOS off, and the padding marked 0 (pad: [0]).
-const PADDED = `<|endoftext|><|im_start|>${WORDS.join('')}`;
+const PADDED = `<|endoftext|><|im_start|>${SENTENCE.join('')}`;
 export const DOOR = {
   view: 'masks',
-  text: { en: PADDED, zh: PADDED },
+  text: PADDED,
   fields: { bos: false, pad: [0] },
-  words: WORDS,
+  words: SENTENCE,
   note: 'lesson.padding.door',
+  // In English the causal lesson's English sentence, padded alike.
+  en: { text: `<|endoftext|><|im_start|>${CAUSAL_DOOR.en.text}`, words: CAUSAL_DOOR.en.words },
 };
 
 // The sentence with its padding token first (left) or last (right): tokens, mask and scores.
@@ -35,7 +39,7 @@ function layout(side) {
   const pad = side === 'left' ? 0 : N - 1;
   const word = (i) => (side === 'left' ? i - 1 : i);
   return {
-    tokens: Array.from({ length: N }, (_, i) => (i === pad ? PAD : WORDS[word(i)])),
+    tokens: Array.from({ length: N }, (_, i) => (i === pad ? PAD : SENTENCE[word(i)])),
     mask: Array.from({ length: N }, (_, i) => (i === pad ? 0 : 1)),
     scores: Float32Array.from({ length: N * N }, (_, at) => {
       const [i, j] = [Math.floor(at / N), at % N];
@@ -59,6 +63,7 @@ export function mount(root, app) {
   // With the padding on the right, after every real token, all three panels agree: said why.
   const sideNote = el('p', { className: 'hint', dataset: { note: 'side' } });
   root.append(
+    ...[WORDS.bar(app)].filter(Boolean),
     el(
       'section',
       { className: 'card' },
@@ -80,14 +85,15 @@ export function mount(root, app) {
       ),
     ),
   );
-  const updates = latest();
+  let seq = 0;
 
   async function update() {
-    const signal = updates.start();
-    const { tokens, mask, scores } = data;
+    const my = ++seq;
+    const { mask, scores } = data;
+    const tokens = WORDS.list(data.tokens);
     const specs = { causal: { causal: true }, padding: { causal: false, padding: mask }, both: { causal: true, padding: mask } };
     const outs = await Promise.all(MODES.map((m) => app.call('softmax', { scores, spec: { t: N, s: N, ...specs[m] } })));
-    if (signal.aborted) return;
+    if (my !== seq) return;
     for (const b of sides) b.setAttribute('aria-pressed', String(b.dataset.side === side));
     const pad = mask.indexOf(0);
     sideNote.textContent = t(`lesson.padding.${side}Note`);
@@ -119,7 +125,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      updates.abort();
+      seq++;
     },
   };
 }

@@ -2,7 +2,8 @@
 // one layer with MiniMind-3's attention shape (hidden 768, 8 query heads, 4 KV heads, d = 96, random
 // weights; the other seven layers have the same shapes), so the debug prints come out as the seed
 // shows them: xq [1, 6, 8, 96], xk and xv [1, 6, 4, 96]. repeat_kv pairs the query heads with KV
-// heads (Q0, Q1 → KV0 …), and the KV cache of MHA, GQA and MQA is priced by the core.
+// heads (Q0, Q1 → KV0 …), and the KV cache of MHA, GQA and MQA is priced by the core. An English
+// reader's sentence is English, six tokens in MiniMind's tokenizer too (words.js).
 
 import { el } from '../parts/dom.js';
 import { heatmap, causalFuture } from '../parts/heatmap.js';
@@ -12,11 +13,13 @@ import { axisLabel, bytes, shapeLabel, tokenText, spaced } from '../parts/format
 import { MINIMIND3, kindOf, kvChoices } from '../views/gqa.js';
 import { range } from '../parts/controls.js';
 import { t } from '../strings.js';
-import { latest } from '../page/latest.js';
+import { lessonWords } from './words.js';
 
 // Six tokens in MiniMind's tokenizer, like the seed's debugging session.
 export const SENTENCE = '小明把苹果给了她';
-export const DOOR = { view: 'gqa', text: { en: SENTENCE, zh: SENTENCE }, words: ['小明', '把', '苹果', '给了', '她'], note: doorNote };
+export const SENTENCE_EN = 'John gave it to her';
+export const WORDS = lessonWords([[SENTENCE, SENTENCE_EN]]);
+export const DOOR = { view: 'gqa', text: SENTENCE, words: ['小明', '把', '苹果', '给了', '她'], note: doorNote, en: { text: SENTENCE_EN, words: ['John', 'gave', 'it', 'to', 'her'] } };
 
 // The door's shapes count BOS too (7 tokens where the tutorial printed 6), on the built-in model's
 // own head count and width: said with that model's numbers while it is the one loaded.
@@ -35,22 +38,23 @@ export function mount(root, app) {
   const sharingKey = el('div', {});
   const costs = el('div', {});
   root.append(
+    ...[WORDS.bar(app)].filter(Boolean),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.shapes.shapesHeading')), shapes),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.shapes.sharingHeading')), el('p', { className: 'hint' }, t('lesson.shapes.sharingNote')), sharing, sharingKey),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.shapes.costHeading')), costs),
   );
   let maps = [];
-  const updates = latest();
+  let seq = 0;
 
   async function update() {
-    const signal = updates.start();
-    const { ids, pieces } = await app.call('tokenize', { text: SENTENCE });
+    const my = ++seq;
+    const { ids, pieces } = await app.call('tokenize', { text: WORDS.of(SENTENCE) });
     const args = { ids, attention_mask: null, prefix_len: 0, causal: true, layers: null };
     const [run, described] = await Promise.all([
       app.call('variantTensors', { config: ONE_LAYER, seed: SEED, args, names: NAMES }),
       Promise.all(kvChoices(MINIMIND3.num_attention_heads).map((n) => app.call('describe', { config: { ...MINIMIND3, num_key_value_heads: n } }))),
     ]);
-    if (signal.aborted) return;
+    if (my !== seq) return;
     maps.forEach((m) => m.destroy());
     maps = [];
     const c = run.config;
@@ -143,7 +147,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      updates.abort();
+      seq++;
       maps.forEach((m) => m.destroy());
     },
   };

@@ -6,7 +6,8 @@
 // The tutorial's d = 512 (and MiniMind-3's 768) are hidden sizes; a dot product in attention runs
 // over one head, head_dim = 96 in MiniMind-3. A table sets each d beside its √d, the typical size of
 // q·k there (which follows √d) and the raw scores the core measures for the lesson's one query, so
-// "几百甚至上千" can be weighed against numbers.
+// "几百甚至上千" can be weighed against numbers. The lesson itself has no words; its door (the
+// sentence of 她 in English on SmolLM2 for an English reader) follows the lesson's switch (words.js).
 
 import { el } from '../parts/dom.js';
 import { bars } from '../parts/bars.js';
@@ -14,15 +15,17 @@ import { value } from '../parts/value.js';
 import { fixed, gap, numberList } from '../parts/format.js';
 import { entropy } from '../parts/entropy.js';
 import { t } from '../strings.js';
-import { SENTENCE, WORDS } from './qk_match.js';
-import { latest } from '../page/latest.js';
+import { SENTENCE, SENTENCE_EN, SENTENCE_WORDS, SMOLLM2_DOOR } from './qk_match.js';
+import { lessonWords } from './words.js';
 
 const SEED_ROWS = ['1, 2, 3', '10, 20, 30'];
 const DIMS = [4, 16, 64, 96, 512, 768];
 const HEAD_DIM = 96; // MiniMind-3's head_dim (shared/seeds/002)
 const HIDDEN = [512, 768]; // the tutorial's dim and MiniMind-3's hidden_size
 const TOY = 4; // the dim of the tutorial's worked examples
-export const DOOR = { view: 'scale', text: { en: SENTENCE, zh: SENTENCE }, focus: '她', words: WORDS, note: 'lesson.sqrt_d.door' };
+export const WORDS = lessonWords([[SENTENCE, SENTENCE_EN]]);
+// In English, on SmolLM2's head where " she" looks at " Mary" the most: a row with a clear winner.
+export const DOOR = { view: 'scale', text: SENTENCE, focus: '她', words: SENTENCE_WORDS, note: 'lesson.sqrt_d.door', en: { ...SMOLLM2_DOOR, note: 'lesson.sqrt_d.doorSmollm2' } };
 const KEYS = 6;
 const SEED = 20250;
 
@@ -61,14 +64,15 @@ export function mount(root, app) {
   const growth = el('div', {});
   const sizes = el('div', {});
   root.append(
+    ...[WORDS.bar(app)].filter(Boolean),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.seedHeading')), el('p', { className: 'hint' }, t('lesson.sqrt_d.seedNote')), el('p', { className: 'hint', dataset: { note: 'entropy' } }, t('lesson.sqrt_d.entropyNote')), el('p', { className: 'hint bars-key', dataset: { note: 'bars' } }, t('lesson.sqrt_d.barsKey')), seedOut),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.growthHeading')), el('p', { className: 'hint' }, t('lesson.sqrt_d.growthNote', { keys: KEYS })), el('div', { className: 'toolbar' }, el('label', { htmlFor: 'lesson-d' }, 'd ='), dimSelect), growth),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.sizesHeading')), sizes),
   );
-  const updates = latest();
+  let seq = 0;
 
   async function update() {
-    const signal = updates.start();
+    const my = ++seq;
     const parsed = rows.map((input) => numberList(input.value));
     const valid = parsed.map((r) => r.length > 0 && r.every(Number.isFinite));
     const d = Number(dimSelect.value);
@@ -81,7 +85,7 @@ export function mount(root, app) {
       app.call('attend', { q, k, spec }),
       Promise.all(DIMS.map((n) => app.call('attend', { q: normals(n, SEED), k: normals(KEYS * n, SEED + 1), spec: { t: 1, s: KEYS, d: n, scale: 1, causal: false } }))),
     ]);
-    if (signal.aborted) return;
+    if (my !== seq) return;
     rows.forEach((input, n) => input.setAttribute('aria-invalid', String(!valid[n])));
     seedOut.replaceChildren(
       ...parsed.map((r, n) =>
@@ -137,7 +141,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      updates.abort();
+      seq++;
     },
   };
 }

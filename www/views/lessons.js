@@ -14,10 +14,14 @@
 // setState) opens the lesson afresh with them.
 //
 // Each lesson ends with a door to the same idea on the real model: its module's
-// DOOR = { view, text: { en, zh }, fields?, focus?, target?, key?, words?, note? (a string key, or { en, zh }) } opens `view` on the built-in model
-// with the sentence typed in (plain link fields `fields`; `focus`: the token whose row to select as the
+// DOOR = { view, text, fields?, focus?, target?, key?, words?, note? (a string key, or { en, zh }), en? } opens `view` on the built-in model
+// with the tutorial's sentence typed in (plain link fields `fields`; `focus`: the token whose row to select as the
 // query; `target`: the earlier token it should look at, to pick the head where it does most; `key`:
-// pick `target` as the key too; `note: { en, zh }`: what to look for there). The door shows the tokens the model's tokenizer
+// pick `target` as the key too; `note: { en, zh }`: what to look for there). An English reader gets
+// `en` over it ({ text, words, model?, pieces?, layer?, head?, ... }: the sentence in English, on
+// SmolLM2 where the idea needs a model that learned English, with the tokens that model makes and the
+// head measured on it), unless the lesson's switch shows the tutorial's original words
+// (lessons/words.js) or the site has no SmolLM2. The door shows the tokens the model's tokenizer
 // makes of the sentence and says, from them, where they differ from the tutorial's words (`words`; without them, a sentence's words are those
 // between its spaces, and one without spaces names none):
 // spaces that become tokens, words that BPE builds from smaller pieces.
@@ -38,7 +42,7 @@ import * as paddingMask from '../lessons/padding_mask.js';
 import * as shapes from '../lessons/shapes_gqa.js';
 import * as multiHead from '../lessons/multi_head.js';
 import { strongestHead } from '../parts/pair_head.js';
-import { latest } from '../page/latest.js';
+import { smollm2OnSite } from '../model_source.js';
 
 // In the tutorials' order: one head's Q·K, √d and the masks (seeds/000), then many heads, and only
 // then MiniMind-3's shapes, where GQA shares K and V between them (seeds/002).
@@ -60,11 +64,28 @@ const MARK = { 1: '①', 2: '②' };
 const sourceOf = (id) => t('lessons.from', { list: SOURCES[id].map(([n, section]) => t(section.includes('–') ? 'lessons.sourceRange' : 'lessons.source', { n: MARK[n], section })).join(t('lessons.sourceJoin')) });
 
 // The sentences the tutorials themselves write (tutorial ① §2 and §4), spaces between words taken out.
-const TUTORIAL_SENTENCES = [qkMatch.SENTENCE, causalMask.DOOR.text.zh];
+// and their English translations; a door on SmolLM2 says so.
+const TUTORIAL_SENTENCES = [qkMatch.SENTENCE, causalMask.DOOR.text];
+const TRANSLATED = [qkMatch.SENTENCE_EN, causalMask.DOOR.en.text];
 function sentenceKind(text, door) {
+  const padded = (list) => door.fields?.pad?.length && list.some((s) => text.endsWith(s));
+  if (door.model === 'smollm2') return TRANSLATED.includes(text) ? 'noteSmollm2' : 'noteSmollm2Own';
   if (TUTORIAL_SENTENCES.includes(text)) return 'note';
-  if (door.fields?.pad?.length && TUTORIAL_SENTENCES.some((s) => text.endsWith(s))) return 'notePadded';
+  if (TRANSLATED.includes(text)) return 'noteTranslated';
+  if (padded(TUTORIAL_SENTENCES)) return 'notePadded';
+  if (padded(TRANSLATED)) return 'notePaddedTranslated';
   return 'noteOwn';
+}
+
+// Whether this site has SmolLM2 (model_source.js), asked once, when an English door first needs it.
+let smollm2Here = null;
+
+// The door a reader gets: the tutorial's, or an English reader's (`en` over it) unless the lesson shows
+// the tutorial's original words. {door, missing}: missing where SmolLM2 would be needed and is not here.
+async function doorOf({ DOOR, WORDS }) {
+  if (!DOOR.en || language() !== 'en' || WORDS?.chinese) return { door: DOOR, missing: false };
+  if (DOOR.en.model === 'smollm2' && (await (smollm2Here ??= smollm2OnSite())) === false) return { door: DOOR, missing: true };
+  return { door: { ...DOOR, ...DOOR.en }, missing: false };
 }
 
 // The cells of lesson `id` in the link's edits, keyed by table; and back.
@@ -83,7 +104,8 @@ function editsOf(cells, id) {
 export function readTokens(words, pieces) {
   const spaces = pieces.filter((p) => p.trim() === '').length;
   if (!words) return { spaces, split: null };
-  const rest = pieces.filter((p) => p.trim() !== '');
+  // A piece's leading space (English BPE's " weather") belongs to no word.
+  const rest = pieces.filter((p) => p.trim() !== '').map((p) => p.replace(/^\s+/, ''));
   const split = [];
   let at = 0;
   for (const word of words) {
@@ -175,31 +197,38 @@ export function mount(root, app) {
   }
 
   async function drawDoor(id) {
-    const { DOOR } = LESSONS[id];
-    const text = DOOR.text[language()] ?? DOOR.text.en;
+    const { door: DOOR, missing } = await doorOf(LESSONS[id]);
+    if (current?.id !== id) return;
+    const { text } = DOOR;
+    const model = DOOR.model ?? 'builtin';
     const { door } = current;
     // Tokenized as the page will tokenize it (BOS first or not), so `focus` names the same position there.
     // A door opens its view as the page starts: BOS first (unless it says otherwise), nothing padded.
+    // A door on SmolLM2 brings the tokens SmolLM2 makes (it puts no BOS first) and its head, measured:
+    // the model loaded here is the built-in one.
     const fields = { bos: true, pad: [], ...(DOOR.fields ?? {}) };
-    const bos = fields.bos && app.model?.bos_token_id != null;
-    const drawn = `${language()}|${bos}|${text}`;
+    const bos = !DOOR.pieces && fields.bos && app.model?.bos_token_id != null;
+    const drawn = `${language()}|${bos}|${model}|${text}`;
     if (door.drawn === drawn) return;
-    const { ids, pieces, special } = await app.tokenize(text, bos);
+    const { ids, pieces, special } = DOOR.pieces ? { ids: null, pieces: DOOR.pieces, special: DOOR.pieces.map(() => false) } : await app.tokenize(text, bos);
     if (current?.id !== id) return;
     const focus = DOOR.focus ? pieces.lastIndexOf(DOOR.focus) : -1;
     const target = DOOR.target && focus >= 0 ? pieces.lastIndexOf(DOOR.target, focus) : -1;
-    const head = target >= 0 ? await strongestHead(app, ids, focus, target) : null;
+    const head = Number.isInteger(DOOR.layer) ? { layer: DOOR.layer, head: DOOR.head } : ids && target >= 0 ? await strongestHead(app, ids, focus, target) : null;
     if (current?.id !== id) return;
     door.drawn = drawn;
-    const patch = { view: DOOR.view, model: 'builtin', text, ...fields, ...(focus >= 0 ? { query: focus } : {}), ...(DOOR.key && target >= 0 ? { key: target } : {}), ...(head ?? {}) };
+    const patch = { view: DOOR.view, model, text, ...fields, ...(focus >= 0 ? { query: focus } : {}), ...(DOOR.key && target >= 0 ? { key: target } : {}), ...(head ?? {}) };
+    // What to look for, said with the door's own words and head where its note asks for them.
+    const look = { query: DOOR.focus?.trim(), key: DOOR.target?.trim(), l: head?.layer, h: head?.head };
     const { spaces, split } = readTokens(DOOR.words ?? (/\s/.test(text) ? text.split(/\s+/).filter(Boolean) : null), pieces.filter((_, i) => !special[i]));
     const parts = [
-      el('h3', {}, t('lessons.door.heading')),
+      el('h3', {}, t(model === 'smollm2' ? 'lessons.door.headingSmollm2' : 'lessons.door.heading')),
       // Said as what it is: one of the tutorials' own sentences (①'s 小明把苹果给了小红，她很开心 and
       // 今天天气很好), one of them with padding before it, or a sentence written in their style.
-      el('p', { dataset: { note: 'door' } }, t(`lessons.door.${sentenceKind(text, DOOR)}`, { view: t(`view.${DOOR.view}`) })),
-      el('p', { className: 'door-sentence' }, el('q', { lang: 'zh-CN' }, text)),
-      DOOR.note && el('p', { dataset: { note: 'look' } }, typeof DOOR.note === 'function' ? DOOR.note(app, pieces) : typeof DOOR.note === 'string' ? t(DOOR.note) : (DOOR.note[language()] ?? DOOR.note.en)),
+      el('p', { dataset: { note: 'door' } }, t(`lessons.door.${sentenceKind(text, DOOR)}`, { view: t(`view.${DOOR.view}`), original: t('lessons.words.switch') })),
+      missing && el('p', { className: 'hint', dataset: { note: 'no-smollm2' } }, t('lessons.door.noSmollm2')),
+      el('p', { className: 'door-sentence' }, el('q', { lang: /[\u3400-\u9fff]/.test(text) ? 'zh-CN' : 'en' }, text)),
+      DOOR.note && el('p', { dataset: { note: 'look' } }, typeof DOOR.note === 'function' ? DOOR.note(app, pieces) : typeof DOOR.note === 'string' ? t(DOOR.note, look) : (DOOR.note[language()] ?? DOOR.note.en)),
       el('p', { className: 'door-tokens' }, spaced(t(bos ? 'lessons.door.tokensBos' : 'lessons.door.tokens', { n: pieces.length })), el('span', { className: 'chips' }, pieces.map((p, i) => el('span', { className: special[i] ? 'chip static special' : 'chip static', dataset: { i } }, el('span', { className: 'chip-piece' }, tokenText(p)))))),
       spaces > 0 && el('p', { className: 'hint', dataset: { note: 'spaces' } }, t('lessons.door.spaces', { n: spaces, all: pieces.length })),
       split?.length > 0 && el('p', { className: 'hint', dataset: { note: 'split' } }, t('lessons.door.split', { words: split.map((s) => `${s.word} → ${s.pieces.join(' + ')}`).join(t('lessons.door.listSep')) })),
@@ -208,9 +237,10 @@ export function mount(root, app) {
     door.node.replaceChildren(...parts.filter(Boolean));
   }
 
-  const updates = latest();
+  let seq = 0;
+  let gone = false;
   async function update() {
-    const signal = updates.start();
+    const my = ++seq;
     const id = state.lesson in LESSONS ? state.lesson : 'qk';
     for (const tab of tabs) {
       if (tab.dataset.lesson === id) tab.setAttribute('aria-current', 'page');
@@ -221,7 +251,7 @@ export function mount(root, app) {
     await Promise.all([current.instance.update(), drawDoor(id)]);
     // Only the latest update of a view still shown has surely drawn the lesson's tables (an earlier
     // one, or one whose view was taken down while the model ran, may have stopped before).
-    if (!signal.aborted && !current.checked) {
+    if (my === seq && !gone && !current.checked) {
       current.checked = true;
       refuse();
     }
@@ -230,7 +260,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      updates.abort();
+      gone = true;
       current?.instance.destroy();
       if (current) closeEdits(current.book);
       page.classList.remove('lessons-focus');
