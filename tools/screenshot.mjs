@@ -36,7 +36,8 @@ try {
     return { bar: bottom('.topbar'), from: top('.view-overview .ov-head'), to: bottom('.view-overview .ov-prediction') };
   });
   const margin = 16;
-  await page.setViewportSize({ width: WIDTH, height: Math.ceil(box.bar + margin + (box.to - box.from) + margin) });
+  // Under the prediction, less than the gap to the next row (Continue the text), so none of it shows.
+  await page.setViewportSize({ width: WIDTH, height: Math.ceil(box.bar + margin + (box.to - box.from) + margin / 2) });
   await page.evaluate((y) => {
     document.activeElement?.blur();
     scrollTo(0, y);
