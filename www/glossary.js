@@ -43,7 +43,7 @@ export const LATIN_IN_ZH = [
   'log2', 'batch', 'ms', 'SVG', 'PNG', 'HTML', 'URL', 'HTTP', 'http', 'https', 'Home', 'End', 'Tab', 'Enter', 'Escape', 'KiB', 'MiB', 'GiB', 'Access-Control-Allow-Origin', 'CORS',
   'Softmax', 'Padding', 'Logits', 'Wq', 'Wk', 'Wv', 'Wo', 'Wlm', 'safetensors', 'scores', 'mask', 'BPE',
   'True', 'False', 'true', 'false', 'null', 'NaN', 'Hugging', 'Face', 'Hub', 'Python', 'KL', 'nats', 'logit', 'lens', 'BOS',
-  'GGUF', 'gguf', 'llama', 'PyPI', 'Apache-2.0', 'Content-Length', 'UTF-8', 'MB',
+  'GGUF', 'gguf', 'llama', 'PyPI', 'Apache-2.0', 'Content-Length', 'UTF-8', 'MB', 'attn-scope',
 ];
 
 /** The Latin words of a Chinese sentence that are not allowed: placeholders, formulas' identifiers and

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { launch, randomModel, screenshot, startServer } from './helpers.mjs';
 import { DEFAULTS, FORMAT1_DEFAULTS, decode, encode, fragment } from '../../www/state.js';
+import EN from '../../www/strings/en.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const VIEWPORT = { width: 1280, height: 900 };
@@ -376,11 +377,15 @@ async function spill(page, pngBytes) {
     document.activeElement?.blur();
     window.scrollTo(0, 0);
   });
-  // The screen as the export lays it out: without the controls it leaves out (.exporting, style.css).
-  await page.evaluate(() => document.querySelector('#view .view-root').classList.add('exporting'));
+  // The screen as the export lays it out: without the controls and explanations it leaves out, and
+  // as wide as its boxes that scroll sideways need (figure_export.js exportLayout).
+  await page.evaluate(async () => {
+    const { exportLayout } = await import('./parts/figure_export.js');
+    window.restoreLayout = exportLayout(document.querySelector('#view .view-root'));
+  });
   const box = await page.locator('#view .view-root').boundingBox();
   const shot = await page.screenshot({ fullPage: true, clip: box, animations: 'disabled' });
-  await page.evaluate(() => document.querySelector('#view .view-root').classList.remove('exporting'));
+  await page.evaluate(() => window.restoreLayout());
   return page.evaluate(
     async ({ shot, png, box, offset, block }) => {
       const scale = devicePixelRatio;
@@ -431,7 +436,7 @@ async function spill(page, pngBytes) {
             }
           if (!near) spilled.push([bx * block, by * block]);
         }
-      return { spilled, blocks: e.out.reduce((a, b) => a + b, 0), exportedWidth: exported.width, exportedHeight: exported.height, scale };
+      return { spilled, blocks: e.out.reduce((a, b) => a + b, 0), exportedWidth: exported.width, exportedHeight: exported.height, scale, width: box.width };
     },
     { shot: shot.toString('base64'), png: pngBytes.toString('base64'), box, offset: EXPORT_OFFSET, block: BLOCK },
   );
@@ -454,7 +459,7 @@ test('a figure of a run with heads knocked out says so under its title, in both 
   await page.context().close();
 });
 
-test('every view exports as it looks: no export draws outside what the screen shows (the Q·K table stays in its box)', async (t) => {
+test('every view exports as it is laid out for its export: nothing drawn outside what that layout shows (the Q·K table stays in its box)', async (t) => {
   const page = await freshPage(`${server.url}#${await fragment({ ...DEFAULTS, view: 'qk', query: 4, key: 2 })}`, { acceptDownloads: true, deviceScaleFactor: 2 });
   await stableUrl(page);
   // A scrollbar that comes and goes with the page's height (the share panel's note) would reflow a
@@ -472,12 +477,11 @@ test('every view exports as it looks: no export draws outside what the screen sh
     await settled(page);
     // Lessons keep the share panel behind their sidebar button.
     if (view === 'lessons') await page.click('#lessons-sidebar');
-    const root = await page.locator('#view .view-root').boundingBox();
     const png = await downloadOf(page, '#export-png');
     const result = await spill(page, png.bytes);
     assert.equal(result.scale, 2);
     // Width only: the GQA view's height moves by a row between one measurement and the next.
-    assert.equal(result.exportedWidth, Math.ceil(root.width + 2 * EXPORT_OFFSET.x) * 2, `${view}: the export is the view root's width, nothing drawn past it`);
+    assert.equal(result.exportedWidth, Math.ceil(result.width + 2 * EXPORT_OFFSET.x) * 2, `${view}: the export is the view root's width as laid out for it, nothing drawn past it`);
     assert.ok(result.blocks > 20, `${view}: the export has content`);
     if (open) t.diagnostic(`${view}: ${result.spilled.length} export blocks with detail where the screen has none`);
     // A few blocks of edge noise (a heatmap repainted at 2x for the export) are allowed; a spill is
@@ -955,4 +959,171 @@ test('an embed with its view controls hidden says which head (and stage) it show
   assert.equal(await says('#view=attention&layer=1&head=3&stage=probs&lang=en'), 'Layer 1, head 3 · weights');
   assert.equal(await says('#view=masks&layer=0&head=2&lang=zh'), '层 0 头 2');
   assert.equal(await says('#view=grid&lang=en'), null, 'every head: no caption');
+});
+
+// A post's figures, as its author embeds them with every hide flag set ("figure only"): one head's
+// attention map, the head grid, the Q·K lesson, a knock-out and the logit lens, in a blog's 700 px
+// column and on a 390 px phone.
+const FIGURES = [
+  { name: 'attention', state: { view: 'attention', layer: 1, head: 2 } },
+  { name: 'grid', state: { view: 'grid' } },
+  { name: 'lesson', state: { view: 'lessons', lesson: 'qk' } },
+  { name: 'ablate', state: { view: 'ablate', ablate: [[2, 4]] } },
+  { name: 'lens', state: { view: 'lens' } },
+];
+const COLUMNS = [700, 390];
+const FIGURE_ONLY = ['input', 'config', 'tabs', 'toolbar', 'prose'];
+// What the views say to explain or instruct (their first words, before any number): none of it is in
+// a figure-only embed or in an exported figure.
+const PROSE = ['grid.explain', 'grid.rolesExplain', 'role.means.previous', 'role.means.first', 'role.weakMark', 'grid.legendKnock', 'probe.title', 'probe.run', 'ablate.explain', 'ablate.boardHint', 'ablate.klLead', 'ablate.changedLead', 'ablate.changedViews', 'lens.explain', 'lens.scrolled', 'lens.detailNote', 'lens.notFinal', 'lens.toAttribution', 'attention.explain.probs', 'attention.axes', 'lesson.qk.intro', 'lesson.editHint', 'lessons.door.heading', 'lessons.sources', 'diff.klExplain'].map((key) => EN[key].split('{')[0].trim());
+
+// An embedded figure as its reader sees it: how tall it really is (the iframe's height, less the blank
+// under the view's content, plus what the view would scroll), what is wider than its box and whether
+// a scroll cue says so just above it, and the view's visible text.
+function figureSeen(frame) {
+  return frame.evaluate(() => {
+    const view = document.getElementById('view');
+    const box = view.getBoundingClientRect();
+    const shown = [...view.querySelectorAll('*')].filter((n) => n.checkVisibility() && n.getClientRects().length > 0);
+    const bottom = Math.max(...shown.map((n) => n.getBoundingClientRect().bottom + parseFloat(getComputedStyle(n).marginBottom)));
+    const wide = [view, ...shown]
+      .filter((n) => n.clientWidth > 0 && n.scrollWidth > n.clientWidth + 1 && getComputedStyle(n).overflowX !== 'visible')
+      .map((n) => {
+        const cue = n.previousElementSibling;
+        return { box: `${n.tagName.toLowerCase()}.${[...n.classList].join('.')}`, cue: cue?.matches('.scroll-cue') && cue.checkVisibility() ? cue.textContent : null };
+      });
+    const diff = document.querySelector('.prediction-diff');
+    return {
+      real: Math.round(innerHeight - box.bottom + bottom),
+      height: innerHeight,
+      viewScroll: view.scrollHeight - view.clientHeight,
+      sideways: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      wide,
+      text: view.innerText,
+      diffBottom: diff?.checkVisibility() ? diff.getBoundingClientRect().bottom : null,
+    };
+  });
+}
+
+test('figures embedded in a post: the share panel’s height fits what each shows at the column’s width, nothing is cut off unsaid, “figure only” is the figure, and exports are figures', async (t) => {
+  const author = await freshPage(`${server.url}#view=attention`, { permissions: ['clipboard-read', 'clipboard-write'], acceptDownloads: true });
+  await stableUrl(author);
+  const snippets = [];
+  for (const width of COLUMNS) {
+    for (const { name, state } of FIGURES) {
+      await author.evaluate((s) => window.attnscope.setState(s), { ...DEFAULTS, ...state, hide: FIGURE_ONLY });
+      await stableUrl(author);
+      // A lesson keeps the share panel in sight: no need to open its sentence and model panels.
+      assert.ok(await author.locator('#share-embed').isVisible(), `${name}: the share panel is in sight`);
+      await author.fill('#share-width', String(width));
+      const copied = async (button) => {
+        await author.evaluate(() => navigator.clipboard.writeText(''));
+        await author.click(button);
+        // Measured first, then copied, and said.
+        await author.locator('.share-note').filter({ hasText: /copied/ }).waitFor({ timeout: 90_000 });
+        return author.evaluate(() => navigator.clipboard.readText());
+      };
+      const iframe = await copied('#share-embed');
+      assert.match(await author.locator('.share-note').innerText(), new RegExp(`Embed code copied, ${width} × \\d+ px as measured`));
+      const element = await copied('#share-element');
+      const src = /src="([^"]+)"/.exec(iframe)[1].replace(/&amp;/g, '&');
+      const height = Number(/ height="(\d+)"/.exec(iframe)[1]);
+      assert.equal(Number(/ width="(\d+)"/.exec(iframe)[1]), width);
+      // Both snippets: the <attn-scope> one loads the element's script and names the same state.
+      const [, script, elementState, elementWidth, start] = /^<script src="([^"]+)"><\/script>\n<attn-scope state="([^"]+)" width="(\d+)" style="height:(\d+)px" label="[^"]+"><\/attn-scope>$/.exec(element) ?? [];
+      assert.equal(script, `${server.url}element.js`, element);
+      assert.deepEqual([Number(elementWidth), Number(start)], [width, height]);
+      const shared = await getState(author);
+      assert.deepEqual((await decode(`#${elementState}`)).state, shared);
+      assert.deepEqual((await decode(new URL(src).hash)).state, shared);
+      snippets.push({ name, width, src, height, elementState, state: shared });
+
+      // Exported from the author's page (once per figure): the figure, its legend and caption, as text.
+      if (width !== COLUMNS[0]) continue;
+      const svg = (await downloadOf(author, '#export-svg')).bytes.toString('utf8');
+      const texts = await author.evaluate((s) => [...new DOMParser().parseFromString(s, 'image/svg+xml').querySelectorAll('text')].map((n) => n.textContent), svg);
+      const all = texts.join('\n');
+      for (const prose of PROSE) assert.ok(!all.includes(prose), `${name}: the export leaves out “${prose}”`);
+      if (name === 'attention') {
+        // Every token labels its row and its column, and each row's sum stands beside it, as SVG text.
+        const pieces = await author.evaluate(() => window.attnscope.app.state.tokens.pieces.map((p) => p.replace(/ /g, '␣')));
+        for (const piece of new Set(pieces)) assert.ok(texts.filter((s) => s === piece).length >= 2 * pieces.filter((p) => p === piece).length, `${name}: “${piece}” as text`);
+        assert.ok(texts.includes('Σ row'));
+        assert.ok(texts.filter((s) => s === '1').length >= pieces.length, `${name}: the row sums as text`);
+      }
+      // The logit lens exports every position, not the ones its box showed.
+      if (name === 'lens') {
+        const T = await author.evaluate(() => window.attnscope.app.state.tokens.ids.length);
+        for (let i = 0; i < T; i++) assert.ok(texts.includes(String(i)), `${name}: position ${i}`);
+      }
+      await writeFile(join(ROOT, 'artifacts', 'exports', `figure-${name}.svg`), svg);
+    }
+  }
+  assert.deepEqual(author.consoleErrors, []);
+  await author.context().close();
+
+  // The post: an <attn-scope> that grows to its figure in the phone's column (first: it loads only
+  // once near the screen), and an iframe per column, each set to the snippet's link and height in turn.
+  const first = (width) => snippets.find((s) => s.width === width);
+  posts.set(
+    '/figures.html',
+    `<!doctype html><title>Figures</title><body style="margin:8px">
+<script src="${server.url}element.js"></script>
+<attn-scope id="fig" state="${first(390).elementState}" width="390"></attn-scope>
+<iframe id="w700" src="${first(700).src}" width="700" height="${first(700).height}" style="border:0;display:block"></iframe>
+<iframe id="w390" src="${first(390).src}" width="390" height="${first(390).height}" style="border:0;display:block"></iframe>
+</body>`,
+  );
+  const page = await freshPage(`${host()}/figures.html`, { viewport: { width: 720, height: 1000 } });
+  await page.waitForFunction(() => document.getElementById('fig').getState() !== null, null, { timeout: 90_000 });
+  const frameOf = async (selector) => (await page.locator(selector).elementHandle()).contentFrame();
+  const frames = { 700: await frameOf('#w700'), 390: await frameOf('#w390') };
+  const elementFrame = page.frames().find((f) => f.url().startsWith(server.url) && f !== frames[700] && f !== frames[390]);
+  const seen = [];
+  for (const { name, width, src, height, elementState, state } of snippets) {
+    await page.evaluate(([id, s, h]) => Object.assign(document.getElementById(id), { src: s, height: h }), [`w${width}`, src, height]);
+    const frame = frames[width];
+    // In sight, as a reader scrolls to it (a browser may hold back an offscreen frame's frames).
+    await page.locator(`#w${width}`).scrollIntoViewIfNeeded();
+    await frame.waitForFunction((s) => JSON.stringify(window.attnscope.getState()) === s, JSON.stringify(state), { timeout: 90_000, polling: 100 });
+    await settled(frame);
+    // Laid out once its last paints are done: the same twice over.
+    let look = await figureSeen(frame);
+    for (let again = await figureSeen(frame); again.real !== look.real; again = await figureSeen(frame)) look = again;
+    seen.push({ name, width, suggested: height, real: look.real });
+    assert.equal(look.height, height);
+    assert.ok(Math.abs(look.real - height) <= 40, `${name} at ${width} px: the snippet's ${height} px against the figure's ${look.real} px`);
+    assert.ok(look.viewScroll <= 2, `${name} at ${width} px: the view is not a scrolled box (${look.viewScroll} px hidden)`);
+    assert.equal(look.sideways, 0, `${name} at ${width} px: the page does not scroll sideways`);
+    for (const wide of look.wide) assert.ok(wide.cue, `${name} at ${width} px: ${wide.box} is wider than its box, and a cue says so`);
+    for (const prose of PROSE) assert.ok(!look.text.includes(prose), `${name} at ${width} px: figure only, without “${prose}”`);
+    // The knock-out's before and after, in sight without scrolling.
+    if (name === 'ablate') assert.ok(look.diffBottom !== null && look.diffBottom <= look.height, `${name} at ${width} px: the prediction before and after is in sight (${look.diffBottom})`);
+    await page.locator(`#w${width}`).screenshot({ path: join(ROOT, 'artifacts', 'screenshots', `share-figure-${name}-${width}.png`) });
+    // <attn-scope> in the phone's column grows to the same figure's height, exactly its content's.
+    if (width === 390) {
+      await page.evaluate((s) => document.getElementById('fig').setAttribute('state', s), elementState);
+      await page.waitForFunction((want) => {
+        const now = document.getElementById('fig').getState();
+        return now?.view === want.view && now.lesson === want.lesson && JSON.stringify(now.ablate) === JSON.stringify(want.ablate);
+      }, state, { timeout: 90_000, polling: 100 });
+      // In sight: a browser may hold back an offscreen frame's frames, and its size report with them.
+      await page.locator('#fig').scrollIntoViewIfNeeded();
+      await settled(elementFrame);
+      // Grown once its figure has drawn: as tall as the figure, the same twice over.
+      let grown = 0;
+      let inside = null;
+      for (let tries = 0, same = 0; same < 2 && tries < 100; tries++, await page.waitForTimeout(150)) {
+        const last = grown;
+        grown = await page.evaluate(() => document.getElementById('fig').getBoundingClientRect().height);
+        inside = await figureSeen(elementFrame);
+        same = grown === last && Math.abs(inside.real - grown) <= 2 ? same + 1 : 0;
+      }
+      assert.ok(Math.abs(inside.real - grown) <= 2 && inside.viewScroll <= 2, `${name}: <attn-scope> is as tall as its figure (${grown} px for ${inside.real} px, ${inside.viewScroll} px scrolled): ${inside.text.slice(0, 200)}`);
+      assert.ok(Math.abs(grown - height) <= 40, `${name}: <attn-scope> at 390 px is ${grown} px, the snippet ${height} px: ${inside.text.slice(0, 200)}`);
+    }
+  }
+  console.log(JSON.stringify(seen));
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
 });

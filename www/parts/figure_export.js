@@ -3,12 +3,18 @@
 // text nodes become real SVG <text> at their line positions, boxes with a background or border
 // become <rect>s, inline SVG (token lines) is copied with its computed styles, and each canvas
 // (a heatmap) becomes an <image> of its bitmap — repainted at the export scale when the canvas
-// registered a repaint (heatmap.js does), so cells and labels stay sharp at 2x.
+// registered a repaint (heatmap.js does), so cells stay sharp at 2x, and with the repaint's text
+// (labels, row sums, values) left out of the bitmap and written as SVG <text> over it, each where the
+// canvas would have drawn it (textRecorder).
 // Controls (the toolbar, buttons, selects) are left out: a figure shows tensors, not widgets; a
 // button that is part of the figure (the overview's tokens box) says so with data-figure.
-// A box that scrolls or hides its overflow (the Q·K terms table, a wide heatmap) is exported as it
-// looks on screen: its content, at its scroll position, clipped to the box (an SVG clipPath), so
-// nothing is drawn over what follows it.
+// A figure is exported whole: a box that scrolls sideways (the logit lens's positions, the head
+// grid's heads, the knock-out board) has the room it needs while the figure is read, the view laid
+// out that much wider (up to MAX_WIDTH). A box that still scrolls or hides its overflow (the Q·K
+// terms table, which scrolls down) is exported as it looks on screen: its content, at its scroll
+// position, clipped to the box (an SVG clipPath), so nothing is drawn over what follows it.
+// What is not the figure is left out (.exporting, style.css and share.css): the controls, and the
+// view's explanations, hints and instructions, the list an embed's "figure only" leaves out.
 // The link to the state is kept in the SVG's <desc>, so a figure can be reopened.
 
 import { svg } from './dom.js';
@@ -17,15 +23,74 @@ const SCALE = 2;
 const MARGIN = 16;
 const TITLE_BAND = 30;
 const SUBTITLE_BAND = 20;
+// The widest a figure is laid out for its export, in CSS px.
+const MAX_WIDTH = 4000;
 // .how-to: a line that says how to use the page ("Click a row…"), which a figure cannot do.
 const SKIP = '.toolbar, .how-to, button:not([data-figure]), select, input, textarea, .heatmap-focus, script, style, template';
 
 const XML_NS = 'http://www.w3.org/XML/1998/namespace';
 const repaints = new WeakMap();
 
-/** Registers how a canvas repaints itself at a pixel ratio, for sharp exports. */
+/**
+ * Registers how a canvas repaints itself at a pixel ratio, for sharp exports: repaint(ratio, onText)
+ * returns a canvas; where it draws through textRecorder(ctx, onText), its text comes out as SVG text.
+ */
 export function exportable(canvas, repaint) {
   repaints.set(canvas, repaint);
+}
+
+/**
+ * A 2D context that draws everything but its text: each fillText is handed to `sink` instead, with
+ * the context's font, colour, alignment and transform at that moment, for an export to write it as
+ * SVG text (canvasText).
+ */
+export function textRecorder(ctx, sink) {
+  return new Proxy(ctx, {
+    get(target, key) {
+      if (key === 'fillText') {
+        return (text, x, y, maxWidth) => {
+          const said = String(text);
+          const m = target.measureText(said);
+          sink({ text: said, x, y, maxWidth, width: m.width, rise: m.alphabeticBaseline ?? 0, font: target.font, fill: target.fillStyle, align: target.textAlign, matrix: target.getTransform() });
+        };
+      }
+      const value = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+    set(target, key, value) {
+      target[key] = value;
+      return true;
+    },
+  });
+}
+
+const ANCHOR = { left: 'start', start: 'start', right: 'end', end: 'end', center: 'middle' };
+
+// A canvas's recorded text (textRecorder) as SVG text over its image at `box` (CSS px): the canvas's
+// transform, from its device pixels at `ratio`, becomes the text's, so a label turned on its side
+// stays turned; the canvas's baseline becomes the alphabetic one SVG uses, and a text the canvas
+// squeezed into a maxWidth is squeezed as much.
+function canvasText({ text, x, y, maxWidth, width, rise, font, fill, align, matrix: m }, box, ratio, at) {
+  const [, style = '', weight = '', size = '11', family = 'sans-serif'] = /^(?:(italic|oblique)\s+)?(?:(bold|\d{3})\s+)?([\d.]+)px\s+(.+)$/.exec(font) ?? [];
+  const k = 1 / ratio;
+  const matrix = [m.a * k, m.b * k, m.c * k, m.d * k, m.e * k + at.x(box.left), m.f * k + at.y(box.top)].map((v) => +v.toFixed(3));
+  const squeezed = maxWidth !== undefined && width > maxWidth ? { textLength: +maxWidth.toFixed(2), lengthAdjust: 'spacingAndGlyphs' } : {};
+  return svg(
+    'text',
+    {
+      x: +x.toFixed(2),
+      y: +(y - rise).toFixed(2),
+      transform: `matrix(${matrix.join(' ')})`,
+      'font-family': family,
+      'font-size': `${size}px`,
+      ...(weight ? { 'font-weight': weight === 'bold' ? '700' : weight } : {}),
+      ...(style ? { 'font-style': style } : {}),
+      'text-anchor': ANCHOR[align] ?? 'start',
+      ...(fillAttrs(typeof fill === 'string' ? fill : '') ?? { fill: 'currentColor' }),
+      ...squeezed,
+    },
+    text,
+  );
 }
 
 // '#rgb', 'rgb()' or 'rgba()' → {color, opacity}; transparent → null.
@@ -262,8 +327,10 @@ function walk(node, out, at) {
   if (style.visibility !== 'hidden') {
     out.push(...backgroundRect(style, box, at));
     if (node instanceof HTMLCanvasElement) {
-      const bitmap = repaints.get(node)?.(SCALE) ?? node;
+      const texts = [];
+      const bitmap = repaints.get(node)?.(SCALE, (text) => texts.push(text)) ?? node;
       out.push(svg('image', { x: at.x(box.left), y: at.y(box.top), width: box.width, height: box.height, href: bitmap.toDataURL('image/png'), preserveAspectRatio: 'none' }));
+      for (const text of texts) out.push(canvasText(text, box, SCALE, at));
       at.extend(box.right, box.bottom);
       return;
     }
@@ -312,13 +379,46 @@ function valueText(node, at) {
  * optional; link: the state's URL, kept in <desc>.
  */
 export function figureSvg(root, { title, subtitle = '', link }) {
-  // The controls left out take no room: laid out without them while the figure is read.
-  root.classList.add('exporting');
+  const restore = exportLayout(root);
   try {
     return figureOf(root, { title, subtitle, link });
   } finally {
-    root.classList.remove('exporting');
+    restore();
   }
+}
+
+/**
+ * Lays `root` out as its export draws it, until the function it returns puts it back: without the
+ * controls and explanations it leaves out (they take no room), and as wide as its boxes that scroll
+ * sideways need.
+ */
+export function exportLayout(root) {
+  root.classList.add('exporting');
+  const { width, maxWidth } = root.style;
+  const scrolled = [];
+  widen(root, scrolled);
+  return () => {
+    root.classList.remove('exporting');
+    Object.assign(root.style, { width, maxWidth });
+    // The reader's place in each box, as it was.
+    for (const [node, left] of scrolled) node.scrollLeft = left;
+  };
+}
+
+// Lays `root` out wider by as much as its widest box that scrolls sideways hides, so that the box
+// shows all of it (up to MAX_WIDTH in all); `scrolled` gets each such box with its scroll.
+function widen(root, scrolled) {
+  let hidden = 0;
+  for (const node of root.querySelectorAll('*')) {
+    if (node.scrollWidth <= node.clientWidth + 1 || node.clientWidth === 0) continue;
+    const overflow = getComputedStyle(node).overflowX;
+    if (overflow !== 'auto' && overflow !== 'scroll') continue;
+    hidden = Math.max(hidden, node.scrollWidth - node.clientWidth);
+    scrolled.push([node, node.scrollLeft]);
+  }
+  if (hidden <= 0) return;
+  root.style.maxWidth = 'none';
+  root.style.width = `${Math.min(MAX_WIDTH, Math.ceil(root.getBoundingClientRect().width + hidden))}px`;
 }
 
 function figureOf(root, { title, subtitle, link }) {

@@ -132,9 +132,13 @@ export function roleLegend(probing, { weak = false } = {}) {
     { className: 'role-legend', attrs: { 'aria-label': t('grid.legend') } },
     // A fixed-token head's label under a thumbnail is the arrow and its token (→ “I” 0.35): the key
     // shows that form.
-    [...LEGEND_ROLES, ...(probing ? PROBE_ROLES : [])].map((role) => el('li', { dataset: { role } }, el('span', { className: `role-badge role-${role}` }, t(role === 'fixed' ? 'role.legendFixed' : `role.${role}`)), ' ', t(`role.means.${role}`))),
-    // A dashed mark is a weak role (mean weight 0.3 to 0.5), said where the labels are compact.
-    weak && el('li', {}, el('span', { className: 'role-badge role-previous weak' }, t('role.previous')), ' ', t('role.weakMark')),
-    el('li', {}, el('span', { className: 'role-legend-knock', attrs: { 'aria-hidden': 'true' } }, '⊘'), ' ', t('grid.legendKnock')),
+    // What each role means is a sentence of its own (.role-meaning): a figure without its explanations
+    // (an embed's "prose" flag, an export; share.css) keeps the coloured names alone.
+    [...LEGEND_ROLES, ...(probing ? PROBE_ROLES : [])].map((role) => el('li', { dataset: { role } }, el('span', { className: `role-badge role-${role}` }, t(role === 'fixed' ? 'role.legendFixed' : `role.${role}`)), el('span', { className: 'role-meaning' }, ` ${t(`role.means.${role}`)}`))),
+    // A dashed mark is a weak role (mean weight 0.3 to 0.5), said where the labels are compact; a
+    // figure says it in two words.
+    weak && el('li', { className: 'role-legend-weak' }, el('span', { className: 'role-badge role-previous weak' }, t('role.previous')), el('span', { className: 'role-meaning' }, ` ${t('role.weakMark')}`), el('span', { className: 'role-meaning-short' }, t('role.weakShort'))),
+    // The ⊘ buttons' key: a figure without them (an export, an embed without its view's controls) has none.
+    el('li', { className: 'role-legend-knock-item' }, el('span', { className: 'role-legend-knock', attrs: { 'aria-hidden': 'true' } }, '⊘'), ' ', t('grid.legendKnock')),
   );
 }

@@ -11,6 +11,8 @@
 //           tokens: bool, row i and column j are the input's token i and j (headCells with
 //           `input`): the outlined cell lights those two token chips (panels/token_chips.js),
 //           maxCell: largest cell side in CSS px (default 28), square: bool,
+//           minCell: smallest cell side (default none): past it the map is wider than its box, which
+//           the view lets scroll,
 //           rowHeight: each row's height in CSS px, whatever the cells' width (a lone row read as a strip),
 //           future: bool, −∞ cells are attention weights of future tokens (weight 0, hatched as
 //           masked) rather than the causal mask's −∞ scores,
@@ -57,10 +59,10 @@ export function heatmap() {
   });
   resize.observe(node);
 
-  // An export repaints at its own pixel ratio.
-  exportable(canvas, (ratio) => {
+  // An export repaints at its own pixel ratio, its text handed to the export as text (onText).
+  exportable(canvas, (ratio, onText) => {
     const copy = document.createElement('canvas');
-    paint(copy, opts, layout(opts, lastWidth || 600, ratio));
+    paint(copy, opts, layout(opts, lastWidth || 600, ratio), onText);
     return copy;
   });
 

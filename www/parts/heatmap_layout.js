@@ -46,7 +46,9 @@ export function layout({ cells, labels = {} }, available, dpr = window.devicePix
   const right = labels.sums ? 52 : 0;
   const room = Math.max(40, available - left - right - 2);
   const maxCell = cells.maxCell ?? 28;
-  const cw = Math.min(maxCell, room / cells.cols);
+  // A map with a smallest cell (minCell) grows past its width rather than shrink its labels below
+  // readable; its view lets it scroll.
+  const cw = Math.max(cells.minCell ?? 0, Math.min(maxCell, room / cells.cols));
   const ch = cells.rowHeight ?? (cells.square ? cw : clamp(cw, labels.rows ? 16 : 3, Math.max(maxCell, 16)));
   const cols = labels.cols ? columnLabels(labels.cols, cw) : null;
   const colBand = cols ? cols.band : labels.rows ? 14 : 0;

@@ -4,13 +4,15 @@
 // to the cells' height by drawImage; the hatching is pattern fills on top; labels, column groups,
 // row sums and the marked cell are canvas text and strokes. -∞ cells (causal mask) and cells at or
 // below -1e8 (padding mask, -1e9) are hatched, never coloured; padded query rows get a light
-// overlay. Text and gaps take the page's theme colours (theme_colours.js) at each paint.
+// overlay. Text and gaps take the page's theme colours (theme_colours.js) at each paint. An export's
+// paint hands its text over as text (figure_export.js), so that a figure's labels are SVG text.
 
 import { short } from './format.js';
 import { isMasked } from './color_scale.js';
 import { range } from './controls.js';
 import { FONT, STACK_LINE, labelFont } from './heatmap_layout.js';
 import { isDark, themeColours } from './theme_colours.js';
+import { textRecorder } from './figure_export.js';
 import { t } from '../strings.js';
 
 const NEGINF = [0xff3a3a3a, 0xff8c8c8c]; // dark grey, light stripes (ABGR, little-endian)
@@ -18,14 +20,17 @@ const PADDING = [0xffd6d6d6, 0xff9e9e9e]; // light grey, darker stripes
 const PADDED_ROW = 0xffc8c8c8;
 const OFF = [0xff606060, 0xffa8a8a8]; // a knocked-out head's cell: stripes over its own colour, dark (light in dark mode)
 
-/** Paints heatmap options `o` ({cells, scale, labels, mark}) on `canvas` at layout `g`, resizing it. */
-export function paint(canvas, o, g) {
+/**
+ * Paints heatmap options `o` ({cells, scale, labels, mark}) on `canvas` at layout `g`, resizing it.
+ * `onText` (an export's): the text is handed to it instead of drawn (figure_export.js textRecorder).
+ */
+export function paint(canvas, o, g, onText = null) {
   const { dpr } = g;
   canvas.width = Math.round(g.width * dpr); // setting the size clears the canvas and its state
   canvas.height = Math.round(g.height * dpr);
   canvas.style.width = `${canvas.width / dpr}px`;
   canvas.style.height = `${canvas.height / dpr}px`;
-  const ctx = canvas.getContext('2d');
+  const ctx = onText ? textRecorder(canvas.getContext('2d'), onText) : canvas.getContext('2d');
   const colours = themeColours();
   const labels = o.labels ?? {};
   drawCells(ctx, o.cells, o.scale, g, colours);

@@ -82,10 +82,10 @@ export function mount(root, app) {
     el('p', { className: 'explain' }, t('ablate.explain')),
     el('section', { className: 'card' }, el('h3', {}, t('ablate.boardTitle')), el('p', { className: 'hint' }, t('ablate.boardHint')), roleLegend(false, { weak: true }), board, chosen),
     predictionCard,
-    el('section', { className: 'card' }, el('h3', {}, t('ablate.changedTitle')), changed),
+    el('section', { className: 'card ablate-changed' }, el('h3', {}, t('ablate.changedTitle')), changed),
   );
   // Wider than a phone: the board scrolls sideways, its edge fading where more heads lie beyond.
-  const fade = scrollFade(board);
+  const fade = scrollFade(board, undefined, { cue: true });
   const updates = latest();
   let rolesShown = null;
 
@@ -181,7 +181,7 @@ export function mount(root, app) {
       el('p', { className: 'ablate-kl-lead' }, t('ablate.klLead', { i: most, token: tokenText(state.tokens.pieces[most]), kl: kls[most].toFixed(4) })),
       strip,
       ...(elsewhere ? [el('p', { className: 'hint ablate-most' }, el('button', { type: 'button', className: 'action secondary', on: { click: () => app.set({ query: most }) } }, t('ablate.showMost', { i: most, token: tokenText(state.tokens.pieces[most]) })))] : []),
-      el('p', { className: 'hint' }, t('ablate.predictionNote', { i, token: tokenText(state.tokens.pieces[i]), v: V })),
+      el('p', { className: 'hint figure-caption' }, t('ablate.predictionNote', { i, token: tokenText(state.tokens.pieces[i]), v: V })),
       predictionDiff(dBefore, dAfter, { a: t('ablate.before'), b: t('ablate.after') }),
     );
     const first = Math.min(...state.ablate.map(([l]) => l));
@@ -198,7 +198,7 @@ export function mount(root, app) {
     changed.replaceChildren(
       // The example is the table's own largest weight change, with how much that weight moved; none
       // where no weight moved.
-      el('p', {}, t('ablate.changedLead', { l: first, example: widest ? t('ablate.probsExample', { l: widest.l, pct: percent(widest.share), by: fixed(widest.diff, 2) }) : '' })),
+      el('p', { className: 'ablate-changed-lead' }, t('ablate.changedLead', { l: first, example: widest ? t('ablate.probsExample', { l: widest.l, pct: percent(widest.share), by: fixed(widest.diff, 2) }) : '' })),
       el('div', { className: 'table-scroll' }, el('table', { className: 'data-table ablate-changes' }, el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, t('control.layer')), el('th', { scope: 'col' }, t('ablate.probsChange')), el('th', { scope: 'col' }, t('ablate.outChange')))), el('tbody', {}, rows))),
       el('p', { className: 'hint' }, spaced(t('ablate.changedViews')), ...['attention', 'grid', 'stepper', 'output', 'lens', 'attribution'].flatMap((id, n) => (n ? [', ', view(id)] : [view(id)]))),
     );

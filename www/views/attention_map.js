@@ -18,6 +18,7 @@ import { pageLink } from '../link.js';
 import { queryOf, queryRowBox, topKeys } from '../parts/query_row.js';
 import { openTutorialPair, showsTutorialPair, smallModelNote } from '../parts/pair_head.js';
 import { DOOR } from '../lessons/qk_match.js';
+import { scrollFade } from '../parts/scroll_fade.js';
 import { t } from '../strings.js';
 import { latest } from '../page/latest.js';
 
@@ -104,6 +105,9 @@ function restsElsewhere(measured, probs, h, query, pieces, mask) {
   return [el('p', { className: 'head-role-row-differs' }, t(row[top] >= 0.2 ? 'role.rowDiffersTop' : 'role.rowDiffers', said))];
 }
 
+// The smallest cell of the map, whose labels are then 9 px (heatmap_layout.js labelFont).
+const MIN_CELL = 10;
+
 export function mount(root, app) {
   const { state } = app;
   const controls = [layerSelect(app), headSelect(app), stageSelect(app)];
@@ -112,6 +116,9 @@ export function mount(root, app) {
   const role = el('div', { className: 'head-role' });
   const knock = el('div', { className: 'picker' }); // this head's knock-out toggle (parts/ablation.js)
   const map = heatmap();
+  // A long sentence in a narrow column: the map scrolls sideways, and says so in an embed.
+  map.node.classList.add('heatmap-scroll');
+  const fade = scrollFade(map.node, undefined, { cue: true });
   const axes = el('p', { className: 'hint axes-note' });
   const row = queryRowBox({ pick: (layer, head) => app.set({ layer, head }), clear: () => app.set({ query: null }) });
   // A knocked-out head still computes its weights: said above its map, which is framed as off.
@@ -190,6 +197,8 @@ export function mount(root, app) {
       app.set({ query: r === query ? null : r });
     };
     const { cells, labels } = headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, maxCell: 44, labelChars: 12, input: true, future, weights });
+    // Labels stay readable (9 px at the least) in a narrow column: the map scrolls sideways instead.
+    cells.minCell = MIN_CELL;
     map.update({
       cells,
       scale: scaleFor(name, [data]),
@@ -208,6 +217,7 @@ export function mount(root, app) {
         start: query === null ? null : { r: query, c: 0 },
       },
     });
+    fade.mark();
     row.update({ row: query, pieces, probs: found.get(`layers.${state.layer}.attn.probs`), layers: probsNames.map((n) => found.get(n)), at: { layer: state.layer, head: h }, off: (l, hh) => isAblated(state, l, hh) });
     // A click on a row puts its sentence above the map (or takes it away): the page scrolls by as
     // much, so the map stays under the pointer and the next click lands on the row aimed at.
@@ -234,6 +244,7 @@ export function mount(root, app) {
     destroy() {
       updates.abort();
       map.destroy();
+      fade.destroy();
     },
   };
 }

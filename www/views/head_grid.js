@@ -30,6 +30,9 @@ import { latest } from '../page/latest.js';
 // at 64 px the Chinese ones took three or four. A narrow page scrolls the grid in its own box.
 const THUMB_MAX = 112;
 const THUMB_MIN = 72;
+// An embedded grid is a figure in a post's column: a row of 8 heads fits 700 px with thumbnails this
+// small (their labels take a third line), rather than leaving the last heads beyond its edge.
+const EMBED_THUMB_MIN = 54;
 // Above this many cells per head, the grid pauses between layers while it pools.
 const YIELD_CELLS = 128 * 128;
 
@@ -67,7 +70,7 @@ export function mount(root, app) {
   const fade = scrollFade(scroller, (edge) => {
     scrollNote.hidden = !edge;
     scrollNote.textContent = edge ? t('grid.scrollNote', { n: app.model?.num_attention_heads ?? 0 }) : '';
-  });
+  }, { cue: true });
   // A label's every measure, in words under the grid when the label is tapped or clicked (a touch
   // screen shows no tooltip).
   const roleDetailLine = el('p', { className: 'hint grid-role-detail', hidden: true, attrs: { 'aria-live': 'polite' } });
@@ -140,7 +143,8 @@ export function mount(root, app) {
 
     const [, T, S] = found.get(names[0]).shape;
     const scale = scaleFor(names[0], names.map((n) => found.get(n).data));
-    const side = Math.max(THUMB_MIN, Math.min(THUMB_MAX, Math.floor((root.clientWidth - 60) / nH - 22)));
+    const embedded = document.documentElement.classList.contains('embed');
+    const side = Math.max(embedded ? EMBED_THUMB_MIN : THUMB_MIN, Math.min(THUMB_MAX, Math.floor((root.clientWidth - 60) / nH - 22)));
     const items = [];
     const future = state.stage === 'probs' && state.causal;
     const padKeys = hatchesPaddedKeys(state.stage === 'probs', state.mask);

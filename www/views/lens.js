@@ -21,7 +21,7 @@ export function mount(root, app) {
   const { state } = app;
   const table = el('div', { className: 'table-scroll lens-scroll' });
   // More positions to the right than fit: the right edge fades (the sticky layer names keep the left).
-  const fade = scrollFade(table);
+  const fade = scrollFade(table, undefined, { cue: true });
   const note = el('p', { className: 'hint' });
   // Said only while the table is scrolled away from its first columns (it opens on the chosen cell).
   const scrolled = el('p', { className: 'hint lens-scrolled', hidden: true }, t('lens.scrolled'));
@@ -38,6 +38,44 @@ export function mount(root, app) {
     table.classList.toggle('scrolled', !scrolled.hidden);
   };
   table.addEventListener('scroll', showScrolled, { passive: true });
+
+  // A table wider than its box opens on the chosen cell (by default the last position, the model's
+  // prediction), not on its first columns; and stays there while its box changes width (an embed's
+  // layout settling, a scrollbar coming and going) until the reader scrolls it.
+  let placed = null; // the scroll the view set, or null once the reader has scrolled
+  function place() {
+    placed = null;
+    const selected = table.querySelector('.lens-cell.selected');
+    if (table.firstElementChild) table.firstElementChild.style.marginRight = '';
+    if (selected && table.scrollWidth > table.clientWidth) {
+      const cellBox = selected.getBoundingClientRect();
+      const box = table.getBoundingClientRect();
+      // The sticky layer names cover the table's left edge: the chosen cell is centred in the rest.
+      const names = table.querySelector('th[scope="row"]').getBoundingClientRect().width;
+      const left = box.left + names;
+      const width = box.width - names;
+      if (cellBox.right > box.right || cellBox.left < left + width / 4) table.scrollLeft += cellBox.left - left - width / 2 + cellBox.width / 2;
+      // A column cut by the layer names is scrolled out of sight whole: no sliver of it is left. At
+      // the table's end the table gets the few pixels of room on its right that this takes.
+      const cut = [...table.querySelectorAll('thead th.lens-input')].map((th) => th.getBoundingClientRect()).find((r) => r.left < left - 1 && r.right > left + 1);
+      if (cut) {
+        const by = cut.right - left;
+        const room = table.scrollWidth - table.clientWidth - table.scrollLeft;
+        if (by > room) table.firstElementChild.style.marginRight = `${Math.ceil(by - room)}px`;
+        table.scrollLeft += by;
+      }
+    }
+    placed = table.scrollLeft;
+  }
+  table.addEventListener('scroll', () => {
+    if (placed !== null && Math.abs(table.scrollLeft - placed) > 1) placed = null;
+  }, { passive: true });
+  const resized = new ResizeObserver(() => {
+    if (placed === null) return;
+    place();
+    showScrolled();
+  });
+  resized.observe(table);
 
   async function update() {
     const signal = updates.start();
@@ -83,27 +121,7 @@ export function mount(root, app) {
         el('tbody', {}, range(L).map((l) => el('tr', {}, el('th', { scope: 'row' }, t('grid.layer', { l })), positions.map((_, k) => cell(l, k))))),
       ),
     );
-    // A table wider than its box opens on the chosen cell (by default the last position, the model's
-    // prediction), not on its first columns.
-    const selected = table.querySelector('.lens-cell.selected');
-    if (selected && table.scrollWidth > table.clientWidth) {
-      const cellBox = selected.getBoundingClientRect();
-      const box = table.getBoundingClientRect();
-      // The sticky layer names cover the table's left edge: the chosen cell is centred in the rest.
-      const names = table.querySelector('th[scope="row"]').getBoundingClientRect().width;
-      const left = box.left + names;
-      const width = box.width - names;
-      if (cellBox.right > box.right || cellBox.left < left + width / 4) table.scrollLeft += cellBox.left - left - width / 2 + cellBox.width / 2;
-      // A column cut by the layer names is scrolled out of sight whole: no sliver of it is left. At
-      // the table's end the table gets the few pixels of room on its right that this takes.
-      const cut = [...table.querySelectorAll('thead th.lens-input')].map((th) => th.getBoundingClientRect()).find((r) => r.left < left - 1 && r.right > left + 1);
-      if (cut) {
-        const by = cut.right - left;
-        const room = table.scrollWidth - table.clientWidth - table.scrollLeft;
-        if (by > room) table.firstElementChild.style.marginRight = `${Math.ceil(by - room)}px`;
-        table.scrollLeft += by;
-      }
-    }
+    place();
     showScrolled();
     fade.mark();
     note.textContent = from > 0 ? t('lens.lastPositions', { n: positions.length, T }) : t('lens.note', { v: V });
@@ -139,6 +157,7 @@ export function mount(root, app) {
     destroy() {
       updates.abort();
       fade.destroy();
+      resized.disconnect();
     },
   };
 }
