@@ -69,8 +69,9 @@ const app = {
   set: (patch) => page.address.set(patch),
   go: (view) => page.address.go(view),
   navigate: (patch) => page.address.navigate(patch),
-  tensors: (names, override) => page.runs.tensors(names, override),
-  call: (type, body, options) => worker.call(type, body, options),
+  // A view's requests: dropped (superseded) when the input changes before they are answered (runs.js).
+  tensors: (names, override) => page.runs.ofThisInput(page.runs.tensors(names, override)),
+  call: (type, body, options) => page.runs.ofThisInput(worker.call(type, body, options)),
   // A text as the page's input is tokenized (BOS first or not; `bos` false: as a link turning it off would).
   tokenize: (text, bos = page.runs.withBos()) => worker.call('tokenize', { text, bos }),
   withBos: () => page.runs.withBos(),

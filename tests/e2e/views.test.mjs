@@ -538,6 +538,54 @@ test('by keyboard: a skip link to the view, one Tab stop for the stepper rail, E
   assert.match(await page.locator('.view-attention canvas.heatmap-canvas').first().getAttribute('aria-label'), /^(Attention weights|Scaled scores|Masked scores) \(layers\.1\.attn\.\w+\), head 0\. /);
 });
 
+// A restless reader changes the state 400 times without waiting for the page (through the scripting
+// API, now in one task, now in the next), then waits once: the page ends on exactly the last state
+// asked for, its padding included, and nothing on the way throws (a map whose labels were laid out
+// for one sentence and its cells painted for another did). Four rounds, each its own sequence.
+test('a restless reader: 400 changes without waiting, then one settle, end on the last state asked, without an error', async () => {
+  const texts = ['The cat sat.', SENTENCE, 'A much longer sentence, with many more words in it, so that its maps have many more keys to show.', 'Hi there you'];
+  for (let round = 0; round < 4; round++) {
+    const before = page.consoleErrors.length;
+    const last = await page.evaluate(
+      async ({ texts, round }) => {
+        // Every error a view shows in its place on the way is counted, however soon it goes.
+        window.viewErrors = [];
+        window.viewWatch?.disconnect();
+        window.viewWatch = new MutationObserver((records) => {
+          for (const node of records.flatMap((r) => [...r.addedNodes])) if (node.classList?.contains('view-error')) window.viewErrors.push(node.textContent);
+        });
+        window.viewWatch.observe(document.getElementById('view'), { childList: true, subtree: true });
+        let seed = 7919 * (round + 1);
+        const rand = (n) => {
+          seed = (seed * 1103515245 + 12345) % 2147483648;
+          return Math.floor((seed / 2147483648) * n);
+        };
+        const views = ['attention', 'masks', 'qk', 'grid', 'scale', 'gqa'];
+        const stages = ['raw', 'scores', 'masked', 'probs'];
+        let asked = null;
+        for (let i = 0; i < 400; i++) {
+          // The last change keeps the sentence of the one before and pads other tokens, as a click
+          // on a chip right after typing does.
+          const last = i === 399;
+          const pad = last ? [[1], [2], [1, 2]].find((p) => JSON.stringify(p) !== JSON.stringify(asked.pad)) : [1, 2].filter(() => rand(2));
+          asked = { text: last ? asked.text : texts[rand(texts.length)], pad, view: views[rand(views.length)], layer: rand(2), head: rand(4), stage: stages[rand(stages.length)], query: null, key: null };
+          window.attnscope.setState(asked).catch(() => {});
+          // Now and then the next change comes in a later task, after the worker has answered something.
+          if (i < 398 && rand(3) === 0) await new Promise((r) => setTimeout(r, rand(30)));
+        }
+        return asked;
+      },
+      { texts, round },
+    );
+    await settled();
+    const state = await page.evaluate(() => window.attnscope.getState());
+    assert.deepEqual(Object.fromEntries(Object.keys(last).map((k) => [k, state[k]])), last, `round ${round + 1}: the last state asked for`);
+    assert.equal(await page.locator(`.view-${last.view}`).count(), 1);
+    assert.deepEqual(await page.evaluate(() => window.viewErrors), [], `round ${round + 1}: no view failed on the way`);
+    assert.deepEqual(page.consoleErrors.slice(before), [], `round ${round + 1}: no error`);
+  }
+});
+
 test('no console errors', () => {
   assert.deepEqual(page.consoleErrors, []);
 });

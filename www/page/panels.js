@@ -88,7 +88,7 @@ export function buildPanels(page) {
   const tabs = tabBar(dom.nav, (view) => page.address.go(view));
   const ablated = ablationBar(app); // the first thing in the view's column while heads are knocked out
   const causalNote = el('p', { className: 'causal-off-note', attrs: { role: 'note' }, hidden: true }, t('app.causalOff'));
-  const backend = backendControls({ call: app.call, args: () => page.runs.args(), choose: (value) => navigate({ backend: value }) });
+  const backend = backendControls({ call: page.worker.call, args: () => page.runs.args(), choose: (value) => navigate({ backend: value }) });
 
   // Puts the panels in index.html's places and wires the page's own controls.
   function place() {

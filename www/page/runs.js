@@ -38,6 +38,19 @@ export function runs(page) {
     return cache.get(args(override), names);
   }
 
+  // A view's request (app.tensors, app.call), rejected as superseded when the input changes before
+  // it is answered (another sentence tokenized, a token padded): its numbers would be the old
+  // input's, drawn over the new input's tokens. screen.js drops the update that asked; the run of
+  // the new input draws the view again.
+  const inputNow = () => `${state.tokens.ids}|${state.mask}`;
+  function ofThisInput(request) {
+    const asked = inputNow();
+    return request.then((result) => {
+      if (inputNow() !== asked) throw Object.assign(new Error('The input changed before this answer came.'), { superseded: true });
+      return result;
+    });
+  }
+
   async function openClearestHead() {
     page.headOpen = false;
     if (!['builtin', 'smollm2'].includes(app.source?.kind)) return;
@@ -94,8 +107,13 @@ export function runs(page) {
     page.screen.refresh();
   }
 
+  // The padded positions and selected tokens last asked for: a tokenization under way fits the
+  // latest (a chip padded while the sentence was still being tokenized), not the ones it began with.
+  let keeping = null;
+
   // The padded positions and selected tokens of a state, fitted to the current tokens.
   function fitTokens(keep) {
+    keeping = keep;
     const fit = fitToTokens(keep, state.tokens.ids.length);
     state.mask = state.tokens.ids.map((_, i) => (fit.pad.includes(i) ? 0 : 1));
     state.query = fit.query;
@@ -106,13 +124,14 @@ export function runs(page) {
   // New tokens for state.text; keep: the padded positions and selected tokens to carry over.
   async function tokenize(keep = { pad: [], query: null, key: null }) {
     const signal = tokenizing.start();
+    keeping = keep;
     app.busy = true;
     page.screen.status();
     try {
       const tokens = await app.tokenize(state.text);
       if (signal.aborted) return;
       state.tokens = tokens;
-      fitTokens(keep);
+      fitTokens(keeping);
       await run();
     } catch (err) {
       if (signal.aborted) return;
@@ -123,5 +142,5 @@ export function runs(page) {
     }
   }
 
-  return { withBos, args, tensors, onProgress, run, fitTokens, tokenize };
+  return { withBos, args, tensors, ofThisInput, onProgress, run, fitTokens, tokenize };
 }

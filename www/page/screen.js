@@ -123,6 +123,7 @@ export function screen(page) {
     const shown = page.current;
     shown.root.querySelector(':scope > .view-error')?.remove();
     page.rendered = shown.instance.update().catch((err) => {
+      if (err.superseded) return; // the input changed: the run of the new one draws the view again (runs.js)
       if (err.cancelled) {
         app.phase = 'cancelled';
         app.error = err;
