@@ -329,3 +329,64 @@ test('settled() waits for a navigation whose hashchange has not arrived yet: a t
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 });
+
+test('a tab clicked while a model loads changes the view, not the model: the model loading is the one shown, and the link names it', async () => {
+  const context = await browser.newContext({ locale: 'en-US', viewport: { width: 1400, height: 1000 }, serviceWorkers: 'block' });
+  // The built-in model's weights are held back until released, so that a click surely lands mid-load.
+  let release = () => {};
+  let held = null;
+  const hold = () => (held = new Promise((resolve) => (release = resolve)));
+  let fetched = 0;
+  await context.route('**/models/builtin/model.safetensors', async (route) => {
+    fetched++;
+    await held;
+    await route.continue();
+  });
+  const page = await context.newPage();
+  page.consoleErrors = [];
+  page.on('console', (m) => m.type() === 'error' && page.consoleErrors.push(m.text()));
+  page.on('pageerror', (e) => page.consoleErrors.push(e.stack ?? String(e)));
+
+  // The page's first model.
+  hold();
+  await page.goto(server.url);
+  await page.waitForFunction(() => window.attnscope?.app.loading, null, { timeout: 60_000 });
+  await page.click('#nav .tab[data-view="attention"]');
+  await page.waitForFunction(() => window.attnscope.app.state.view === 'attention');
+  release();
+  await page.waitForFunction(() => window.attnscope.app.source, null, { timeout: 60_000 });
+  await settled(page);
+  await page.waitForSelector('.view-attention');
+  let s = await shown(page);
+  assert.equal(s.kind, 'builtin', 'the model being loaded is the one on screen');
+  assert.equal(s.text, SAMPLES.en[0]);
+  assertTokens(s);
+  // What a copied link or embed is made of (the share panel's getState) names the model on screen.
+  assert.deepEqual(s.state.model, { kind: 'builtin' });
+  assert.equal(s.state.view, 'attention');
+  assert.deepEqual((await decode(s.hash)).state, s.state);
+  assert.equal(fetched, 1, 'the click did not start the weights over');
+  assert.equal(await page.locator('.banner').count(), 0, 'nothing went wrong to explain');
+
+  // A model chosen in the model panel while another is on screen.
+  await page.click('.segment[data-source="random"]');
+  await page.waitForFunction(() => window.attnscope.app.source?.kind === 'random');
+  await settled(page);
+  hold();
+  await page.click('.segment[data-source="builtin"]');
+  await page.waitForFunction(() => window.attnscope.app.loading);
+  await page.click('#nav .tab[data-view="grid"]');
+  await page.waitForFunction(() => window.attnscope.app.state.view === 'grid');
+  assert.deepEqual(await page.evaluate(() => window.attnscope.getState().model), { kind: 'random' }, 'until it is in, a link names the model on screen');
+  release();
+  await settled(page);
+  await page.waitForSelector('.view-grid');
+  s = await shown(page);
+  assert.equal(s.kind, 'builtin', 'the model chosen, not the one on screen when the tab was clicked');
+  assert.deepEqual(s.state.model, { kind: 'builtin' });
+  assert.equal(s.state.view, 'grid');
+  assertTokens(s);
+  assert.equal(fetched, 2);
+  assert.deepEqual(page.consoleErrors, []);
+  await context.close();
+});

@@ -34,6 +34,14 @@ export function address(page) {
     navigate({ view });
   }
 
+  // The state a change of some fields starts from (plain fields in the address, setState): what is
+  // on screen, but with the model last asked for, so that a change made while a model is still
+  // loading (a tab clicked, the language switched) keeps that model coming rather than asking for
+  // the one on screen again.
+  function base() {
+    return { ...page.opener.shared(), model: structuredClone(page.life.asked()) };
+  }
+
   // A changed address opens what it says: plain fields ("view=grid") change the current state, a
   // whole link ("s3.…") replaces it.
   async function fromHash(hash) {
@@ -44,10 +52,10 @@ export function address(page) {
     page.rewrite = true;
     // Text typed in the typing pause is not in the state yet: a tab or the language button clicked
     // now keeps it (the view opens on it), rather than putting the old text back in the box.
-    const base = page.opener.shared();
+    const from = base();
     const typed = page.typed.takePending();
-    if (typed !== null) base.text = typed;
-    const { state: next, problems, keptBase } = await decodeLink(hash, { base, known: page.known, lang: page.reader });
+    if (typed !== null) from.text = typed;
+    const { state: next, problems, keptBase } = await decodeLink(hash, { base: from, known: page.known, lang: page.reader });
     if (problems.length === 0 && hash !== page.navigatedTo && isShowing(page.linkBanner)) hideBanner();
     // A text longer than a link carries comes back whole from its history entry (link.js linkWriter).
     const whole = history.state?.text;
@@ -72,7 +80,7 @@ export function address(page) {
 
   // setState(partial) of the scripting API: fields are validated as a link's are; config merges.
   async function setState(partial) {
-    const current = page.opener.shared();
+    const current = base();
     const merged = partial?.config && typeof partial.config === 'object' ? { ...partial, config: { ...current.config, ...partial.config } } : partial;
     const { state: next, problems } = validate(merged, current, page.known);
     if (problems.length) console.warn('attnscope.setState:', problems);

@@ -4,7 +4,7 @@
 // fails, the previous one stays.
 
 import { t } from '../strings.js';
-import { fitToModel } from '../state.js';
+import { DEFAULTS, fitToModel } from '../state.js';
 import { sourceOf } from '../panels/model_panel.js';
 import * as source from '../model_source.js';
 import { latest } from './latest.js';
@@ -138,7 +138,16 @@ export function modelLife(page) {
       }
     } catch (err) {
       if (model.kind === 'random' && !err.superseded) models.set({ error: err });
-      if (!err.superseded) models.revealError();
+      if (err.superseded) return;
+      // Chosen while the page's first model loaded, which it replaced: the page takes the default
+      // model, as for a link it cannot open, rather than wait on a model that will not come; the
+      // panel still says what went wrong.
+      if (!app.model) {
+        await build(DEFAULTS.config, DEFAULTS.seed).catch(() => {});
+        models.set({ error: err });
+        if (app.model) await page.runs.tokenize();
+      }
+      models.revealError();
     }
   }
 

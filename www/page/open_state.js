@@ -73,8 +73,10 @@ export function opener(page) {
     fields.text = shownText(next);
     const backendBefore = state.backend;
     const random = model.kind === 'random';
+    // With no model yet, one is built or loaded, unless it is already on its way (page.lastAsked: a
+    // tab clicked while the first model loads changes the view, not the model).
     const rebuild =
-      !app.model || JSON.stringify(model) !== JSON.stringify(page.life.asked()) || (random && (JSON.stringify(config) !== JSON.stringify(state.config) || seed !== state.seed));
+      (!app.model && page.lastAsked === null) || JSON.stringify(model) !== JSON.stringify(page.life.asked()) || (random && (JSON.stringify(config) !== JSON.stringify(state.config) || seed !== state.seed));
     const retokenize = rebuild || fields.text !== state.text || fields.bos !== state.bos;
     Object.assign(state, fields);
     dom.text.value = state.text;
@@ -88,7 +90,8 @@ export function opener(page) {
         // An embed cannot take files (its model panel may be hidden): it says where they can be loaded.
         const why = () => (err.filesNeeded && page.embed ? t('link.modelFilesEmbed') : errorText(err));
         if (!err.superseded) tell(() => t(random ? 'link.refused' : 'model.linkFailed'), [why]);
-        if (!app.model) await page.life.build(DEFAULTS.config, DEFAULTS.seed).catch(() => {});
+        // Superseded, a newer choice is on its way: it, not the default model, takes the page.
+        if (!app.model && !err.superseded) await page.life.build(DEFAULTS.config, DEFAULTS.seed).catch(() => {});
       }
     }
     // SmolLM2 opened with no text of the reader's (none, or one of the built-in model's samples) opens
@@ -123,6 +126,9 @@ export function opener(page) {
     }
     ui.config.show(state);
     page.life.showBos();
+    // No model yet, one on its way: the open that asked for it tokenizes and runs the state as it is
+    // once the model is in.
+    if (!app.model && page.lastAsked !== null) return page.screen.refresh();
     const keep = { pad, query: state.query, key: state.key };
     if (retokenize) return page.runs.tokenize(keep);
     const before = JSON.stringify(page.runs.args());
