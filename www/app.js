@@ -138,7 +138,7 @@ page.ui = buildPanels(page);
 // The scripting API (api.js: getState, setState, link, 'statechange'), and hooks for tests and the
 // curious: the views' ids, the worker's tensors of the current run, and settled().
 const shared = () => page.opener.shared();
-const { api, announce } = scriptingApi({ getState: shared, setState: (partial) => page.address.setState(partial), link: () => linkTo(shared()) });
+const { api, announce } = scriptingApi({ getState: shared, setState: (partial) => page.address.setState(partial), link: () => linkTo(shared()), embed });
 page.announce = announce;
 window.attnscope = Object.assign(api, {
   app,

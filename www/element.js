@@ -9,7 +9,9 @@
 // src (the attnscope page; by default index.html next to this script), label (the iframe's title,
 // for screen readers; not `title`, which would put a tooltip over the whole figure).
 // Scripting, as on the page (README, "Embedding and scripting"): getState(), setState(partial),
-// link(), and a 'statechange' event; the iframe answers through postMessage. The element may be
+// link(), and a 'statechange' event; the iframe answers through postMessage (api.js). What the
+// reader types in the figure (its sentence) stays out of the state the figure reports until the host
+// page asks for it with withText(), or for the link that holds it with link(). The element may be
 // moved in the host page (a tab widget, a framework re-rendering): it loads its figure again.
 // A classic script on purpose: a plain <script src> works from any host without CORS headers.
 {
@@ -26,8 +28,9 @@
     #frame = null;
     #state = null;
     #link = null;
-    #pending = new Map(); // setState id -> {resolve, reject}
+    #pending = new Map(); // setState or withText id -> {resolve, reject}
     #nextId = 1;
+    #withText = false; // the host page asked for the reader's text (withText): every new page is asked for it
     #loaded = null;
     #ready = null;
     #isReady = false;
@@ -120,6 +123,12 @@
         return;
       }
       if (data?.attnscope !== 'state') return;
+      // A new page in the frame, where the host page asked for the reader's text before: it is asked
+      // again, and is ready once it answers with it.
+      if (!this.#isReady && this.#withText && data.link === null) {
+        this.#post({ attnscope: 'subscribe', text: true });
+        return;
+      }
       this.#state = data.state;
       this.#link = data.link;
       this.#loaded();
@@ -133,20 +142,41 @@
       return this.#state && structuredClone(this.#state);
     }
 
-    /** Changes some fields; resolves to the new state once the figure has drawn it. */
-    async setState(partial) {
+    // Sends the figure a message, to its page's origin only.
+    #post(message) {
+      this.#frame.contentWindow.postMessage(message, new URL(this.#frame.src).origin);
+    }
+
+    // Sends a message once the figure has loaded; resolves to the state the figure answers with.
+    async #ask(message) {
       await this.#ready;
       if (!this.#frame) throw new Error('attnscope: the figure is not in the page');
       const id = this.#nextId++;
       return new Promise((resolve, reject) => {
         this.#pending.set(id, { resolve, reject });
-        this.#frame.contentWindow.postMessage({ attnscope: 'setState', partial, id }, new URL(this.#frame.src).origin);
+        this.#post({ ...message, id });
       });
     }
 
-    /** The URL that opens the figure's state in attnscope. */
+    /** Changes some fields; resolves to the new state once the figure has drawn it. */
+    setState(partial) {
+      return this.#ask({ attnscope: 'setState', partial });
+    }
+
+    /**
+     * Asks the figure for what the reader types in it (the sentence), which it leaves out of its
+     * state until asked: from now on getState(), link() and 'statechange' carry it. Resolves to the
+     * state with it.
+     */
+    withText() {
+      this.#withText = true;
+      return this.#ask({ attnscope: 'subscribe', text: true });
+    }
+
+    /** The URL that opens the figure's state in attnscope; it holds the reader's text, so it asks for that (withText). */
     async link() {
-      await this.#ready;
+      if (!this.#withText) await this.withText();
+      else await this.#ready;
       return this.#link;
     }
   }

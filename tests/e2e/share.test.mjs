@@ -772,7 +772,9 @@ test('<attn-scope> on a plain HTML page: one script tag, sized by attributes, sc
   await page.waitForFunction(() => window.changes.length > 0, null, { timeout: 90_000 });
   const frame = page.frames().find((f) => f.url().startsWith(server.url));
   await settled(frame);
-  const first = await page.evaluate(() => document.getElementById('fig').getState());
+  // The figure leaves out the reader's sentence until the host page asks for it (api.js).
+  assert.equal('text' in (await page.evaluate(() => document.getElementById('fig').getState())), false);
+  const first = await page.evaluate(() => document.getElementById('fig').withText());
   assert.equal(first.view, 'grid');
   assert.deepEqual(first.hide, ['config', 'input']);
   // Its input hidden, the figure still says which sentence it is of, on one line under the tabs.
@@ -791,6 +793,83 @@ test('<attn-scope> on a plain HTML page: one script tag, sized by attributes, sc
   await settled(frame);
   assert.ok(!(await frame.locator('#embed-sentence').isVisible()), 'with the input shown, no second copy of the sentence');
   await screenshot(page, 'share-element');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
+// A page framed by another site hears from attnscope only as its embed's parent: a site that frames
+// the whole page (not as an embed) hears nothing of what the reader types; an embed tells its parent
+// its state without the reader's text until the parent asks for it (withText), then with it, and
+// never the window above its parent, which cannot ask for it either.
+test('the page posts its state only as an embed, only to its parent, and the reader’s text only once the parent asked', async () => {
+  // The blog (127.0.0.1) frames a page of another origin (localhost, the blog's port), which frames
+  // attnscope twice: the whole page, and an embed through <attn-scope>.
+  const mid = `http://localhost:${blog.address().port}`;
+  const record = `window.heard = []; addEventListener('message', (e) => window.heard.push({ from: [...document.querySelectorAll('iframe')].findIndex((f) => f.contentWindow === e.source), data: e.data, origin: e.origin }));`;
+  posts.set('/top.html', `<!doctype html><title>Top</title><body><script>${record}</script><iframe src="${mid}/mid.html" width="1200" height="1600"></iframe></body>`);
+  posts.set(
+    '/mid.html',
+    `<!doctype html><title>Middle</title><body><script>${record.replace("document.querySelectorAll('iframe')", "[document.getElementById('whole'), document.getElementById('fig').shadowRoot.querySelector('iframe')]")}</script>
+<script src="${server.url}element.js"></script>
+<iframe id="whole" src="${server.url}${randomModel({ view: 'attention' })}" width="1100" height="700"></iframe>
+<attn-scope id="fig" state="${(await fragment({ ...FORMAT1_DEFAULTS, view: 'attention' })).replace(/&/g, '&amp;')}" width="1100" height="700"></attn-scope>
+</body>`,
+  );
+  const page = await freshPage(`${host()}/top.html`);
+  const frameOf = async (test) => {
+    for (;;) {
+      const found = page.frames().find((f) => test(f.url()));
+      if (found) return found;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  const middle = await frameOf((url) => url.startsWith(mid));
+  const whole = await frameOf((url) => url.startsWith(server.url) && !url.includes('embed'));
+  const embedded = await frameOf((url) => url.startsWith(server.url) && url.includes('embed'));
+  await Promise.all([settled(whole), settled(embedded)]);
+  await middle.waitForFunction(() => document.getElementById('fig').getState() !== null, null, { timeout: 90_000 });
+  const secret = 'A sentence only the reader should see.';
+  const type = async (frame, text) => {
+    await frame.fill('#text', text);
+    await frame.waitForFunction((t) => window.attnscope.getState().text === t, text);
+    await settled(frame);
+  };
+  // Everything one window posted to another before a marker has arrived once the marker has: they
+  // arrive in order.
+  const heardBefore = async (listener, sender, target) => {
+    const mark = Math.random();
+    await sender.evaluate(([t, m]) => window[t].postMessage({ mark: m }, '*'), [target, mark]);
+    await listener.waitForFunction((m) => window.heard.some((h) => h.data?.mark === m), mark);
+    return listener.evaluate((m) => window.heard.filter((h) => h.data?.mark === undefined), mark);
+  };
+  await type(whole, secret);
+  await type(embedded, `${secret} Embedded.`);
+  // The window above the embed's parent, and the embed's own, ask for the text: neither is its
+  // parent, so neither is answered.
+  await page.evaluate(() => {
+    for (let i = 0; i < frames[0].length; i++) frames[0][i].postMessage({ attnscope: 'subscribe', text: true, id: 7 }, '*');
+  });
+  await embedded.evaluate(() => window.postMessage({ attnscope: 'subscribe', text: true, id: 8 }, '*'));
+  await type(embedded, `${secret} Again.`);
+  await heardBefore(middle, whole, 'parent');
+  const toMiddle = await heardBefore(middle, embedded, 'parent');
+  assert.deepEqual(toMiddle.filter((h) => h.from === 0), [], 'the whole page framed by another site posts nothing');
+  const fromEmbed = toMiddle.filter((h) => h.from === 1);
+  assert.ok(fromEmbed.some((h) => h.data.attnscope === 'state' && h.data.state.view === 'attention'), 'the embed tells its parent its state');
+  assert.ok(fromEmbed.every((h) => h.origin === new URL(server.url).origin));
+  assert.ok(!JSON.stringify(fromEmbed).includes(secret), 'without the text the reader typed');
+  assert.ok(fromEmbed.filter((h) => h.data.attnscope === 'state').every((h) => !('text' in h.data.state) && h.data.link === null), 'nor the link that holds it');
+  assert.equal(await middle.evaluate(() => 'text' in document.getElementById('fig').getState()), false);
+  // The parent asks: the state comes with the text, and keeps coming with it.
+  const asked = await middle.evaluate(() => document.getElementById('fig').withText());
+  assert.equal(asked.text, `${secret} Again.`);
+  await type(embedded, `${secret} Once more.`);
+  await middle.waitForFunction((t) => document.getElementById('fig').getState().text === t, `${secret} Once more.`);
+  const link = await middle.evaluate(() => document.getElementById('fig').link());
+  assert.equal((await decode(hashOf(link))).state.text, `${secret} Once more.`);
+  // The window above heard nothing from either page, before or after.
+  const toTop = await heardBefore(page, embedded, 'top');
+  assert.deepEqual(toTop, [], 'nothing reaches the window above the parent');
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 });
