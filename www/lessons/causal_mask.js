@@ -19,6 +19,7 @@ import { sequential, diverging } from '../parts/color_scale.js';
 import { fixed } from '../parts/format.js';
 import { agrees, compareTable } from '../parts/hand_set.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 import { lessonWords } from './words.js';
 
 export const TOKENS = ['今天', '天气', '很', '好'];
@@ -77,10 +78,10 @@ export function mount(root, app) {
     el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.compareHeading')), comparison),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.causal.tinyHeading')), tiny),
   );
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     // softmax([1, 2, −∞]): the third key is in the future of a query at position 1.
     // The mask and the leak are the same scores with the mask on and off, whatever the switch says.
     const [on, off, small] = await Promise.all([
@@ -88,7 +89,7 @@ export function mount(root, app) {
       app.call('softmax', { scores, spec: { t: N, s: N, causal: false } }),
       app.call('softmax', { scores: Float32Array.of(1, 2, 3), spec: { t: 1, s: 3, causal: true, prefix_len: 1 } }),
     ]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const tokens = WORDS.list(TOKENS);
     const out = causal ? on : off;
     inputs.replaceChildren(
@@ -139,7 +140,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
     },
   };
 }

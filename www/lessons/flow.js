@@ -14,6 +14,7 @@ import { sequential, diverging } from '../parts/color_scale.js';
 import { factor, fixed } from '../parts/format.js';
 import { agrees, compareTable, matmul } from '../parts/hand_set.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 import { lessonWords } from './words.js';
 import { PAIRS } from './qk_match.js';
 
@@ -131,10 +132,10 @@ export function mount(root, app) {
       reset(),
     ),
   );
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     const spec = { t: N, s: N, d: D, causal: false };
     const [raw, out, pq, pk, gram] = await Promise.all([
       app.call('attend', { q: m.q, k: m.k, spec: { ...spec, scale: 1 } }),
@@ -144,7 +145,7 @@ export function mount(root, app) {
       app.call('attend', { q: m.x, k: m.x, spec: { ...spec, scale: 1 } }),
     ]);
     const [projRaw, proj] = await Promise.all([app.call('attend', { q: pq, k: pk, spec: { ...spec, scale: 1 } }), app.call('attend', { q: pq, k: pk, spec })]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const tokens = WORDS.list(TOKENS);
     const edit = (name, cols) => (r, c, x) => {
       m[name][r * cols + c] = x;
@@ -235,7 +236,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
     },
   };
 }

@@ -17,6 +17,7 @@ import { sequential, diverging } from '../parts/color_scale.js';
 import { TOKENS, PAIRS, Q, K, SENTENCE, SENTENCE_WORDS, SMOLLM2_DOOR } from './qk_match.js';
 import { lessonWords } from './words.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 
 export const WORDS = lessonWords(PAIRS);
 // In English, SmolLM2's grid (qk_match.js says why): its named heads are the real model's.
@@ -57,15 +58,15 @@ export function mount(root, app) {
     el('section', { className: 'card' }, el('h3', {}, t('lesson.multihead.headsHeading')), el('p', { className: 'hint' }, t('lesson.multihead.noMask')), heads, compare),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.multihead.contextHeading')), context),
   );
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     const [out, one] = await Promise.all([
       app.call('attend', { q: m.q, k: m.k, v: m.v, spec: { t: 3, s: 3, heads: HEADS, kv_heads: HEADS, d: D, causal: false } }),
       app.call('attend', { q: Float32Array.from(Q.flat()), k: Float32Array.from(K.flat()), spec: { t: 3, s: 3, d: 4, scale: 1, causal: false } }),
     ]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const tokens = WORDS.list(TOKENS);
     const edit = (name) => (r, c, x) => {
       m[name][r * HEADS * D + c] = x;
@@ -100,7 +101,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
     },
   };
 }

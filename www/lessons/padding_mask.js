@@ -13,6 +13,7 @@ import { sequential, diverging } from '../parts/color_scale.js';
 import { TOKENS as SENTENCE, SCORES as REAL, PAIRS, DOOR as CAUSAL_DOOR } from './causal_mask.js';
 import { lessonWords } from './words.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 
 const PAD = '<pad>';
 // Padding tokens are often nothing like real ones; a large raw score makes their pull visible.
@@ -85,15 +86,15 @@ export function mount(root, app) {
       ),
     ),
   );
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     const { mask, scores } = data;
     const tokens = WORDS.list(data.tokens);
     const specs = { causal: { causal: true }, padding: { causal: false, padding: mask }, both: { causal: true, padding: mask } };
     const outs = await Promise.all(MODES.map((m) => app.call('softmax', { scores, spec: { t: N, s: N, ...specs[m] } })));
-    if (my !== seq) return;
+    if (signal.aborted) return;
     for (const b of sides) b.setAttribute('aria-pressed', String(b.dataset.side === side));
     const pad = mask.indexOf(0);
     sideNote.textContent = t(`lesson.padding.${side}Note`);
@@ -125,7 +126,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
     },
   };
 }

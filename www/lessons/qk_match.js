@@ -10,6 +10,7 @@ import { value } from '../parts/value.js';
 import { sequential, diverging } from '../parts/color_scale.js';
 import { factor, fixed, short } from '../parts/format.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 import { lessonWords } from './words.js';
 
 export const TOKENS = ['小红', '很', '她'];
@@ -83,17 +84,17 @@ export function mount(root, app) {
     el('section', { className: 'card' }, el('h3', {}, t('lesson.qk.results')), el('pre', { className: 'formula code' }, 'scores = Q @ Kᵀ\nattention_weights = softmax(scores, dim=-1)'), results, answer),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.qk.walkHeading')), walk),
   );
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     const { i, j } = pick;
     const tokens = WORDS.list(TOKENS);
     const [out, dot] = await Promise.all([
       app.call('attend', { q, k, spec: { t: 3, s: 3, d: D, scale: 1, causal: false } }),
       app.call('dot', { a: q.slice(i * D, (i + 1) * D), b: k.slice(j * D, (j + 1) * D) }),
     ]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const edit = (target) => (r, c, v) => {
       target[r * D + c] = v;
       app.redraw();
@@ -141,7 +142,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
     },
   };
 }

@@ -13,6 +13,7 @@ import { axisLabel, bytes, shapeLabel, tokenText, spaced } from '../parts/format
 import { MINIMIND3, kindOf, kvChoices } from '../views/gqa.js';
 import { range } from '../parts/controls.js';
 import { t } from '../strings.js';
+import { latest } from '../page/latest.js';
 import { lessonWords } from './words.js';
 
 // Six tokens in MiniMind's tokenizer, like the seed's debugging session.
@@ -44,17 +45,17 @@ export function mount(root, app) {
     el('section', { className: 'card' }, el('h3', {}, t('lesson.shapes.costHeading')), costs),
   );
   let maps = [];
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     const { ids, pieces } = await app.call('tokenize', { text: WORDS.of(SENTENCE) });
     const args = { ids, attention_mask: null, prefix_len: 0, causal: true, layers: null };
     const [run, described] = await Promise.all([
       app.call('variantTensors', { config: ONE_LAYER, seed: SEED, args, names: NAMES }),
       Promise.all(kvChoices(MINIMIND3.num_attention_heads).map((n) => app.call('describe', { config: { ...MINIMIND3, num_key_value_heads: n } }))),
     ]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     maps.forEach((m) => m.destroy());
     maps = [];
     const c = run.config;
@@ -147,7 +148,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
       maps.forEach((m) => m.destroy());
     },
   };

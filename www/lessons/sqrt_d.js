@@ -17,6 +17,7 @@ import { entropy } from '../parts/entropy.js';
 import { t } from '../strings.js';
 import { SENTENCE, SENTENCE_EN, SENTENCE_WORDS, SMOLLM2_DOOR } from './qk_match.js';
 import { lessonWords } from './words.js';
+import { latest } from '../page/latest.js';
 
 const SEED_ROWS = ['1, 2, 3', '10, 20, 30'];
 const DIMS = [4, 16, 64, 96, 512, 768];
@@ -69,10 +70,10 @@ export function mount(root, app) {
     el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.growthHeading')), el('p', { className: 'hint' }, t('lesson.sqrt_d.growthNote', { keys: KEYS })), el('div', { className: 'toolbar' }, el('label', { htmlFor: 'lesson-d' }, 'd ='), dimSelect), growth),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.sqrt_d.sizesHeading')), sizes),
   );
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     const parsed = rows.map((input) => numberList(input.value));
     const valid = parsed.map((r) => r.length > 0 && r.every(Number.isFinite));
     const d = Number(dimSelect.value);
@@ -85,7 +86,7 @@ export function mount(root, app) {
       app.call('attend', { q, k, spec }),
       Promise.all(DIMS.map((n) => app.call('attend', { q: normals(n, SEED), k: normals(KEYS * n, SEED + 1), spec: { t: 1, s: KEYS, d: n, scale: 1, causal: false } }))),
     ]);
-    if (my !== seq) return;
+    if (signal.aborted) return;
     rows.forEach((input, n) => input.setAttribute('aria-invalid', String(!valid[n])));
     seedOut.replaceChildren(
       ...parsed.map((r, n) =>
@@ -141,7 +142,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
     },
   };
 }

@@ -16,6 +16,7 @@ import { agrees, compareTable } from '../parts/hand_set.js';
 import { t } from '../strings.js';
 import { SENTENCE, SENTENCE_WORDS, SMOLLM2_DOOR } from './qk_match.js';
 import { lessonWords } from './words.js';
+import { latest } from '../page/latest.js';
 
 export const KEYS = ['小明', '苹果', '小红', '开心'];
 export const QUERY = '她';
@@ -70,12 +71,12 @@ export function mount(root, app) {
     el('section', { className: 'card' }, el('h3', {}, t('lesson.who.compareHeading')), comparison),
     el('section', { className: 'card' }, el('h3', {}, t('lesson.who.sumHeading')), sum),
   );
-  let seq = 0;
+  const updates = latest();
 
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     const out = await app.call('attend', { q, k, v, spec: { t: 1, s: KEYS.length, d: D, causal: false } });
-    if (my !== seq) return;
+    if (signal.aborted) return;
     const keys = WORDS.list(KEYS);
     const query = WORDS.of(QUERY);
     const edit = (target) => (r, c, x) => {
@@ -125,7 +126,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      seq++;
+      updates.abort();
     },
   };
 }

@@ -42,6 +42,7 @@ import * as paddingMask from '../lessons/padding_mask.js';
 import * as shapes from '../lessons/shapes_gqa.js';
 import * as multiHead from '../lessons/multi_head.js';
 import { strongestHead } from '../parts/pair_head.js';
+import { latest } from '../page/latest.js';
 import { smollm2OnSite } from '../model_source.js';
 
 // In the tutorials' order: one head's Q·K, √d and the masks (seeds/000), then many heads, and only
@@ -237,10 +238,9 @@ export function mount(root, app) {
     door.node.replaceChildren(...parts.filter(Boolean));
   }
 
-  let seq = 0;
-  let gone = false;
+  const updates = latest();
   async function update() {
-    const my = ++seq;
+    const signal = updates.start();
     const id = state.lesson in LESSONS ? state.lesson : 'qk';
     for (const tab of tabs) {
       if (tab.dataset.lesson === id) tab.setAttribute('aria-current', 'page');
@@ -251,7 +251,7 @@ export function mount(root, app) {
     await Promise.all([current.instance.update(), drawDoor(id)]);
     // Only the latest update of a view still shown has surely drawn the lesson's tables (an earlier
     // one, or one whose view was taken down while the model ran, may have stopped before).
-    if (my === seq && !gone && !current.checked) {
+    if (!signal.aborted && !current.checked) {
       current.checked = true;
       refuse();
     }
@@ -260,7 +260,7 @@ export function mount(root, app) {
   return {
     update,
     destroy() {
-      gone = true;
+      updates.abort();
       current?.instance.destroy();
       if (current) closeEdits(current.book);
       page.classList.remove('lessons-focus');
