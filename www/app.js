@@ -111,6 +111,9 @@ const page = {
   current: null, // {id, root, instance}: the mounted view (screen.js)
   rendered: Promise.resolve(), // the mounted view's latest update (screen.js), which settled() waits for
   headOpen: !NAMES_HEAD.test(location.hash), // the first run picks the clearest head (runs.js); any head chosen ends it
+  // The padded positions and selected tokens last asked for (runs.js): a tokenization under way fits
+  // the latest (a chip padded while the sentence was still being tokenized), not the ones it began with.
+  keeping: null,
   cannotRun: false, // the model panel says a model just loaded cannot run the text (model_life.js; a run that succeeds ends it)
   lastAsked: null, // the model most recently asked for, while it is built or loaded (model_life.js)
   unkept: null, // the reader's checkpoint, loaded and not yet kept: kept after its first run that succeeds (model_life.js, runs.js)

@@ -107,13 +107,9 @@ export function runs(page) {
     page.screen.refresh();
   }
 
-  // The padded positions and selected tokens last asked for: a tokenization under way fits the
-  // latest (a chip padded while the sentence was still being tokenized), not the ones it began with.
-  let keeping = null;
-
   // The padded positions and selected tokens of a state, fitted to the current tokens.
   function fitTokens(keep) {
-    keeping = keep;
+    page.keeping = keep;
     const fit = fitToTokens(keep, state.tokens.ids.length);
     state.mask = state.tokens.ids.map((_, i) => (fit.pad.includes(i) ? 0 : 1));
     state.query = fit.query;
@@ -124,14 +120,14 @@ export function runs(page) {
   // New tokens for state.text; keep: the padded positions and selected tokens to carry over.
   async function tokenize(keep = { pad: [], query: null, key: null }) {
     const signal = tokenizing.start();
-    keeping = keep;
+    page.keeping = keep;
     app.busy = true;
     page.screen.status();
     try {
       const tokens = await app.tokenize(state.text);
       if (signal.aborted) return;
       state.tokens = tokens;
-      fitTokens(keeping);
+      fitTokens(page.keeping);
       await run();
     } catch (err) {
       if (signal.aborted) return;
