@@ -33,7 +33,8 @@ before(async () => {
   blog = createServer((req, res) => {
     if (req.url === '/favicon.ico') return res.writeHead(204).end();
     const body = posts.get(req.url);
-    res.writeHead(body ? 200 : 404, { 'Content-Type': 'text/html; charset=utf-8' }).end(body ?? 'not found');
+    const type = req.url.endsWith('.js') ? 'text/javascript' : 'text/html';
+    res.writeHead(body ? 200 : 404, { 'Content-Type': `${type}; charset=utf-8` }).end(body ?? 'not found');
   });
   await new Promise((resolve) => blog.listen(0, '127.0.0.1', resolve));
 });
@@ -181,10 +182,11 @@ test('the scripting API: getState, setState (validated, config merged), link and
     window.events = [];
     window.attnscope.addEventListener('statechange', (e) => window.events.push(e.detail));
   });
+  const head = (await getState(page)).head;
   const state = await page.evaluate(() => window.attnscope.setState({ view: 'grid', config: { num_attention_heads: 8 }, layer: 1, head: 99, lang: 'fr' }));
   assert.equal(state.view, 'grid');
   assert.deepEqual(state.config, { ...DEFAULTS.config, num_attention_heads: 8 }, 'config merges key by key');
-  assert.equal(state.head, 7, 'clamped to the model');
+  assert.equal(state.head, head, 'out of range: ignored, the head stays (docs/embedding.md)');
   assert.equal(state.lang, 'en', 'an invalid field keeps its value');
   assert.equal(await page.locator('.head-label').count(), 8);
   const events = await page.evaluate(() => window.events);
@@ -908,6 +910,114 @@ test('<attn-scope> moved in the host page loads again and stays scriptable; setS
   assert.equal(await frame.evaluate(() => window.attnscope.getState().head), 3);
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
+});
+
+// A post of 700 px on another origin: what happens inside its figures stays inside them.
+test('<attn-scope> in a post: no history entries from inside, a way back to the figure, one statechange per change, invalid fields ignored, setState off-screen, reserved heights, and a fallback offline', async () => {
+  const grid = (await fragment({ ...FORMAT1_DEFAULTS, view: 'grid' })).replace(/&/g, '&amp;');
+  const attention = (await fragment({ ...FORMAT1_DEFAULTS, view: 'attention' })).replace(/&/g, '&amp;');
+  const body = (script) => `<!doctype html><title>Post</title><body style="margin:8px;width:700px">
+<script src="${script}"></script>
+<p>Before the figure.</p>
+<attn-scope id="fig" state="${grid}&amp;hide=input,config" width="700" height="560" label="Head grid">Head grid</attn-scope>
+<p>Between.</p>
+<div style="height:3000px"></div>
+<attn-scope id="lazy" state="${attention}&amp;hide=input,config" width="700" style="display:block;height:640px" label="Attention map"><a href="${server.url}#${attention}">Attention map · open in attnscope ↗</a></attn-scope>
+<attn-scope id="bare" state="${attention}" width="700" height="300" label="Bare figure"></attn-scope>
+<script>
+  window.changes = 0; window.heights = [];
+  document.getElementById('fig').addEventListener('statechange', () => window.changes++);
+  new ResizeObserver(() => window.heights.push(document.getElementById('lazy').getBoundingClientRect().height)).observe(document.getElementById('lazy'));
+</script>
+</body>`;
+  posts.set('/post-figures.html', body(`${server.url}element.js`));
+  const page = await freshPage(null, { viewport: { width: 720, height: 900 } });
+  await page.goto(`${host()}/post-figures.html`);
+  const height = (id) => page.evaluate((i) => document.getElementById(i).getBoundingClientRect().height, id);
+  assert.equal(await height('fig'), 560, 'reserved before it loads');
+  assert.equal(await height('lazy'), 640, 'the snippet’s height, reserved before it loads');
+  await page.waitForFunction(() => document.getElementById('fig').getState() !== null, null, { timeout: 90_000 });
+  const frameOf = async (selector) => (await page.locator(selector).evaluateHandle((e) => e.shadowRoot.querySelector('iframe'))).asElement().contentFrame();
+  const frame = await frameOf('#fig');
+  await settled(frame);
+  const entries = await page.evaluate(() => history.length);
+  assert.equal(await height('fig'), 560, 'the same height once loaded');
+
+  // One statechange per change; an invalid field is ignored (docs/embedding.md).
+  const before = await page.evaluate(() => window.changes);
+  const changed = await page.evaluate(() => document.getElementById('fig').setState({ head: 2 }));
+  assert.equal(changed.head, 2);
+  await settled(frame);
+  assert.equal(await page.evaluate(() => window.changes), before + 1, 'one statechange for one change');
+  const ignored = await page.evaluate(() => document.getElementById('fig').setState({ layer: 99 }));
+  assert.equal(ignored.layer, changed.layer, 'layer 99 of a small model is ignored, not clamped');
+
+  // A thumbnail clicked in the grid opens its map, says so, and offers the way back; no history entry.
+  await frame.locator('.head-grid .thumb').nth(1).click();
+  await frame.waitForSelector('.view-attention');
+  await settled(frame);
+  const back = frame.locator('.embed-back');
+  assert.ok(await back.isVisible(), 'a line says the figure was changed');
+  assert.match(await back.innerText(), /Changed from the figure \(Head grid\)\.\s+← Back to Head grid/);
+  assert.equal(await page.evaluate(() => history.length), entries, 'the click added no entry to the post’s history');
+  await page.locator('#fig').screenshot({ path: join(ROOT, 'artifacts', 'screenshots', 'share-post-figure-changed.png') });
+  await back.locator('button').click();
+  await frame.waitForSelector('.view-grid');
+  await settled(frame);
+  assert.equal(await back.isVisible(), false, 'back at the figure, the line is gone');
+  assert.equal((await page.evaluate(() => document.getElementById('fig').getState())).view, 'grid');
+  // A new state attribute moves the figure without a history entry either.
+  await page.evaluate((s) => document.getElementById('fig').setAttribute('state', s), attention.replace(/&amp;/g, '&'));
+  await page.waitForFunction(() => document.getElementById('fig').getState()?.view === 'attention', null, { timeout: 90_000 });
+  assert.equal(await page.evaluate(() => history.length), entries, 'the attribute change added no entry');
+  await screenshot(page, 'share-post-figure');
+
+  // setState on a figure far below the screen resolves: it is loaded then.
+  const far = await page.evaluate(async () => {
+    const lazy = document.getElementById('lazy');
+    const state = await lazy.setState({ head: 1 });
+    return { head: state.head, top: lazy.getBoundingClientRect().top };
+  });
+  assert.equal(far.head, 1);
+  assert.ok(far.top > 900, `off-screen when it resolved (${far.top})`);
+  // Its height changed at most once from what it reserved, when its figure had drawn.
+  await page.locator('#lazy').scrollIntoViewIfNeeded();
+  await settled(await frameOf('#lazy'));
+  await page.waitForTimeout(1000);
+  const heights = await page.evaluate(() => window.heights);
+  assert.ok(new Set(heights.slice(1)).size <= 1 && heights[0] === 640, `reserved 640 px, then one height: ${heights}`);
+  assert.equal(await page.evaluate(() => history.length), entries);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+
+  // attnscope's site unreachable: a figure is never a 0 px gap; it shows its caption and a link.
+  posts.set('/element.js', await readFile(join(ROOT, 'www', 'element.js'), 'utf8'));
+  posts.set('/post-offline.html', body(`${host()}/element.js`).replace(/<attn-scope id="(\w+)" /g, `<attn-scope id="$1" src="${server.url}index.html" `));
+  posts.set('/post-offline-all.html', body(`${server.url}element.js`));
+  const offline = await freshPage(null, { viewport: { width: 720, height: 900 } });
+  await offline.route(`${server.url}**`, (route) => route.abort());
+  for (const post of ['/post-offline.html', '/post-offline-all.html']) {
+    await offline.goto(`${host()}${post}`);
+    await offline.locator('#lazy').scrollIntoViewIfNeeded();
+    const fallback = offline.locator('#lazy a');
+    await fallback.waitFor({ state: 'visible', timeout: 30_000 });
+    assert.equal(await fallback.getAttribute('href'), `${server.url}#${attention.replace(/&amp;/g, '&')}`);
+    const box = await offline.locator('#lazy').boundingBox();
+    assert.ok(box.height >= 20, `${post}: the figure keeps a height (${box.height} px)`);
+    // Its caption shows (the element's child, in its fallback box or as the page's own text).
+    await offline.locator('#fig').getByText('Head grid').waitFor({ state: 'visible', timeout: 30_000 });
+    assert.ok((await offline.locator('#fig').boundingBox()).height > 0, `${post}: the caption's figure is not 0 px`);
+    if (post === '/post-offline.html') {
+      // The element's own script there: a figure without a fallback of its own gets a plain box.
+      await offline.locator('#bare').scrollIntoViewIfNeeded();
+      await offline.waitForFunction(() => document.getElementById('bare').hasAttribute('offline'), null, { timeout: 30_000 });
+      const bare = await offline.evaluate(() => document.getElementById('bare').shadowRoot.querySelector('.fallback').innerText);
+      assert.match(bare, /Bare figure[^]*Open this figure in attnscope/);
+      assert.equal((await offline.locator('#bare').boundingBox()).height, 300);
+      await screenshot(offline, 'share-post-offline');
+    }
+  }
+  await offline.context().close();
 });
 
 test('after one visit the page reloads offline from its service worker, and online from its copies', async () => {

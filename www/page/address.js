@@ -25,8 +25,12 @@ export function address(page) {
   // the current state (fromHash), and the address is then rewritten as a whole link.
   // page.navigatedTo is the address it set: a change the page made (a tab, the language button),
   // after which a link's banner stays, unlike after an address the reader typed or went back to.
+  // An embed replaces its address instead: a click in a figure adds no entry to the history of the
+  // page around it (Back leaves the post, it does not step the figure).
   function navigate(patch) {
-    location.hash = new URLSearchParams(patch).toString();
+    const hash = new URLSearchParams(patch).toString();
+    if (page.embed) location.replace(`#${hash}`);
+    else location.hash = hash;
     page.navigatedTo = location.hash;
   }
 
@@ -56,6 +60,8 @@ export function address(page) {
     const typed = page.typed.takePending();
     if (typed !== null) from.text = typed;
     const { state: next, problems, keptBase } = await decodeLink(hash, { base: from, known: page.known, lang: page.reader });
+    // An address the page did not set itself (the host page's new state for an embed) is the figure now.
+    if (hash !== page.navigatedTo) page.figure = null;
     if (problems.length === 0 && hash !== page.navigatedTo && isShowing(page.linkBanner)) hideBanner();
     // A text longer than a link carries comes back whole from its history entry (link.js linkWriter).
     const whole = history.state?.text;
@@ -78,12 +84,26 @@ export function address(page) {
     });
   }
 
-  // setState(partial) of the scripting API: fields are validated as a link's are; config merges.
+  // setState(partial) of the scripting API: fields are validated as a link's are, and a field that
+  // is not valid as given (out of range for the model too: layer 99 of a 4-layer model) is ignored
+  // and keeps its value, unlike a link's, which is clamped; config merges key by key.
   async function setState(partial) {
     const current = base();
     const merged = partial?.config && typeof partial.config === 'object' ? { ...partial, config: { ...current.config, ...partial.config } } : partial;
     const { state: next, problems } = validate(merged, current, page.known);
-    if (problems.length) console.warn('attnscope.setState:', problems);
+    // The sizes of the model the change leaves: a random model's config, or the checkpoint on screen
+    // (where the change keeps it; a config changes a checkpoint's nothing).
+    const keeps = partial && typeof partial === 'object' && !('model' in partial);
+    const sizes = next.model.kind === 'random' ? next.config : keeps ? app.model : null;
+    const bounds = { layer: sizes?.num_hidden_layers, head: sizes?.num_attention_heads };
+    for (const [field, count] of Object.entries(bounds)) {
+      if (!count || !(field in partial)) continue;
+      const v = partial[field];
+      if (!(Number.isInteger(v) && v >= 0 && v < count)) problems.push({ field, reason: 'out of range', asked: v, count });
+    }
+    for (const p of problems) if (p.field && p.field !== 'config' && p.field in next) next[p.field] = structuredClone(current[p.field]);
+    if (problems.length) console.warn('attnscope.setState: ignored', problems);
+    page.figure = null; // the host page's script sets the figure
     await page.opener.open(next);
     await settled();
     return page.opener.shared();
@@ -95,6 +115,7 @@ export function address(page) {
     if (app.busy || app.phase === 'loading' || app.phase === 'building') return;
     const { writer } = page.ui;
     const now = page.opener.shared();
+    page.embedChrome.figure(now);
     const json = JSON.stringify(now);
     if (json === page.published) {
       if (page.rewrite) writer.write(now);

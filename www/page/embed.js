@@ -1,6 +1,9 @@
 // An embedded page ("&embed=1", in an iframe or <attn-scope>): it tells its parent the height its
 // content needs, folds its model panel, and says what sentence (and head) its figure is of where its
 // author hid the input or the view's controls. The phone's one-line sentence is drawn here too.
+// A click in an embed adds no entry to the host page's history (its own links replace its address),
+// and a click that takes the figure to another view (a head grid's thumbnail to its map) says so in a
+// line with a button back to the figure as its author (or the host page's script) last set it.
 
 import { el } from '../parts/dom.js';
 import { t } from '../strings.js';
@@ -20,6 +23,9 @@ function foldModelPanel() {
 
 export function embedChrome(page) {
   const { state, dom, embed } = page;
+  // The line that says the reader has left the figure's view, with its way back.
+  const back = el('p', { className: 'embed-back', attrs: { role: 'status' } });
+  dom.caption.after(back);
 
   // The height an embedded page's content needs (share.css fits the view and the input panel into the
   // iframe, each scrolling in its own box): the page as laid out now, with those two at their content's
@@ -44,7 +50,30 @@ export function embedChrome(page) {
       if (embed) {
         reportHeight(naturalHeight);
         foldModelPanel();
+        // A plain link to a place on the page ("#view=…") replaces the address, as navigate() does.
+        document.addEventListener('click', (event) => {
+          const link = event.target.closest?.('a[href^="#"]');
+          if (!link || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
+          const href = link.getAttribute('href');
+          if (href === '#') return;
+          event.preventDefault();
+          location.replace(href);
+        });
       }
+    },
+    // The figure as its author set it: the state first opened, or the one the host page last asked
+    // for (a new state attribute, setState); the address.js publish() marks it.
+    figure(now) {
+      if (!embed) return;
+      if (!page.figure) page.figure = structuredClone(now);
+      const figure = page.figure;
+      if (now.view === figure.view) {
+        back.replaceChildren();
+        return;
+      }
+      const view = t(`view.${figure.view}`);
+      const button = el('button', { type: 'button', className: 'link embed-back-button', on: { click: () => page.opener.open(structuredClone(figure)) } }, t('embed.back', { view }));
+      back.replaceChildren(t('embed.changed', { view }), ' ', button);
     },
     // An embed whose author hid the input still says what sentence its figure is of, on one line
     // (share.css shows it only there; the whole text is its tooltip).

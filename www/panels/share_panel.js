@@ -226,11 +226,14 @@ export function fileName(state, root) {
 // The <attn-scope> snippet of a state: the element's script and the element, its state the link's
 // fragment (the theme with it), its width the column's, and no height attribute, so that it follows
 // the figure's height at any width; it starts at the height measured for this width (an inline style
-// the element keeps until the figure reports its own: element.js).
+// the element keeps until its figure has drawn and reports its own, once: element.js).
 export async function elementCode(state, title, { width, height }, theme = null) {
   const page = location.href.split('#')[0];
   const script = new URL('element.js', page).href;
   const fragmentOnly = (await fragment(state, { embed: true, theme })).replace(/&embed=1/, '');
   const attr = (s) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
-  return `<script src="${attr(script)}"></script>\n<attn-scope state="${attr(fragmentOnly)}" width="${width}" style="height:${height}px" label="${attr(title)}"></attn-scope>`;
+  // Its child is its fallback, shown where attnscope cannot be reached (even its script): the
+  // figure's title and a link that opens it; display:block keeps the height reserved then too.
+  const open = `${page}#${fragmentOnly}`;
+  return `<script src="${attr(script)}"></script>\n<attn-scope state="${attr(fragmentOnly)}" width="${width}" style="display:block;height:${height}px" label="${attr(title)}"><a href="${attr(open)}">${attr(title)} · open in attnscope ↗</a></attn-scope>`;
 }

@@ -928,6 +928,8 @@ export default {
   'embed.open': 'Open in attnscope ↗',
   'embed.sentence': 'Sentence: “{text}”',
   'embed.head': 'Layer {l}, head {h}',
+  'embed.changed': 'Changed from the figure ({view}).',
+  'embed.back': '← Back to {view}',
   'input.editSentence': 'Edit ✎',
   'banner.dismiss': 'Dismiss',
   'link.damaged': 'This link is damaged (perhaps cut short when it was copied), so attnscope opened with its default settings.',

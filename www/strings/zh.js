@@ -918,6 +918,8 @@ export default {
   'embed.open': '在 attnscope 中打开 ↗',
   'embed.sentence': '句子：“{text}”',
   'embed.head': '层 {l} 头 {h}',
+  'embed.changed': '已从原图（{view}）改动。',
+  'embed.back': '← 回到{view}',
   'input.editSentence': '修改 ✎',
   'banner.dismiss': '关闭',
   'link.damaged': '这个链接已损坏（可能复制时被截断了），attnscope 已用默认设置打开。',
