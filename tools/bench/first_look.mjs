@@ -5,7 +5,8 @@
 // visit in the same profile. Printed per visit: the first picture (the overview's diagram drawn), the
 // built-in model's numbers (the overview's prediction), and what the host sent.
 //
-//   ./build.sh build && node tools/bench/first_look.mjs [rounds]      (MBPS=5 for a slower link)
+//   ./build.sh build && node tools/bench/first_look.mjs [rounds]      (MBPS=5 for a slower link;
+//   SITE=<folder> serves another copy of www/, to compare two versions in the same hour)
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -30,6 +31,13 @@ const MARKS = () => {
     if (!look.numbers) requestAnimationFrame(tick);
   };
   requestAnimationFrame(tick);
+  // The main thread's long frames (Long Animation Frames), with the scripts that took them.
+  look.frames = [];
+  new PerformanceObserver((list) => {
+    for (const f of list.getEntries()) {
+      look.frames.push({ start: f.startTime, duration: f.duration, blocking: f.blockingDuration, render: f.renderStart ? f.startTime + f.duration - f.renderStart : 0, scripts: f.scripts.map((s) => ({ what: `${s.invokerType} ${s.invoker}`.slice(0, 80), source: `${s.sourceURL.replace(location.origin, '')}:${s.sourceFunctionName}`, duration: s.duration, compile: s.forcedStyleAndLayoutDuration })) });
+    }
+  }).observe({ type: 'long-animation-frame', buffered: true });
 };
 
 async function visit(context, host) {
@@ -44,13 +52,21 @@ async function visit(context, host) {
   // What the page goes on to fetch after the numbers (the service worker's copies) counts too.
   await page.waitForTimeout(3000);
   const result = { picture: look.picture, numbers: look.numbers, sentMB: host.sent() / 1e6, requests: host.requests().length };
-  // REQUESTS=1: every request the host answered, with its bytes.
-  if (process.env.REQUESTS) for (const r of host.requests()) console.log(`  ${r.status} ${r.bytes} ${r.path}`);
+  // FRAMES=1: the main thread's frames over 50 ms until the numbers, with their longest scripts.
+  if (process.env.FRAMES) {
+    for (const f of look.frames.filter((f) => f.start < look.numbers)) {
+      console.log(`  frame at ${Math.round(f.start)} ms: ${Math.round(f.duration)} ms (blocking ${Math.round(f.blocking)}, render ${Math.round(f.render)})`);
+      for (const x of f.scripts.sort((a, b) => b.duration - a.duration).slice(0, 3)) console.log(`      ${Math.round(x.duration)} ms ${x.what} ${x.source}`);
+    }
+  }
+  // REQUESTS=1: every request the host answered, with its bytes, and when it started and ended (ms
+  // from the navigation, about: the host's clock starts at the page's first request).
+  if (process.env.REQUESTS) for (const r of host.requests()) console.log(`  ${String(Math.round(r.start)).padStart(6)} ${String(Math.round(r.end ?? -1)).padStart(6)} ms  ${r.status} ${r.bytes} ${r.path}`);
   await page.close();
   return result;
 }
 
-const host = await startPagesHost(resolve(ROOT, 'www'), { mbps: MBPS, latencyMs: LATENCY_MS });
+const host = await startPagesHost(resolve(ROOT, process.env.SITE ?? 'www'), { mbps: MBPS, latencyMs: LATENCY_MS });
 console.log(`first look at ${MBPS} Mbps, ${LATENCY_MS} ms a request; load average before: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 const fmt = (r) => `picture ${(r.picture / 1000).toFixed(2)} s, numbers ${(r.numbers / 1000).toFixed(2)} s, sent ${r.sentMB.toFixed(2)} MB in ${r.requests} requests`;
 try {

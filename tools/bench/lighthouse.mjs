@@ -4,7 +4,7 @@
 // once into ~/.cache/attnscope/lighthouse-12.2.3, outside the project's package.json (CI never needs it).
 // Prints each category's score and LCP, CLS and TBT per preset, RUNS times (default 1).
 //
-//   ./build.sh build && node tools/bench/lighthouse.mjs [runs]
+//   ./build.sh build && node tools/bench/lighthouse.mjs [runs]        (SITE=<folder>: another copy of www/)
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -24,7 +24,7 @@ if (!existsSync(BIN)) {
   execFileSync('npm', ['i', '-E', '--no-audit', '--no-fund', `lighthouse@${VERSION}`], { cwd: HOME, stdio: 'inherit' });
 }
 
-const host = await startPagesHost(resolve(ROOT, 'www'));
+const host = await startPagesHost(resolve(ROOT, process.env.SITE ?? 'www'));
 const flags = '--headless=new --no-sandbox --disable-background-networking --disable-component-update --disable-sync --no-first-run --disable-quic --disable-dev-shm-usage';
 console.log(`Lighthouse ${VERSION} on ${host.url}; load average before: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 try {
@@ -39,6 +39,14 @@ try {
       rmSync(out, { force: true });
       const score = (c) => Math.round((report.categories[c]?.score ?? 0) * 100);
       const audit = (a) => report.audits[a]?.displayValue ?? '?';
+      // DETAIL=1: the largest contentful paint's element, and the main thread's long tasks by script.
+      if (process.env.DETAIL) {
+        const lcp = report.audits['largest-contentful-paint-element']?.details?.items?.[0]?.items?.[0]?.node;
+        console.log(`  LCP element: ${lcp?.selector ?? '?'} "${(lcp?.nodeLabel ?? '').slice(0, 60)}"`);
+        for (const task of report.audits['long-tasks']?.details?.items ?? []) console.log(`  long task at ${Math.round(task.startTime)} ms: ${Math.round(task.duration)} ms ${task.url}`);
+        for (const item of (report.audits['bootup-time']?.details?.items ?? []).slice(0, 6)) console.log(`  script ${item.url}: ${Math.round(item.total)} ms (evaluation ${Math.round(item.scripting)}, parse ${Math.round(item.scriptParseCompile)})`);
+        for (const item of report.audits['mainthread-work-breakdown']?.details?.items ?? []) console.log(`  main thread: ${item.groupLabel ?? item.group}: ${Math.round(item.duration)} ms`);
+      }
       console.log(`run ${run} ${preset}: performance ${score('performance')}, accessibility ${score('accessibility')}, best practices ${score('best-practices')}; LCP ${audit('largest-contentful-paint')}, CLS ${audit('cumulative-layout-shift')}, TBT ${audit('total-blocking-time')}, FCP ${audit('first-contentful-paint')}`);
     }
   }
