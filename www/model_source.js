@@ -86,6 +86,28 @@ const count = (bytes) => bytes.toLocaleString('en-US');
 // connection: opening every shard before reading any stalled at the seventh.
 export const SHARDS_IN_FLIGHT = 3;
 
+// How much of a checkpoint's data is read ahead while the core checks its header. The core may still
+// be on its way (the wasm downloads beside the weights): the download goes on meanwhile, and the
+// reader's progress with it, rather than stalling at the header. A bound, so that the core's check
+// still comes before most of a large file is held.
+export const READ_AHEAD_BYTES = 32 << 20;
+
+// The length a download announces for its body, where that is the file's own (no Content-Encoding):
+// the progress's total until the file's header says it exactly. Never trusted for more than that.
+function announcedLength(response) {
+  const length = response.headers.get('content-length');
+  if (response.headers.get('content-encoding') || length === null || !/^\d+$/.test(length.trim())) return null;
+  const n = Number(length);
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+// What a source's open() gave: a download (a Response: its body, and the length it announces) or a stream.
+function opened(source, given) {
+  if (given instanceof ReadableStream) return given;
+  source.announced ??= announcedLength(given);
+  return given.body;
+}
+
 /**
  * Reads a checkpoint's safetensors files (one model.safetensors, or the shards of a sharded one, in
  * order; each `open()` resolves to its bytes' stream) into one ArrayBuffer holding one safetensors
@@ -98,12 +120,21 @@ export const SHARDS_IN_FLIGHT = 3;
  * in, and opened again for its data. What a sender says about its length (Content-Length,
  * compression) is not trusted: a stream that brings more or fewer bytes than its header describes,
  * or breaks off, is refused with a sentence naming its file. progress(loaded, total) follows the
- * bytes, total null until every header is in.
+ * bytes, total from the first byte where every file's length is announced (`announced` of a source,
+ * or its download's Content-Length), then exact once every header is in; null until then otherwise.
+ * While the core checks, the first file's data goes on arriving (READ_AHEAD_BYTES at most).
+ * preview(qkNorm) hears, before the check, whether the files hold Q/K norm weights (previewConfig).
  */
-async function readStreams(sources, { check, headers, progress }) {
-  // got: the file's bytes counted so far; rest: those that came past its header, kept for its data.
-  const shards = sources.map(({ open, file }) => ({ open, file, reader: null, head: null, end: 0, rest: null, got: 0, size: 0, length: 0 }));
+async function readStreams(sources, { check, headers, progress, preview = () => {} }) {
+  // got: the file's bytes counted so far; rest: those that came past its header, kept for its data;
+  // early: what came while the core checked.
+  const shards = sources.map(({ open, file, announced = null }) => ({ open, file, announced, reader: null, head: null, end: 0, rest: null, early: [], ended: false, got: 0, size: 0, length: 0 }));
   const loaded = () => shards.reduce((sum, s) => sum + Math.max(s.length, s.got), 0);
+  // The total before the headers are in: what the files announce, where each of them does.
+  const announced = () => (shards.every((s) => s.announced !== null) ? shards.reduce((sum, s) => sum + s.announced, 0) : null);
+  const openShard = async (shard) => {
+    shard.reader = opened(shard, await shard.open()).getReader();
+  };
   const next = async (shard) => {
     try {
       return await shard.reader.read();
@@ -140,7 +171,7 @@ async function readStreams(sources, { check, headers, progress }) {
       shard.head.set(value.subarray(from, from + used), at);
       at += used;
       shard.got = at;
-      progress(loaded(), null);
+      progress(loaded(), announced());
       if (at === shard.end) {
         shard.rest = value.subarray(from + used);
         return;
@@ -150,7 +181,8 @@ async function readStreams(sources, { check, headers, progress }) {
   try {
     let open = 0;
     for (const [i, shard] of shards.entries()) {
-      shard.reader = (await shard.open()).getReader();
+      await openShard(shard);
+      progress(loaded(), announced());
       open++;
       await readHead(shard);
       // The first shards' downloads stay open for their data while a place is left for the next
@@ -164,21 +196,46 @@ async function readStreams(sources, { check, headers, progress }) {
       shard.rest = null;
     }
     const ends = shards.map((s) => s.end);
-    const { sizes, head, bases } = await headers(shards.map((s) => s.head));
+    const { sizes, head, bases, qkNorm } = await headers(shards.map((s) => s.head));
     shards.forEach((shard, i) => {
       shard.head = null; // moved to the worker
       if (sizes[i] === null && shards.length > 1) throw new Error(t('source.badHead', { file: shard.file }));
       shard.size = sizes[i] ?? ends[i];
     });
+    preview(qkNorm);
     const size = head.length + shards.reduce((sum, s) => sum + s.size - s.end, 0);
-    const info = await check(size, head);
+    const total = shards.reduce((sum, s) => sum + s.size, 0);
+    // The first file's data, read while the core checks (it may still be loading).
+    let checked = false;
+    const first = shards[0];
+    const ahead = (async () => {
+      let held = 0;
+      while (!checked && held < READ_AHEAD_BYTES && first.got < first.size) {
+        const { done, value } = await next(first);
+        if (done) {
+          first.ended = true;
+          return;
+        }
+        first.early.push(value);
+        held += value.length;
+        first.got += value.length;
+        progress(loaded(), total);
+      }
+    })();
+    ahead.catch(() => {}); // said below, once the check is in
+    let info;
+    try {
+      info = await check(size, head);
+    } finally {
+      checked = true;
+    }
+    await ahead;
     const buffer = new Uint8Array(size);
     buffer.set(head);
-    const total = shards.reduce((sum, s) => sum + s.size, 0);
     for (const [i, shard] of shards.entries()) {
       let skip = 0; // a download opened again brings its header again
       if (!shard.reader) {
-        shard.reader = (await shard.open()).getReader();
+        await openShard(shard);
         skip = shard.end;
       }
       const put = (bytes) => {
@@ -193,7 +250,9 @@ async function readStreams(sources, { check, headers, progress }) {
       shard.length = shard.end;
       if (shard.rest) put(shard.rest);
       shard.rest = null;
-      for (;;) {
+      shard.early.forEach(put);
+      shard.early = [];
+      while (!shard.ended) {
         const { done, value } = await next(shard);
         if (done) break;
         put(value);
@@ -386,7 +445,7 @@ export async function fromFiles(files, options) {
   const first = new Uint8Array(await picked.weights.slice(0, 8).arrayBuffer());
   const head = new Uint8Array(await picked.weights.slice(0, headerEnd(first) ?? 8).arrayBuffer());
   const info = await check(config, size, head);
-  const { weights } = await readStreams([{ open: async () => picked.weights.stream(), file: baseName(picked.weights) }], { ...options, check: async () => info });
+  const { weights } = await readStreams([{ open: async () => picked.weights.stream(), file: baseName(picked.weights), announced: size }], { ...options, check: async () => info });
   const tokenizer = picked.tokenizer ? await fileText(picked.tokenizer, 'tokenizer.json') : null;
   const names = [picked.config, picked.weights, picked.tokenizer].filter(Boolean).map(baseName);
   const name = folderOf(Array.from(files)) ?? modelName(config, baseName(picked.weights));
@@ -478,12 +537,39 @@ export function clipped(url, most = 80) {
   return chars.length <= most ? String(url) : `${chars.slice(0, most - 20).join('')}…${chars.slice(-19).join('')}`;
 }
 
+// Promises awaited later, whose failure is said then: not reported as unhandled meanwhile.
+function quiet(...promises) {
+  for (const promise of promises) promise.catch(() => {});
+}
+
+// Downloads asked for at once and not needed after all (an earlier file failed): their rejections
+// are not left unhandled, and a download still open is closed.
+function dropAll(...asked) {
+  for (const promise of asked) promise.then((response) => (response instanceof Response && !response.bodyUsed ? response.body?.cancel() : null)).catch(() => {});
+}
+
+// A download boot.js started before the page's modules were in (the built-in model's weights and
+// tokenizer), taken once by its address; null where there is none.
+function early(url) {
+  const downloads = globalThis.attnscopeBoot?.downloads;
+  const found = downloads?.get(url) ?? null;
+  downloads?.delete(url);
+  return found;
+}
+
+// boot.js's downloads not taken, once another model is loaded: closed.
+function dropEarly() {
+  const downloads = globalThis.attnscopeBoot?.downloads;
+  for (const url of [...(downloads?.keys() ?? [])]) dropAll(early(url));
+}
+
 // fetch with the page's words for what went wrong; `shown` is the address as the reader gave it,
 // `name` the file's name in them (the path fetched, unless said).
 async function get(folder, path, shown, { optional = false, file = path } = {}) {
   let response;
   try {
-    response = await fetch(new URL(path, folder), { mode: 'cors', credentials: 'omit' });
+    const url = new URL(path, folder).href;
+    response = await (early(url) ?? fetch(url, { mode: 'cors', credentials: 'omit' }));
   } catch {
     throw new Error(t(new URL(folder).origin === location.origin ? 'source.unreachable' : 'source.cors', { url: clipped(shown), file }));
   }
@@ -505,11 +591,26 @@ export async function fromUrl(url, options) {
     return located(url, ggufDownload)(response, file, { ...options, check: options.checkGguf }, { kind, url });
   }
   const folder = folderUrl(url);
-  const config = await responseText(await get(folder, 'config.json', url), 'config.json');
-  const response = await get(folder, 'model.safetensors', url);
-  const { weights, info } = await located(url, readStreams)([{ open: async () => response.body, file: 'model.safetensors' }], { ...options, check: (size, head) => check(config, size, head) });
-  const tokenizerResponse = await get(folder, 'tokenizer.json', url, { optional: true });
-  const tokenizer = tokenizerResponse ? await responseText(tokenizerResponse, 'tokenizer.json') : null;
+  // The three files are asked for at once: the tokenizer arrives while the weights do, not after them.
+  const asked = get(folder, 'model.safetensors', url);
+  const tokenizerRead = get(folder, 'tokenizer.json', url, { optional: true }).then((response) => response && responseText(response, 'tokenizer.json'));
+  quiet(asked, tokenizerRead);
+  let config;
+  try {
+    config = await responseText(await get(folder, 'config.json', url), 'config.json');
+  } catch (err) {
+    dropAll(asked, tokenizerRead);
+    throw err;
+  }
+  const response = await asked.catch((err) => {
+    dropAll(tokenizerRead);
+    throw err;
+  });
+  const { weights, info } = await located(url, readStreams)([{ open: async () => response, file: 'model.safetensors' }], { ...options, check: (size, head) => check(config, size, head), preview: (qkNorm) => options.preview?.(config, qkNorm) }).catch((err) => {
+    dropAll(tokenizerRead);
+    throw err;
+  });
+  const tokenizer = await tokenizerRead;
   const name = new URL(folder).pathname.split('/').filter(Boolean).pop() ?? new URL(folder).host;
   return {
     format: 'safetensors',
@@ -589,9 +690,15 @@ export async function fromHub(repo, options, file = undefined) {
     names = shardsOf(await responseText(await get(folder, 'model.safetensors.index.json', repo), 'model.safetensors.index.json').then(JSON.parse).catch(() => null));
     if (!names) throw new Error(t('hub.badIndex', { repo }));
   }
-  const sources = names.map((file) => ({ open: async () => (await get(folder, file, repo)).body, file }));
-  const { weights, info } = await located(repo, readStreams)(sources, { ...options, check: (size, head) => check(config, size, head) });
-  const tokenizer = files.has('tokenizer.json') ? await responseText(await get(folder, 'tokenizer.json', repo), 'tokenizer.json') : null;
+  // The tokenizer is asked for with the weights, not after them.
+  const tokenizerRead = files.has('tokenizer.json') ? get(folder, 'tokenizer.json', repo).then((response) => responseText(response, 'tokenizer.json')) : Promise.resolve(null);
+  quiet(tokenizerRead);
+  const sources = names.map((file) => ({ open: () => get(folder, file, repo), file }));
+  const { weights, info } = await located(repo, readStreams)(sources, { ...options, check: (size, head) => check(config, size, head), preview: (qkNorm) => options.preview?.(config, qkNorm) }).catch((err) => {
+    dropAll(tokenizerRead);
+    throw err;
+  });
+  const tokenizer = await tokenizerRead;
   return {
     format: 'safetensors',
     config,
@@ -709,6 +816,50 @@ export async function hasBuiltin() {
 
 const superseded = () => Object.assign(new Error('Another model was chosen.'), { superseded: true });
 
+// --- the model's shape before the core is in ---
+
+// The sizes a config.json gives the overview's diagram (views/overview.js), and MiniMind-3's defaults
+// for those it leaves out, as the core reads them (src/model/config.rs, Config::from_json and resolve).
+export const PREVIEW_KEYS = ['hidden_size', 'num_hidden_layers', 'num_attention_heads', 'num_key_value_heads', 'head_dim', 'intermediate_size', 'vocab_size', 'tie_word_embeddings', 'qk_norm', 'use_moe', 'num_experts', 'num_experts_per_tok', 'moe_intermediate_size'];
+const DERIVED = new Set(['head_dim', 'intermediate_size', 'moe_intermediate_size']);
+const PREVIEW_DEFAULTS = { hidden_size: 768, num_hidden_layers: 8, num_attention_heads: 8, num_key_value_heads: 4, vocab_size: 6400, tie_word_embeddings: true, use_moe: false, num_experts: 4, num_experts_per_tok: 1 };
+
+/**
+ * A checkpoint's shape from its config.json text alone, before the core (still downloading, maybe)
+ * has read it: the PREVIEW_KEYS as the core resolves them, Q/K norm decided by the checkpoint's
+ * tensors (`qkNorm`) where the config does not say, as the core does. Null for anything but a plain
+ * config (not JSON, a size that is not a whole number, heads that do not divide): the core says
+ * what is wrong with it. The core's own answer replaces it once in (model_life.js, app.preview).
+ */
+export function previewConfig(text, qkNorm) {
+  let raw;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw) || typeof qkNorm !== 'boolean') return null;
+  // A size left out takes its default; head_dim and the FFN sizes may also be null, and then follow from the others.
+  const count = (key, fallback = PREVIEW_DEFAULTS[key]) => (raw[key] === undefined || (raw[key] === null && DERIVED.has(key)) ? fallback : raw[key]);
+  const flag = (key, fallback = PREVIEW_DEFAULTS[key]) => (raw[key] === undefined ? fallback : raw[key]);
+  const c = {};
+  for (const key of ['hidden_size', 'num_hidden_layers', 'num_attention_heads', 'num_key_value_heads', 'vocab_size', 'num_experts', 'num_experts_per_tok']) c[key] = count(key);
+  c.head_dim = count('head_dim', c.hidden_size / c.num_attention_heads);
+  c.intermediate_size = count('intermediate_size', Math.ceil((c.hidden_size * Math.PI) / 64) * 64);
+  c.moe_intermediate_size = count('moe_intermediate_size', c.intermediate_size);
+  c.tie_word_embeddings = flag('tie_word_embeddings');
+  c.use_moe = flag('use_moe');
+  c.qk_norm = flag('qk_norm', qkNorm);
+  const whole = ['hidden_size', 'num_hidden_layers', 'num_attention_heads', 'num_key_value_heads', 'vocab_size', 'head_dim', 'intermediate_size'].every((key) => Number.isSafeInteger(c[key]) && c[key] > 0);
+  const flags = ['tie_word_embeddings', 'use_moe', 'qk_norm'].every((key) => typeof c[key] === 'boolean');
+  const experts = !c.use_moe || [c.num_experts, c.num_experts_per_tok, c.moe_intermediate_size].every((n) => Number.isSafeInteger(n) && n > 0);
+  if (!whole || !flags || !experts || c.num_attention_heads % c.num_key_value_heads !== 0) return null;
+  return c;
+}
+
+// Whether the core's answer draws the same diagram as the preview did (then it is not drawn again).
+const samePreview = (a, b) => a !== null && PREVIEW_KEYS.every((key) => a[key] === b[key]);
+
 /**
  * Reads the checkpoint `model` names (the files given, the one kept in this browser, a folder or
  * file URL, a Hub repo, SmolLM2 or the built-in one) and builds it in the worker through call(type,
@@ -721,11 +872,17 @@ const superseded = () => Object.assign(new Error('Another model was chosen.'), {
  * Resolves to {config: the core's resolved config, checkpoint, restored: read from this browser}.
  */
 export async function load(model, { call, files = null, progress, wanted, described = () => {}, kept: keptBytes = () => 0 }) {
+  let previewed = null; // the shape drawn from config.json before the core's check (previewConfig)
   const heard = (info) => {
-    if (wanted()) described(info);
+    if (wanted() && !samePreview(previewed, info)) described(info);
     return info;
   };
   const options = {
+    // The shape from config.json and the header's tensor names, drawn before the core's check is in.
+    preview: (config, qkNorm) => {
+      const shape = previewConfig(config, qkNorm);
+      if (shape && wanted()) described((previewed = shape));
+    },
     check: async (config, size, head) => heard(await call('checkCheckpoint', { config, size, head, kept: keptBytes() })),
     checkGguf: async (size, head) => heard(await call('checkGguf', { size, head, kept: keptBytes() })),
     needs: (size, head) => call('ggufHeaderNeeds', { size, head }),
@@ -736,6 +893,7 @@ export async function load(model, { call, files = null, progress, wanted, descri
       progress(loaded, total, file);
     },
   };
+  if (files || model.kind !== 'builtin') dropEarly();
   let checkpoint = null;
   const slot = files ? null : slotOf(model);
   const keptMeta = slot ? await slot.meta() : null;

@@ -32,13 +32,16 @@ function readHeader(head) {
  * the file they join into (a single file keeps its own), and where each file's data begins in it.
  * Shards' listings are merged, each shard's data following the one before (its offsets moved by what
  * precedes it), the header padded with spaces to a multiple of 8 as safetensors writes it. With a
- * shard whose size is null, `head` and `bases` are null.
+ * shard whose size is null, `head` and `bases` are null. `qkNorm`: whether the files hold Q/K norm
+ * weights (as the core decides it where config.json does not say: src/weights.rs, has_qk_norm), for
+ * the model's shape drawn before the core is in (model_source.js previewConfig); null when a header is not one.
  */
 export function joinHeaders(heads) {
   const read = heads.map(readHeader);
   const sizes = read.map((r) => r.size);
-  if (heads.length === 1) return { sizes, head: heads[0], bases: [heads[0].length] };
-  if (sizes.includes(null)) return { sizes, head: null, bases: null };
+  const qkNorm = sizes.includes(null) ? null : read.some(({ listing }) => Object.keys(listing).some((n) => n.endsWith('.self_attn.q_norm.weight') || n.endsWith('.self_attn.k_norm.weight')));
+  if (heads.length === 1) return { sizes, head: heads[0], bases: [heads[0].length], qkNorm };
+  if (sizes.includes(null)) return { sizes, head: null, bases: null, qkNorm };
   const listing = {};
   let at = 0;
   const starts = [];
@@ -55,5 +58,5 @@ export function joinHeaders(heads) {
   const head = new Uint8Array(8 + json.length);
   new DataView(head.buffer).setBigUint64(0, BigInt(json.length), true);
   head.set(json, 8);
-  return { sizes, head, bases: starts.map((s) => head.length + s) };
+  return { sizes, head, bases: starts.map((s) => head.length + s), qkNorm };
 }

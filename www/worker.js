@@ -15,8 +15,6 @@
 // `trapped`, with the panic's message when the core's panic hook left one (globalThis.attnscopePanic),
 // and worker_client.js replaces the worker and rebuilds the last model that loaded.
 
-import { joinHeaders } from './safetensors_header.js';
-
 let core = null;
 let session = null;
 let lastRun = null; // {key, shapes: Map<name, shape>}
@@ -54,20 +52,24 @@ let threads = 1; // the pool's threads in the build that loaded
 let threadsError = null; // why the threads build did not start, where the page could have had it
 let memory = null; // the core's WebAssembly.Memory, whose size coreInfo reports (tools/bench/smollm2.mjs)
 
+// A build's glue (attnscope.js) and its wasm are fetched at once, not the wasm only once the glue
+// has loaded and run: the wasm is the largest file the first look waits for but the weights.
 async function load(pkg) {
+  const wasm = fetch(new URL(`./${pkg}/attnscope_bg.wasm`, import.meta.url));
+  wasm.catch(() => {}); // a failed download is said by the glue's init, which awaits it
   try {
-    const module = await import(pkg);
-    ({ memory } = await module.default());
+    const module = await import(`./${pkg}/attnscope.js`);
+    ({ memory } = await module.default({ module_or_path: wasm }));
     return module;
   } catch (err) {
-    throw new Error(`Could not load the WebAssembly core (www/${pkg.slice(2)}): ${err.message}. Build it with ./build.sh build.`);
+    throw new Error(`Could not load the WebAssembly core (www/${pkg}/attnscope.js): ${err.message}. Build it with ./build.sh build.`);
   }
 }
 
 const ready = (async () => {
   if (WANTS_THREADS) {
     try {
-      core = await load('./pkg-threads/attnscope.js');
+      core = await load('pkg-threads');
       // A worker the pool could not start (a Content-Security-Policy without blob: in worker-src, say)
       // never answers: give up on the pool after a while rather than wait for ever.
       let timer;
@@ -83,7 +85,7 @@ const ready = (async () => {
       core = null;
     }
   }
-  core ??= await load(BUILD === 'relaxed-simd' ? './pkg-relaxed/attnscope.js' : './pkg/attnscope.js');
+  core ??= await load(BUILD === 'relaxed-simd' ? 'pkg-relaxed' : 'pkg');
   core.installPanicHook();
   // A small forward on numbers nobody sees (src/wasm_api/warm_up.rs), at the worker's next free
   // moment, typically while the page's model is still downloading: V8 then has the hot code on its
@@ -99,6 +101,12 @@ const ready = (async () => {
 })();
 // A failed start is reported to the page with each request's answer, not as an unhandled rejection.
 ready.catch(() => {});
+
+// The safetensors header reader, loaded beside the core rather than before this script runs (a
+// static import would hold back the wasm's download by a round trip), and at start, not when first
+// needed, so that it is among what the offline copy keeps (resources below).
+const headerReading = import('./safetensors_header.js');
+headerReading.catch(() => {});
 
 // MiniMind's tokenizer, for random models and checkpoints that bring none. Fetched the first time
 // one needs it, not at start: a checkpoint with its own tokenizer.json (the built-in model) would
@@ -262,7 +270,8 @@ const handlers = {
   },
   // A safetensors checkpoint's headers (up to 100 MB of JSON each), parsed here rather than on the
   // page: each file's size and the joined file's header, which goes back transferred.
-  safetensorsHeaders({ heads }) {
+  async safetensorsHeaders({ heads }) {
+    const { joinHeaders } = await headerReading;
     const joined = joinHeaders(heads);
     return { result: joined, transfer: joined.head ? [joined.head.buffer] : [] };
   },
@@ -403,9 +412,13 @@ let progress = () => {};
 // Messages are answered one at a time, in order: a GPU run awaits, and nothing may interleave with it.
 let queue = Promise.resolve();
 
+// What is answered without the core, so not kept waiting for it: a checkpoint's headers are read
+// while the wasm still downloads.
+const CORELESS = new Set(['safetensorsHeaders']);
+
 async function answer({ id, type, ...body }) {
   try {
-    await ready;
+    if (!CORELESS.has(type)) await ready;
     progress = (done, total) => self.postMessage({ id, progress: { done, total } });
     const { result, transfer = [], returned } = await handlers[type](body);
     self.postMessage({ id, ok: true, result, returned }, transfer);

@@ -11,6 +11,8 @@
 // rebuilding the last model that loaded (not a load that may have been what trapped). If the worker
 // itself dies (its script fails to load), every pending and later call is rejected with that reason.
 // kept() is the bytes of the buffers held for that rebuild, which the tab's budget counts.
+// The first worker is the one boot.js started for the same address, where it did (its core already
+// downloading while the page's modules load).
 
 export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped = ({ panic, error }) => panic ?? error } = {}) {
   const pending = new Map();
@@ -21,7 +23,12 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
 
   function start() {
     dead = null;
-    worker = new Worker(url, { type: 'module' });
+    const boot = globalThis.attnscopeBoot;
+    if (boot?.worker && boot.workerUrl === String(url)) {
+      worker = boot.worker;
+      boot.worker = null;
+      if (boot.workerError) dead = new Error(`The worker stopped: ${boot.workerError}.`);
+    } else worker = new Worker(url, { type: 'module' });
     worker.onmessage = ({ data }) => {
       const entry = pending.get(data.id);
       if (!entry) return;

@@ -1,8 +1,13 @@
 // Long work in the page: a run reports its progress layer by layer with a Cancel button; cancelling
 // stops it at once (the worker is replaced), says so in the page, and the same model keeps working.
+// The first look on a slow link: the worker, the weights and the tokenizer start at once, before the
+// page's modules are in, and the download's progress has its total from its first byte.
 import assert from 'node:assert/strict';
+import { existsSync, statSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { launch, openPage, randomModel, screenshot, settled, startServer } from './helpers.mjs';
+
+const WEIGHTS = new URL('../../www/models/builtin/model.safetensors', import.meta.url);
 
 let server;
 let browser;
@@ -54,4 +59,59 @@ test('a long run shows its progress by layer and can be cancelled, leaving the m
 
 test('no console errors', () => {
   assert.deepEqual(page.consoleErrors, []);
+});
+
+test('a first visit on a slow link: worker, weights and tokenizer start at once, before the page’s modules are in; the progress has its total from the first byte; the shape drawn meanwhile is the core’s', async (t) => {
+  if (!existsSync(WEIGHTS)) return t.skip('www/models/builtin is not there yet');
+  const size = statSync(WEIGHTS).size;
+  const context = await browser.newContext({ viewport: { width: 1366, height: 768 }, serviceWorkers: 'block' });
+  const slow = await context.newPage();
+  slow.consoleErrors = [];
+  slow.on('console', (m) => m.type() === 'error' && slow.consoleErrors.push(m.text()));
+  slow.on('pageerror', (e) => slow.consoleErrors.push(String(e)));
+  // Every request, in the order the page asked for them.
+  const events = [];
+  slow.on('request', (r) => events.push(['request', new URL(r.url()).pathname]));
+  // The model panel's progress bar, each frame: its text, and its value and max where it has them.
+  await slow.addInitScript(() => {
+    const seen = (window.progressSeen = []);
+    const look = () => {
+      const bar = document.querySelector('.model-progress-bar');
+      if (bar && !bar.closest('[hidden]')) seen.push({ text: document.querySelector('.model-progress-text')?.textContent, value: bar.hasAttribute('value') ? bar.value : null, max: bar.max });
+      if (!window.attnscope?.app?.model) requestAnimationFrame(look);
+    };
+    requestAnimationFrame(look);
+  });
+  const cdp = await context.newCDPSession(slow);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 20, downloadThroughput: 1.5e6, uploadThroughput: 1e6 });
+  await slow.goto(server.url);
+  // The diagram from config.json while the weights arrive; kept to compare with the core's.
+  await slow.waitForSelector('.view-overview .ov-fact');
+  const preview = await slow.evaluate(() => window.attnscope.app.preview?.config ?? null);
+  await slow.waitForFunction(() => window.attnscope?.app?.source?.kind === 'builtin' && document.querySelector('.ov-prediction .ov-predict:not(.ov-waiting)'), null, { timeout: 120_000 });
+  await settled(slow);
+
+  const at = (kind, file) => events.findIndex(([k, p]) => k === kind && p.endsWith(file));
+  // What the assertions below look at, said when one fails.
+  const order = JSON.stringify(events.filter(([, p]) => /models\/builtin\/(model|tokenizer)|\/worker\.js|patch\.js/.test(p)));
+  const count = (file) => events.filter(([k, p]) => k === 'request' && p.endsWith(file)).length;
+  assert.equal(count('/models/builtin/model.safetensors'), 1, 'the weights downloaded once');
+  assert.equal(count('/models/builtin/tokenizer.json'), 1, 'the tokenizer downloaded once');
+  assert.ok(at('request', '/worker.js') < at('request', '/views/patch.js'), `the worker asked for before the page’s last modules: ${order}`);
+  assert.ok(at('request', '/models/builtin/model.safetensors') < at('request', '/views/patch.js'), `the weights asked for before the page’s last modules: ${order}`);
+  // The page's own record of its downloads: when the tokenizer's began, when the weights' last byte came.
+  const timing = await slow.evaluate(() => Object.fromEntries(performance.getEntriesByType('resource').filter((e) => /models\/builtin\/(model\.safetensors|tokenizer\.json)$/.test(e.name)).map((e) => [e.name.split('/').pop(), { start: e.startTime, end: e.responseEnd }])));
+  assert.ok(timing['tokenizer.json'].start < timing['model.safetensors'].end, `the tokenizer asked for before the weights are in: ${JSON.stringify(timing)}`);
+
+  const seen = await slow.evaluate(() => window.progressSeen);
+  const counted = seen.filter((s) => s.text !== 'Reading the model…');
+  assert.ok(counted.length > 0, 'the download’s progress was seen');
+  assert.deepEqual(counted.filter((s) => s.value === null || s.max !== size), [], `every report of bytes has the file’s ${size} bytes as its total`);
+
+  assert.ok(preview && preview.dtype === undefined, 'the overview drew from config.json before the core’s check (which adds dtype)');
+  const model = await slow.evaluate(() => window.attnscope.app.model);
+  for (const [key, value] of Object.entries(preview)) assert.equal(value, model[key], `${key}: the preview’s is the core’s`);
+  assert.deepEqual(slow.consoleErrors, []);
+  await context.close();
 });

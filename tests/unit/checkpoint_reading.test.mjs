@@ -3,7 +3,9 @@
 // header is read into one array of the length its first 8 bytes give, not grown chunk by chunk, and
 // parsed by the worker (safetensors_header.js), never on the page's thread; a GGUF header grows once
 // per ask of the core's; a sharded checkpoint keeps at most SHARDS_IN_FLIGHT downloads open, and its
-// progress still counts every byte once, up to the whole.
+// progress still counts every byte once, up to the whole. A folder's three files are asked for at
+// once, its data keeps arriving while the core checks the header, its progress has its total from
+// the first byte, and its shape (previewConfig) is drawn before the core's check.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
@@ -18,7 +20,7 @@ globalThis.indexedDB = {
   },
 };
 
-const { load, SHARDS_IN_FLIGHT } = await import('../../www/model_source.js');
+const { load, previewConfig, PREVIEW_KEYS, SHARDS_IN_FLIGHT } = await import('../../www/model_source.js');
 
 // A safetensors file of `tensors` ([name, bytes] in order, F32), its header padded to 8 bytes;
 // `metadata` goes in __metadata__ (a long one makes a big header).
@@ -49,12 +51,14 @@ const tensor = (n, seed) => new Uint8Array(Float32Array.from({ length: n }, (_, 
 // is read to the end or cancelled; `open` counts them now and `most` the most at once.
 let files = new Map();
 let chunk = 1024;
-const downloads = { open: 0, most: 0, requests: [] };
+// events: ['request', url] when asked for, ['end', url] when a download's last bytes have been read.
+const downloads = { open: 0, most: 0, requests: [], events: [] };
 const realFetch = globalThis.fetch;
 before(() => {
   globalThis.fetch = async (url) => {
     const href = String(url);
     downloads.requests.push(href);
+    downloads.events.push(['request', href]);
     const body = files.get(href);
     if (body === undefined) return new Response('not found', { status: 404 });
     if (typeof body === 'string') return new Response(body, { status: 200, headers: { 'content-length': String(body.length) } });
@@ -76,6 +80,7 @@ before(() => {
           }
           controller.enqueue(body.subarray(at, at + chunk));
           at += chunk;
+          if (at >= body.length) downloads.events.push(['end', href]);
         },
         cancel: done,
       },
@@ -205,4 +210,63 @@ test(`a checkpoint in 8 shards keeps at most ${SHARDS_IN_FLIGHT} downloads open,
   assert.deepEqual(progress.at(-1), [total, total]);
   assert.ok(progress.every(([loaded, of], i) => loaded <= total && (of === null || of === total) && (i === 0 || loaded >= progress[i - 1][0])), 'progress never goes back nor past the whole');
   assert.ok(progress.findIndex(([, of]) => of !== null) > 0, 'the total is known once every header is in');
+});
+
+test('a folder’s three files are asked for at once; its data arrives while the core checks, with the total from the first byte; its shape is drawn before the check', { timeout: 60_000 }, async () => {
+  const file = safetensors([['model.layers.0.self_attn.q_norm.weight', tensor(8, 1)], ['w', tensor(40_000, 2)]]);
+  const config = '{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100}';
+  const folder = 'http://site.test/builtin/';
+  files = new Map([
+    [`${folder}config.json`, config],
+    [`${folder}model.safetensors`, file],
+    [`${folder}tokenizer.json`, '{"model": {}}'],
+  ]);
+  chunk = 1024;
+  downloads.events.length = 0;
+  const weightsUrl = `${folder}model.safetensors`;
+  // The core answers the check only once the whole file has come: a reader that waited for the
+  // check before reading on would wait for ever (the core may still be downloading, in the page).
+  let arrived;
+  const whole = new Promise((resolve) => (arrived = resolve));
+  const seen = [];
+  const resolved = { ...previewConfig(config, true), dtype: 'F32', weight_count: 1 };
+  const slowCall = async (type, body) => {
+    seen.push(type);
+    if (type === 'checkCheckpoint') {
+      const poll = setInterval(() => downloads.events.some(([e, url]) => e === 'end' && url === weightsUrl) && arrived(), 5);
+      await whole.finally(() => clearInterval(poll));
+      return resolved;
+    }
+    return call(type, body);
+  };
+  const progress = [];
+  const described = [];
+  const { checkpoint } = await load({ kind: 'url', url: folder }, { call: slowCall, progress: (loaded, total) => progress.push([loaded, total]), wanted: () => true, described: (c) => described.push({ c, checked: seen.includes('checkCheckpoint') }) });
+  assert.deepEqual(new Uint8Array(checkpoint.weights), file, 'the file, byte for byte');
+  assert.equal(checkpoint.tokenizer, '{"model": {}}');
+  const asked = downloads.events.filter(([e]) => e === 'request').map(([, url]) => url.slice(folder.length));
+  assert.deepEqual(asked.sort(), ['config.json', 'model.safetensors', 'tokenizer.json']);
+  const at = (event, url) => downloads.events.findIndex(([e, u]) => e === event && u === `${folder}${url}`);
+  assert.ok(at('request', 'tokenizer.json') < at('end', 'model.safetensors'), 'tokenizer.json asked for before the weights are in');
+  assert.ok(progress.length > 10, `${progress.length} progress reports`);
+  assert.ok(progress.every(([, total]) => total === file.length), 'every report has the file’s size as its total');
+  assert.deepEqual(progress.at(-1), [file.length, file.length]);
+  // The shape from config.json and the header (Q/K norm weights in it), before the core's check;
+  // the core's answer draws the same, so it is not drawn twice.
+  assert.equal(described.length, 1);
+  assert.equal(described[0].checked, false, 'drawn before the core was asked');
+  assert.deepEqual(Object.keys(described[0].c).sort(), [...PREVIEW_KEYS].sort());
+  assert.equal(described[0].c.qk_norm, true);
+});
+
+test('previewConfig resolves a config.json as the core does, or gives none', () => {
+  const builtin = '{"hidden_size": 192, "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 32, "intermediate_size": 640, "vocab_size": 6400, "tie_word_embeddings": true, "use_moe": false}';
+  assert.deepEqual(previewConfig(builtin, true), { hidden_size: 192, num_hidden_layers: 4, num_attention_heads: 8, num_key_value_heads: 4, vocab_size: 6400, num_experts: 4, num_experts_per_tok: 1, head_dim: 32, intermediate_size: 640, moe_intermediate_size: 640, tie_word_embeddings: true, use_moe: false, qk_norm: true });
+  // MiniMind-3's defaults, head_dim = hidden / heads, the FFN ceil(hidden·π / 64)·64, and a config's
+  // own qk_norm over the checkpoint's.
+  assert.deepEqual(previewConfig('{"head_dim": null, "qk_norm": false}', true), { hidden_size: 768, num_hidden_layers: 8, num_attention_heads: 8, num_key_value_heads: 4, vocab_size: 6400, num_experts: 4, num_experts_per_tok: 1, head_dim: 96, intermediate_size: 2432, moe_intermediate_size: 2432, tie_word_embeddings: true, use_moe: false, qk_norm: false });
+  for (const bad of ['not json', '[1]', '{"num_hidden_layers": null}', '{"hidden_size": "192"}', '{"num_key_value_heads": 3}', '{"hidden_size": 100, "num_attention_heads": 8}', '{"use_moe": 1}', '{"tie_word_embeddings": "yes"}']) {
+    assert.equal(previewConfig(bad, false), null, bad);
+  }
+  assert.equal(previewConfig('{}', null), null, 'a header that was not one: no preview');
 });
