@@ -8,6 +8,7 @@
 // The checkpoints here are headers alone: the refusal comes before a byte of tensor data is read,
 // so a 1.2 GB file is served as its few hundred bytes of header.
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 import { fragment, FORMAT1_DEFAULTS } from '../../www/state.js';
 import { cleanScreenshot, launch, openPage, randomModel, settled, startServer } from './helpers.mjs';
@@ -75,12 +76,14 @@ async function pageAt(hash) {
 
 const logits = (page) => page.evaluate(async () => Array.from(await window.attnscope.tensor('logits')));
 
-// Serves https://big.example/<dtype>/: config.json, and a model.safetensors that is its header alone.
+// Serves https://big.example/<dtype>/: config.json, a model.safetensors that is its header alone,
+// and MiniMind's tokenizer.json (the page asks for the three at once).
 async function serveHeaders(page) {
   const files = { f32: headerOnly('F32', 4), f16: headerOnly('F16', 2) };
+  const tokenizer = await readFile(new URL('../../assets/minimind/tokenizer.json', import.meta.url));
   await page.route('https://big.example/**', (route) => {
     const [dtype, name] = new URL(route.request().url()).pathname.split('/').filter(Boolean);
-    const body = name === 'config.json' ? JSON.stringify(CONFIG) : name === 'model.safetensors' ? files[dtype]?.head : null;
+    const body = name === 'config.json' ? JSON.stringify(CONFIG) : name === 'model.safetensors' ? files[dtype]?.head : name === 'tokenizer.json' ? tokenizer : null;
     return body
       ? route.fulfill({ status: 200, body, headers: { 'access-control-allow-origin': '*' } })
       : route.fulfill({ status: 404, body: 'not here', headers: { 'access-control-allow-origin': '*' } });
