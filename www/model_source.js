@@ -816,6 +816,9 @@ export async function hasBuiltin() {
 
 const superseded = () => Object.assign(new Error('Another model was chosen.'), { superseded: true });
 
+// How often load() passes the bytes' progress on, at most (its last report always).
+const PROGRESS_EVERY_MS = 100;
+
 // --- the model's shape before the core is in ---
 
 // The sizes a config.json gives the overview's diagram (views/overview.js), and MiniMind-3's defaults
@@ -873,6 +876,7 @@ const samePreview = (a, b) => a !== null && PREVIEW_KEYS.every((key) => a[key] =
  */
 export async function load(model, { call, files = null, progress, wanted, described = () => {}, kept: keptBytes = () => 0 }) {
   let previewed = null; // the shape drawn from config.json before the core's check (previewConfig)
+  let told = null; // the last progress report passed on
   const heard = (info) => {
     if (wanted() && !samePreview(previewed, info)) described(info);
     return info;
@@ -890,6 +894,13 @@ export async function load(model, { call, files = null, progress, wanted, descri
     headers: (heads) => call('safetensorsHeaders', { heads }, { transfer: heads.map((head) => head.buffer) }),
     progress: (loaded, total, file) => {
       if (!wanted()) throw superseded();
+      // Told on: the first report, a total or file that changed, the last byte, and otherwise at most
+      // every PROGRESS_EVERY_MS. A download brings a chunk every few milliseconds, and each report
+      // redraws the model panel and the status: drawn for each, they were most of the page's work
+      // while the weights arrived.
+      const now = performance.now();
+      if (told && told.total === total && told.file === file && loaded !== total && now - told.at < PROGRESS_EVERY_MS) return;
+      told = { total, file, at: now };
       progress(loaded, total, file);
     },
   };

@@ -248,7 +248,7 @@ test('a folder’s three files are asked for at once; its data arrives while the
   assert.deepEqual(asked.sort(), ['config.json', 'model.safetensors', 'tokenizer.json']);
   const at = (event, url) => downloads.events.findIndex(([e, u]) => e === event && u === `${folder}${url}`);
   assert.ok(at('request', 'tokenizer.json') < at('end', 'model.safetensors'), 'tokenizer.json asked for before the weights are in');
-  assert.ok(progress.length > 10, `${progress.length} progress reports`);
+  assert.ok(progress.length >= 2, `${progress.length} progress reports`);
   assert.ok(progress.every(([, total]) => total === file.length), 'every report has the file’s size as its total');
   assert.deepEqual(progress.at(-1), [file.length, file.length]);
   // The shape from config.json and the header (Q/K norm weights in it), before the core's check;

@@ -41,8 +41,8 @@ try {
       const audit = (a) => report.audits[a]?.displayValue ?? '?';
       // DETAIL=1: the largest contentful paint's element, and the main thread's long tasks by script.
       if (process.env.DETAIL) {
-        const lcp = report.audits['largest-contentful-paint-element']?.details?.items?.[0]?.items?.[0]?.node;
-        console.log(`  LCP element: ${lcp?.selector ?? '?'} "${(lcp?.nodeLabel ?? '').slice(0, 60)}"`);
+        const lcp = JSON.stringify(report.audits['largest-contentful-paint-element']?.details ?? null).match(/"selector":"([^"]*)".*?"nodeLabel":"([^"]{0,60})/);
+        console.log(`  LCP element: ${lcp?.[1] ?? '?'} "${lcp?.[2] ?? ''}"`);
         for (const task of report.audits['long-tasks']?.details?.items ?? []) console.log(`  long task at ${Math.round(task.startTime)} ms: ${Math.round(task.duration)} ms ${task.url}`);
         for (const item of (report.audits['bootup-time']?.details?.items ?? []).slice(0, 6)) console.log(`  script ${item.url}: ${Math.round(item.total)} ms (evaluation ${Math.round(item.scripting)}, parse ${Math.round(item.scriptParseCompile)})`);
         for (const item of report.audits['mainthread-work-breakdown']?.details?.items ?? []) console.log(`  main thread: ${item.groupLabel ?? item.group}: ${Math.round(item.duration)} ms`);
