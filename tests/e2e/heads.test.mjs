@@ -270,6 +270,9 @@ test('on the built-in model, the Chinese previous-token sample shows its head as
 test('an input with fewer than four measurable rows labels no head: each is too short to tell, and says why', async () => {
   const page = await openPage(browser, new URL('index.html#view=grid', server.url).href);
   await page.setViewportSize({ width: 1280, height: 900 });
+  // Typed once the built-in model is in: this test is about the labels, not typing during the load.
+  await page.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000 });
+  await settled(page);
   // "a b c" after BOS is four tokens or so: a couple of rows with two tokens before them.
   await page.fill('#text', 'a b c');
   await page.waitForFunction(() => window.attnscope.app.state.text === 'a b c');
