@@ -38,6 +38,7 @@ async function open(fields) {
       return k === 'text' || (k === 'ablate' ? value.map((pair) => pair.join('.')).join(',') : String(value)) === v;
     }),
     fields,
+    { timeout: 90_000 },
   );
   await settled(page);
 }
