@@ -1202,7 +1202,8 @@ test('figures embedded in a post: the share panel’s height fits what each show
     for (const { name, state } of FIGURES) {
       await author.evaluate((s) => window.attnscope.setState(s), { ...DEFAULTS, ...state, hide: FIGURE_ONLY });
       await stableUrl(author);
-      // A lesson keeps the share panel in sight: no need to open its sentence and model panels.
+      // A lesson keeps its share panel behind its button, with the sentence and model panels.
+      if (!(await author.locator('#share-embed').isVisible())) await author.click('#lessons-sidebar');
       assert.ok(await author.locator('#share-embed').isVisible(), `${name}: the share panel is in sight`);
       await author.fill('#share-width', String(width));
       const copied = async (button) => {
