@@ -22,6 +22,9 @@ import { t } from './strings.js';
 import { errorText } from './page/error_text.js';
 
 export const BUILTIN_URL = new URL('./models/builtin/', import.meta.url).href;
+// The built-in model was trained on windows of 128 tokens (models/builtin/README.md): past them, every
+// position is one it never saw in training, which the attention map says where a head changes there.
+export const BUILTIN_CONTEXT = 128;
 // SmolLM2-135M-Instruct (Apache-2.0) as llama.cpp quantizes it, fetched by ./build.sh build; a site
 // built without it has no such file.
 export const SMOLLM2_URL = new URL('./models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf', import.meta.url).href;

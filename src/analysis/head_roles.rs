@@ -84,9 +84,55 @@ struct Row {
 /// The measures of every head of one layer, or None for a head (all heads alike) when no query
 /// row has two visible keys before it: the input is too short to tell.
 pub fn measure(probs: ArrayView3<f32>, mask: &MaskSpec) -> Vec<Option<HeadScores>> {
-    let (heads, t, s) = probs.dim();
+    measure_rows(probs, mask, 0..probs.dim().1)
+}
+
+/// Query rows per stretch, where a long input's roles are also measured stretch by stretch.
+pub const STRETCH: usize = 64;
+/// An input with at least this many query rows has its roles measured by stretch too.
+pub const LONG: usize = 3 * STRETCH;
+
+/// One stretch of query rows [from, to) and the head's role over them.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Stretch {
+    pub from: usize,
+    pub to: usize,
+    #[serde(flatten)]
+    pub role: HeadRole,
+}
+
+/// Where a long input's heads change what they do: each head's roles over stretches of STRETCH
+/// query rows (the last one takes the rest), neighbours of the same role merged and measured again
+/// as one. A head's habit over a whole long text can hide two halves: previous-token while the text
+/// is no longer than what the model was trained on, spread thin after it. One Vec per head, empty
+/// for an input under LONG rows or a head too short to tell.
+pub fn stretches(probs: ArrayView3<f32>, mask: &MaskSpec) -> Vec<Vec<Stretch>> {
+    let (heads, t, _) = probs.dim();
+    if t < LONG {
+        return vec![Vec::new(); heads];
+    }
+    let bounds: Vec<usize> = (0..t / STRETCH).map(|k| k * STRETCH).chain([t]).collect();
+    let parts: Vec<Vec<Option<HeadScores>>> = bounds.windows(2).map(|w| measure_rows(probs, mask, w[0]..w[1])).collect();
+    (0..heads)
+        .map(|h| {
+            let mut merged: Vec<(usize, usize, Role)> = Vec::new();
+            for (k, part) in parts.iter().enumerate() {
+                let Some(role) = part[h].map(|s| s.role().role) else { continue };
+                match merged.last_mut() {
+                    Some(last) if last.2 == role => last.1 = bounds[k + 1],
+                    _ => merged.push((bounds[k], bounds[k + 1], role)),
+                }
+            }
+            merged.into_iter().filter_map(|(from, to, _)| measure_rows(probs, mask, from..to)[h].map(|s| Stretch { from, to, role: s.role() })).collect()
+        })
+        .collect()
+}
+
+/// `measure` over the query rows in `range` only.
+pub fn measure_rows(probs: ArrayView3<f32>, mask: &MaskSpec, range: std::ops::Range<usize>) -> Vec<Option<HeadScores>> {
+    let (heads, _, s) = probs.dim();
     let visible = |i: usize, j: usize| mask.bias(i, j) == 0.0;
-    let rows: Vec<Row> = (0..t)
+    let rows: Vec<Row> = range
         .filter_map(|i| {
             let at = mask.prefix_len + i;
             if at >= s || !visible(i, at) {
@@ -191,6 +237,20 @@ mod tests {
 
     fn close(a: f32, b: f32) -> bool {
         (a - b).abs() < 1e-5
+    }
+
+    #[test]
+    fn a_long_input_says_where_a_head_changes() {
+        // Previous-token for the first 128 rows, then uniform over what it sees: the whole text's
+        // measure mixes the two, the stretches say each half.
+        let p = head(320, &CAUSAL, |i, j| if i < 128 { if j + 1 == i || (i == 0 && j == 0) { 1.0 } else { 0.0 } } else { 1.0 });
+        let st = &stretches(p.view(), &CAUSAL)[0];
+        assert_eq!(st.iter().map(|s| (s.from, s.to, s.role.role)).collect::<Vec<_>>(), vec![(0, 128, Role::Previous), (128, 320, Role::Broad)], "{st:?}");
+        assert!(st[0].role.score > 0.99, "{st:?}");
+        // One role all along: a single stretch; a short input: none.
+        let steady = head(320, &CAUSAL, |i, j| if j + 1 == i || (i == 0 && j == 0) { 1.0 } else { 0.0 });
+        assert_eq!(stretches(steady.view(), &CAUSAL)[0].len(), 1);
+        assert!(stretches(head(LONG - 1, &CAUSAL, |_, _| 1.0).view(), &CAUSAL)[0].is_empty());
     }
 
     #[test]

@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 
 use super::memory::config_view;
 use super::{expect_len, from_js, js, now_ms, to_js};
-use crate::analysis::head_roles::{self, HeadRole};
+use crate::analysis::head_roles::{self, HeadRole, Stretch};
 use crate::analysis::{circuit, induction, patching};
 use crate::model::attention::MaskSpec;
 use crate::model::generate::{draw, top_tokens, Generator, Sampling};
@@ -132,6 +132,10 @@ struct HeadRoleView {
     head: usize,
     #[serde(flatten)]
     role: Option<HeadRole>,
+    /// A long input's stretches (`head_roles::stretches`), where the role changes along it; absent
+    /// where it keeps one role or the input is short.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    stretches: Vec<Stretch>,
 }
 
 #[derive(Serialize)]
@@ -309,8 +313,9 @@ impl Session {
 
     /// What each head does on the last run's input (`analysis::head_roles`), measured on its
     /// `layers.L.attn.probs` with the run's masks: `[{layer, heads: [{head, role, score, strong,
-    /// scores: {previous, current, first, spread, rows}}]}]` for every layer the run recorded; a head
-    /// is `{head}` alone when the input is too short to tell.
+    /// scores: {previous, current, first, spread, rows}, stretches?: [{from, to, role, score, strong,
+    /// scores}]}]}]` for every layer the run recorded; a head is `{head}` alone when the input is too
+    /// short to tell. `stretches` is there for a long input where the head's role changes along it.
     #[wasm_bindgen(js_name = headRoles)]
     pub fn head_roles(&self) -> Result<JsValue, JsError> {
         let req = self.last_request.borrow();
@@ -323,7 +328,13 @@ impl Session {
                 let probs = ArrayView3::from_shape((e.shape[0], e.shape[1], e.shape[2]), &e.data[..]).expect("probs are [nH, T, S]");
                 let heads: Vec<usize> = e.heads.clone().unwrap_or_else(|| (0..e.shape[0]).collect());
                 let measured = head_roles::measure(probs, &mask);
-                let heads = heads.into_iter().zip(measured).map(|(head, s)| HeadRoleView { head, role: s.map(|s| s.role()) }).collect();
+                let mut stretches = head_roles::stretches(probs, &mask);
+                let heads = heads
+                    .into_iter()
+                    .zip(measured)
+                    .zip(stretches.iter_mut())
+                    .map(|((head, s), st)| HeadRoleView { head, role: s.map(|s| s.role()), stretches: if st.len() > 1 { std::mem::take(st) } else { Vec::new() } })
+                    .collect();
                 Some(LayerRoles { layer, heads })
             })
             .collect::<Vec<_>>();

@@ -74,8 +74,9 @@ export async function startServer({ isolated = true, root = 'www' } = {}) {
  * A new page at `url` whose console errors and uncaught exceptions (CSP violations and failed loads
  * included) collect in page.consoleErrors, so a test can assert that there were none.
  */
-export async function openPage(browser, url) {
-  const page = await browser.newPage();
+export async function openPage(browser, url, options = {}) {
+  // options: Playwright's page options ({deviceScaleFactor: 2}: a retina screen's canvases).
+  const page = await browser.newPage(options);
   page.consoleErrors = [];
   page.on('console', (message) => {
     if (message.type() === 'error') page.consoleErrors.push(message.text());

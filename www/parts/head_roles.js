@@ -105,6 +105,27 @@ export function roleDetail(r, pieces) {
   return t('role.detail', { previous: fixed(s.previous, 2), current: fixed(s.current, 2), first: fixed(s.first, 2), spread: fixed(s.spread, 2), fixed: fixed(s.fixed, 2), ...keyToken(r, pieces), rows: s.rows });
 }
 
+// Where a long text's head changes what it does (the core's stretches, src/analysis/head_roles.rs):
+// "Along this long text it changes: positions 0–191 previous-token 0.58; positions 192–1152 mixed", and, for
+// a model trained on shorter windows than the text (`trained` tokens), that the later positions are
+// new to it. [] where the head keeps one role (or the input is short).
+export function roleStretches(r, pieces, trained = null) {
+  const parts = r?.stretches;
+  if (!parts?.length) return [];
+  const items = parts.map((s) => el('span', { className: 'role-stretch', dataset: { from: s.from, to: s.to - 1, role: s.role } }, t('role.stretchAt', { from: s.from, to: s.to - 1 }), ' ', roleBadge(s, pieces)));
+  const past = trained !== null && parts.at(-1).to > trained;
+  return [
+    el(
+      'p',
+      { className: 'head-role-stretches' },
+      el('strong', {}, t('role.stretches')),
+      ' ',
+      items.flatMap((item, k) => (k ? [t('role.stretchSep'), item] : [item])),
+      ...(past ? [' ', el('span', { className: 'role-trained' }, t('role.trainedWindow', { n: trained, last: trained - 1 }))] : []),
+    ),
+  ];
+}
+
 // A small label coloured by role (style.css: .role-<name>).
 export function roleBadge(r, pieces, { compact = false } = {}) {
   const weak = compact && r?.role && r.role !== 'broad' && r.role !== 'mixed' && !r.strong;

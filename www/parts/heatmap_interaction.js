@@ -80,7 +80,8 @@ export function cellReader(canvas, focusBox, guides, current) {
     if (labels.rows) lightRow(r);
     guides.col.hidden = !labels.cols;
     if (labels.cols) Object.assign(guides.col.style, { left: `${geo.x0 + c * cw}px`, top: `${geo.groupBand}px`, width: `${cw}px`, height: `${Math.max(geo.colBand - 2, 0)}px` });
-    if (o.cells.tokens) tell({ query: r, key: c });
+    // A window of the map (map_window.js) names its cells' input positions in rowAt / colAt.
+    if (o.cells.tokens) tell({ query: o.cells.rowAt?.[r] ?? r, key: o.cells.colAt?.[c] ?? c });
   }
 
   function show(cell, clientX, clientY) {

@@ -40,7 +40,24 @@ function textWidth(labels, cap) {
  * (w x h, whole device pixels), the bands above them, the column labels' modes (`cols`, or null),
  * and the whole picture's size, for a heatmap's `cells` and `labels` options in `available` px.
  */
-export function layout({ cells, labels = {} }, available, dpr = window.devicePixelRatio || 1) {
+export function layout(o, available, dpr = window.devicePixelRatio || 1) {
+  const g = place(o, available, dpr);
+  const fit = canvasFit(g.width, g.height, dpr);
+  return fit === dpr ? g : place(o, available, fit);
+}
+
+// A canvas past the browser's limits is drawn blank: 32,767 px a side, 268,435,456 px in all in
+// Chromium (Firefox and Safari allow less area: 16,384² is the common bound). A picture that would
+// be larger is painted at fewer device pixels per CSS pixel and stretched: coarser, never blank.
+export const CANVAS_SIDE = 32_767;
+export const CANVAS_AREA = 16_384 * 16_384;
+export function canvasFit(width, height, dpr) {
+  // (2 px to spare: the layout rounds the cells to whole device pixels.)
+  const most = Math.min((CANVAS_SIDE - 2) / Math.max(1, width), (CANVAS_SIDE - 2) / Math.max(1, height), Math.sqrt((CANVAS_AREA - 4 * CANVAS_SIDE) / Math.max(1, width * height)));
+  return most >= dpr ? dpr : most;
+}
+
+function place({ cells, labels = {} }, available, dpr) {
   const left = labels.rows ? textWidth(labels.rows, 110) + 8 : 0;
   const groupBand = labels.groups ? 16 : 0;
   const right = labels.sums ? 52 : 0;

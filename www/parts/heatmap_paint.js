@@ -39,12 +39,13 @@ export function paint(canvas, o, g, onText = null) {
   const drawn = drawLabels(ctx, o.cells, labels, g, colours);
   canvas.dataset.rotatedLabels = drawn.rotated.join('\n');
   canvas.dataset.skippedLabels = drawn.skipped;
+  canvas.dataset.labelOverlaps = drawn.overlaps;
   canvas.dataset.ticks = drawn.ticks.join('\n');
   canvas.dataset.rowSums = String(Boolean(labels.sums));
-  canvas.dataset.cells = `${g.y0} ${g.h}`; // where the cells start (px from the top) and their height
+  canvas.dataset.cells = `${g.y0} ${g.h} ${g.x0} ${g.w}`; // where the cells start (px from the top) and their height, then from the left and their width
   canvas.dataset.bandedLabels = String(Boolean(drawn.banded));
   canvas.dataset.shrunkLabels = drawn.shrunk ? String(drawn.shrunk) : 'false'; // the smallest size set, px
-  canvas.dataset.guides = o.guides ? [o.guides.split, ...(o.guides.diagonals ?? []).map((d) => `${d.side} ${d.back} from ${d.from}`)].join('\n') : '';
+  canvas.dataset.guides = o.guides ? [o.guides.split, ...(o.guides.diagonals ?? []).map((d) => `${d.side} ${d.back} from ${d.from}`), ...(o.guides.colBreak ? [`break ${o.guides.colBreak}`] : [])].join('\n') : '';
   drawGuides(ctx, o.cells, o.guides, g, colours);
   drawValues(ctx, o.cells, o.scale, g);
   canvas.dataset.values = String(Boolean(o.cells.values) && valuesFit(o.cells, g));
@@ -93,6 +94,13 @@ function drawGuides(ctx, cells, guides, g, colours) {
   ctx.beginPath();
   ctx.rect(g.x0, g.y0, g.w, g.h);
   ctx.clip();
+  // colBreak: a gap before column `colBreak`, where the columns jump (a window's pinned first key).
+  if (guides.colBreak) {
+    ctx.fillStyle = colours.gapCss;
+    ctx.fillRect(g.x0 + guides.colBreak * cw - 2, g.y0, 4, g.h);
+    ctx.fillStyle = colours.strong;
+    ctx.fillRect(g.x0 + guides.colBreak * cw - 0.5, g.y0, 1, g.h);
+  }
   if (guides.split) {
     ctx.fillStyle = colours.strong;
     ctx.fillRect(g.x0, g.y0 + guides.split * ch - 0.75, g.w, 1.5);
@@ -122,7 +130,9 @@ function drawMark(ctx, cells, mark, g, colours) {
   const ch = g.h / cells.rows;
   // c null: the whole row (the query a view follows).
   const row = mark.c === null || mark.c === undefined;
-  const box = [g.x0 + (row ? 0 : mark.c * cw) + 1, g.y0 + mark.r * ch + 1, Math.max((row ? g.w : cw) - 2, 2), Math.max(ch - 2, 2)];
+  // {rows, cols}: a frame over that many cells (an overview's window, map_window.js).
+  const [nr, nc] = [mark.rows ?? 1, mark.cols ?? 1];
+  const box = [g.x0 + (row ? 0 : mark.c * cw) + 1, g.y0 + mark.r * ch + 1, Math.max((row ? g.w : nc * cw) - 2, 2), Math.max(nr * ch - 2, 2)];
   // The ink's line with the page's surface inside it: seen on dark cells and on light ones.
   ctx.lineWidth = 3;
   ctx.strokeStyle = colours.strong;
@@ -276,13 +286,20 @@ function drawLabels(ctx, cells, labels, g, colours) {
   const ch = g.h / rows;
   // What was drawn how, for the tests: labels laid on their side, labels left out, index ticks
   // ("text left right" in CSS px).
-  const drawn = { rotated: [], skipped: 0, ticks: [] };
+  const drawn = { rotated: [], skipped: 0, ticks: [], overlaps: 0 };
+  // Each drawn label's extent across its axis ([from, to], CSS px), to count any two that overlap.
+  const spans = { rows: [], cols: [] };
+  const px = () => Number(ctx.font.match(/(\d+)px/)[1]);
   if (labels.rows) {
     ctx.textAlign = 'right';
     ctx.textBaseline = 'middle';
     const { font, every } = labelFont(ch);
     ctx.font = font;
-    for (let r = 0; r < rows; r += every) ctx.fillText(labels.rows[r], g.x0 - 6, g.y0 + (r + 0.5) * ch, g.x0 - 8);
+    for (let r = 0; r < rows; r += every) {
+      const y = g.y0 + (r + 0.5) * ch;
+      ctx.fillText(labels.rows[r], g.x0 - 6, y, g.x0 - 8);
+      spans.rows.push([y - px() / 2, y + px() / 2]);
+    }
     drawn.skipped += rows - Math.ceil(rows / every);
   }
   if (labels.cols) {
@@ -312,11 +329,17 @@ function drawLabels(ctx, cells, labels, g, colours) {
         const px = Math.min(size, Number(font.match(/(\d+)px/)[1]));
         ctx.font = FONT.replace(/\d+px/, `${px}px`);
         ctx.fillText(labels.cols[c], x, g.y0 - 3);
+        spans.cols.push(across(ctx, labels.cols[c], x, Infinity));
         ctx.font = font;
         drawn.shrunk = Math.min(drawn.shrunk || Infinity, px);
-      } else if (mode === 'upright') ctx.fillText(labels.cols[c], x, g.y0 - 3);
-      else if (mode === 'stacked') lines.forEach((line, k) => ctx.fillText(line, x, g.y0 - 3 - (lines.length - 1 - k) * STACK_LINE, cw + 2));
-      else {
+      } else if (mode === 'upright') {
+        ctx.fillText(labels.cols[c], x, g.y0 - 3);
+        spans.cols.push(across(ctx, labels.cols[c], x, Infinity));
+      } else if (mode === 'stacked') {
+        lines.forEach((line, k) => ctx.fillText(line, x, g.y0 - 3 - (lines.length - 1 - k) * STACK_LINE, cw + 2));
+        spans.cols.push(...lines.map((line) => across(ctx, line, x, cw + 2)));
+      } else {
+        spans.cols.push([x - px() / 2, x + px() / 2]);
         drawn.rotated.push(labels.cols[c]);
         ctx.save();
         ctx.translate(x, g.y0 - 6);
@@ -353,9 +376,32 @@ function drawLabels(ctx, cells, labels, g, colours) {
     ctx.fillStyle = colours.faint;
     ctx.fillText(t('heatmap.rowSum'), g.x0 + g.w + 6, g.y0 - 7);
     ctx.fillStyle = colours.text;
-    for (let r = 0; r < rows; r++) ctx.fillText(short(rowSum(cells.data, r, cols)), g.x0 + g.w + 6, g.y0 + (r + 0.5) * ch);
+    // Given sums (an array) are the whole rows' where the cells are a window of them (map_window.js).
+    for (let r = 0; r < rows; r++) ctx.fillText(short(Array.isArray(labels.sums) ? labels.sums[r] : rowSum(cells.data, r, cols)), g.x0 + g.w + 6, g.y0 + (r + 0.5) * ch);
   }
+  drawn.overlaps = overlaps(spans.rows) + overlaps(spans.cols);
   return drawn;
+}
+
+// A label's extent along the row of labels: its drawn width (fillText squeezes it to `most`) about x.
+function across(ctx, text, x, most) {
+  const half = Math.min(most, ctx.measureText(text).width) / 2;
+  return [x - half, x + half];
+}
+
+// How many labels start before the one drawn before them ends (stacked lines of one label share a column).
+function overlaps(spans) {
+  let n = 0;
+  let end = -Infinity;
+  let last = null;
+  for (const [from, to] of spans.sort((a, b) => a[0] - b[0])) {
+    const centre = (from + to) / 2;
+    if (last !== null && Math.abs(centre - last) > 0.01 && from < end - 0.5) n++;
+    if (last === null || Math.abs(centre - last) > 0.01) end = to;
+    else end = Math.max(end, to);
+    last = centre;
+  }
+  return n;
 }
 
 // Sum of a row's unmasked entries: 1 for a softmax row, the plain sum otherwise.

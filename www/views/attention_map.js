@@ -12,7 +12,8 @@ import { layerSelect, headSelect, stageSelect, stageName, stageValues, STAGES } 
 import { scaleFor } from '../parts/color_scale.js';
 import { fixed, gap, indexLabel, quoted, shapeLabel, tokenText } from '../parts/format.js';
 import { rms } from '../parts/entropy.js';
-import { clearestHeads, headRoles, lookFor, roleBadge, roleDetail, roleText } from '../parts/head_roles.js';
+import { clearestHeads, headRoles, lookFor, roleBadge, roleDetail, roleStretches, roleText } from '../parts/head_roles.js';
+import { BUILTIN_CONTEXT } from '../model_source.js';
 import { ablateToggle, isAblated } from '../parts/ablation.js';
 import { pageLink } from '../link.js';
 import { queryOf, queryRowBox, topKeys } from '../parts/query_row.js';
@@ -21,6 +22,7 @@ import { DOOR } from '../lessons/qk_match.js';
 import { scrollFade } from '../parts/scroll_fade.js';
 import { t } from '../strings.js';
 import { latest } from '../page/latest.js';
+import { LONG, blockCentre, overview, wholeRowSums, windowAt, windowCells } from '../parts/map_window.js';
 
 // The three heads with the strongest clear role other than resting on the first token (previous
 // token, itself, one fixed token), from parts/head_roles.js's measures of this run; null if none.
@@ -105,6 +107,15 @@ function restsElsewhere(measured, probs, h, query, pieces, mask) {
   return [el('p', { className: 'head-role-row-differs' }, t(row[top] >= 0.2 ? 'role.rowDiffersTop' : 'role.rowDiffers', said))];
 }
 
+// The window's part of a whole map's cells and labels (parts/map_window.js), its cells naming their
+// input positions (rowAt, colAt) so that the token chips light the right tokens.
+function windowOf({ cells, labels }, S, win, rowAt) {
+  return {
+    cells: { ...cells, data: windowCells(cells.data, S, win), rows: win.r1 - win.r0, cols: win.cols.length, rowMask: cells.rowMask?.slice(win.r0, win.r1) ?? null, rowAt, colAt: win.cols },
+    labels: { rows: labels.rows.slice(win.r0, win.r1), cols: win.cols.map((c) => labels.cols[c]) },
+  };
+}
+
 // The smallest cell of the map, whose labels are then 9 px (heatmap_layout.js labelFont).
 const MIN_CELL = 10;
 
@@ -116,6 +127,12 @@ export function mount(root, app) {
   const role = el('div', { className: 'head-role' });
   const knock = el('div', { className: 'picker' }); // this head's knock-out toggle (parts/ablation.js)
   const map = heatmap();
+  // A long input (over LONG tokens) is read through a window of the map (parts/map_window.js): the
+  // whole map pooled small beside it, the window framed there, a click there moving it.
+  const whole = heatmap();
+  const windowText = el('p', { className: 'map-window-text', attrs: { role: 'status' } });
+  const windowBox = el('div', { className: 'map-window', hidden: true }, el('div', { className: 'map-window-overview' }, whole.node), el('div', { className: 'map-window-about' }, windowText, el('p', { className: 'hint' }, t('attention.windowHint'))));
+  let keyAt = null; // {query, key}: where a click on the overview put the window's keys, for that query
   // A long sentence in a narrow column: the map scrolls sideways, and says so in an embed.
   map.node.classList.add('heatmap-scroll');
   const fade = scrollFade(map.node, undefined, { cue: true });
@@ -129,11 +146,35 @@ export function mount(root, app) {
   const tutorialPair = el('p', { className: 'qk-tutorial-pair' }, el('button', { type: 'button', className: 'action secondary', on: { click: () => openTutorialPair(app) } }, t('attention.tutorialPair')));
   // On the raw stage, how large this head's scores get and why, from this run (raw-size note).
   const rawSize = el('p', { className: 'hint raw-size', hidden: true });
-  const figure = el('figure', { className: 'tensor-figure attention-figure' }, caption, explain, rawSize, axes, role, offNote, map.node, row.node);
+  const figure = el('figure', { className: 'tensor-figure attention-figure' }, caption, explain, rawSize, axes, role, offNote, windowBox, map.node, row.node);
   root.append(el('div', { className: 'toolbar' }, controls.map((c) => c.node), knock), tutorialPair, figure);
   const updates = latest();
   let anchor = null; // the map's top on screen when a row was clicked (null: no click to keep in place)
   let arriving = true; // the first draw: a followed row that a link or a lesson's door came for is brought into sight
+
+  // The whole map pooled small, the window framed; a click on a block moves the window there (and
+  // follows that block's middle row).
+  function showWhole(full, T, S, win, scale, name, h) {
+    const { pooled, frame } = overview(full.data, T, S, win, full.rowMask);
+    const span = (starts, b) => `${starts[b]}–${starts[b + 1] - 1}`;
+    whole.update({
+      cells: { data: pooled.data, rows: pooled.rows, cols: pooled.cols, rowMask: pooled.rowMask, square: true, maxCell: 180 / Math.max(pooled.rows, pooled.cols), future: full.future, padKeys: full.padKeys },
+      scale,
+      legend: false,
+      mark: frame,
+      interaction: {
+        name: t('attention.overviewName', { name, h }),
+        describe: (pr, pc) => [[t('attention.overviewRows'), span(pooled.rowStart, pr)], [t('attention.overviewKeys'), span(pooled.colStart, pc)]],
+        onCellClick: (pr, pc) => {
+          const { row, key } = blockCentre(pooled, pr, pc);
+          keyAt = { query: row, key };
+          app.set({ query: row });
+        },
+      },
+    });
+    const run = win.cols.slice(win.pinned ? 1 : 0);
+    windowText.textContent = t(win.pinned ? 'attention.windowPinned' : 'attention.window', { from: win.r0, to: win.r1 - 1, T: T.toLocaleString(), k0: run[0], k1: run.at(-1) });
+  }
 
   async function update() {
     const signal = updates.start();
@@ -181,6 +222,8 @@ export function mount(root, app) {
     role.replaceChildren(
       ...lead,
       el('p', { className: 'head-role-line' }, el('span', { className: 'head-role-title' }, t(query === null ? 'role.title' : 'role.titleWhole')), roleBadge(measured, pieces), el('span', { className: 'head-role-detail' }, roleDetail(measured, pieces))),
+      // A long text: where along it the head's role changes, and where it passes the built-in model's training length.
+      ...roleStretches(measured, pieces, app.source?.kind === 'builtin' ? BUILTIN_CONTEXT : null),
       // replaceChildren writes null as the text "null": a mixed head has nothing to look for.
       ...(look ? [el('p', { className: 'head-role-look' }, el('strong', {}, t('role.lookFor')), gap(t('role.lookFor')), look)] : []),
       // A head that rests on one token over the sentence may not in the row followed (a head opened
@@ -196,25 +239,37 @@ export function mount(root, app) {
       anchor = map.node.getBoundingClientRect().top;
       app.set({ query: r === query ? null : r });
     };
-    const { cells, labels } = headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, maxCell: 44, labelChars: 12, input: true, future, weights });
+    const all = headCells({ data, T, S, pieces: state.tokens.pieces, mask: state.mask, maxCell: 44, labelChars: 12, input: true, future, weights });
+    const scale = scaleFor(name, [data]);
+    // A long input: the window's rows and keys (input positions), else the whole map.
+    const win = T > LONG ? windowAt({ T, S, query, keyAt: keyAt?.query === query ? keyAt.key : null }) : null;
+    const rowAt = win ? Array.from({ length: win.r1 - win.r0 }, (_, i) => win.r0 + i) : null;
+    const { cells, labels } = win ? windowOf(all, S, win, rowAt) : all;
+    const r0 = win ? win.r0 : 0;
+    const colAt = (c) => (win ? win.cols[c] : c);
+    const inWindow = query !== null && query >= r0 && query < r0 + cells.rows;
     // Labels stay readable (9 px at the least) in a narrow column: the map scrolls sideways instead.
     cells.minCell = MIN_CELL;
+    windowBox.hidden = !win;
+    if (win) showWhole(all.cells, T, S, win, scale, name, h);
     map.update({
       cells,
-      scale: scaleFor(name, [data]),
-      // Σ row means something only for the weights: each row of them sums to 1 (a masked row's is −∞).
-      labels: { ...labels, sums: state.stage === 'probs' },
-      mark: query === null ? null : { r: query, c: null },
+      scale,
+      // Σ row means something only for the weights: each row of them sums to 1 (a masked row's is −∞);
+      // a window's rows are summed whole, over the keys outside it too.
+      labels: { ...labels, sums: state.stage === 'probs' && (win ? wholeRowSums(data, S, win) : true) },
+      mark: inWindow ? { r: query - r0, c: null } : null,
+      guides: win?.pinned ? { colBreak: 1 } : null,
       interaction: {
         name: t('heatmap.stageName', { what: t(`heatmap.stage.${state.stage}`), name: shown, h }),
-        describe: headTip(shown, h, state.tokens.pieces),
+        describe: (r, c) => headTip(shown, h, state.tokens.pieces)(r0 + r, colAt(c)),
         // A click on a row follows its token as the query; on the followed row, lets it go. A click on
         // a row's word does the same: a reader clicks the word before the squares.
-        onCellClick: follow,
-        onRowClick: follow,
-        rowTip: (r) => [t(r === query ? 'attention.rowTipStop' : 'attention.rowTip', { token: tokenText(pieces[r]), i: r })],
+        onCellClick: (r) => follow(r0 + r),
+        onRowClick: (r) => follow(r0 + r),
+        rowTip: (r) => [t(r0 + r === query ? 'attention.rowTipStop' : 'attention.rowTip', { token: tokenText(pieces[r0 + r]), i: r0 + r })],
         // The keyboard starts on the followed row, at its first key.
-        start: query === null ? null : { r: query, c: 0 },
+        start: inWindow ? { r: query - r0, c: 0 } : null,
       },
     });
     fade.mark();
@@ -229,7 +284,7 @@ export function mount(root, app) {
     // Arriving with a row to follow (她 from a lesson's door, a shared link): the row is what the
     // reader came for. A row below the fold is brought up: the map's top (its column labels) just
     // under the sticky top bar, or, where the row is still too low then, the row to mid-window.
-    const box = arriving && query !== null ? map.rowBox(query) : null;
+    const box = arriving && query !== null ? map.rowBox(query - r0) : null;
     arriving = false;
     if (box && box.bottom > window.innerHeight) {
       const bar = parseFloat(getComputedStyle(document.documentElement).getPropertyValue('--topbar-height')) || 0;
@@ -244,6 +299,7 @@ export function mount(root, app) {
     destroy() {
       updates.abort();
       map.destroy();
+      whole.destroy();
       fade.destroy();
     },
   };
