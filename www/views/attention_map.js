@@ -129,9 +129,11 @@ export function mount(root, app) {
   const map = heatmap();
   // A long input (over LONG tokens) is read through a window of the map (parts/map_window.js): the
   // whole map pooled small beside it, the window framed there, a click there moving it.
-  const whole = heatmap();
+  // The overview's heatmap is made for a long input only, so a short one's view holds one map.
+  let whole = null;
+  const overviewSlot = el('div', { className: 'map-window-overview' });
   const windowText = el('p', { className: 'map-window-text', attrs: { role: 'status' } });
-  const windowBox = el('div', { className: 'map-window', hidden: true }, el('div', { className: 'map-window-overview' }, whole.node), el('div', { className: 'map-window-about' }, windowText, el('p', { className: 'hint' }, t('attention.windowHint'))));
+  const windowBox = el('div', { className: 'map-window', hidden: true }, overviewSlot, el('div', { className: 'map-window-about' }, windowText, el('p', { className: 'hint' }, t('attention.windowHint'))));
   let keyAt = null; // {query, key}: where a click on the overview put the window's keys, for that query
   // A long sentence in a narrow column: the map scrolls sideways, and says so in an embed.
   map.node.classList.add('heatmap-scroll');
@@ -156,6 +158,10 @@ export function mount(root, app) {
   // follows that block's middle row).
   function showWhole(full, T, S, win, scale, name, h) {
     const { pooled, frame } = overview(full.data, T, S, win, full.rowMask);
+    if (!whole) {
+      whole = heatmap();
+      overviewSlot.append(whole.node);
+    }
     const span = (starts, b) => `${starts[b]}–${starts[b + 1] - 1}`;
     whole.update({
       cells: { data: pooled.data, rows: pooled.rows, cols: pooled.cols, rowMask: pooled.rowMask, square: true, maxCell: 180 / Math.max(pooled.rows, pooled.cols), future: full.future, padKeys: full.padKeys },
@@ -174,6 +180,12 @@ export function mount(root, app) {
     });
     const run = win.cols.slice(win.pinned ? 1 : 0);
     windowText.textContent = t(win.pinned ? 'attention.windowPinned' : 'attention.window', { from: win.r0, to: win.r1 - 1, T: T.toLocaleString(), k0: run[0], k1: run.at(-1) });
+  }
+
+  function dropWhole() {
+    whole?.destroy();
+    whole?.node.remove();
+    whole = null;
   }
 
   async function update() {
@@ -252,6 +264,7 @@ export function mount(root, app) {
     cells.minCell = MIN_CELL;
     windowBox.hidden = !win;
     if (win) showWhole(all.cells, T, S, win, scale, name, h);
+    else dropWhole();
     map.update({
       cells,
       scale,
@@ -299,7 +312,7 @@ export function mount(root, app) {
     destroy() {
       updates.abort();
       map.destroy();
-      whole.destroy();
+      dropWhole();
       fade.destroy();
     },
   };
