@@ -561,3 +561,37 @@ test('the page loads without moving, its first screen the path from the tokens t
     await page.context().close();
   }
 });
+
+// What a plain visit paints before any module has run (first.js, index.html's early overview text),
+// with app.js and boot.js held back, and where the drawn overview puts the same text.
+async function earlyText(hash, { viewport = { width: 1366, height: 768 }, locale = 'en-US', hold = true } = {}) {
+  const context = await browser.newContext({ viewport, locale, serviceWorkers: 'block' });
+  const page = await context.newPage();
+  if (hold) await page.route(/\/(app|boot)\.js$/, (route) => route.abort());
+  await page.goto(`${server.url}${hash}`);
+  await page.waitForLoadState('load');
+  const seen = await page.$$eval('.ov-head h2, .ov-lead', (nodes) => nodes.filter((n) => n.getClientRects().length).map((n) => ({ text: n.textContent, top: Math.round(n.getBoundingClientRect().top), left: Math.round(n.getBoundingClientRect().left) })));
+  return { page, context, seen };
+}
+
+test('a plain English visit paints the overview’s title and lead before any script module runs, where the overview then draws them; nothing early elsewhere', async () => {
+  for (const [size, viewport, parts] of [['desktop', { width: 1366, height: 768 }, 2], ['phone', { width: 390, height: 844 }, 1]]) {
+    const early = await earlyText('', { viewport });
+    await early.context.close();
+    assert.equal(early.seen.length, parts, `${size}: ${JSON.stringify(early.seen)}`);
+    assert.match(early.seen[0].text, /^Tiny MiniMind: your sentence through the whole model$/);
+    const drawn = await earlyText('', { viewport, hold: false });
+    await drawn.page.waitForFunction(() => window.attnscope?.app.phase === 'ready', null, { timeout: 120_000 });
+    await settled(drawn.page);
+    const now = await drawn.page.$$eval('.ov-head h2, .ov-lead', (nodes) => nodes.map((n) => ({ text: n.textContent, top: Math.round(n.getBoundingClientRect().top), left: Math.round(n.getBoundingClientRect().left) })));
+    assert.equal(await drawn.page.locator('[data-first-look]').count(), 0, `${size}: the view replaced the early text`);
+    await drawn.context.close();
+    assert.deepEqual(now.slice(0, parts), early.seen, `${size}: the early text stands where the overview draws it`);
+  }
+  // Chinese readers, another view, an embed, a lesson and a whole-state link get nothing early.
+  for (const [hash, locale] of [['', 'zh-CN'], ['#lang=zh', 'en-US'], ['#view=attention', 'en-US'], ['#embed=1', 'en-US'], [await builtinLink(), 'en-US']]) {
+    const { context, seen } = await earlyText(hash, { locale });
+    await context.close();
+    assert.deepEqual(seen, [], `${hash || 'no link'} in ${locale}`);
+  }
+});

@@ -161,3 +161,22 @@ test('an English count of one agrees with its noun; other counts and Chinese are
   assert.equal(t('app.status', { backend: 'CPU', ms: '1.0', tokens: 1 }), 'CPU · 1.0 ms · 1 个 token');
   setLanguage('en');
 });
+
+// index.html carries its English text, painted at the first paint before any script has run (the
+// first look's largest text is there at once); the page writes the same keys again in the reader's
+// language. Each element's text must be its key's English string, so the two never drift.
+test('index.html’s static text is each data-i18n key’s English string', async () => {
+  const { readFileSync } = await import('node:fs');
+  const html = readFileSync(new URL('../../www/index.html', import.meta.url), 'utf8');
+  const unescape = (s) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  const found = [...html.matchAll(/data-i18n="([^"]+)"[^>]*>([^<]*)</g)];
+  assert.ok(found.length >= 10, `${found.length} static strings`);
+  for (const [, key, text] of found) assert.equal(unescape(text), EN[key], `index.html’s ${key}`);
+});
+
+test('index.html’s early overview title is the overview’s title for the built-in model', async () => {
+  const { readFileSync } = await import('node:fs');
+  const html = readFileSync(new URL('../../www/index.html', import.meta.url), 'utf8');
+  const title = html.match(/data-first-look-title>([^<]*)</)[1];
+  assert.equal(title, EN['overview.title'].replace('{name}', EN['model.builtinName']));
+});

@@ -85,6 +85,13 @@ export function screen(page) {
     // A view that never reads the run (the lessons: their own numbers, through the core) is shown when
     // the reader's sentence has nothing to run or its run failed, with what went wrong said above it.
     const runless = ['empty', 'error', 'cancelled'].includes(app.phase) && Boolean(app.model) && VIEWS[state.view].runless === true;
+    // index.html's early overview text (first.js), shown while the overview is on its way, stays
+    // until the overview replaces it, rather than give way to a loading line and come back.
+    const early = dom.view.querySelector(':scope > [data-first-look]');
+    if (early && app.phase === 'loading' && !previewing && state.view === 'overview' && getComputedStyle(early).display !== 'none') {
+      dom.view.setAttribute('aria-busy', 'true');
+      return;
+    }
     if (app.phase !== 'ready' && !previewing && !runless) {
       if (page.current) page.current.instance.destroy();
       page.current = null;
