@@ -4,14 +4,15 @@
 #   ./build.sh serve   what building needs, the build, then serve www/ on http://localhost:8080 (PORT=...)
 #   ./build.sh test    what building and testing need, the build, then native and GPU (lavapipe),
 #                      wasm-in-Chromium, JS unit and end-to-end tests
-#   ./build.sh build   what building needs, then Rust core -> www/pkg, www/pkg-relaxed, www/pkg-threads
+#   ./build.sh build   what building needs, then Rust core -> www/pkg, www/pkg-relaxed, www/pkg-threads,
+#                      and the deployable site -> dist/ (www/ with its modules bundled)
 #   ./build.sh setup   what building and testing need, without building
 #
-# Building needs the wasm32 target, the pinned nightly, wasm-bindgen-cli and npm's binaryen; the tests
-# add Chromium and its driver, Mesa's software Vulkan, CJK fonts, openssl and npm's playwright-core.
-# Pinned versions live in one place each: stable Rust in rust-toolchain.toml, the nightly here,
-# wasm-bindgen in Cargo.toml (exact, and the CLI installed here follows Cargo.lock), binaryen and
-# playwright-core in package-lock.json, Chromium is Debian's.
+# Building needs the wasm32 target, the pinned nightly, wasm-bindgen-cli and npm's binaryen and
+# esbuild; the tests add Chromium and its driver, Mesa's software Vulkan, CJK fonts, openssl and npm's
+# playwright-core. Pinned versions live in one place each: stable Rust in rust-toolchain.toml, the
+# nightly here, wasm-bindgen in Cargo.toml (exact, and the CLI installed here follows Cargo.lock),
+# binaryen, esbuild and playwright-core in package-lock.json, Chromium is Debian's.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
@@ -146,7 +147,7 @@ setup_wasm_bindgen() {
   fi
 }
 
-# npm's packages: binaryen (wasm-opt) is a dependency, what only the tests and benchmarks use
+# npm's packages: binaryen (wasm-opt) and esbuild are dependencies, what only the tests and benchmarks use
 # (playwright-core, onnxruntime-web) are devDependencies. node_modules remembers the lockfile and the
 # kind of install it came from; `npm ci` only when either would change.
 setup_npm() {
@@ -349,6 +350,12 @@ write_release_manifest() {
   echo "www/release.json: $(node -p 'const m = require("./www/release.json"); `release ${m.release}, ${Object.keys(m.files).length} files`')"
 }
 
+# dist/: www/ as a static host should serve it, the page's modules bundled by esbuild (tools/site.mjs),
+# with its own release manifest. www/ stays as it is: serve and the tests use it unbundled.
+build_site() {
+  node tools/site.mjs www dist
+}
+
 cmd_build() {
   use_wasm_bindgen
   if [ ! -x "$WASM_BINDGEN_DIR/bin/wasm-bindgen" ] || [ ! -x node_modules/.bin/wasm-opt ]; then
@@ -361,6 +368,7 @@ cmd_build() {
   step "build: assets -> www/minimind" copy_assets
   join_step "build: SmolLM2 -> $SMOLLM2_DIR"
   step "build: release manifest -> www/release.json" write_release_manifest
+  step "build: deployable site -> dist" build_site
 }
 
 # Natively, with the wgpu path compiled in (the `gpu` feature only adds src/gpu, so the CPU tests are
@@ -484,7 +492,7 @@ case "${1:-}" in
   serve) cmd_serve ;;
   test) cmd_test ;;
   *)
-    sed -n '2,8s/^# \{0,1\}//p' "$0" >&2
+    sed -n '2,9s/^# \{0,1\}//p' "$0" >&2
     exit 2
     ;;
 esac
