@@ -41,10 +41,17 @@ export function mount(root, app) {
   // As the Text box does: a second sentence longer than a link carries is said while it is typed.
   const longText = longTextNote(input);
   const sayIfLong = longText.say;
+  // The second sentence the state held when the typing began: a newer one arriving during the pause
+  // (a link, setState, Back) wins over the keystrokes before it (update() drops the pause).
+  let typedOver;
   input.addEventListener('input', () => {
     sayIfLong();
+    if (!timer) typedOver = state.compare;
     clearTimeout(timer);
-    timer = setTimeout(() => app.set({ compare: input.value === shownDefault ? null : input.value }), TYPING_PAUSE_MS);
+    timer = setTimeout(() => {
+      timer = 0;
+      app.set({ compare: input.value === shownDefault ? null : input.value });
+    }, TYPING_PAUSE_MS);
   });
   const sentences = el('div', { className: 'compare-sentences' });
   const maps = { a: heatmap(), b: heatmap(), diff: heatmap() };
@@ -72,6 +79,11 @@ export function mount(root, app) {
 
   async function update() {
     const signal = updates.start();
+    if (timer && state.compare !== typedOver) {
+      clearTimeout(timer);
+      timer = 0;
+      input.blur();
+    }
     controls.forEach((c) => c.update());
     const textB = state.compare ?? (await defaultSecond(state.text, state.tokens.ids.length, tokensOf));
     if (signal.aborted) return;
