@@ -63,8 +63,12 @@ function measure(probs, T, h, from, to) {
   return { previous: s.previous / s.rows, current: s.current / s.rows, first: s.first / s.rows, rows: s.rows };
 }
 
+// One page at 1,000 tokens for the attention map's tests (a run of that length takes a while).
+let thousand = null;
+const thousandPage = async () => (thousand ??= await longPage(1000));
+
 test('a 1,000-token attention map is a window of readable rows around the followed query, with the whole map beside it', async () => {
-  const page = await longPage(1000);
+  const page = await thousandPage();
   await page.evaluate(() => window.attnscope.app.set({ view: 'attention', layer: 2, head: 1, stage: 'probs', query: 700 }));
   await page.waitForSelector('.view-attention');
   await settled(page);
@@ -110,11 +114,10 @@ test('a 1,000-token attention map is a window of readable rows around the follow
   assert.ok(ob.width <= 190, `the overview is small (${ob.width} px)`);
   await cleanScreenshot(page, 'long-attention-window');
   assert.deepEqual(page.consoleErrors, []);
-  await page.close();
 });
 
 test('on a long text, a head whose role changes says where, with scores measured on those rows', async () => {
-  const page = await longPage(1000);
+  const page = await thousandPage();
   await page.evaluate(() => window.attnscope.app.set({ view: 'attention', layer: 0, head: 0, stage: 'probs', query: null }));
   await page.waitForSelector('.view-attention');
   await settled(page);
@@ -148,6 +151,7 @@ test('on a long text, a head whose role changes says where, with scores measured
   await cleanScreenshot(page, 'long-role-stretches');
   assert.deepEqual(page.consoleErrors, []);
   await page.close();
+  thousand = null;
 });
 
 test('at 1,500 tokens every step of the pipeline paints its heatmaps: none past the canvas limit, none blank', async () => {
