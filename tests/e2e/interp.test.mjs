@@ -143,6 +143,17 @@ test('compare: a second sentence longer than a link carries is said while it is 
   await settled(page);
 });
 
+test('compare: a second sentence a link brings during a pause in typing wins over the keystrokes before it', async () => {
+  await open({ compare: 'The king said to his son: you must be brave.' });
+  await page.locator('.compare-input').fill('Typed just before the link');
+  // The link comes within the typing pause (200 ms), before the keystrokes reach the state.
+  await open({ compare: 'The queen said to her son: you must be brave.' });
+  await page.waitForTimeout(500);
+  await settled(page);
+  assert.equal(await page.evaluate(() => window.attnscope.getState().compare), 'The queen said to her son: you must be brave.');
+  assert.equal(await page.locator('.compare-input').inputValue(), 'The queen said to her son: you must be brave.');
+});
+
 test('compare: a second sentence that cannot run is said, and the first sentence’s map stays', async () => {
   await open({ compare: '😀'.repeat(900) }); // 900 characters, more tokens than a run takes
   assert.match(await page.locator('.view-compare .compare-sentences [role="alert"]').innerText(), /^The second sentence cannot run: /);
