@@ -1317,3 +1317,37 @@ test('figures embedded in a post: the share panel’s height fits what each show
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 });
+
+test('a lesson shares and embeds without the sidebar: the Share panel opens under the lessons’ bar, copies the lesson’s link and snippet, and goes back to the sidebar', async () => {
+  const page = await freshPage(`${server.url}#view=lessons&lesson=who`, { permissions: ['clipboard-read', 'clipboard-write'] });
+  await stableUrl(page);
+  const toggle = page.locator('.lesson-share-toggle');
+  assert.equal(await toggle.innerText(), 'Share or embed this lesson');
+  assert.equal(await page.locator('.sidebar').isVisible(), false, 'the lesson has the page’s width');
+  const lessonTop = async () => (await page.locator('.lesson h2').boundingBox()).y;
+  const before = await lessonTop();
+  await toggle.click();
+  assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+  assert.ok(await page.locator('.view-lessons .lesson-share #share-embed').isVisible(), 'the Share panel is under the bar');
+  assert.equal(await page.locator('.sidebar').isVisible(), false, 'without opening the sidebar');
+  await page.check('#share-hide-prose');
+  await page.click('#share-embed');
+  await page.locator('.share-note').filter({ hasText: /Embed code copied/ }).waitFor();
+  const snippet = await page.evaluate(() => navigator.clipboard.readText());
+  const src = snippet.match(/src="([^"]+)"/)[1].replace(/&amp;/g, '&');
+  const { state } = await decode(hashOf(src.replace(/&embed=1$/, '')));
+  assert.deepEqual([state.view, state.lesson, state.hide], ['lessons', 'who', ['prose']]);
+  await toggle.click();
+  assert.equal(await toggle.innerText(), 'Share or embed this lesson');
+  assert.ok(Math.abs((await lessonTop()) - before) < 1, 'closed, the lesson is back where it was');
+  // The sidebar's place keeps the panel: shown with the sidebar, and there again after another view.
+  await page.locator('#lessons-sidebar').click();
+  assert.ok(await page.locator('.sidebar #share-embed').isVisible());
+  await page.locator('#lessons-sidebar').click();
+  await toggle.click();
+  await page.evaluate(() => window.attnscope.setState({ view: 'attention' }));
+  await page.waitForSelector('.view-attention');
+  assert.ok(await page.locator('.sidebar #share-embed').isVisible(), 'the view gone, the panel is back in the sidebar');
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});

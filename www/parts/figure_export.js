@@ -25,8 +25,9 @@ const TITLE_BAND = 30;
 const SUBTITLE_BAND = 20;
 // The widest a figure is laid out for its export, in CSS px.
 const MAX_WIDTH = 4000;
-// .how-to: a line that says how to use the page ("Click a row…"), which a figure cannot do.
-const SKIP = '.toolbar, .how-to, button:not([data-figure]), select, input, textarea, .heatmap-focus, script, style, template';
+// .how-to: a line that says how to use the page ("Click a row…"), which a figure cannot do; .lesson-share:
+// the Share panel a lesson shows under its bar (views/lessons.js).
+const SKIP = '.toolbar, .how-to, .lesson-share, button:not([data-figure]), select, input, textarea, .heatmap-focus, script, style, template';
 
 const XML_NS = 'http://www.w3.org/XML/1998/namespace';
 const repaints = new WeakMap();

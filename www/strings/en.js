@@ -699,6 +699,8 @@ export default {
   'lesson.causal.tinyNote': 'The tutorial’s small check: e^(−∞) = 0, so a masked position gets no weight at all, and the others share it.',
   // Lessons on their own: the sidebar's button, the causal lesson's own switch and its verdicts.
   'lessons.showSidebar': 'Show sentence & model',
+  'lessons.share': 'Share or embed this lesson',
+  'lessons.hideShare': 'Hide sharing',
   'lessons.hideSidebar': 'Hide sentence & model',
   'lesson.causal.switch': 'Causal mask (this example)',
   'lesson.causal.switchNote': 'This switch belongs to the lesson: it masks the 4 × 4 example above, nothing else. The model panel’s causal switch is for your sentence’s run and is set aside while you read a lesson.',

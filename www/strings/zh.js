@@ -690,6 +690,8 @@ export default {
   'lesson.causal.tinyNote': '教程里的小实验：e^(−∞) = 0，被掩盖的位置权重直接归零，其余位置分掉全部权重。',
   // Lessons on their own: the sidebar's button, the causal lesson's own switch and its verdicts.
   'lessons.showSidebar': '显示句子和模型',
+  'lessons.share': '分享或嵌入这一课',
+  'lessons.hideShare': '收起分享',
   'lessons.hideSidebar': '收起句子和模型',
   'lesson.causal.switch': '因果掩码（只作用于本例）',
   'lesson.causal.switchNote': '这个开关属于本课：它只决定上面这个 4 × 4 例子是否加掩码。模型面板里的因果掩码开关管的是你输入的句子；读课程时模型面板是收起的，它不影响本例。',

@@ -132,13 +132,37 @@ export function mount(root, app) {
     toggle.setAttribute('aria-expanded', String(open));
   }
   labelToggle();
+  // The Share panel without the sidebar: a lesson is a figure a blog author embeds as it is. The
+  // page's one Share panel (the sidebar's section, page/panels.js) is moved under the lessons' bar
+  // while open here, and back to its place when closed, when the sidebar comes back or when the view
+  // goes: one panel, so its fields keep their ids and follow the state as in the sidebar.
+  const shareBox = el('div', { className: 'lesson-share', id: 'lesson-share', hidden: true });
+  const shareToggle = el('button', { type: 'button', className: 'action secondary lesson-share-toggle', attrs: { 'aria-controls': 'lesson-share', 'aria-expanded': 'false' }, on: { click: () => showShare(shareBox.hidden) } });
+  let shareHome = null; // {parent, next}: where the sidebar keeps the panel while it is here
+  function showShare(open) {
+    const section = shareHome ? shareBox.firstElementChild : document.querySelector('.sidebar [data-hideable="share"]');
+    if (open && section && !shareHome) {
+      shareHome = { parent: section.parentNode, next: section.nextSibling };
+      page.classList.remove('lessons-sidebar');
+      labelToggle();
+      shareBox.append(section);
+    } else if (!open && section && shareHome) {
+      shareHome.parent.insertBefore(section, shareHome.next);
+      shareHome = null;
+    }
+    shareBox.hidden = shareHome === null;
+    shareToggle.textContent = t(shareBox.hidden ? 'lessons.share' : 'lessons.hideShare');
+    shareToggle.setAttribute('aria-expanded', String(!shareBox.hidden));
+  }
+  showShare(false);
+  toggle.addEventListener('click', () => page.classList.contains('lessons-sidebar') && showShare(false));
   const tabs = Object.keys(LESSONS).map((id) =>
     pageLink(app.navigate, { view: 'lessons', lesson: id }, [t(`lesson.${id}.title`), el('span', { className: 'lesson-tab-source', title: sourceOf(id) }, SOURCES[id].map(([n]) => MARK[n]).join(''))], { className: 'lesson-tab', dataset: { lesson: id } }),
   );
   // The two tutorials, named once above the lessons: every lesson says where in them it is.
   const sources = el('p', { className: 'hint lessons-sources' }, t('lessons.sources'));
   const article = el('article', { className: 'lesson' });
-  root.append(el('div', { className: 'lessons-bar' }, el('nav', { className: 'lesson-tabs', attrs: { 'aria-label': t('lessons.label') } }, tabs), el('div', { className: 'toolbar' }, toggle)), sources, article);
+  root.append(el('div', { className: 'lessons-bar' }, el('nav', { className: 'lesson-tabs', attrs: { 'aria-label': t('lessons.label') } }, tabs), el('div', { className: 'toolbar' }, shareToggle, toggle)), shareBox, sources, article);
   let current = null; // {id, instance, book, written: the edits as last written, checked: refusals told, door}
 
   // Writes the lesson's cells to the link's edits (validated as a link's would be).
@@ -261,6 +285,7 @@ export function mount(root, app) {
     update,
     destroy() {
       updates.abort();
+      showShare(false);
       current?.instance.destroy();
       if (current) closeEdits(current.book);
       page.classList.remove('lessons-focus');
