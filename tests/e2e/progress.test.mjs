@@ -115,3 +115,39 @@ test('a first visit on a slow link: worker, weights and tokenizer start at once,
   assert.deepEqual(slow.consoleErrors, []);
   await context.close();
 });
+
+test('text typed while the page starts and the model downloads is the reader’s: the first model opens on it, not on the sample sentence', async (t) => {
+  if (!existsSync(WEIGHTS)) return t.skip('www/models/builtin is not there yet');
+  for (const when of ['before the page’s modules run', 'while the weights download']) {
+    const context = await browser.newContext({ viewport: { width: 1366, height: 768 }, serviceWorkers: 'block' });
+    const slow = await context.newPage();
+    slow.consoleErrors = [];
+    slow.on('pageerror', (e) => slow.consoleErrors.push(String(e)));
+    // The weights come 4 s late; the page's own script waits 1.5 s in the first case.
+    await slow.route('**/models/builtin/model.safetensors', async (route) => {
+      await new Promise((r) => setTimeout(r, 4000));
+      await route.continue();
+    });
+    if (when.startsWith('before')) {
+      await slow.route('**/app.js', async (route) => {
+        await new Promise((r) => setTimeout(r, 1500));
+        await route.continue();
+      });
+    }
+    // The box is there from the first paint (index.html), before any module has run.
+    await slow.goto(server.url, { waitUntil: 'commit' });
+    await slow.waitForSelector('#text');
+    if (when.startsWith('before')) assert.equal(await slow.evaluate(() => window.attnscope), undefined, 'typed before app.js ran');
+    else await slow.waitForFunction(() => window.attnscope?.app?.phase === 'loading');
+    const mine = 'The reader typed this while the page was loading.';
+    await slow.locator('#text').fill(mine);
+    await slow.waitForFunction(() => window.attnscope?.app?.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000 });
+    await settled(slow);
+    assert.equal(await slow.locator('#text').inputValue(), mine, `${when}: the box keeps the reader’s text`);
+    assert.equal(await slow.evaluate(() => window.attnscope.app.state.text), mine, `${when}: the model runs on it`);
+    const pieces = await slow.evaluate(() => window.attnscope.app.state.tokens.pieces.join(''));
+    assert.match(pieces.replace(/[␣Ġ▁ ]/g, ''), /Thereadertypedthis/, `${when}: its tokens are the reader’s`);
+    assert.deepEqual(slow.consoleErrors, []);
+    await context.close();
+  }
+});

@@ -22,6 +22,10 @@ export async function readOpeningLink(known) {
   // Text typed over this address before a reload opens rather than the link's (typed.js).
   const held = heldText();
   if (held !== null) opened.state.text = held;
+  // Text typed into the box before this module ran (index.html shows the box from the first paint,
+  // empty) is the reader's: the page opens on it, not on the link's or the sample sentence.
+  const early = document.getElementById('text')?.value ?? '';
+  if (early !== '') opened.state.text = early.toWellFormed();
   const embed = opened.embed;
   const embedTheme = embed ? opened.theme ?? null : null;
   // Everything after this is built in the link's language from the start, the banner that explains a
@@ -56,6 +60,11 @@ export function start(page) {
   page.screen.refresh();
   const explained = page.opener.explain(page.opened.problems, { view: page.opened.state.view });
   firstState(page)
-    .then((first) => page.opener.open(first, explained))
+    .then((first) => {
+      // Text typed while the page started (the box is there from the first paint) is the reader's:
+      // the first state opens on it, not on the link's or the sample sentence.
+      const typed = page.typed.takePending() ?? (page.typed.typedOnce() ? page.dom.text.value.toWellFormed() : null);
+      return page.opener.open(typed === null ? first : { ...first, text: typed }, explained);
+    })
     .then(() => keepOffline(() => page.worker.call('resources')).catch(() => {}));
 }

@@ -30,10 +30,12 @@ export function heldText() {
 
 export function typed(page) {
   const { state, dom } = page;
+  let once = false; // whether the reader has typed in the box since the page started
   return {
     /** Follows the text box: its text is tokenized once typing pauses. */
     listen() {
       dom.text.addEventListener('input', () => {
+        once = true;
         page.ui.longText.say();
         holdTyped(dom.text.value);
         clearTimeout(page.typing);
@@ -50,6 +52,8 @@ export function typed(page) {
      * Text typed in the last TYPING_PAUSE_MS, not in the state yet, or null: a navigation made now
      * (a tab, the language button) takes it, and the pause's own tokenization is dropped.
      */
+    /** Whether the reader has typed in the box since the page started. */
+    typedOnce: () => once,
     takePending() {
       if (!page.typing) return null;
       clearTimeout(page.typing);
