@@ -90,8 +90,12 @@ test('a 1,000-token attention map is a window of readable rows around the follow
   assert.match(geometry.guides, /break 1/, 'the pinned first key stands apart');
 
   // The cell (followed row, its own key) read by keyboard is the run's weight at those input positions.
-  const probs = await page.evaluate(async () => Array.from(await window.attnscope.tensor('layers.2.attn.probs')));
-  const at = (i, j) => probs[(1 * T + i) * T + j];
+  // The run's weights at (700, 700) and (700, 0), head 1 (only these cross to the test: the tensor is 8 × T × T).
+  const [self, sink] = await page.evaluate(async (n) => {
+    const probs = await window.attnscope.tensor('layers.2.attn.probs');
+    return [probs[(n + 700) * n + 700], probs[(n + 700) * n]];
+  }, T);
+  const at = (i, j) => (j === 0 ? sink : self);
   const r = 700 - from;
   const c = 1 + (700 - (to - 46)); // key 0 pinned first, then keys to − 46 … to
   // The keyboard starts on the followed row (its first key): readCell's (0, c) is (row 700, c).
@@ -135,9 +139,10 @@ test('on a long text, a head whose role changes says where, with scores measured
     assert.equal(stretches[k].from, stretches[k - 1].to, 'the stretches cover the text end to end');
     assert.notEqual(stretches[k].role, stretches[k - 1].role, 'neighbours differ');
   }
-  const probs = await page.evaluate(async (l) => Array.from(await window.attnscope.tensor(`layers.${l}.attn.probs`)), layer);
+  // Head `head`'s rows only cross to the test (the tensor is nH × T × T).
+  const probs = Float32Array.from(await page.evaluate(async ([l, h, n]) => Array.from((await window.attnscope.tensor(`layers.${l}.attn.probs`)).subarray(h * n * n, (h + 1) * n * n)), [layer, head, T]));
   for (const s of stretches) {
-    const ours = measure(Float32Array.from(probs), T, head, s.from, s.to);
+    const ours = measure(probs, T, 0, s.from, s.to);
     for (const k of ['previous', 'current', 'first']) assert.ok(Math.abs(ours[k] - s.scores[k]) < 1e-4, `L${layer}H${head} ${s.from}–${s.to} ${k}: ${s.scores[k]} vs ${ours[k]}`);
   }
 
@@ -154,15 +159,19 @@ test('on a long text, a head whose role changes says where, with scores measured
   thousand = null;
 });
 
-test('at 1,500 tokens every step of the pipeline paints its heatmaps: none past the canvas limit, none blank', async () => {
+test('at 1,500 tokens every kind of pipeline step paints its heatmaps: none past the canvas limit, none blank', async () => {
   // At two device pixels per CSS pixel (a retina screen) a 1,500-row map would be past 32,767 px.
   const page = await longPage(1500, { deviceScaleFactor: 2 });
   await go(page, 'stepper');
   const T = await page.evaluate(() => window.attnscope.app.state.tokens.ids.length);
   assert.ok(T >= 1500 && T <= 1545, `${T} tokens`);
   const total = Number((await page.locator('.step-kicker').innerText()).match(/\/ (\d+)/)[1]);
+  // Every kind of step: the embedding, the first layer's steps (each later layer repeats them at the
+  // same sizes), then the final norm, the logits and the prediction.
+  const L = await page.evaluate(() => window.attnscope.app.model.num_hidden_layers);
+  const perLayer = (total - 4) / L;
   const seen = [];
-  for (let i = 0; i < total; i++) {
+  const look = async (where) => {
     const canvases = await page.$$eval('.view-stepper canvas.heatmap-canvas', (nodes) =>
       nodes.map((c) => {
         const [y0, h, x0, w] = c.dataset.cells.split(' ').map(Number);
@@ -173,16 +182,23 @@ test('at 1,500 tokens every step of the pipeline paints its heatmaps: none past 
       }),
     );
     for (const c of canvases) {
-      assert.ok(c.w <= 32_767 && c.h <= 32_767 && c.w * c.h <= 16_384 * 16_384, `step ${i + 1}: a ${c.w} × ${c.h} canvas`);
-      assert.ok(c.w > 0 && c.h > 0, `step ${i + 1}: an empty canvas`);
+      assert.ok(c.w <= 32_767 && c.h <= 32_767 && c.w * c.h <= 16_384 * 16_384, `${where}: a ${c.w} × ${c.h} canvas`);
+      assert.ok(c.w > 0 && c.h > 0, `${where}: an empty canvas`);
     }
     seen.push(...canvases);
-    if (i + 1 < total) {
-      await page.locator('body').press('ArrowRight');
-      await settled(page);
-    }
+  };
+  for (let i = 0; i < 1 + perLayer; i++) {
+    await look(`step ${i + 1}`);
+    await page.locator('body').press('ArrowRight');
+    await settled(page);
   }
-  assert.ok(seen.length > total / 2, `${seen.length} heatmaps over ${total} steps`);
+  for (const step of ['final_norm', 'logits', 'prediction']) {
+    await page.evaluate((s) => window.attnscope.app.set({ step: s }), step);
+    await settled(page);
+    await look(step);
+  }
+  assert.ok(seen.length > perLayer, `${seen.length} heatmaps`);
+  assert.match(await page.locator('.step-kicker').innerText(), new RegExp(`${total} / ${total}`), 'the walk ends on the last step');
   const tall = seen.filter((c) => c.h > 4000);
   assert.ok(tall.length > 0, 'some step draws a 1,500-row map');
   assert.ok(seen.some((c) => c.h >= 32_000 || c.w >= 32_000 || c.w * c.h >= 2 ** 27), 'some map would have been past a limit at the screen’s pixel ratio');
