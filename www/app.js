@@ -37,6 +37,8 @@ import { embedChrome } from './page/embed.js';
 // `?wasm=simd128` in the page's address (a debug switch, outside the link format) makes the worker
 // load the plain simd128 core even where relaxed-simd runs (worker.js).
 const workerUrl = new URL('./worker.js', import.meta.url);
+// How long an embed's worker waits with nothing to do before it is let go.
+const EMBED_IDLE_MS = 4000;
 const wasmBuild = new URLSearchParams(location.search).get('wasm');
 if (wasmBuild) workerUrl.searchParams.set('wasm', wasmBuild);
 const worker = workerClient(workerUrl, {
@@ -44,6 +46,9 @@ const worker = workerClient(workerUrl, {
 });
 
 const { reader, opened, embed, embedTheme } = await readOpeningLink(KNOWN);
+// A figure in a post lets its core go while the reader only reads it (worker_client.js): its
+// drawing and its tensors stay; a click that needs the core starts it again.
+if (embed) worker.releaseWhenIdle(EMBED_IDLE_MS);
 
 // The shareable fields, plus what the page derives from them: the tokens and the padding mask
 // (a link carries the padded positions, `pad`, which open() turns into the mask).
@@ -149,6 +154,7 @@ window.attnscope = Object.assign(api, {
   tensor: async (name, override = {}) => (await page.runs.tensors([name], override)).get(name).data, // override: another run's arguments (the induction probe's)
   call: app.call,
   settled: () => page.address.settled(),
+  coreLive: () => worker.live(), // false while an embed's idle worker is let go (releaseWhenIdle)
 });
 
 start(page);

@@ -11,6 +11,7 @@
 // rebuilding the last model that loaded (not a load that may have been what trapped). If the worker
 // itself dies (its script fails to load), every pending and later call is rejected with that reason.
 // kept() is the bytes of the buffers held for that rebuild, which the tab's budget counts.
+// releaseWhenIdle(ms) lets an idle worker go the same way, to be started again by the next call.
 // The first worker is the one boot.js started for the same address, where it did (its core already
 // downloading while the page's modules load).
 
@@ -18,8 +19,22 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
   const pending = new Map();
   let nextId = 1;
   let dead = null;
-  let worker = null;
+  let worker = null; // null: let go while idle (releaseWhenIdle); the next call starts another
   let lastBuilt = null; // the last sticky message the worker answered with a model (its buffers given back)
+  let idleMs = 0;
+  let idleTimer = 0;
+
+  // An idle worker let go (releaseWhenIdle): its core, its WebAssembly memory and its model go, and
+  // the next call starts a fresh worker and replays the model into it first, as cancel() does.
+  function release() {
+    if (dead || !worker || pending.size > 0 || !lastBuilt) return;
+    worker.terminate();
+    worker = null;
+  }
+  function idle() {
+    clearTimeout(idleTimer);
+    if (idleMs > 0 && pending.size === 0) idleTimer = setTimeout(release, idleMs);
+  }
 
   function start() {
     dead = null;
@@ -37,6 +52,7 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
         return;
       }
       pending.delete(data.id);
+      idle();
       if (data.ok) {
         Object.assign(entry.body, data.returned);
         if (sticky.includes(entry.type)) lastBuilt = { type: entry.type, body: entry.body };
@@ -62,6 +78,12 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
 
   function call(type, body = {}, { onProgress, transfer = [] } = {}) {
     if (dead) return Promise.reject(dead);
+    clearTimeout(idleTimer);
+    if (!worker) {
+      start();
+      // The model it held comes back first (the worker answers its messages in order).
+      if (lastBuilt && !sticky.includes(type)) call(lastBuilt.type, lastBuilt.body).catch(() => {});
+    }
     const id = nextId++;
     return new Promise((resolve, reject) => {
       pending.set(id, { resolve, reject, onProgress, type, body });
@@ -71,7 +93,7 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
 
   // A fresh worker with `model` (a sticky message) rebuilt in it; what was pending gets `error`.
   function restart(model, error) {
-    worker.terminate();
+    worker?.terminate();
     rejectAll(error);
     start();
     return model ? call(model.type, model.body) : Promise.resolve();
@@ -83,5 +105,16 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
     busy: () => pending.size > 0,
     kept: () => Object.values(lastBuilt?.body ?? {}).reduce((sum, v) => sum + (v instanceof ArrayBuffer ? v.byteLength : 0), 0),
     cancel: () => restart(lastBuilt, Object.assign(new Error('Cancelled.'), { cancelled: true })),
+    /**
+     * Lets the worker go once it has had nothing to do for `ms` (an embed: a figure in a post sits
+     * drawn, its tensors already on the page, while the reader reads; five figures need not hold five
+     * cores). The next call starts a worker again and replays the model (tools/bench/figures.mjs).
+     */
+    releaseWhenIdle(ms) {
+      idleMs = ms;
+      idle();
+    },
+    /** Whether a worker is running (false: let go while idle). */
+    live: () => worker !== null,
   };
 }

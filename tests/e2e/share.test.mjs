@@ -536,6 +536,37 @@ test('an embed that hides its explanations shows the map in a blog-sized iframe'
   await page.context().close();
 });
 
+test('a figure in a post lets its core go while it is only read, and a click that needs the core starts it again: the same numbers', async () => {
+  const page = await freshPage(null, { viewport: { width: 760, height: 900 } });
+  const hash = await fragment({ ...DEFAULTS, model: { kind: 'builtin' }, view: 'attention', lang: 'en', layer: 0, head: 1, hide: ['input', 'config', 'tabs'] }, { embed: true });
+  posts.set('/post.html', `<!doctype html><body style="margin:8px"><iframe src="${server.url}#${hash}" width="700" height="860"></iframe></body>`);
+  await page.goto(`${host()}/post.html`);
+  const frame = page.frames().find((f) => f.url().startsWith(server.url));
+  await frame.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 90_000 });
+  await settled(frame);
+  assert.equal(await frame.evaluate(() => window.attnscope.coreLive()), true);
+  // Idle for 4 s, the worker goes; the drawing stays, its tooltips read the tensors on the page.
+  await frame.waitForFunction(() => !window.attnscope.coreLive(), null, { timeout: 15_000 });
+  assert.ok(await frame.locator('.view-attention canvas.heatmap-canvas').isVisible());
+  // Another layer needs the core: it starts again, with the model, and draws that layer's weights.
+  await frame.evaluate(() => window.attnscope.setState({ layer: 3 }));
+  await settled(frame);
+  assert.equal(await frame.evaluate(() => window.attnscope.coreLive()), true);
+  const [shown, worker] = await frame.evaluate(async () => {
+    const canvas = document.querySelector('.view-attention canvas.heatmap-canvas');
+    canvas.focus();
+    // Cell (3, 0): the first key's weight in the fourth query's row.
+    for (const key of ['ArrowRight', 'ArrowDown', 'ArrowDown', 'ArrowDown']) canvas.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true }));
+    const value = Number(document.getElementById('tooltip').dataset.value);
+    const { tensors } = await window.attnscope.call('tensors', { args: window.attnscope.app.args(), names: ['layers.3.attn.probs'] });
+    const T = window.attnscope.app.state.tokens.ids.length;
+    return [value, tensors[0].data[(1 * T + 3) * T]];
+  });
+  assert.ok(Math.abs(shown - worker) < 1e-6 && shown > 0 && shown < 1, `layer 3 head 1, cell (3, 0): shown ${shown}, the restarted core's ${worker}`);
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
 // A lesson computes its own examples: its embed shows neither the page's sentence nor the button for
 // the sentence and model panels, and with the tabs hidden, no chips of the other lessons.
 test('an embedded lesson keeps to the lesson', async () => {

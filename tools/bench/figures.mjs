@@ -6,7 +6,8 @@
 // from a server of its own on another site (localhost against 127.0.0.1). Fresh browser each round.
 // Printed per round: when the five were drawn (each figure's page ready and settled), what attnscope's
 // host sent, and how much bigger the browser is (its processes' proportional set size, PSS) than
-// over the same post without figures.
+// over the same post without figures, 2 s after they were drawn and 8 s after (an embed lets its
+// core go once idle for 4 s).
 //
 //   ./build.sh build && node tools/bench/figures.mjs [rounds]     (SITE=<folder>, default dist;
 //   COUNT=1 for the post with one figure; REQUESTS=1 counts each file's downloads; DETAIL=1 lists
@@ -100,12 +101,15 @@ async function visit(host, posts, withFigures) {
   }
   await page.waitForTimeout(2000);
   const pss = pssOf(profile);
+  // Then as the post sits read: an embed lets its idle core go after 4 s (www/app.js EMBED_IDLE_MS).
+  await page.waitForTimeout(6000);
+  const idle = pssOf(profile);
   const sent = host.sent() / 1e6;
   const repeated = {};
   for (const r of host.requests()) if (r.bytes > 0) repeated[r.path] = (repeated[r.path] ?? 0) + 1;
   await context.close();
   await rm(profile, { recursive: true, force: true });
-  return { drawnAt, sent, pss, repeated };
+  return { drawnAt, sent, pss, idle, repeated };
 }
 
 const host = await startPagesHost(SITE);
@@ -116,7 +120,7 @@ try {
     const bare = await visit(host, posts, false);
     const five = await visit(host, posts, true);
     if (process.env.REQUESTS) console.log(JSON.stringify(five.repeated));
-    console.log(`round ${round}: ${FIGURES.length} drawn at ${five.drawnAt.toFixed(2)} s; host sent ${five.sent.toFixed(2)} MB; browser PSS ${five.pss.toFixed(0)} MB, the bare post's ${bare.pss.toFixed(0)} MB: +${(five.pss - bare.pss).toFixed(0)} MB`);
+    console.log(`round ${round}: ${FIGURES.length} drawn at ${five.drawnAt.toFixed(2)} s; host sent ${five.sent.toFixed(2)} MB; browser PSS ${five.pss.toFixed(0)} MB, the bare post's ${bare.pss.toFixed(0)} MB: +${(five.pss - bare.pss).toFixed(0)} MB 2 s after; +${(five.idle - bare.idle).toFixed(0)} MB 8 s after`);
   }
 } finally {
   await host.close();
