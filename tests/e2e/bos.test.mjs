@@ -5,29 +5,18 @@
 // Screenshots: artifacts/screenshots/bos-input-en.png and bos-input-zh.png.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { after, before, test } from 'node:test';
-import { cleanScreenshot, launch, openPage, settled, startServer } from './helpers.mjs';
+import { test } from 'node:test';
+import { cleanScreenshot, openPage, serverAndBrowser, settled } from './helpers.mjs';
 
 // The built-in model's own config, read here and not through the page.
 const CONFIG = JSON.parse(await readFile(new URL('../../www/models/builtin/config.json', import.meta.url), 'utf8'));
 const BOS = CONFIG.bos_token_id;
 const TEXT = 'The cat sat on the mat because it was tired.';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = serverAndBrowser();
 
 async function open(hash) {
-  const page = await openPage(browser, `${server.url}${hash}`);
+  const page = await openPage(env.browser, `${env.server.url}${hash}`);
   await page.setViewportSize({ width: 1400, height: 1000 });
   await page.waitForFunction(() => window.attnscope?.app?.state.tokens.ids.length > 0);
   await settled(page);

@@ -7,6 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { after, before } from 'node:test';
 import { chromium } from 'playwright-core';
 import { FORMAT1_DEFAULTS } from '../../www/state.js';
 import { assertClose, WASM_VS_PYTORCH } from './tolerance.mjs';
@@ -68,6 +69,23 @@ export async function startServer({ isolated = true, root = 'www' } = {}) {
       child.kill();
     });
   return { url, close };
+}
+
+/**
+ * The server and browser most test files share: started before the file's tests and closed after
+ * them. Returns {server, browser}, filled in once the tests run.
+ */
+export function serverAndBrowser() {
+  const held = { server: null, browser: null };
+  before(async () => {
+    held.server = await startServer();
+    held.browser = await launch();
+  });
+  after(async () => {
+    await held.browser?.close();
+    await held.server?.close();
+  });
+  return held;
 }
 
 /**

@@ -5,25 +5,14 @@
 // of the run's attn.probs over those rows; and at 1,500 tokens every step of the pipeline paints its
 // heatmaps (none past the canvas limit, none blank). Screenshots: artifacts/screenshots/long-*.png.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { cleanScreenshot, go, launch, openPage, readCell, settled, startServer } from './helpers.mjs';
+import { test } from 'node:test';
+import { cleanScreenshot, go, openPage, readCell, serverAndBrowser, settled } from './helpers.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = serverAndBrowser();
 
 // The built-in model on its English samples, repeated until the input has at least `tokens` tokens.
 async function longPage(tokens, { width = 1280, deviceScaleFactor = 1 } = {}) {
-  const page = await openPage(browser, new URL('index.html', server.url).href, { deviceScaleFactor });
+  const page = await openPage(env.browser, new URL('index.html', env.server.url).href, { deviceScaleFactor });
   await page.setViewportSize({ width, height: 900 });
   await page.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000 });
   await settled(page);

@@ -5,28 +5,17 @@
 // the trace's shapes; the pipeline's MoE steps; the CPU fallback under WebGPU; a link round trip.
 // Screenshots: artifacts/screenshots/moe-*.png, en and zh.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { cleanScreenshot, launch, openPage, readCell, settled, softmax, startServer } from './helpers.mjs';
+import { test } from 'node:test';
+import { cleanScreenshot, openPage, readCell, serverAndBrowser, settled, softmax } from './helpers.mjs';
 import { DEFAULTS, FORMAT1_DEFAULTS, fragment } from '../../www/state.js';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer();
-  browser = await launch();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = serverAndBrowser();
 
 const MOE = { use_moe: true, num_experts: 4, num_experts_per_tok: 2 };
 const link = (fields = {}) => fragment({ ...DEFAULTS, model: { kind: 'random' }, config: { ...FORMAT1_DEFAULTS.config, ...MOE }, text: FORMAT1_DEFAULTS.text, view: 'ffn', ...fields });
 
 async function open(hash) {
-  const page = await openPage(browser, `${server.url}#${hash}`);
+  const page = await openPage(env.browser, `${env.server.url}#${hash}`);
   await settled(page);
   return page;
 }
@@ -121,7 +110,7 @@ test('a random MoE model from a link: routing on screen is softmax → top-k →
 });
 
 test('on a phone, in Chinese: the router’s formulas keep their four lines and the token column keeps each token on one line', async () => {
-  const page = await openPage(browser, `${server.url}#${await link({ lang: 'zh', text: '小明把苹果给了小红，她很开心' })}`);
+  const page = await openPage(env.browser, `${env.server.url}#${await link({ lang: 'zh', text: '小明把苹果给了小红，她很开心' })}`);
   await page.setViewportSize({ width: 390, height: 900 });
   await settled(page);
   await page.waitForSelector('.moe-routing');
