@@ -47,8 +47,12 @@ const worker = workerClient(workerUrl, {
 
 const { reader, opened, embed, embedTheme } = await readOpeningLink(KNOWN);
 // A figure in a post lets its core go while the reader only reads it (worker_client.js): its
-// drawing and its tensors stay; a click that needs the core starts it again.
-if (embed) worker.releaseWhenIdle(EMBED_IDLE_MS);
+// drawing and its tensors stay; a click that needs the core starts it again. The post's figures
+// take turns for cores (www/turns.js): five figures need not compute on five at once.
+if (embed) {
+  worker.releaseWhenIdle(EMBED_IDLE_MS);
+  worker.shareCores();
+} else worker.shareCores(false);
 
 // The shareable fields, plus what the page derives from them: the tokens and the padding mask
 // (a link carries the padded positions, `pad`, which open() turns into the mask).
@@ -81,6 +85,8 @@ const app = {
   tokenize: (text, bos = page.runs.withBos()) => worker.call('tokenize', { text, bos }),
   withBos: () => page.runs.withBos(),
   args: () => page.runs.args(),
+  // Whether the state pads any token, its tokens in or not (a link's padding waits for them).
+  padded: () => state.mask.includes(0) || (page.keeping?.pad?.length ?? 0) > 0,
   // Stops what the worker is doing (a view's own long request, as the status's Cancel does).
   cancel: () => page.life.cancel(),
   redraw: () => page.screen.refresh(), // a view's own change (a lesson's edited cell): redrawn as any other, so settled() waits for it

@@ -1,7 +1,7 @@
 // The page's first script (index.html runs it before app.js, with no imports of its own): it starts
 // what the first look waits for without waiting for app.js's hundred modules to arrive. The Web Worker
 // (worker.js), which fetches its core's wasm as soon as it runs; and, where the page is going to open
-// the built-in model, that model's weights and tokenizer. worker_client.js takes the worker over
+// the built-in model, that model's weights and tokenizer, and its numbers computed ahead (page/ahead.js). worker_client.js takes the worker over
 // (the same address) and model_source.js the downloads (its get(), by address, each once); a load of
 // any other model drops those not taken.
 //
@@ -9,25 +9,49 @@
 // state.js) and for a visit without a link where this browser keeps no model of the reader's
 // (model_source.js, IndexedDB). A link whose model cannot be told here downloads nothing early.
 
-const boot = (globalThis.attnscopeBoot = { worker: null, workerUrl: null, workerError: null, downloads: new Map() });
+const boot = (globalThis.attnscopeBoot = { worker: null, workerUrl: null, workerError: null, downloads: new Map(), sharesCores: false, turns: null });
 
 // As app.js makes it: `?wasm=` in the page's address forces a build of the core.
 const workerUrl = new URL('./worker.js', import.meta.url);
 const wasmBuild = new URLSearchParams(location.search).get('wasm');
 if (wasmBuild) workerUrl.searchParams.set('wasm', wasmBuild);
-try {
-  boot.worker = new Worker(workerUrl, { type: 'module' });
-  boot.workerUrl = workerUrl.href;
-  boot.worker.onerror = (event) => {
-    event.preventDefault();
-    boot.workerError = event.message || 'its script could not be loaded';
-  };
-} catch {
-  // app.js makes its own and says why it cannot.
+function startWorker() {
+  try {
+    boot.worker = new Worker(workerUrl, { type: 'module' });
+    boot.workerUrl = workerUrl.href;
+    boot.worker.onerror = (event) => {
+      event.preventDefault();
+      boot.workerError = event.message || 'its script could not be loaded';
+    };
+  } catch {
+    // app.js makes its own and says why it cannot.
+  }
 }
 
+// A figure in a post (embed mode, "&embed=1" as state.js reads it) takes turns for a core with the
+// post's other figures (turns.js, worker_client.js shareCores): it asks for its turn now and starts
+// its worker when the turn comes; worker_client.js carries the turn on.
+boot.sharesCores = location.hash.split('&').some((part) => /^#?embed(=(?!0$|false$).*)?$/.test(part)) && typeof BroadcastChannel === 'function';
+if (boot.sharesCores) {
+  try {
+    const turns = { worker: new Worker(new URL('./turns.js', import.meta.url)), id: `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`, granted: false, wanted: false };
+    turns.worker.onmessage = ({ data }) => {
+      if (data.kind === 'granted' && !turns.granted) {
+        turns.granted = true;
+        startWorker();
+      }
+      if (data.kind === 'wanted') turns.wanted = true;
+    };
+    turns.worker.postMessage({ kind: 'ask', id: turns.id });
+    boot.turns = turns;
+  } catch {
+    boot.sharesCores = false;
+  }
+}
+if (!boot.sharesCores) startWorker();
+
 const BUILTIN = new URL('./models/builtin/', import.meta.url);
-const EARLY_FILES = ['model.safetensors', 'tokenizer.json'];
+const EARLY_FILES = ['config.json', 'ahead.json', 'model.safetensors', 'tokenizer.json'];
 
 // The model a link names: its `model=` field, or that of its whole state (s<N>.…, deflate-raw JSON;
 // format 1's default is the random model, later formats' the built-in one); 'none' for a link that

@@ -552,8 +552,8 @@ function dropAll(...asked) {
 }
 
 // A download boot.js started before the page's modules were in (the built-in model's weights and
-// tokenizer), taken once by its address; null where there is none.
-function early(url) {
+// tokenizer, its numbers computed ahead: page/ahead.js), taken once by its address; null where there is none.
+export function early(url) {
   const downloads = globalThis.attnscopeBoot?.downloads;
   const found = downloads?.get(url) ?? null;
   downloads?.delete(url);

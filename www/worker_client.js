@@ -12,8 +12,18 @@
 // itself dies (its script fails to load), every pending and later call is rejected with that reason.
 // kept() is the bytes of the buffers held for that rebuild, which the tab's budget counts.
 // releaseWhenIdle(ms) lets an idle worker go the same way, to be started again by the next call.
+// shareCores(n) makes the pages of this site that ask it (a post's figures) take turns: at most n of
+// them hold a worker at once (turns.js: a list they keep over a BroadcastChannel, which same-origin
+// frames of one post share), and an idle worker goes at once, rather than after its idle time, when
+// another page waits.
 // The first worker is the one boot.js started for the same address, where it did (its core already
 // downloading while the page's modules load).
+
+// How long a worker another figure waits for stays idle before it goes: a view's requests come in
+// bursts, a few milliseconds of drawing apart, and a worker let go between two of them would be
+// started again, its model replayed, at the back of the turns.
+const WANTED_IDLE_MS = 100;
+const TURNS_URL = new URL('./turns.js', import.meta.url);
 
 export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped = ({ panic, error }) => panic ?? error } = {}) {
   const pending = new Map();
@@ -23,6 +33,10 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
   let lastBuilt = null; // the last sticky message the worker answered with a model (its buffers given back)
   let idleMs = 0;
   let idleTimer = 0;
+  let sharing = false; // shareCores(): this page takes turns for a core with the site's other sharing pages
+  let core = null; // while this page holds one of them: the function that gives it back
+  let queued = null; // while this page waits for one: the messages to post once it has it, in order
+  let wanted = false; // another page waits for a core: an idle worker goes at once
 
   // An idle worker let go (releaseWhenIdle): its core, its WebAssembly memory and its model go, and
   // the next call starts a fresh worker and replays the model into it first, as cancel() does.
@@ -30,10 +44,73 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
     if (dead || !worker || pending.size > 0 || !lastBuilt) return;
     worker.terminate();
     worker = null;
+    wanted = false;
+    giveBack();
   }
   function idle() {
     clearTimeout(idleTimer);
-    if (idleMs > 0 && pending.size === 0) idleTimer = setTimeout(release, idleMs);
+    if (idleMs > 0 && pending.size === 0) idleTimer = setTimeout(release, wanted ? Math.min(idleMs, WANTED_IDLE_MS) : idleMs);
+  }
+  function giveBack() {
+    core?.();
+    core = null;
+  }
+
+  // This page's place in the turns a post's figures take for cores, kept by a worker of its own
+  // (turns.js), whose thread answers the others at once while this one is busy loading or drawing.
+  let turns = null;
+  let granted = null; // resolves the turn awaited once it comes
+  let me = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+  // A core given back: said to the others from here, and the turns' worker goes until the next ask
+  // (an idle figure holds no thread for its turns).
+  function giveCoreBack() {
+    new BroadcastChannel('attnscope-cores').postMessage({ kind: 'done', id: me });
+    turns?.terminate();
+    turns = null;
+  }
+  const turnComes = () => new Promise((resolve) => (granted = () => resolve(giveCoreBack)));
+  function takeCore() {
+    if (!turns) {
+      try {
+        turns = new Worker(TURNS_URL);
+      } catch {
+        return Promise.resolve(() => {}); // no turns, no limit
+      }
+      turns.onmessage = heardTurns;
+    }
+    turns.postMessage({ kind: 'ask', id: me });
+    return turnComes();
+  }
+  function heardTurns({ data }) {
+    if (data.kind === 'granted') {
+      const resolve = granted;
+      granted = null;
+      resolve?.();
+    }
+    // Another figure waits: an idle worker here goes soon.
+    if (data.kind === 'wanted' && core) {
+      wanted = true;
+      idle();
+    }
+  }
+
+  // A worker for the next message: started now, or, sharing cores, once this page holds one (`turn`:
+  // a turn already asked for).
+  function ensure(turn = null) {
+    if (worker || queued) return;
+    if (!sharing || core) return start();
+    queued = [];
+    (turn ?? takeCore()).then((done) => {
+      core = done;
+      const messages = queued;
+      queued = null;
+      start();
+      for (const [message, transfer] of messages) worker.postMessage(message, transfer);
+    });
+  }
+  function post(message, transfer) {
+    if (queued) queued.push([message, transfer]);
+    else worker.postMessage(message, transfer);
   }
 
   function start() {
@@ -68,6 +145,7 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
       event.preventDefault();
       dead = new Error(`The worker stopped: ${event.message || 'its script could not be loaded'}.`);
       rejectAll(dead);
+      giveBack();
     };
   }
 
@@ -79,27 +157,31 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
   function call(type, body = {}, { onProgress, transfer = [] } = {}) {
     if (dead) return Promise.reject(dead);
     clearTimeout(idleTimer);
-    if (!worker) {
-      start();
+    if (!worker && !queued) {
+      ensure();
       // The model it held comes back first (the worker answers its messages in order).
       if (lastBuilt && !sticky.includes(type)) call(lastBuilt.type, lastBuilt.body).catch(() => {});
     }
     const id = nextId++;
     return new Promise((resolve, reject) => {
       pending.set(id, { resolve, reject, onProgress, type, body });
-      worker.postMessage({ id, type, ...body }, transfer);
+      post({ id, type, ...body }, transfer);
     });
   }
 
   // A fresh worker with `model` (a sticky message) rebuilt in it; what was pending gets `error`.
   function restart(model, error) {
     worker?.terminate();
+    worker = null;
     rejectAll(error);
-    start();
+    if (queued) queued.length = 0;
+    ensure();
     return model ? call(model.type, model.body) : Promise.resolve();
   }
 
-  start();
+  // The first worker: boot.js's, or one started now. A page that shares cores (an embed, where
+  // boot.js starts its worker once its turn comes) waits for shareCores().
+  if (globalThis.attnscopeBoot?.worker || !globalThis.attnscopeBoot?.sharesCores) start();
   return {
     call,
     busy: () => pending.size > 0,
@@ -114,7 +196,41 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
       idleMs = ms;
       idle();
     },
-    /** Whether a worker is running (false: let go while idle). */
+    /**
+     * Takes turns for a worker with the other pages of this site that call it (a post's figures;
+     * turns.js says how many hold one at once), carrying on the turn boot.js asked for; where the
+     * browser has no BroadcastChannel or cannot start the turns' worker, no limit. shareCores(false):
+     * this page takes no turns (boot.js took it for a figure), its worker starts now.
+     */
+    shareCores(on = true) {
+      const boot = globalThis.attnscopeBoot;
+      const asked = boot?.turns ?? null; // boot.js's turn: {worker, id, granted, wanted}
+      if (boot) boot.turns = null;
+      if (!on) asked?.worker.terminate(); // not a figure after all: no turns
+      if (!on || typeof BroadcastChannel !== 'function' || (worker && !asked)) {
+        if (!worker && !queued) start();
+        return;
+      }
+      try {
+        turns = asked?.worker ?? new Worker(TURNS_URL);
+      } catch {
+        if (!worker && !queued) start(); // no turns, no limit
+        return;
+      }
+      sharing = true;
+      me = asked?.id ?? me;
+      turns.onmessage = heardTurns;
+      // A page that goes gives its core back, or its place in the list, at once (its turns worker
+      // goes with it; the others would drop its place after 3 s).
+      addEventListener('pagehide', () => turns && giveCoreBack());
+      if (asked?.granted) {
+        core = giveCoreBack;
+        wanted = asked.wanted;
+        if (!worker) start(); // boot.js's, started when its turn came
+      } else if (asked) ensure(turnComes());
+      else ensure();
+    },
+    /** Whether a worker is running (false: let go while idle or waiting for a core). */
     live: () => worker !== null,
   };
 }

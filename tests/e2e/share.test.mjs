@@ -567,6 +567,54 @@ test('a figure in a post lets its core go while it is only read, and a click tha
   await page.context().close();
 });
 
+test('a post’s figures take turns for cores: never more than two at once, every figure drawn with its own numbers', async () => {
+  const page = await freshPage(null, { viewport: { width: 760, height: 900 } });
+  const heads = [[0, 1], [1, 2], [2, 1], [3, 6]];
+  const frames = [];
+  for (const [layer, head] of heads) frames.push(`<iframe src="${server.url}#${await fragment({ ...DEFAULTS, model: { kind: 'builtin' }, view: 'attention', lang: 'en', layer, head, hide: ['input', 'config', 'tabs'] }, { embed: true })}" width="700" height="400"></iframe>`);
+  posts.set('/post-four.html', `<!doctype html><body style="margin:8px">${frames.join('<p>Between the figures.</p>')}</body>`);
+  // How many of the figures hold a worker, sampled while they load.
+  let most = 0;
+  let sampling = true;
+  const counting = (async () => {
+    while (sampling) {
+      const live = await Promise.all(page.frames().filter((f) => f.url().startsWith(server.url)).map((f) => f.evaluate(() => window.attnscope?.coreLive() ?? false).catch(() => false)));
+      most = Math.max(most, live.filter(Boolean).length);
+      await new Promise((r) => setTimeout(r, 40));
+    }
+  })();
+  await page.goto(`${host()}/post-four.html`);
+  const figures = () => page.frames().filter((f) => f.url().startsWith(server.url));
+  await page.waitForFunction(() => document.querySelectorAll('iframe').length === 4);
+  for (const frame of figures()) {
+    // Polled: a frame below the post's fold gets no animation frames.
+    await frame.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000, polling: 100 });
+    await settled(frame);
+  }
+  sampling = false;
+  await counting;
+  assert.ok(most >= 1 && most <= 2, `figures holding a worker at once: at most ${most}`);
+  // Each drew its own head's weights: cell (3, 0) of its map, against its core's tensor.
+  for (const [i, frame] of figures().entries()) {
+    const [layer, head] = heads[i];
+    const [shown, worker] = await frame.evaluate(
+      async ({ layer, head }) => {
+        const canvas = document.querySelector('.view-attention canvas.heatmap-canvas');
+        canvas.focus();
+        for (const key of ['ArrowRight', 'ArrowDown', 'ArrowDown', 'ArrowDown']) canvas.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true }));
+        const value = Number(document.getElementById('tooltip').dataset.value);
+        const { tensors } = await window.attnscope.call('tensors', { args: window.attnscope.app.args(), names: [`layers.${layer}.attn.probs`] });
+        const T = window.attnscope.app.state.tokens.ids.length;
+        return [value, tensors[0].data[(head * T + 3) * T]];
+      },
+      { layer, head },
+    );
+    assert.ok(Math.abs(shown - worker) < 1e-6 && shown > 0 && shown < 1, `L${layer}H${head}, cell (3, 0): shown ${shown}, its core's ${worker}`);
+  }
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
 // A lesson computes its own examples: its embed shows neither the page's sentence nor the button for
 // the sentence and model panels, and with the tabs hidden, no chips of the other lessons.
 test('an embedded lesson keeps to the lesson', async () => {

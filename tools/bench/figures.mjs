@@ -6,8 +6,9 @@
 // from a server of its own on another site (localhost against 127.0.0.1). Fresh browser each round.
 // Printed per round: when the five were drawn (each figure's page ready and settled), what attnscope's
 // host sent, and how much bigger the browser is (its processes' proportional set size, PSS) than
-// over the same post without figures, 2 s after they were drawn and 8 s after (an embed lets its
-// core go once idle for 4 s).
+// over the same post without figures: at its largest until 2 s after they were drawn (sampled every
+// 250 ms), 2 s after they were drawn and 8 s after (an embed lets its core go once idle for 4 s, or
+// at once when another figure waits for one: www/worker_client.js shareCores).
 //
 //   ./build.sh build && node tools/bench/figures.mjs [rounds]     (SITE=<folder>, default dist;
 //   COUNT=1 for the post with one figure; REQUESTS=1 counts each file's downloads; DETAIL=1 lists
@@ -62,7 +63,7 @@ function postServer(pages) {
 
 // The proportional set size of every process whose command line names `profile`, in MB (Linux /proc).
 // DETAIL=1 prints each process's type and PSS.
-function pssOf(profile) {
+function pssOf(profile, detail = Boolean(process.env.DETAIL)) {
   let kb = 0;
   const each = [];
   for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
@@ -76,7 +77,7 @@ function pssOf(profile) {
       // gone
     }
   }
-  if (process.env.DETAIL) console.log(each.join(', '));
+  if (detail) console.log(each.join(', '));
   return kb / 1024;
 }
 
@@ -87,6 +88,9 @@ async function visit(host, posts, withFigures) {
   const page = context.pages()[0] ?? (await context.newPage());
   host.reset();
   const t0 = Date.now();
+  // The browser's largest size from the navigation until 2 s after the figures are drawn, sampled every 250 ms.
+  let peak = 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, pssOf(profile, false))), 250);
   await page.goto(`${posts.url}${withFigures ? 'five' : 'bare'}`);
   let drawnAt = null;
   if (withFigures) {
@@ -100,7 +104,9 @@ async function visit(host, posts, withFigures) {
     drawnAt = (Date.now() - t0) / 1000;
   }
   await page.waitForTimeout(2000);
+  clearInterval(sampler);
   const pss = pssOf(profile);
+  peak = Math.max(peak, pss);
   // Then as the post sits read: an embed lets its idle core go after 4 s (www/app.js EMBED_IDLE_MS).
   await page.waitForTimeout(6000);
   const idle = pssOf(profile);
@@ -109,7 +115,7 @@ async function visit(host, posts, withFigures) {
   for (const r of host.requests()) if (r.bytes > 0) repeated[r.path] = (repeated[r.path] ?? 0) + 1;
   await context.close();
   await rm(profile, { recursive: true, force: true });
-  return { drawnAt, sent, pss, idle, repeated };
+  return { drawnAt, sent, pss, peak, idle, repeated };
 }
 
 const host = await startPagesHost(SITE);
@@ -120,7 +126,7 @@ try {
     const bare = await visit(host, posts, false);
     const five = await visit(host, posts, true);
     if (process.env.REQUESTS) console.log(JSON.stringify(five.repeated));
-    console.log(`round ${round}: ${FIGURES.length} drawn at ${five.drawnAt.toFixed(2)} s; host sent ${five.sent.toFixed(2)} MB; browser PSS ${five.pss.toFixed(0)} MB, the bare post's ${bare.pss.toFixed(0)} MB: +${(five.pss - bare.pss).toFixed(0)} MB 2 s after; +${(five.idle - bare.idle).toFixed(0)} MB 8 s after`);
+    console.log(`round ${round}: ${FIGURES.length} drawn at ${five.drawnAt.toFixed(2)} s; host sent ${five.sent.toFixed(2)} MB; browser PSS ${five.pss.toFixed(0)} MB, the bare post's ${bare.pss.toFixed(0)} MB: peak +${(five.peak - bare.peak).toFixed(0)} MB; +${(five.pss - bare.pss).toFixed(0)} MB 2 s after; +${(five.idle - bare.idle).toFixed(0)} MB 8 s after`);
   }
 } finally {
   await host.close();

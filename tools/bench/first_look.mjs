@@ -3,7 +3,8 @@
 // the link simulated on the host (MBPS, default 20, and 40 ms before each answer's first byte), a fresh
 // Chromium profile at 1366 × 768. For each of ROUNDS fresh profiles: the first visit, then a second
 // visit in the same profile. Printed per visit: the first picture (the overview's diagram drawn), the
-// built-in model's numbers (the overview's prediction), and what the host sent.
+// built-in model's numbers (the overview's prediction: computed ahead, www/page/ahead.js, or by the
+// run), the run's own numbers (the core ready to explore: its prediction drawn), and what the host sent.
 //
 //   ./build.sh build && node tools/bench/first_look.mjs [rounds]      (MBPS=5 for a slower link;
 //   SITE=<folder> serves another copy of www/, to compare two versions in the same hour)
@@ -20,15 +21,17 @@ const ROUNDS = Number(process.argv[2] ?? 3);
 const MBPS = Number(process.env.MBPS ?? 20);
 const LATENCY_MS = Number(process.env.LATENCY_MS ?? 40);
 
-// Marks, in ms from the navigation's start: the diagram's first block, and the built-in model's
-// prediction in the overview.
+// Marks, in ms from the navigation's start: the diagram's first block, the built-in model's
+// prediction in the overview (computed ahead or run), and the run's.
 const MARKS = () => {
   const look = (window.__look = {});
   const tick = () => {
     if (!look.picture && document.querySelector('.ov-diagram .ov-block')) look.picture = performance.now();
     const app = window.attnscope?.app;
-    if (!look.numbers && app?.source?.kind === 'builtin' && document.querySelector('.ov-prediction .ov-predict:not(.ov-waiting)')) look.numbers = performance.now();
-    if (!look.numbers) requestAnimationFrame(tick);
+    const run = app?.source?.kind === 'builtin' && document.querySelector('.ov-prediction .ov-predict[data-numbers="run"]');
+    if (!look.numbers && (run || document.querySelector('.ov-prediction .ov-predict[data-numbers="ahead"]'))) look.numbers = performance.now();
+    if (!look.live && run) look.live = performance.now();
+    if (!look.live) requestAnimationFrame(tick);
   };
   requestAnimationFrame(tick);
   // The main thread's long frames (Long Animation Frames), with the scripts that took them.
@@ -45,16 +48,16 @@ async function visit(context, host) {
   const page = await context.newPage();
   await page.addInitScript(MARKS);
   await page.goto(host.url);
-  await page.waitForFunction(() => window.__look?.numbers, null, { timeout: 180_000, polling: 100 }).catch(async (e) => {
+  await page.waitForFunction(() => window.__look?.live, null, { timeout: 180_000, polling: 100 }).catch(async (e) => {
     throw new Error(`no numbers: ${JSON.stringify(await page.evaluate(() => ({ look: window.__look, phase: window.attnscope?.app?.phase, source: window.attnscope?.app?.source?.kind })))}`, { cause: e });
   });
   const look = await page.evaluate(() => window.__look);
   // What the page goes on to fetch after the numbers (the service worker's copies) counts too.
   await page.waitForTimeout(3000);
-  const result = { picture: look.picture, numbers: look.numbers, sentMB: host.sent() / 1e6, requests: host.requests().length };
+  const result = { picture: look.picture, numbers: look.numbers, live: look.live, sentMB: host.sent() / 1e6, requests: host.requests().length };
   // FRAMES=1: the main thread's frames over 50 ms until the numbers, with their longest scripts.
   if (process.env.FRAMES) {
-    for (const f of look.frames.filter((f) => f.start < look.numbers)) {
+    for (const f of look.frames.filter((f) => f.start < look.live)) {
       console.log(`  frame at ${Math.round(f.start)} ms: ${Math.round(f.duration)} ms (blocking ${Math.round(f.blocking)}, render ${Math.round(f.render)})`);
       for (const x of f.scripts.sort((a, b) => b.duration - a.duration).slice(0, 3)) console.log(`      ${Math.round(x.duration)} ms ${x.what} ${x.source}`);
     }
@@ -68,7 +71,7 @@ async function visit(context, host) {
 
 const host = await startPagesHost(resolve(ROOT, process.env.SITE ?? 'www'), { mbps: MBPS, latencyMs: LATENCY_MS });
 console.log(`first look at ${MBPS} Mbps, ${LATENCY_MS} ms a request; load average before: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-const fmt = (r) => `picture ${(r.picture / 1000).toFixed(2)} s, numbers ${(r.numbers / 1000).toFixed(2)} s, sent ${r.sentMB.toFixed(2)} MB in ${r.requests} requests`;
+const fmt = (r) => `picture ${(r.picture / 1000).toFixed(2)} s, numbers ${(r.numbers / 1000).toFixed(2)} s, run's numbers ${(r.live / 1000).toFixed(2)} s, sent ${r.sentMB.toFixed(2)} MB in ${r.requests} requests`;
 try {
   for (let round = 0; round < ROUNDS; round++) {
     // A profile on disk, as a reader's browser has: its HTTP cache keeps large files (a context

@@ -79,6 +79,9 @@ export function opener(page) {
       (!app.model && page.lastAsked === null) || JSON.stringify(model) !== JSON.stringify(page.life.asked()) || (random && (JSON.stringify(config) !== JSON.stringify(state.config) || seed !== state.seed));
     const retokenize = rebuild || fields.text !== state.text || fields.bos !== state.bos;
     Object.assign(state, fields);
+    // Asked for now, applied once the tokens are in (runs.js); meanwhile it tells page/ahead.js that
+    // this state pads tokens.
+    page.keeping = { pad, query: state.query, key: state.key };
     dom.text.value = state.text;
     ui.longText.say();
     page.language.apply(lang);

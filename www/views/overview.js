@@ -25,6 +25,7 @@ import { continueText } from '../parts/continue_text.js';
 import { MINIMIND3 } from './gqa.js';
 import { t } from '../strings.js';
 import { latest } from '../page/latest.js';
+import { aheadNumbers, aheadArrived } from '../page/ahead.js';
 
 // The page may show this view before any run: it needs only a config (page/screen.js refresh()).
 export const previews = true;
@@ -80,6 +81,34 @@ function headsText(c) {
   return t(`overview.heads.${kind}`, { heads: nH, kv: nKV, rep: nH / nKV, d: c.head_dim });
 }
 
+// The overview's numbers for the current run: its tokens, the next token's TOP candidates (the core's
+// softmax of the last position's logits, its `top` call, as the Output view does), the top token as
+// text (null for a piece of a character's bytes) and the clearest head, which the route's attention
+// map opens on ({l, h, role, score}). null when a newer input came meanwhile. tools/ahead.mjs writes
+// the built-in model's numbers for its opening sentences with this same function (page/ahead.js).
+export async function overviewNumbers(app) {
+  const { state } = app;
+  // The tokens as this run began: a language switch can swap the sentence while it awaits.
+  const { text } = state;
+  const { ids, pieces, special } = state.tokens;
+  const T = pieces.length;
+  const [logits, roles] = await Promise.all([app.tensors(['logits']).then((found) => found.get('logits')), headRoles(app).catch(() => null)]);
+  if (state.tokens.pieces !== pieces || logits.shape[0] !== T) return null; // a newer run redraws
+  const V = logits.shape[1];
+  const top = await app.call('top', { logits: logits.data.slice((T - 1) * V, T * V), k: TOP });
+  const next = await app.call('decode', { ids: [top[0].id] });
+  const [best] = roles ? clearestHeads(roles, 1) : [];
+  return {
+    text,
+    ids: [...ids],
+    pieces: [...pieces],
+    special: special ? [...special] : null,
+    top: top.map(({ id, piece, p }) => ({ id, piece, p })),
+    next: next.includes('\uFFFD') ? null : next,
+    head: best ? { l: best.l, h: best.h, role: best.r.role, score: best.r.score } : null,
+  };
+}
+
 export function mount(root, app) {
   const { state } = app;
   const diagram = el('div', { className: 'ov-diagram' });
@@ -109,23 +138,25 @@ export function mount(root, app) {
     return el('dl', { className: 'ov-facts' }, list.map(([key, value]) => el('div', { className: 'ov-fact', dataset: { fact: key } }, el('dt', {}, t(`overview.fact.${key}`)), el('dd', {}, String(value)))));
   }
 
-  // The input's tokens as the tokenizer cut them; a long input shows both ends.
-  function tokens(T) {
-    const pieces = state.tokens.pieces;
+  // The input's tokens as the tokenizer cut them (`numbers`: the run's, or those computed ahead;
+  // null while neither is here); a long input shows both ends.
+  function tokens(T, numbers) {
+    const pieces = numbers?.pieces;
+    const mask = numbers?.mask ?? [];
     const shown = T >= 2 * TOKENS_AT_EACH_END + ELIDED_AT_LEAST ? [...range(TOKENS_AT_EACH_END), null, ...range(TOKENS_AT_EACH_END).map((i) => T - TOKENS_AT_EACH_END + i)] : range(T);
-    const chips = shown.map((i) => (i === null ? el('span', { className: 'ov-more' }, t('overview.tokensMore', { n: T - 2 * TOKENS_AT_EACH_END })) : el('span', { className: `ov-token${state.tokens.special?.[i] ? ' special' : ''}${state.mask[i] === 0 ? ' padded' : ''}`, dataset: { index: i }, title: state.mask[i] === 0 ? t('overview.tokenPadded') : undefined }, tokenText(pieces[i]))));
+    const chips = shown.map((i) => (i === null ? el('span', { className: 'ov-more' }, t('overview.tokensMore', { n: T - 2 * TOKENS_AT_EACH_END })) : el('span', { className: `ov-token${numbers.special?.[i] ? ' special' : ''}${mask[i] === 0 ? ' padded' : ''}`, dataset: { index: i }, title: mask[i] === 0 ? t('overview.tokenPadded') : undefined }, tokenText(pieces[i]))));
     const focusInput = () => {
       const input = document.getElementById('text');
       input.scrollIntoView({ block: 'center' });
       input.focus();
     };
     // One line that scrolls sideways, there before the tokens are: the box never grows when they come.
-    const row = el('span', { className: 'ov-token-row' }, live() ? chips : el('span', { className: 'ov-token ov-token-waiting', attrs: { 'aria-hidden': 'true' } }, '…'));
+    const row = el('span', { className: 'ov-token-row' }, numbers ? chips : el('span', { className: 'ov-token ov-token-waiting', attrs: { 'aria-hidden': 'true' } }, '…'));
     scrollFade(row);
     return el(
       'button',
       { type: 'button', className: 'ov-block ov-tokens', dataset: { block: 'tokens', figure: '' }, on: { click: focusInput } },
-      el('span', { className: 'ov-tokens-head' }, el('span', { className: 'ov-title' }, t('overview.tokens')), el('span', { className: 'ov-sub' }, live() ? t('overview.tokensSub', { n: T }) : t('overview.tokensWaiting'))),
+      el('span', { className: 'ov-tokens-head' }, el('span', { className: 'ov-title' }, t('overview.tokens')), el('span', { className: 'ov-sub' }, numbers ? t('overview.tokensSub', { n: T }) : t('overview.tokensWaiting'))),
       row,
     );
   }
@@ -253,9 +284,9 @@ export function mount(root, app) {
     );
   }
 
-  function draw() {
+  function draw(numbers = null) {
     const c = config();
-    const T = live() ? state.tokens.ids.length : 'T';
+    const T = numbers ? numbers.pieces.length : 'T';
     const { hidden_size: H, vocab_size: V } = c;
     const name = modelName(app.source ?? { kind: app.preview.model.kind, name: app.preview.model.url });
     const focused = diagram.contains(document.activeElement) ? (document.activeElement.dataset.key ?? document.activeElement.dataset.block) : null;
@@ -267,7 +298,7 @@ export function mount(root, app) {
       el(
         'div',
         { className: 'ov-flow ov-path' },
-        tokens(T),
+        tokens(T, numbers),
         arrow([T], 'input_ids'),
         block('embed', link({ view: 'stepper', step: 'embed' }), t('overview.embed'), t('overview.embedSub', { v: V, h: H })),
         arrow([T, H]),
@@ -300,17 +331,8 @@ export function mount(root, app) {
   }
 
   async function predict() {
-    // The tokens as this run began: a language switch can swap the sentence while it awaits.
-    const { pieces } = state.tokens;
-    const T = pieces.length;
-    const logits = (await app.tensors(['logits'])).get('logits');
-    if (state.tokens.pieces !== pieces || logits.shape[0] !== T) return null; // a newer run redraws
-    const V = logits.shape[1];
-    const top = await app.call('top', { logits: logits.data.slice((T - 1) * V, T * V), k: TOP });
-    const [best] = top;
-    // The top token as text for the box (none for a piece of a character's bytes).
-    const text = await app.call('decode', { ids: [best.id] });
-    return { box: predictionBlock(T, top, pieces), steps: nextSteps(T, top, pieces, text.includes('\uFFFD') ? null : text) };
+    const found = await overviewNumbers(app);
+    return found && { ...found, mask: state.mask };
   }
 
   // What the reader can do with the prediction: write it into the text and predict again, see how
@@ -350,13 +372,13 @@ export function mount(root, app) {
 
   // The prediction box: the top token, its probability and bar on one line, the next candidates under
   // it. What the marks in it mean (↵, ␣, <|im_end|>) is said under the box, with what to do next.
-  function predictionBlock(T, top, pieces) {
+  function predictionBlock(T, top, pieces, ahead = false) {
     const [best, ...rest] = top;
     const bar = el('span', { className: 'ov-bar-fill' });
     bar.style.width = percent(best.p).replace(' ', '');
     return el(
       'a',
-      { className: 'ov-block ov-predict', href: link({ view: 'output', query: T - 1 }), dataset: { block: 'prediction' } },
+      { className: 'ov-block ov-predict', href: link({ view: 'output', query: T - 1 }), dataset: { block: 'prediction', numbers: ahead ? 'ahead' : 'run' } },
       el('span', { className: 'ov-predict-head' }, el('span', { className: 'ov-title' }, t('overview.prediction')), el('span', { className: 'ov-sub' }, t('overview.after', { token: quoted(tokenText(pieces[T - 1])) }))),
       el('span', { className: 'ov-top', dataset: { id: best.id, p: best.p } }, el('span', { className: 'ov-top-token' }, tokenText(best.piece)), el('span', { className: 'ov-top-p' }, percent(best.p)), el('span', { className: 'ov-bar', attrs: { 'aria-hidden': 'true' } }, bar)),
       el('span', { className: 'ov-rest' }, rest.length > 0 ? t('overview.then', { list: rest.map((r) => t('overview.candidate', { token: tokenText(r.piece), p: percent(r.p) })).join(t('overview.listSep')) }) : ' '),
@@ -378,18 +400,28 @@ export function mount(root, app) {
     };
   }
 
-  // The route's attention map opens on the clearest head of this run, not on layer 0, head 0,
-  // where most heads rest on the first token and show a newcomer one bright column.
-  function routeHead(roles) {
-    const [best] = roles ? clearestHeads(roles, 1) : [];
+  // The route's attention map opens on the clearest head of this run ({l, h, role, score}, or null),
+  // not on layer 0, head 0, where most heads rest on the first token and show a newcomer one bright column.
+  function routeHead(best) {
     const attention = start.querySelector('a[data-route="attention"]');
     attention.href = link(best ? { view: 'attention', layer: best.l, head: best.h } : { view: 'attention' });
     attention.querySelector('.ov-route-head, .ov-route-pending')?.remove();
     // Random weights learned nothing: their "clearest" head is chance, and said as that.
     const headKey = app.source?.kind === 'random' ? 'overview.route.attentionHeadRandom' : 'overview.route.attentionHead';
     // The head's mean weight said in words, as a share of each token's attention, and where it goes.
-    const where = t(`overview.route.where.${['previous', 'current', 'fixed'].includes(best?.r.role) ? best.r.role : 'other'}`);
-    if (best) attention.append(el('span', { className: 'ov-route-text ov-route-head', dataset: { score: String(best.r.score) } }, t(headKey, { l: best.l, h: best.h, role: t(`role.${best.r.role}`), score: fixed(best.r.score, 2), pct: `${Math.round(100 * best.r.score)}%`, where })));
+    const where = t(`overview.route.where.${['previous', 'current', 'fixed'].includes(best?.role) ? best.role : 'other'}`);
+    if (best) attention.append(el('span', { className: 'ov-route-text ov-route-head', dataset: { score: String(best.score) } }, t(headKey, { l: best.l, h: best.h, role: t(`role.${best.role}`), score: fixed(best.score, 2), pct: `${Math.round(100 * best.score)}%`, where })));
+  }
+
+  // The numbers drawn: the run's (predict) or, while the built-in model still loads for its opening
+  // sentence, those computed ahead (page/ahead.js); the diagram, its prediction and the route's head
+  // change in one go, so nothing is drawn in between that the numbers would then push down.
+  function show(numbers) {
+    const T = numbers.pieces.length;
+    draw(numbers);
+    prediction.replaceChildren(predictionBlock(T, numbers.top, numbers.pieces, numbers.ahead));
+    next.replaceChildren(nextSteps(T, numbers.top, numbers.pieces, numbers.next));
+    routeHead(numbers.head);
   }
 
   async function update() {
@@ -397,21 +429,24 @@ export function mount(root, app) {
     // Random weights learned nothing: the head grid's card does not promise learned patterns then.
     start.querySelector('a[data-route="grid"] .ov-route-text').textContent = t(app.source?.kind === 'random' ? 'overview.route.gridRandom' : 'overview.route.grid');
     if (!live() || state.tokens.ids.length === 0) {
+      const ready = aheadNumbers(app);
+      if (ready) {
+        show(ready);
+        writer.update(false);
+        return;
+      }
       const { box, steps } = waiting();
       draw();
       prediction.replaceChildren(box);
       next.replaceChildren(steps);
       writer.update(false);
+      // The numbers computed ahead, should they arrive after the config: drawn then.
+      aheadArrived(app).then((found) => found && !signal.aborted && update());
       return;
     }
-    const [found, roles] = await Promise.all([predict(), headRoles(app).catch(() => null)]);
+    const found = await predict();
     if (signal.aborted || found === null) return;
-    // The diagram, its prediction and the route's head change in one go: nothing is drawn in
-    // between that the numbers would then push down.
-    draw();
-    prediction.replaceChildren(found.box);
-    next.replaceChildren(found.steps);
-    routeHead(roles);
+    show(found);
     writer.update(true);
   }
 
