@@ -4,7 +4,7 @@
 //
 // The figures speak over one BroadcastChannel, which same-origin frames of one post share (and which
 // needs no storage: a frame of another site where third-party storage is blocked is refused Web
-// Locks, IndexedDB and SharedWorkers, not a BroadcastChannel). A figure that wants a core says so
+// Locks and IndexedDB, not a BroadcastChannel). A figure that wants a core says so
 // with the time it asked ('want'); every figure keeps the same list of those that want or hold one,
 // by that time, and takes a core once it is among the first CORES of the list, HEAR_MS after
 // asking, time for the others to answer with their places ('here'). Those that want or hold one say

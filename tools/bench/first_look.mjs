@@ -28,7 +28,7 @@ const MARKS = () => {
   const tick = () => {
     if (!look.picture && document.querySelector('.ov-diagram .ov-block')) look.picture = performance.now();
     const app = window.attnscope?.app;
-    const run = app?.source?.kind === 'builtin' && document.querySelector('.ov-prediction .ov-predict[data-numbers="run"]');
+    const run = app?.source?.kind === 'builtin' && document.querySelector('.ov-prediction .ov-predict:not(.ov-waiting):not([data-numbers="ahead"])');
     if (!look.numbers && (run || document.querySelector('.ov-prediction .ov-predict[data-numbers="ahead"]'))) look.numbers = performance.now();
     if (!look.live && run) look.live = performance.now();
     if (!look.live) requestAnimationFrame(tick);
