@@ -12,7 +12,7 @@
 //
 //   ./build.sh build && node tools/bench/figures.mjs [rounds]     (SITE=<folder>, default dist;
 //   COUNT=1 for the post with one figure; REQUESTS=1 counts each file's downloads; DETAIL=1 lists
-//   the browser's processes)
+//   the browser's processes; CACHE=memory for a context without a disk cache)
 import { createServer } from 'node:http';
 import { readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -84,7 +84,11 @@ function pssOf(profile, detail = Boolean(process.env.DETAIL)) {
 async function visit(host, posts, withFigures) {
   // A profile folder of its own names the browser's processes (their command lines carry it).
   const profile = await mkdtemp(join(tmpdir(), 'attnscope-figures-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: CHROMIUM_ARGS, viewport: { width: 760, height: 6000 } });
+  // CACHE=memory: a context without a disk cache (Playwright's default), whose in-memory HTTP cache
+  // keeps no large file; its processes are not told apart, so no sizes are printed.
+  const memory = process.env.CACHE === 'memory';
+  const browser = memory ? await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS }) : null;
+  const context = memory ? await browser.newContext({ viewport: { width: 760, height: 6000 } }) : await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: CHROMIUM_ARGS, viewport: { width: 760, height: 6000 } });
   const page = context.pages()[0] ?? (await context.newPage());
   host.reset();
   const t0 = Date.now();
@@ -114,6 +118,7 @@ async function visit(host, posts, withFigures) {
   const repeated = {};
   for (const r of host.requests()) if (r.bytes > 0) repeated[r.path] = (repeated[r.path] ?? 0) + 1;
   await context.close();
+  await browser?.close();
   await rm(profile, { recursive: true, force: true });
   return { drawnAt, sent, pss, peak, idle, repeated };
 }
@@ -126,7 +131,8 @@ try {
     const bare = await visit(host, posts, false);
     const five = await visit(host, posts, true);
     if (process.env.REQUESTS) console.log(JSON.stringify(five.repeated));
-    console.log(`round ${round}: ${FIGURES.length} drawn at ${five.drawnAt.toFixed(2)} s; host sent ${five.sent.toFixed(2)} MB; browser PSS ${five.pss.toFixed(0)} MB, the bare post's ${bare.pss.toFixed(0)} MB: peak +${(five.peak - bare.peak).toFixed(0)} MB; +${(five.pss - bare.pss).toFixed(0)} MB 2 s after; +${(five.idle - bare.idle).toFixed(0)} MB 8 s after`);
+    if (process.env.CACHE === 'memory') console.log(`round ${round}: ${FIGURES.length} drawn at ${five.drawnAt.toFixed(2)} s; host sent ${five.sent.toFixed(2)} MB (a context without a disk cache)`);
+    else console.log(`round ${round}: ${FIGURES.length} drawn at ${five.drawnAt.toFixed(2)} s; host sent ${five.sent.toFixed(2)} MB; browser PSS ${five.pss.toFixed(0)} MB, the bare post's ${bare.pss.toFixed(0)} MB: peak +${(five.peak - bare.peak).toFixed(0)} MB; +${(five.pss - bare.pss).toFixed(0)} MB 2 s after; +${(five.idle - bare.idle).toFixed(0)} MB 8 s after`);
   }
 } finally {
   await host.close();
