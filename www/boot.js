@@ -109,41 +109,12 @@ function keepsOwnModel() {
   });
 }
 
-// The file at `url` as a post's figures download it once between them (shared_download.js, a
-// worker): a Response as fetch gives, the network's or one of the bytes another figure downloaded.
-function sharedDownload(url, signal) {
-  let worker;
-  try {
-    worker = new Worker(new URL('./shared_download.js', import.meta.url));
-  } catch {
-    return fetch(url, { mode: 'cors', credentials: 'omit', signal });
-  }
-  return new Promise((resolve, reject) => {
-    signal.addEventListener('abort', () => {
-      worker.terminate();
-      reject(new DOMException('The download was stopped.', 'AbortError'));
-    });
-    worker.onerror = (event) => {
-      event.preventDefault();
-      resolve(fetch(url, { mode: 'cors', credentials: 'omit', signal }));
-    };
-    worker.onmessage = ({ data }) => {
-      if (data.error) return resolve(fetch(url, { mode: 'cors', credentials: 'omit', signal }));
-      const body = data.stream ?? data.bytes;
-      const length = data.stream ? data.length : data.bytes.byteLength;
-      resolve(new Response(body, { headers: { 'Content-Type': 'application/octet-stream', ...(length ? { 'Content-Length': String(length) } : {}) } }));
-    };
-    worker.postMessage({ url });
-  });
-}
-
 // Starts the downloads; returns what stops those model_source.js has not taken.
 function download() {
   const stops = EARLY_FILES.map((file) => {
     const url = new URL(file, BUILTIN).href;
     const stop = new AbortController();
-    // A post's figures download the weights once between them (shared_download.js).
-    const response = boot.sharesCores && file === 'model.safetensors' ? sharedDownload(url, stop.signal) : fetch(url, { mode: 'cors', credentials: 'omit', signal: stop.signal });
+    const response = fetch(url, { mode: 'cors', credentials: 'omit', signal: stop.signal });
     response.catch(() => {}); // said by model_source.js, which takes it
     boot.downloads.set(url, response);
     return () => boot.downloads.delete(url) && stop.abort();

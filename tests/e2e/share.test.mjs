@@ -567,16 +567,12 @@ test('a figure in a post lets its core go while it is only read, and a click tha
   await page.context().close();
 });
 
-test('a post’s figures take turns for cores, never more than two at once, and download the weights once between them: every figure drawn with its own numbers', async () => {
+test('a post’s figures take turns for cores: never more than two at once, every figure drawn with its own numbers', async () => {
   const page = await freshPage(null, { viewport: { width: 760, height: 900 } });
   const heads = [[0, 1], [1, 2], [2, 1], [3, 6]];
   const frames = [];
   for (const [layer, head] of heads) frames.push(`<iframe src="${server.url}#${await fragment({ ...DEFAULTS, model: { kind: 'builtin' }, view: 'attention', lang: 'en', layer, head, hide: ['input', 'config', 'tabs'] }, { embed: true })}" width="700" height="400"></iframe>`);
   posts.set('/post-four.html', `<!doctype html><body style="margin:8px">${frames.join('<p>Between the figures.</p>')}</body>`);
-  // This context keeps no large file in its (in-memory) HTTP cache: the weights are downloaded once
-  // for all four only because the figures share them (shared_download.js).
-  let weights = 0;
-  page.context().on('request', (request) => request.url().endsWith('/models/builtin/model.safetensors') && weights++);
   // How many of the figures hold a worker, sampled while they load.
   let most = 0;
   let sampling = true;
@@ -598,7 +594,6 @@ test('a post’s figures take turns for cores, never more than two at once, and 
   sampling = false;
   await counting;
   assert.ok(most >= 1 && most <= 2, `figures holding a worker at once: at most ${most}`);
-  assert.equal(weights, 1, 'the weights downloaded once for the four figures');
   // Each drew its own head's weights: cell (3, 0) of its map, against its core's tensor.
   for (const [i, frame] of figures().entries()) {
     const [layer, head] = heads[i];
