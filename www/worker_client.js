@@ -12,10 +12,10 @@
 // itself dies (its script fails to load), every pending and later call is rejected with that reason.
 // kept() is the bytes of the buffers held for that rebuild, which the tab's budget counts.
 // releaseWhenIdle(ms) lets an idle worker go the same way, to be started again by the next call.
-// shareCores(n) makes the pages of this site that ask it (a post's figures) take turns: at most n of
-// them hold a worker at once (turns.js: a list they keep over a BroadcastChannel, which same-origin
-// frames of one post share), and an idle worker goes at once, rather than after its idle time, when
-// another page waits.
+// shareCores() makes the pages of this site that ask it (a post's figures) take turns: at most
+// turns.js's CORES of them hold a worker at once (a list they keep over a BroadcastChannel, which
+// same-origin frames of one post share), and an idle worker goes after WANTED_IDLE_MS, rather than
+// after its idle time, when another page waits.
 // The first worker is the one boot.js started for the same address, where it did (its core already
 // downloading while the page's modules load).
 
@@ -63,12 +63,14 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
   let me = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
   // A core given back: said to the others from here, and the turns' worker goes until the next ask
   // (an idle figure holds no thread for its turns).
-  function giveCoreBack() {
-    new BroadcastChannel('attnscope-cores').postMessage({ kind: 'done', id: me });
+  function leaveTurns() {
+    const channel = new BroadcastChannel('attnscope-cores');
+    channel.postMessage({ kind: 'done', id: me });
+    channel.close();
     turns?.terminate();
     turns = null;
   }
-  const turnComes = () => new Promise((resolve) => (granted = () => resolve(giveCoreBack)));
+  const turnComes = () => new Promise((resolve) => (granted = () => resolve(leaveTurns)));
   function takeCore() {
     if (!turns) {
       try {
@@ -222,9 +224,9 @@ export function workerClient(url, { sticky = ['session', 'checkpoint'], trapped 
       turns.onmessage = heardTurns;
       // A page that goes gives its core back, or its place in the list, at once (its turns worker
       // goes with it; the others would drop its place after 3 s).
-      addEventListener('pagehide', () => turns && giveCoreBack());
+      addEventListener('pagehide', () => turns && leaveTurns());
       if (asked?.granted) {
-        core = giveCoreBack;
+        core = leaveTurns;
         wanted = asked.wanted;
         if (!worker) start(); // boot.js's, started when its turn came
       } else if (asked) ensure(turnComes());

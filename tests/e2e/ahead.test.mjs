@@ -15,13 +15,10 @@ const AGAIN = 'the built-in model’s numbers computed ahead are out of date: ru
 // A page whose core (its wasm) is held back until release() is called, as on a slow link, where the
 // weights and the wasm are still on their way after config.json and the weights' header; no service
 // worker, so that every request meets the route.
-async function heldPage(hash, options = {}) {
+async function heldPage(hash) {
   let release;
   const held = new Promise((resolve) => (release = resolve));
-  const page = await env.browser.newPage({ serviceWorkers: 'block', viewport: { width: 1366, height: 768 }, ...options });
-  page.consoleErrors = [];
-  page.on('pageerror', (error) => page.consoleErrors.push(error.stack ?? String(error)));
-  page.on('console', (message) => message.type() === 'error' && page.consoleErrors.push(message.text()));
+  const page = await openPage(env.browser, 'about:blank', { serviceWorkers: 'block', viewport: { width: 1366, height: 768 } });
   await page.route(/\/attnscope_bg\.wasm$/, async (route) => {
     await held;
     await route.continue().catch(() => {});
