@@ -90,3 +90,25 @@ test('any other state waits for its own run: another sentence, padding, BOS off,
     await page.close();
   }
 });
+
+test('a damaged or missing file of numbers computed ahead is as if there were none: the overview waits for its run, with no error', async () => {
+  for (const answer of [{ status: 200, body: '{"numbers": [1, 2' }, { status: 404, body: 'not here' }]) {
+    let release;
+    const held = new Promise((resolve) => (release = resolve));
+    const page = await openPage(env.browser, 'about:blank', { serviceWorkers: 'block' });
+    await page.route(/\/models\/builtin\/ahead\.json$/, (route) => route.fulfill({ ...answer, contentType: 'application/json' }));
+    await page.route(/\/attnscope_bg\.wasm$/, async (route) => {
+      await held;
+      await route.continue().catch(() => {});
+    });
+    await page.goto(env.server.url);
+    await page.waitForSelector('.ov-predict.ov-waiting', { timeout: 60_000 });
+    await page.waitForTimeout(500);
+    assert.equal(await page.locator('.ov-predict[data-numbers="ahead"]').count(), 0, `${answer.status}: nothing drawn ahead`);
+    release();
+    await page.waitForSelector('.ov-predict[data-numbers="run"]', { timeout: 120_000 });
+    // The 404 is the browser's own line about the failed request; nothing else.
+    assert.deepEqual(page.consoleErrors.filter((e) => !/status of 404/.test(e)), [], `${answer.status}`);
+    await page.close();
+  }
+});
