@@ -46,9 +46,10 @@ const worker = workerClient(workerUrl, {
 });
 
 const { reader, opened, embed, embedTheme } = await readOpeningLink(KNOWN);
-// A figure in a post lets its core go while the reader only reads it (worker_client.js): its
-// drawing and its tensors stay; a click that needs the core starts it again. The post's figures
-// take turns for cores (www/turns.js): five figures need not compute on five at once.
+// A post's figures share one core (worker_client.js shareCores, www/turns.js): the first figure's
+// worker computes for all of them, with the built-in model's weights held once. A figure whose core
+// serves no other lets it go while the reader only reads it: its drawing and its tensors stay; a
+// click that needs the core starts it again.
 if (embed) {
   worker.releaseWhenIdle(EMBED_IDLE_MS);
   worker.shareCores();
@@ -160,7 +161,7 @@ window.attnscope = Object.assign(api, {
   tensor: async (name, override = {}) => (await page.runs.tensors([name], override)).get(name).data, // override: another run's arguments (the induction probe's)
   call: app.call,
   settled: () => page.address.settled(),
-  coreLive: () => worker.live(), // false while an embed's idle worker is let go (releaseWhenIdle)
+  coreLive: () => worker.live(), // false while an embed's idle worker is let go (releaseWhenIdle), or it uses another figure's core
 });
 
 start(page);

@@ -15,9 +15,12 @@ const boot = (globalThis.attnscopeBoot = { worker: null, workerUrl: null, worker
 const workerUrl = new URL('./worker.js', import.meta.url);
 const wasmBuild = new URLSearchParams(location.search).get('wasm');
 if (wasmBuild) workerUrl.searchParams.set('wasm', wasmBuild);
-function startWorker() {
+// `figure`: a post's figure's worker, which loads nothing until the turns make it the post's core.
+function startWorker(figure = false) {
   try {
-    boot.worker = new Worker(workerUrl, { type: 'module' });
+    const url = new URL(workerUrl);
+    if (figure) url.searchParams.set('figure', '1');
+    boot.worker = new Worker(url, { type: 'module' });
     boot.workerUrl = workerUrl.href;
     boot.worker.onerror = (event) => {
       event.preventDefault();
@@ -28,30 +31,47 @@ function startWorker() {
   }
 }
 
-// A figure in a post (embed mode, "&embed=1" as state.js reads it) takes turns for a core with the
-// post's other figures (turns.js, worker_client.js shareCores): it asks for its turn now and starts
-// its worker when the turn comes; worker_client.js carries the turn on.
+// A figure in a post (embed mode, "&embed=1" as state.js reads it) shares one core with the post's
+// other figures (turns.js, worker_client.js shareCores): it asks now which figure holds it, and
+// starts a worker that waits to be told. The turns tell that worker themselves, over a port (the
+// page's main thread, which the post's figures share, is busy loading their modules): granted, it
+// becomes the post's core (worker.js serve) and starts, reading the built-in model at once where
+// the link names it; told another figure's core is there, the page lets it go unstarted.
+// worker_client.js carries on from what was heard.
 boot.sharesCores = location.hash.split('&').some((part) => /^#?embed(=(?!0$|false$).*)?$/.test(part)) && typeof BroadcastChannel === 'function';
 if (boot.sharesCores) {
   try {
-    const turns = { worker: new Worker(new URL('./turns.js', import.meta.url)), id: `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`, granted: false, wanted: false };
+    const turns = { worker: new Worker(new URL('./turns.js', import.meta.url)), id: `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`, granted: false, host: null };
     turns.worker.onmessage = ({ data }) => {
-      if (data.kind === 'granted' && !turns.granted) {
-        turns.granted = true;
-        startWorker();
+      if (data.kind === 'granted') turns.granted = true;
+      if (data.kind === 'host') {
+        turns.host = { id: data.id, epoch: data.epoch };
+        // Another figure's core serves this one: this worker stops itself, unstarted (worker.js).
+        boot.worker?.terminate();
+        boot.worker = null;
       }
-      if (data.kind === 'wanted') turns.wanted = true;
+      if (data.kind === 'lost') turns.host = null;
     };
-    turns.worker.postMessage({ kind: 'ask', id: turns.id });
+    startWorker(true);
+    const { port1, port2 } = new MessageChannel();
+    boot.worker?.postMessage({ type: 'turns', port: port2 }, [port2]);
+    turns.worker.postMessage({ kind: 'ask', id: turns.id, port: port1 }, [port1]);
     boot.turns = turns;
   } catch {
     boot.sharesCores = false;
+    boot.worker?.terminate();
   }
 }
 if (!boot.sharesCores) startWorker();
 
 const BUILTIN = new URL('./models/builtin/', import.meta.url);
-const EARLY_FILES = ['config.json', 'ahead.json', 'model.safetensors', 'tokenizer.json'];
+const fragment = location.hash.replace(/^#/, '');
+let linked = null;
+const modelKind = () => (linked ??= fragment === '' ? Promise.resolve('none') : linkedModel(fragment));
+// A figure's worker reads the built-in model once it starts (the post's core only).
+if (boot.sharesCores) modelKind().then((kind) => (kind === 'builtin' || kind === 'none') && boot.worker?.postMessage({ id: 0, type: 'builtin', url: BUILTIN.href }));
+// A figure's shared core reads the built-in model's files itself (worker.js builtin), once for the post.
+const EARLY_FILES = boot.sharesCores ? ['ahead.json'] : ['config.json', 'ahead.json', 'model.safetensors', 'tokenizer.json'];
 
 // The model a link names: its `model=` field, or that of its whole state (s<N>.…, deflate-raw JSON;
 // format 1's default is the random model, later formats' the built-in one); 'none' for a link that
@@ -124,12 +144,11 @@ function download() {
 
 // A visit without a link starts the downloads at once, and stops them should this browser keep a
 // model of the reader's (then a few kilobytes were for nothing); a link once its model is read.
-const fragment = location.hash.replace(/^#/, '');
 if (fragment === '') {
   const stop = download();
   keepsOwnModel().then((keeps) => keeps === false || stop());
 } else {
-  linkedModel(fragment).then((kind) => {
+  modelKind().then((kind) => {
     if (kind === 'builtin' || kind === 'none') download();
   });
 }

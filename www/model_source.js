@@ -874,10 +874,12 @@ const samePreview = (a, b) => a !== null && PREVIEW_KEYS.every((key) => a[key] =
  * worker never sees it. described(config) hears the core's resolved config as soon as the file's
  * header has passed the check, long before the weights are in, so the page can draw the model's
  * shape while it waits. kept() is the bytes the page holds for the model loaded now
- * (worker_client.js), which the core's check counts beside the new checkpoint.
+ * (worker_client.js), which the core's check counts beside the new checkpoint. shared: the page
+ * uses a post's shared core (worker_client.js sharesModels), which reads the built-in model itself.
  * Resolves to {config: the core's resolved config, checkpoint, restored: read from this browser}.
  */
-export async function load(model, { call, files = null, progress, wanted, described = () => {}, kept: keptBytes = () => 0 }) {
+export async function load(model, { call, files = null, progress, wanted, described = () => {}, kept: keptBytes = () => 0, shared = false }) {
+  if (model.kind === 'builtin' && !files && shared) return sharedBuiltin(call, { progress, wanted });
   let previewed = null; // the shape drawn from config.json before the core's check (previewConfig)
   let told = null; // the last progress report passed on
   const heard = (info) => {
@@ -936,6 +938,18 @@ export async function load(model, { call, files = null, progress, wanted, descri
   const body = { format: checkpoint.format ?? 'safetensors', config: checkpoint.config, weights: checkpoint.weights, tokenizer: checkpoint.tokenizer };
   const { config } = await build('checkpoint', body, { transfer: [body.weights] });
   return { config, checkpoint: { ...checkpoint, weights: body.weights }, restored };
+}
+
+// The built-in model in a post's shared core (worker.js builtin): the core reads its files, once for
+// all of the post's figures, and the page holds no copy of its weights.
+async function sharedBuiltin(call, { progress, wanted }) {
+  const heard = ({ done, total }) => {
+    if (wanted()) progress(done, total, 'model.safetensors');
+  };
+  const { config, bytes, info } = await call('builtin', { url: BUILTIN_URL }, { onProgress: heard });
+  if (!wanted()) throw superseded();
+  const meta = { name: 'builtin', kind: 'builtin', format: 'safetensors', url: BUILTIN_URL, bytes, dtype: info.dtype, weight_count: info.weight_count };
+  return { config, checkpoint: { format: 'safetensors', config: null, weights: null, tokenizer: null, meta }, restored: false };
 }
 
 // A kept checkpoint weighed again by the core, by its format (checkpoints kept before GGUF came are safetensors).

@@ -1,49 +1,75 @@
-// The turns a post's figures take for cores (worker_client.js shareCores), kept in a worker of each
-// figure's own: a page's main thread can be busy for hundreds of milliseconds while it loads and
-// draws, and a figure that asks must hear the others' places within HEAR_MS; this thread is idle.
+// Which of a post's figures holds the core that all of them share (worker_client.js shareCores),
+// kept in a worker of each figure's own: a page's main thread can be busy for hundreds of
+// milliseconds while it loads and draws, and a figure that asks must hear the others' places within
+// HEAR_MS; this thread is idle.
 //
-// The figures speak over one BroadcastChannel, which same-origin frames of one post share (and which
-// needs no storage: a frame of another site where third-party storage is blocked is refused Web
-// Locks and IndexedDB, not a BroadcastChannel). A figure that wants a core says so
-// with the time it asked ('want'); every figure keeps the same list of those that want or hold one,
-// by that time, and takes a core once it is among the first CORES of the list, HEAR_MS after
-// asking, time for the others to answer with their places ('here'). Those that want or hold one say
-// 'here' again every BEAT_MS, and a place not heard of for 3 beats is dropped (a figure gone without
-// its 'done'), so the list cannot stay blocked.
+// The figures speak over BroadcastChannels, which same-origin frames of one post share (and which
+// need no storage: a frame of another site where third-party storage is blocked is refused Web
+// Locks, IndexedDB and a SharedWorker, not a BroadcastChannel). A figure that wants the core says so
+// with the time it asked ('want'); every figure keeps the same list of those that want or hold it,
+// by that time, and the first of the list, HEAR_MS after asking (time for the others to answer with
+// their places, 'here'), is granted it: its worker becomes the post's core (worker.js serve) and says
+// so on the news channel ('core', with its epoch). A figure still waiting that hears of a core
+// follows it and leaves the list. The host says 'here' every BEAT_MS; a place not heard of for 3
+// beats is dropped (a figure gone without its 'done'), and a follower whose host is gone asks again.
 //
-// The page says {kind: 'ask', id} and {kind: 'done'}; this worker answers {kind: 'granted'},
-// then {kind: 'wanted'} once more figures want a core than there are (an idle one then goes soon).
+// The page says {kind: 'ask', id, port?} and {kind: 'done'}; this worker answers {kind: 'granted'}
+// (this figure's worker is the core: told on `port` too, where boot.js gave one), {kind: 'host', id, epoch} (another figure's is: the epoch changes
+// when its worker is replaced, and the figure then sends its model again) or {kind: 'lost'} (the
+// host is gone; asked again, a 'granted' or 'host' follows).
 
-// How many of a post's figures hold a core at once.
-const CORES = 2;
 const HEAR_MS = 60;
 const BEAT_MS = 1000;
 const channel = new BroadcastChannel('attnscope-cores');
+const news = new BroadcastChannel('attnscope-core-news');
 const places = new Map(); // figure id -> {t: when it asked, heard: when last heard of}
 let me = null; // this figure's id, once it asks
 let asked = null; // when this figure asked for the core it waits for or holds (a time all share); null: neither
 let askedAt = 0; // the same, on this worker's clock
 let waiting = false;
-let told = false; // the page has heard that a figure waits behind this one
+let following = null; // {id, epoch}: the figure whose core this one uses
 let beat = 0;
+let core = null; // a port to this figure's worker, told when it is granted (boot.js)
 
 const placed = (id, t) => places.set(id, { t, heard: performance.now() });
 
-function turn() {
+function forget() {
   const now = performance.now();
   for (const [id, place] of places) if (id !== me && now - place.heard > 3 * BEAT_MS) places.delete(id);
-  if (waiting && now - askedAt >= HEAR_MS) {
-    const order = [...places].sort(([a, x], [b, y]) => x.t - y.t || (a < b ? -1 : 1)).map(([id]) => id);
-    if (order.indexOf(me) >= CORES) return;
-    waiting = false;
-    postMessage({ kind: 'granted' });
+}
+
+function turn() {
+  forget();
+  if (following && !places.has(following.id)) {
+    following = null;
+    postMessage({ kind: 'lost' });
+    ask();
+    return;
   }
-  // Holding a core while more figures want one than there are cores: the page lets its worker go
-  // once idle, at once rather than after its idle time.
-  if (asked !== null && !waiting && !told && places.size > CORES) {
-    told = true;
-    postMessage({ kind: 'wanted' });
-  }
+  if (!waiting || performance.now() - askedAt < HEAR_MS) return;
+  const [first] = [...places].sort(([a, x], [b, y]) => x.t - y.t || (a < b ? -1 : 1)).map(([id]) => id);
+  if (first !== me) return;
+  waiting = false;
+  postMessage({ kind: 'granted' });
+  core?.postMessage({ kind: 'granted', id: me });
+}
+
+// Out of the list: given back, or following another figure's core.
+function leave() {
+  asked = null;
+  waiting = false;
+  places.delete(me);
+  channel.postMessage({ kind: 'done', id: me });
+}
+
+function ask() {
+  askedAt = performance.now();
+  asked = performance.timeOrigin + askedAt;
+  waiting = true;
+  placed(me, asked);
+  channel.postMessage({ kind: 'want', id: me, t: asked });
+  news.postMessage({ kind: 'hello' });
+  setTimeout(turn, HEAR_MS);
 }
 
 channel.onmessage = ({ data }) => {
@@ -53,28 +79,37 @@ channel.onmessage = ({ data }) => {
   turn();
 };
 
+news.onmessage = ({ data }) => {
+  if (data?.kind !== 'core' || data.id === me || typeof data.epoch !== 'string') return;
+  if (following && following.id !== data.id) return; // one host at a time
+  if (following?.epoch === data.epoch) return;
+  if (!following && !waiting) return; // this figure holds the core itself
+  if (waiting) leave();
+  // This figure's own worker, never started, goes at once (boot.js).
+  if (!following) core?.postMessage({ kind: 'host' });
+  following = { id: data.id, epoch: data.epoch };
+  if (!places.has(data.id)) placed(data.id, 0);
+  postMessage({ kind: 'host', id: data.id, epoch: data.epoch });
+};
+
 onmessage = ({ data }) => {
   if (data.kind === 'ask') {
     me = data.id;
-    askedAt = performance.now();
-    asked = performance.timeOrigin + askedAt;
-    waiting = true;
-    told = false;
-    placed(me, asked);
-    channel.postMessage({ kind: 'want', id: me, t: asked });
+    core = data.port ?? core;
+    following = null;
+    ask();
     clearInterval(beat);
     beat = setInterval(() => {
-      placed(me, asked);
-      channel.postMessage({ kind: 'here', id: me, t: asked });
+      if (asked !== null) {
+        placed(me, asked);
+        channel.postMessage({ kind: 'here', id: me, t: asked });
+      }
       turn();
     }, BEAT_MS);
-    setTimeout(turn, HEAR_MS);
   }
-  if (data.kind === 'done' && asked !== null) {
+  if (data.kind === 'done') {
     clearInterval(beat);
-    places.delete(me);
-    asked = null;
-    waiting = false;
-    channel.postMessage({ kind: 'done', id: me });
+    following = null;
+    if (asked !== null) leave();
   }
 };

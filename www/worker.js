@@ -16,8 +16,10 @@
 // and worker_client.js replaces the worker and rebuilds the last model that loaded.
 
 let core = null;
+// The model of the figure being answered (see `enter`): its Session, that Session's last run
+// ({key, result, shapes: Map<name, shape>}) and its WebGPU state.
 let session = null;
-let lastRun = null; // {key, shapes: Map<name, shape>}
+let lastRun = null;
 const VARIANTS_KEPT = 4;
 const variants = new Map(); // JSON of {config, seed} -> Session, oldest first
 
@@ -66,7 +68,15 @@ async function load(pkg) {
   }
 }
 
-const ready = (async () => {
+// A post's figure's worker (boot.js, `figure` in its query) loads nothing until the turns say it is
+// the post's core (turns.js, over a port of their own rather than through the page, whose main
+// thread the post's figures share and keep busy while their modules load); another figure's core
+// serving it, it is let go unstarted.
+const FIGURE = new URL(self.location.href).searchParams.has('figure');
+let begin = () => {};
+const started = FIGURE ? new Promise((resolve) => (begin = resolve)) : Promise.resolve();
+
+const ready = started.then(async () => {
   if (WANTS_THREADS) {
     try {
       core = await load('pkg-threads');
@@ -98,7 +108,7 @@ const ready = (async () => {
       // Only speed depends on it; the reader's runs do not.
     }
   }, 0);
-})();
+});
 // A failed start is reported to the page with each request's answer, not as an unhandled rejection.
 ready.catch(() => {});
 
@@ -124,6 +134,87 @@ function minimind() {
     minimindTokenizer = null;
   });
   return minimindTokenizer;
+}
+
+// --- the figures a shared core answers ---
+//
+// A post's figures share one core (worker_client.js shareCores): the first figure's worker serves
+// the others over BroadcastChannels (serve), besides its own page ('page'). Each figure (a
+// "client") has its own model; figures on the same built-in or random model share one entry, so its
+// weights are held once and its last run is the Session's own. Messages are answered one at a time
+// (queue below), so `enter` switches the module's session, lastRun and gpu to the answering
+// client's, and `leave` writes them back.
+const models = new Map(); // client -> {key, session, lastRun, gpu, about}
+let client = 'page';
+
+function enter(who) {
+  client = who;
+  ({ session, lastRun, gpu } = models.get(who) ?? { session: null, lastRun: null, gpu: null });
+}
+
+function leave() {
+  const entry = models.get(client);
+  if (entry) Object.assign(entry, { lastRun, gpu });
+}
+
+// The entry some client holds under `key` (null: a model of one client's own, never shared).
+function held(key) {
+  return [...models.values()].find((entry) => entry.key !== null && entry.key === key) ?? null;
+}
+
+// The answering client's model becomes `next` (a Session just built), or the one held under `key`
+// (next null); next and key both null: none. The model it had goes unless another client holds it.
+function use(next, key = null, about = null) {
+  const was = models.get(client) ?? null;
+  const entry = next ? { key, session: next, lastRun: null, gpu: null, about } : key ? held(key) : null;
+  if (entry) models.set(client, entry);
+  else models.delete(client);
+  if (was && was !== entry && ![...models.values()].includes(was)) was.session.free();
+  ({ session, lastRun, gpu } = entry ?? { session: null, lastRun: null, gpu: null });
+}
+
+// The built-in model's files (config.json and tokenizer.json as text, model.safetensors's response),
+// asked for as soon as a message names them: they arrive while the core compiles.
+const builtinAsked = new Map(); // folder URL -> Promise
+function builtinFiles(url) {
+  const get = async (file) => {
+    const response = await fetch(new URL(file, url), { mode: 'cors', credentials: 'omit' });
+    if (!response.ok) throw new Error(`Could not load the built-in model (${file}): HTTP ${response.status}.`);
+    return response;
+  };
+  if (!builtinAsked.has(url)) {
+    const files = Promise.all([get('config.json').then((r) => r.text()), get('tokenizer.json').then((r) => r.text()), get('model.safetensors')]);
+    files.catch(() => builtinAsked.delete(url)); // said by the handler that awaits it; asked again next time
+    builtinAsked.set(url, files);
+  }
+  return builtinAsked.get(url);
+}
+
+// A response's whole body, reporting its bytes as they arrive (the built-in model's weights).
+async function readAll(response) {
+  const total = Number(response.headers.get('content-length')) || 0;
+  const chunks = [];
+  let done = 0;
+  for (const reader = response.body.getReader(); ; ) {
+    const { value, done: end } = await reader.read();
+    if (end) break;
+    chunks.push(value);
+    done += value.byteLength;
+    progress(done, Math.max(total, done));
+  }
+  const all = new Uint8Array(done);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return all;
+}
+
+// Decoding keeps its steps in the Session: a figure whose model another figure of the post shares
+// steps on only while the decoding is its own.
+function ownDecoding() {
+  if (models.get(client) && models.get(client).decoder !== client) throw new Error('Another figure in this post has since decoded on the same model: start the decoding again.');
 }
 
 function needSession() {
@@ -214,12 +305,14 @@ function variant(config, seed) {
   return found;
 }
 
-// What this worker's core holds now, in bytes: the model's weights (f32, once), its last run's trace and the
+// What this worker's core holds now, in bytes: each model's weights (f32, once), its last run's trace and the
 // variants kept. A checkpoint loads beside all of it (the previous model goes only once it has loaded).
 function heldBytes() {
+  leave();
   const weights = (owner) => owner.config().weight_bytes_held;
-  const trace = (lastRun?.result.entries ?? []).reduce((sum, e) => sum + 4 * Array.from(e.shape).reduce((a, b) => a * b, 1), 0);
-  return (session ? weights(session) : 0) + trace + [...variants.values()].reduce((sum, v) => sum + weights(v), 0);
+  const trace = (run) => (run?.result.entries ?? []).reduce((sum, e) => sum + 4 * Array.from(e.shape).reduce((a, b) => a * b, 1), 0);
+  const held = [...new Set(models.values())].reduce((sum, entry) => sum + weights(entry.session) + trace(entry.lastRun), 0);
+  return held + [...variants.values()].reduce((sum, v) => sum + weights(v), 0);
 }
 
 // The named tensors of a session's last run or step, with their shapes.
@@ -246,13 +339,14 @@ function transferable(array) {
 const handlers = {
   async session({ config, seed }) {
     const tokenizer = await minimind();
-    const next = core.Session.random(JSON.stringify(config), seed);
-    next.setTokenizer(tokenizer);
-    session?.free();
-    session = next;
-    lastRun = null;
-    gpu = null;
-    return { result: { config: next.config() } };
+    // Figures on the same random model share it (the same config and seed build the same weights).
+    const key = `random:${JSON.stringify({ config, seed })}`;
+    if (!held(key)) {
+      const next = core.Session.random(JSON.stringify(config), seed);
+      next.setTokenizer(tokenizer);
+      use(next, key);
+    } else use(null, key);
+    return { result: { config: session.config() } };
   },
   // A checkpoint's config.json, size and header, checked before its tensor data is read, beside
   // what the tab holds already until it replaces the model: the page's kept copy (`kept` bytes) and
@@ -282,11 +376,34 @@ const handlers = {
   // (`format` 'gguf') brings its config and tokenizer inside it.
   async checkpoint({ format = 'safetensors', config, weights, tokenizer }) {
     const next = format === 'gguf' ? core.Session.fromGguf(new Uint8Array(weights)) : await fromSafetensors(config, weights, tokenizer);
-    session?.free();
-    session = next;
-    lastRun = null;
-    gpu = null;
+    use(next);
     return { result: { config: next.config() }, returned: { weights }, transfer: [weights] };
+  },
+  // The built-in model read by this worker itself, from its folder (`url`), rather than sent by the
+  // page: a post's figures share one core (serve below), which reads the model's files once and
+  // holds its weights once for all of them. Progress reports the weights' bytes as they arrive.
+  async builtin({ url }) {
+    const key = `builtin:${url}`;
+    if (held(key)) use(null, key);
+    else {
+      const [config, tokenizer, response] = await builtinFiles(url);
+      try {
+        const weights = await readAll(response);
+        // Checked as the page checks a checkpoint before it loads (its shape, dtype and the tab's budget).
+        const info = core.checkCheckpoint(config, weights.byteLength, weights, heldBytes());
+        use(await fromSafetensors(config, weights.buffer, tokenizer), key, { bytes: weights.byteLength, info });
+      } finally {
+        builtinAsked.delete(url); // held now, or failed: the next ask reads the files again
+      }
+    }
+    const { bytes, info } = models.get(client).about;
+    return { result: { config: session.config(), bytes, info } };
+  },
+  // A figure gone from the post (worker_client.js, on pagehide): its model goes unless another holds it.
+  bye() {
+    use(null);
+    models.delete(client);
+    return { result: null };
   },
   // bos: the model's BOS token first (its config's bos_token_id; refused by the core when it has none).
   tokenize({ text, bos = false }) {
@@ -377,10 +494,12 @@ const handlers = {
   },
   decodeStart({ ids, sampling }) {
     needSession().generateStart(Uint32Array.from(ids), sampling);
+    models.get(client).decoder = client;
     return { result: null };
   },
   // One step; its trace replaces the last run's in the Session, so the next run must run again.
   decodeStep({ request, names }) {
+    ownDecoding();
     lastRun = null;
     const step = needSession().generateStep(request);
     const { result: found, transfer } = collect(session, shapesOf(step.entries), names);
@@ -388,6 +507,7 @@ const handlers = {
     return { result: { ...rest, ...found }, transfer };
   },
   decodeCheck() {
+    ownDecoding();
     return { result: needSession().decodeCheck() };
   },
   // Which build of the core runs here: 'threads', 'relaxed-simd' or 'simd128'.
@@ -416,20 +536,70 @@ let queue = Promise.resolve();
 // while the wasm still downloads.
 const CORELESS = new Set(['safetensorsHeaders']);
 
-async function answer({ id, type, ...body }) {
+// `reply(message, transfer)` sends the answer to the client that asked: this worker's page, or a
+// figure the core serves (whose buffers are copied: a BroadcastChannel transfers nothing, and keeps
+// what it gave, so nothing is `returned`).
+async function answer({ id, type, ...body }, who = 'page', reply = (message, transfer) => self.postMessage(message, transfer)) {
   try {
+    enter(who);
     if (!CORELESS.has(type)) await ready;
-    progress = (done, total) => self.postMessage({ id, progress: { done, total } });
+    progress = (done, total) => reply({ id, progress: { done, total } });
     const { result, transfer = [], returned } = await handlers[type](body);
-    self.postMessage({ id, ok: true, result, returned }, transfer);
+    reply({ id, ok: true, result, returned: who === 'page' ? returned : undefined }, transfer);
   } catch (err) {
-    if (err instanceof WebAssembly.RuntimeError) self.postMessage({ id, ok: false, error: err.message, panic: self.attnscopePanic ?? null, trapped: true });
-    else self.postMessage({ id, ok: false, error: err?.message ?? String(err), code: err?.code, args: err?.args });
+    if (err instanceof WebAssembly.RuntimeError) {
+      reply({ id, ok: false, error: err.message, panic: self.attnscopePanic ?? null, trapped: true });
+      // This instance cannot be trusted any more: its page replaces it (worker_client.js).
+      if (who !== 'page') self.postMessage({ id: 0, poisoned: true, error: err.message });
+    } else reply({ id, ok: false, error: err?.message ?? String(err), code: err?.code, args: err?.args });
   } finally {
+    leave();
     progress = () => {};
   }
 }
 
+// Serving a post's other figures (worker_client.js shareCores; `host`: this figure's id in the
+// turns, turns.js). Calls come on one channel, addressed to this host; each figure hears its answers
+// on a channel of its own; the news channel says where the core is, now and whenever a figure asks
+// ('hello'), with an epoch that a new worker changes (its figures then send their models again).
+let serving = null;
+
+function serve(host) {
+  if (serving || typeof BroadcastChannel !== 'function') return;
+  const calls = new BroadcastChannel('attnscope-core-calls');
+  const news = new BroadcastChannel('attnscope-core-news');
+  const replies = new Map();
+  const epoch = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+  serving = { host, epoch };
+  const announce = () => news.postMessage({ kind: 'core', id: host, epoch });
+  news.onmessage = ({ data }) => data?.kind === 'hello' && announce();
+  calls.onmessage = ({ data }) => {
+    if (data?.to !== host || typeof data.client !== 'string') return;
+    const { to, client: who, ...message } = data;
+    if (!replies.has(who)) {
+      replies.set(who, new BroadcastChannel(`attnscope-core:${who}`));
+      // The page keeps this worker while it serves others (no idle release).
+      if (replies.size === 1) self.postMessage({ id: 0, serves: true });
+    }
+    const channel = replies.get(who);
+    queue = queue.then(() => answer(message, who, (reply) => channel.postMessage(reply)));
+  };
+  announce();
+}
+
 self.onmessage = ({ data }) => {
+  if (data?.type === 'serve') return serve(data.host);
+  // The turns' port (a figure's worker): granted, this worker is the post's core, and starts.
+  if (data?.type === 'turns') {
+    data.port.onmessage = ({ data: said }) => {
+      // Another figure's core serves this one: this worker, never started, goes.
+      if (said?.kind === 'host' && !serving) self.close();
+      if (said?.kind !== 'granted') return;
+      serve(said.id);
+      begin();
+    };
+    return;
+  }
+  if (data?.type === 'builtin' && typeof data.url === 'string') started.then(() => held(`builtin:${data.url}`) || builtinFiles(data.url)).catch(() => {});
   queue = queue.then(() => answer(data));
 };

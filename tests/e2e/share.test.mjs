@@ -567,12 +567,30 @@ test('a figure in a post lets its core go while it is only read, and a click tha
   await page.context().close();
 });
 
-test('a post’s figures take turns for cores: never more than two at once, every figure drawn with its own numbers', async () => {
+// What a figure draws in cell (3, 0) of its attention map, and the same weight from the core it uses.
+async function mapCell(frame, layer, head) {
+  return frame.evaluate(
+    async ({ layer, head }) => {
+      const canvas = document.querySelector('.view-attention canvas.heatmap-canvas');
+      canvas.focus();
+      for (const key of ['ArrowRight', 'ArrowDown', 'ArrowDown', 'ArrowDown']) canvas.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true }));
+      const value = Number(document.getElementById('tooltip').dataset.value);
+      const { tensors } = await window.attnscope.call('tensors', { args: window.attnscope.app.args(), names: [`layers.${layer}.attn.probs`] });
+      const T = window.attnscope.app.state.tokens.ids.length;
+      return [value, tensors[0].data[(head * T + 3) * T]];
+    },
+    { layer, head },
+  );
+}
+
+test('a post’s figures share one core: one worker, the weights read once, every figure drawn with its own numbers; the figure holding it can leave', async () => {
   const page = await freshPage(null, { viewport: { width: 760, height: 900 } });
   const heads = [[0, 1], [1, 2], [2, 1], [3, 6]];
   const frames = [];
-  for (const [layer, head] of heads) frames.push(`<iframe src="${server.url}#${await fragment({ ...DEFAULTS, model: { kind: 'builtin' }, view: 'attention', lang: 'en', layer, head, hide: ['input', 'config', 'tabs'] }, { embed: true })}" width="700" height="400"></iframe>`);
+  for (const [i, [layer, head]] of heads.entries()) frames.push(`<iframe id="f${i}" src="${server.url}#${await fragment({ ...DEFAULTS, model: { kind: 'builtin' }, view: 'attention', lang: 'en', layer, head, hide: ['input', 'config', 'tabs'] }, { embed: true })}" width="700" height="400"></iframe>`);
   posts.set('/post-four.html', `<!doctype html><body style="margin:8px">${frames.join('<p>Between the figures.</p>')}</body>`);
+  const weights = [];
+  page.on('request', (request) => request.url().endsWith('/model.safetensors') && weights.push(request.url()));
   // How many of the figures hold a worker, sampled while they load.
   let most = 0;
   let sampling = true;
@@ -584,33 +602,40 @@ test('a post’s figures take turns for cores: never more than two at once, ever
     }
   })();
   await page.goto(`${host()}/post-four.html`);
-  const figures = () => page.frames().filter((f) => f.url().startsWith(server.url));
   await page.waitForFunction(() => document.querySelectorAll('iframe').length === 4);
-  for (const frame of figures()) {
+  const figures = () => page.frames().filter((f) => f.url().startsWith(server.url));
+  const ready = async (frame) => {
     // Polled: a frame below the post's fold gets no animation frames.
     await frame.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000, polling: 100 });
     await settled(frame);
-  }
+  };
+  for (const frame of figures()) await ready(frame);
   sampling = false;
   await counting;
-  assert.ok(most >= 1 && most <= 2, `figures holding a worker at once: at most ${most}`);
-  // Each drew its own head's weights: cell (3, 0) of its map, against its core's tensor.
+  assert.equal(most, 1, `figures holding a worker at once: at most ${most}`);
+  assert.equal(weights.length, 1, `the weights were fetched ${weights.length} times`);
+  // Each drew its own head's weights: cell (3, 0) of its map, against the core it uses.
   for (const [i, frame] of figures().entries()) {
     const [layer, head] = heads[i];
-    const [shown, worker] = await frame.evaluate(
-      async ({ layer, head }) => {
-        const canvas = document.querySelector('.view-attention canvas.heatmap-canvas');
-        canvas.focus();
-        for (const key of ['ArrowRight', 'ArrowDown', 'ArrowDown', 'ArrowDown']) canvas.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true }));
-        const value = Number(document.getElementById('tooltip').dataset.value);
-        const { tensors } = await window.attnscope.call('tensors', { args: window.attnscope.app.args(), names: [`layers.${layer}.attn.probs`] });
-        const T = window.attnscope.app.state.tokens.ids.length;
-        return [value, tensors[0].data[(head * T + 3) * T]];
-      },
-      { layer, head },
-    );
-    assert.ok(Math.abs(shown - worker) < 1e-6 && shown > 0 && shown < 1, `L${layer}H${head}, cell (3, 0): shown ${shown}, its core's ${worker}`);
+    const [shown, core] = await mapCell(frame, layer, head);
+    assert.ok(Math.abs(shown - core) < 1e-6 && shown > 0 && shown < 1, `L${layer}H${head}, cell (3, 0): shown ${shown}, its core's ${core}`);
   }
+  // The post drops the figure whose worker is the core: the others go on, on a core of their own
+  // choosing, and a change draws that layer's numbers.
+  const before = figures();
+  const holder = (await Promise.all(before.map((f) => f.evaluate(() => window.attnscope.coreLive())))).indexOf(true);
+  assert.ok(holder >= 0, 'one figure holds the core');
+  await page.evaluate((id) => document.getElementById(id).remove(), `f${holder}`);
+  const stays = holder === 0 ? 1 : 0;
+  const [left, other] = [heads[stays], before[stays]];
+  const layer = left[0] === 3 ? 2 : 3;
+  await other.evaluate((layer) => window.attnscope.setState({ layer }), layer);
+  await other.waitForFunction((layer) => window.attnscope.app.state.layer === layer && window.attnscope.app.phase === 'ready', layer, { timeout: 30_000, polling: 100 });
+  await settled(other);
+  const [shown, core] = await mapCell(other, layer, left[1]);
+  assert.ok(Math.abs(shown - core) < 1e-6 && shown > 0 && shown < 1, `after the core's figure left, L${layer}H${left[1]}: shown ${shown}, its core's ${core}`);
+  const remaining = before.filter((_, i) => i !== holder);
+  assert.equal((await Promise.all(remaining.map((f) => f.evaluate(() => window.attnscope.coreLive())))).filter(Boolean).length, 1, 'one of the three holds the core now');
   assert.deepEqual(page.consoleErrors, []);
   await page.context().close();
 });

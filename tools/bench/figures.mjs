@@ -4,7 +4,8 @@
 // and the logit lens, all on the built-in model. attnscope's site is served as GitHub Pages serves
 // one (tools/bench/pages_host.mjs: ETag, max-age 600, gzip; on loopback, no simulated link), the post
 // from a server of its own on another site (localhost against 127.0.0.1). Fresh browser each round.
-// Printed per round: when the five were drawn (each figure's page ready and settled), what attnscope's
+// Printed per round: when the five were drawn (each figure's page ready and settled, as each noted
+// it: an init script), what attnscope's
 // host sent, and how much bigger the browser is (its processes' proportional set size, PSS) than
 // over the same post without figures: at its largest until 2 s after they were drawn (sampled every
 // 250 ms), 2 s after they were drawn and 8 s after (an embed lets its core go once idle for 4 s, or
@@ -90,6 +91,17 @@ async function visit(host, posts, withFigures) {
   const browser = memory ? await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS }) : null;
   const context = memory ? await browser.newContext({ viewport: { width: 760, height: 6000 } }) : await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: CHROMIUM_ARGS, viewport: { width: 760, height: 6000 } });
   const page = context.pages()[0] ?? (await context.newPage());
+  // Each figure notes, in its own page, when it was first drawn: ready and settled (its clock is
+  // this machine's, as Date.now() here). Read after, rather than timed by this loop's polling, which
+  // waits on the main thread the figures share.
+  await context.addInitScript((origin) => {
+    if (location.origin !== origin) return;
+    const poll = setInterval(() => {
+      if (window.attnscope?.app.phase !== 'ready') return;
+      clearInterval(poll);
+      window.attnscope.settled().then(() => (window.attnscopeDrawnAt = performance.timeOrigin + performance.now()));
+    }, 25);
+  }, new URL(host.url).origin);
   host.reset();
   const t0 = Date.now();
   // The browser's largest size from the navigation until 2 s after the figures are drawn, sampled every 250 ms.
@@ -97,15 +109,17 @@ async function visit(host, posts, withFigures) {
   const sampler = setInterval(() => (peak = Math.max(peak, pssOf(profile, false))), 250);
   await page.goto(`${posts.url}${withFigures ? 'five' : 'bare'}`);
   let drawnAt = null;
+  const each = new Map(); // frame -> when it was drawn, s after the navigation began
   if (withFigures) {
     for (;;) {
       const frames = page.frames().filter((f) => f.url().startsWith(host.url));
-      const ready = await Promise.all(frames.map((f) => f.evaluate(() => window.attnscope?.app.phase === 'ready' && window.attnscope.settled().then(() => true)).catch(() => false)));
-      if (frames.length === FIGURES.length && ready.every(Boolean)) break;
-      if (Date.now() - t0 > 120_000) throw new Error(`after 120 s, ${ready.filter(Boolean).length} of ${frames.length} figures drawn`);
-      await new Promise((r) => setTimeout(r, 50));
+      const ready = await Promise.all(frames.map((f) => f.evaluate(() => window.attnscopeDrawnAt ?? null).catch(() => null)));
+      frames.forEach((f, i) => ready[i] !== null && each.set(f, (ready[i] - t0) / 1000));
+      if (frames.length === FIGURES.length && ready.every((t) => t !== null)) break;
+      if (Date.now() - t0 > 120_000) throw new Error(`after 120 s, ${ready.filter((t) => t !== null).length} of ${frames.length} figures drawn`);
+      await new Promise((r) => setTimeout(r, 100));
     }
-    drawnAt = (Date.now() - t0) / 1000;
+    drawnAt = Math.max(...each.values());
   }
   await page.waitForTimeout(2000);
   clearInterval(sampler);
@@ -120,7 +134,7 @@ async function visit(host, posts, withFigures) {
   await context.close();
   await browser?.close();
   await rm(profile, { recursive: true, force: true });
-  return { drawnAt, sent, pss, peak, idle, repeated };
+  return { drawnAt, sent, pss, peak, idle, repeated, each: [...each.values()].sort((a, b) => a - b) };
 }
 
 const host = await startPagesHost(SITE);
@@ -131,6 +145,7 @@ try {
     const bare = await visit(host, posts, false);
     const five = await visit(host, posts, true);
     if (process.env.REQUESTS) console.log(JSON.stringify(five.repeated));
+    if (process.env.DETAIL) console.log(`each figure drawn at: ${five.each.map((t) => t.toFixed(2)).join(', ')} s`);
     if (process.env.CACHE === 'memory') console.log(`round ${round}: ${FIGURES.length} drawn at ${five.drawnAt.toFixed(2)} s; host sent ${five.sent.toFixed(2)} MB (a context without a disk cache)`);
     else console.log(`round ${round}: ${FIGURES.length} drawn at ${five.drawnAt.toFixed(2)} s; host sent ${five.sent.toFixed(2)} MB; browser PSS ${five.pss.toFixed(0)} MB, the bare post's ${bare.pss.toFixed(0)} MB: peak +${(five.peak - bare.peak).toFixed(0)} MB; +${(five.pss - bare.pss).toFixed(0)} MB 2 s after; +${(five.idle - bare.idle).toFixed(0)} MB 8 s after`);
   }

@@ -65,7 +65,7 @@ export function modelLife(page) {
         app.preview = { config, model };
         page.screen.refresh();
       };
-      const { config: resolved, checkpoint, restored } = await source.load(model, { call: worker.call, files, progress, wanted, described, kept: worker.kept });
+      const { config: resolved, checkpoint, restored } = await source.load(model, { call: worker.call, files, progress, wanted, described, kept: worker.kept, shared: worker.sharesModels() });
       adopt(resolved, model, { ...checkpoint.meta, restored });
       // Kept once it has run: a checkpoint that loads but cannot run (weights that overflow f32)
       // would otherwise come back broken on every visit.
