@@ -583,7 +583,7 @@ async function mapCell(frame, layer, head) {
   );
 }
 
-test('a post’s figures share one core: one worker, the weights read once, every figure drawn with its own numbers; the figure holding it can leave', async () => {
+test('a post’s figures share one core: one worker, the weights read once, every figure drawn with its own numbers; a trap and the figure holding it leaving are survived', async () => {
   const page = await freshPage(null, { viewport: { width: 760, height: 900 } });
   const heads = [[0, 1], [1, 2], [2, 1], [3, 6]];
   const frames = [];
@@ -620,11 +620,21 @@ test('a post’s figures share one core: one worker, the weights read once, ever
     const [shown, core] = await mapCell(frame, layer, head);
     assert.ok(Math.abs(shown - core) < 1e-6 && shown > 0 && shown < 1, `L${layer}H${head}, cell (3, 0): shown ${shown}, its core's ${core}`);
   }
-  // The post drops the figure whose worker is the core: the others go on, on a core of their own
-  // choosing, and a change draws that layer's numbers.
   const before = figures();
   const holder = (await Promise.all(before.map((f) => f.evaluate(() => window.attnscope.coreLive())))).indexOf(true);
   assert.ok(holder >= 0, 'one figure holds the core');
+  // Another figure's call traps the shared core (a hand-set array of 2^30 numbers, as in
+  // trap.test.mjs): that figure is told in one sentence, the core is replaced, and every figure's
+  // model answers again with the same numbers.
+  const error = await before[holder === 0 ? 1 : 0].evaluate(() => window.attnscope.call('silu', { z: { length: 2 ** 30 - 16 } }).then(() => null, (err) => err.message));
+  assert.match(error ?? 'no error', /^The core stopped: it ran out of memory or hit a bug/);
+  for (const [i, frame] of before.entries()) {
+    const [layer, head] = heads[i];
+    const [shown, core] = await mapCell(frame, layer, head);
+    assert.ok(Math.abs(shown - core) < 1e-6, `after the trap, L${layer}H${head}: shown ${shown}, the new core's ${core}`);
+  }
+  // The post drops the figure whose worker is the core: the others go on, on a core of their own
+  // choosing, and a change draws that layer's numbers.
   await page.evaluate((id) => document.getElementById(id).remove(), `f${holder}`);
   const stays = holder === 0 ? 1 : 0;
   const [left, other] = [heads[stays], before[stays]];
