@@ -20,7 +20,9 @@
 
 const HEAR_MS = 60;
 const BEAT_MS = 1000;
-const channel = new BroadcastChannel('attnscope-cores');
+// The list's channel is named for this way of sharing: a figure of an earlier release (whose figures
+// took turns for cores of their own, on 'attnscope-cores') is never waited on for a core it does not serve.
+const channel = new BroadcastChannel('attnscope-core-turns');
 const news = new BroadcastChannel('attnscope-core-news');
 const places = new Map(); // figure id -> {t: when it asked, heard: when last heard of}
 let me = null; // this figure's id, once it asks

@@ -259,7 +259,7 @@ export function workerClient(url, { sticky = ['session', 'checkpoint', 'builtin'
       // A page that goes gives its place back at once (the others would drop it after 3 s), and
       // the core it used forgets its model.
       addEventListener('pagehide', () => {
-        const channel = new BroadcastChannel('attnscope-cores');
+        const channel = new BroadcastChannel('attnscope-core-turns');
         channel.postMessage({ kind: 'done', id: me });
         channel.close();
         turns?.terminate();
