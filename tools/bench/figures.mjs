@@ -5,15 +5,14 @@
 // one (tools/bench/pages_host.mjs: ETag, max-age 600, gzip; on loopback, no simulated link), the post
 // from a server of its own on another site (localhost against 127.0.0.1). Fresh browser each round.
 // Printed per round: when the five were drawn (each figure's page ready and settled, as each noted
-// it: an init script), what attnscope's
-// host sent, and how much bigger the browser is (its processes' proportional set size, PSS) than
+// it: an init script), what attnscope's host sent, and how much bigger the browser is (its processes' proportional set size, PSS) than
 // over the same post without figures: at its largest until 2 s after they were drawn (sampled every
-// 250 ms), 2 s after they were drawn and 8 s after (an embed lets its core go once idle for 4 s, or
-// at once when another figure waits for one: www/worker_client.js shareCores).
+// 250 ms), 2 s after they were drawn and 8 s after (a post's figures share one core, which stays
+// while it serves others; one figure alone lets its core go once idle for 4 s: www/worker_client.js).
 //
 //   ./build.sh build && node tools/bench/figures.mjs [rounds]     (SITE=<folder>, default dist;
 //   COUNT=1 for the post with one figure; REQUESTS=1 counts each file's downloads; DETAIL=1 lists
-//   the browser's processes; CACHE=memory for a context without a disk cache)
+//   the browser's processes and each figure's drawn time; CACHE=memory for a context without a disk cache)
 import { createServer } from 'node:http';
 import { readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
