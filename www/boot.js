@@ -43,9 +43,10 @@ if (boot.sharesCores) {
   try {
     const turns = { worker: new Worker(new URL('./turns.js', import.meta.url)), id: `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`, granted: false, host: null };
     turns.worker.onmessage = ({ data }) => {
-      if (data.kind === 'granted') turns.granted = true;
+      // The last word counts: a figure granted may give way to another's core (turns.js giveWay).
+      if (data.kind === 'granted') [turns.granted, turns.host] = [true, null];
       if (data.kind === 'host') {
-        turns.host = { id: data.id, epoch: data.epoch };
+        [turns.granted, turns.host] = [false, { id: data.id, epoch: data.epoch }];
         // Another figure's core serves this one: this worker stops itself, unstarted (worker.js).
         boot.worker?.terminate();
         boot.worker = null;

@@ -18,7 +18,7 @@
 // when its worker is replaced, and the figure then sends its model again) or {kind: 'lost'} (the
 // host is gone; asked again, a 'granted' or 'host' follows).
 
-const HEAR_MS = 60;
+const HEAR_MS = 100;
 const BEAT_MS = 1000;
 // The list's channel is named for this way of sharing: a figure of an earlier release (whose figures
 // took turns for cores of their own, on 'attnscope-cores') is never waited on for a core it does not serve.
@@ -32,16 +32,39 @@ let waiting = false;
 let following = null; // {id, epoch}: the figure whose core this one uses
 let beat = 0;
 let core = null; // a port to this figure's worker, told when it is granted (boot.js)
+const cores = new Map(); // figure id -> epoch: the figures heard to serve as a core
 
 const placed = (id, t) => places.set(id, { t, heard: performance.now() });
 
 function forget() {
   const now = performance.now();
   for (const [id, place] of places) if (id !== me && now - place.heard > 3 * BEAT_MS) places.delete(id);
+  for (const id of cores.keys()) if (!places.has(id)) cores.delete(id);
+}
+
+// Whether figure `a` comes before figure `b` in the list (both placed).
+function before(a, b) {
+  const [x, y] = [places.get(a), places.get(b)];
+  return Boolean(x && y) && (x.t - y.t || (a < b ? -1 : 1)) < 0;
+}
+
+// Two figures granted at once (a machine so busy that a figure's place was not heard within
+// HEAR_MS): the later one gives way to the earlier one's core once it knows of both, and its page
+// sends its model there (a 'host'); the figures that followed it hear it leave and ask again.
+function giveWay() {
+  if (asked === null || waiting || following) return;
+  for (const [id, epoch] of cores) {
+    if (!before(id, me)) continue;
+    leave();
+    following = { id, epoch };
+    postMessage({ kind: 'host', id, epoch });
+    return;
+  }
 }
 
 function turn() {
   forget();
+  giveWay();
   if (following && !places.has(following.id)) {
     following = null;
     postMessage({ kind: 'lost' });
@@ -83,6 +106,8 @@ channel.onmessage = ({ data }) => {
 
 news.onmessage = ({ data }) => {
   if (data?.kind !== 'core' || data.id === me || typeof data.epoch !== 'string') return;
+  cores.set(data.id, data.epoch);
+  giveWay();
   if (following && following.id !== data.id) return; // one host at a time
   if (following?.epoch === data.epoch) return;
   if (!following && !waiting) return; // this figure holds the core itself

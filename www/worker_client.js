@@ -185,6 +185,7 @@ export function workerClient(url, { sticky = ['session', 'checkpoint', 'builtin'
     worker?.terminate();
     worker = null;
     queued = null;
+    serves = false;
     if (to === 'waiting' || to === 'host') {
       role = to;
       host = null;
