@@ -14,9 +14,10 @@
 // beats is dropped (a figure gone without its 'done'), and a follower whose host is gone asks again.
 //
 // The page says {kind: 'ask', id, port?} and {kind: 'done'}; this worker answers {kind: 'granted'}
-// (this figure's worker is the core: told on `port` too, where boot.js gave one), {kind: 'host', id, epoch} (another figure's is: the epoch changes
-// when its worker is replaced, and the figure then sends its model again) or {kind: 'lost'} (the
-// host is gone; asked again, a 'granted' or 'host' follows).
+// (this figure's worker is the core: told on `port` too, where boot.js gave one), {kind: 'host',
+// id, epoch} (another figure's is: the epoch changes when its worker is replaced, and the figure
+// then sends its model again) or {kind: 'lost'} (the host is gone; asked again, a 'granted' or
+// 'host' follows).
 
 const HEAR_MS = 100;
 const BEAT_MS = 1000;
