@@ -138,7 +138,10 @@ test('text typed while the page starts and the model downloads is the reader’s
     await slow.goto(server.url, { waitUntil: 'commit' });
     await slow.waitForSelector('#text');
     if (when.startsWith('before')) assert.equal(await slow.evaluate(() => window.attnscope), undefined, 'typed before app.js ran');
-    else await slow.waitForFunction(() => window.attnscope?.app?.phase === 'loading');
+    // While the weights download the box shows the page's own text (the sample sentence), written by
+    // the first open; the reader replaces it. (Phase 'loading' alone is the app's first value, from
+    // before that text is written: a fill then could select the empty box and type after the text.)
+    else await slow.waitForFunction(() => window.attnscope?.app?.phase === 'loading' && document.getElementById('text').value !== '' && window.attnscope.app.state.text === document.getElementById('text').value);
     const mine = 'The reader typed this while the page was loading.';
     await slow.locator('#text').fill(mine);
     await slow.waitForFunction(() => window.attnscope?.app?.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000 });
