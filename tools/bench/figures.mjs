@@ -12,7 +12,8 @@
 //
 //   ./build.sh build && node tools/bench/figures.mjs [rounds]     (SITE=<folder>, default dist;
 //   COUNT=1 for the post with one figure; REQUESTS=1 counts each file's downloads; DETAIL=1 lists
-//   the browser's processes and each figure's drawn time; CACHE=memory for a context without a disk cache)
+//   the browser's processes and, for each figure, when its modules had run, its first run was in
+//   and it was drawn; CACHE=memory for a context without a disk cache)
 import { createServer } from 'node:http';
 import { readFileSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -93,12 +94,18 @@ async function visit(host, posts, withFigures) {
   // Each figure notes, in its own page, when it was first drawn: ready and settled (its clock is
   // this machine's, as Date.now() here). Read after, rather than timed by this loop's polling, which
   // waits on the main thread the figures share.
+  // DETAIL=1 also prints when each figure's page had run its modules (window.attnscope there) and
+  // had its model and first run (phase 'ready'), to see which part of the start the figures share.
   await context.addInitScript((origin) => {
     if (location.origin !== origin) return;
+    const now = () => performance.timeOrigin + performance.now();
+    const marks = (window.attnscopeMarks = {});
     const poll = setInterval(() => {
+      if (window.attnscope && !marks.modules) marks.modules = now();
       if (window.attnscope?.app.phase !== 'ready') return;
       clearInterval(poll);
-      window.attnscope.settled().then(() => (window.attnscopeDrawnAt = performance.timeOrigin + performance.now()));
+      marks.ready = now();
+      window.attnscope.settled().then(() => (window.attnscopeDrawnAt = now()));
     }, 25);
   }, new URL(host.url).origin);
   host.reset();
@@ -112,13 +119,13 @@ async function visit(host, posts, withFigures) {
   if (withFigures) {
     for (;;) {
       const frames = page.frames().filter((f) => f.url().startsWith(host.url));
-      const ready = await Promise.all(frames.map((f) => f.evaluate(() => window.attnscopeDrawnAt ?? null).catch(() => null)));
-      frames.forEach((f, i) => ready[i] !== null && each.set(f, (ready[i] - t0) / 1000));
+      const ready = await Promise.all(frames.map((f) => f.evaluate(() => (window.attnscopeDrawnAt ? { ...window.attnscopeMarks, drawn: window.attnscopeDrawnAt } : null)).catch(() => null)));
+      frames.forEach((f, i) => ready[i] !== null && each.set(f, Object.fromEntries(Object.entries(ready[i]).map(([k, v]) => [k, (v - t0) / 1000]))));
       if (frames.length === FIGURES.length && ready.every((t) => t !== null)) break;
       if (Date.now() - t0 > 120_000) throw new Error(`after 120 s, ${ready.filter((t) => t !== null).length} of ${frames.length} figures drawn`);
       await new Promise((r) => setTimeout(r, 100));
     }
-    drawnAt = Math.max(...each.values());
+    drawnAt = Math.max(...[...each.values()].map((m) => m.drawn));
   }
   await page.waitForTimeout(2000);
   clearInterval(sampler);
@@ -133,7 +140,7 @@ async function visit(host, posts, withFigures) {
   await context.close();
   await browser?.close();
   await rm(profile, { recursive: true, force: true });
-  return { drawnAt, sent, pss, peak, idle, repeated, each: [...each.values()].sort((a, b) => a - b) };
+  return { drawnAt, sent, pss, peak, idle, repeated, each: [...each.values()].sort((a, b) => a.drawn - b.drawn) };
 }
 
 const host = await startPagesHost(SITE);
@@ -144,7 +151,7 @@ try {
     const bare = await visit(host, posts, false);
     const five = await visit(host, posts, true);
     if (process.env.REQUESTS) console.log(JSON.stringify(five.repeated));
-    if (process.env.DETAIL) console.log(`each figure drawn at: ${five.each.map((t) => t.toFixed(2)).join(', ')} s`);
+    if (process.env.DETAIL) console.log(`each figure (s after the post's navigation): ${five.each.map((m) => `modules ${m.modules.toFixed(2)}, ready ${m.ready.toFixed(2)}, drawn ${m.drawn.toFixed(2)}`).join('; ')}`);
     if (process.env.CACHE === 'memory') console.log(`round ${round}: ${FIGURES.length} drawn at ${five.drawnAt.toFixed(2)} s; host sent ${five.sent.toFixed(2)} MB (a context without a disk cache)`);
     else console.log(`round ${round}: ${FIGURES.length} drawn at ${five.drawnAt.toFixed(2)} s; host sent ${five.sent.toFixed(2)} MB; browser PSS ${five.pss.toFixed(0)} MB, the bare post's ${bare.pss.toFixed(0)} MB: peak +${(five.peak - bare.peak).toFixed(0)} MB; +${(five.pss - bare.pss).toFixed(0)} MB 2 s after; +${(five.idle - bare.idle).toFixed(0)} MB 8 s after`);
   }
