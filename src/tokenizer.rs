@@ -314,18 +314,12 @@ fn hex(bytes: &[u8]) -> String {
 
 /// Whether tokens live in GPT-2's byte alphabet: the decoder is ByteLevel, alone or in a Sequence.
 fn uses_byte_level(tokenizer_json: &str) -> bool {
-    // Only the decoder is read into a value; serde skips the vocabulary and merges without building
-    // them (a whole serde_json::Value of MiniMind's 450 KB file was a fifth of this tokenizer's load).
-    #[derive(serde::Deserialize)]
-    struct DecoderOnly {
-        #[serde(default)]
-        decoder: serde_json::Value,
-    }
-    let Ok(DecoderOnly { decoder }) = serde_json::from_str::<DecoderOnly>(tokenizer_json) else {
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(tokenizer_json) else {
         return false;
     };
     let is_byte_level = |d: &serde_json::Value| d.get("type").and_then(|t| t.as_str()) == Some("ByteLevel");
-    is_byte_level(&decoder) || decoder["decoders"].as_array().is_some_and(|ds| ds.iter().any(is_byte_level))
+    let decoder = &json["decoder"];
+    is_byte_level(decoder) || decoder["decoders"].as_array().is_some_and(|ds| ds.iter().any(is_byte_level))
 }
 
 /// Bytes that form no character, written as hex in angle brackets after `out`.
