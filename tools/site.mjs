@@ -38,7 +38,8 @@ const bundle = (entry, write) =>
     legalComments: 'none',
     logLevel: 'warning',
     // The core's wasm-bindgen glue is imported by worker.js at run time, never by app.js.
-    external: ['./pkg/*', './pkg-relaxed/*', './pkg-threads/*'],
+    // boot.js is index.html's own script, which app.js waits for: the same module, not a copy.
+    external: ['./pkg/*', './pkg-relaxed/*', './pkg-threads/*', './boot.js'],
   });
 
 const inputs = (result) => new Set(Object.keys(result.metafile.inputs).map((path) => relative(src, resolve(ROOT, path))));

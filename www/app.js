@@ -37,6 +37,11 @@ import { embedChrome } from './page/embed.js';
 // `?wasm=simd128` in the page's address (a debug switch, outside the link format) makes the worker
 // load the plain simd128 core even where relaxed-simd runs (worker.js).
 const workerUrl = new URL('./worker.js', import.meta.url);
+// boot.js (index.html's async script) has run before the worker is taken over: on a main thread that
+// a post's figures share, it could otherwise run after this module, and a figure then started a core
+// of its own beside the post's (and boot.js a second worker that waited for turns). The same module,
+// evaluated once; a page whose boot.js did not load starts its worker here, as before.
+await import('./boot.js').catch(() => {});
 // How long an embed's worker waits with nothing to do before it is let go.
 const EMBED_IDLE_MS = 4000;
 const wasmBuild = new URLSearchParams(location.search).get('wasm');

@@ -101,6 +101,10 @@ const ready = started.then(async () => {
   // moment, typically while the page's model is still downloading: V8 then has the hot code on its
   // optimising tier before the reader's first run, which ran about 1.4x slower than later runs
   // without it (1.1x with it; BENCHMARKS.md section 4, "Tier-up"). tests/wasm.rs runs it too.
+  // Not in a post's figure: its model's files come at once from the figure's site, and the warm-up
+  // (0.25 s there) would stand between them and the figures' first numbers, on short sentences
+  // that gain little from it (BENCHMARKS.md section 11).
+  if (FIGURE) return;
   setTimeout(() => {
     try {
       core.warmUp();
@@ -452,6 +456,15 @@ const handlers = {
   },
   top({ logits, k }) {
     return { result: needSession().topTokens(logits, k) };
+  },
+  // The top k of each of `rows` rows held end to end in `logits`, in one request: the logit lens
+  // asks for a whole layer's cells at once rather than a round trip per cell (to a core that may be
+  // serving a post's other figures).
+  tops({ logits, rows, k }) {
+    if (!Number.isInteger(rows) || rows < 1 || logits.length % rows !== 0) throw new Error(`tops: ${logits.length} logits do not split into ${rows} rows`);
+    const width = logits.length / rows;
+    const owner = needSession();
+    return { result: Array.from({ length: rows }, (_, r) => owner.topTokens(logits.subarray(r * width, (r + 1) * width), k)) };
   },
   sample({ logits, sampling, ids }) {
     return { result: needSession().sampleTokens(logits, sampling, Uint32Array.from(ids)) };

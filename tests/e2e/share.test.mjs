@@ -656,6 +656,46 @@ test('a post’s figures share one core: one worker, the weights read once, ever
   await page.context().close();
 });
 
+// boot.js is an async script: on the main thread a post's figures share, it can run after app.js.
+// app.js waits for it, so such a figure still asks the turns for the post's core; before, it
+// started a worker of its own at once (a second core, the weights read again) and boot.js then a
+// third worker that waited for turns.
+test('a figure whose boot.js arrives after app.js still shares the post’s core', async () => {
+  const page = await freshPage(null, { viewport: { width: 760, height: 900 } });
+  const frames = [];
+  for (const [i, layer] of [0, 1].entries()) frames.push(`<iframe id="g${i}" src="${server.url}#${await fragment({ ...DEFAULTS, model: { kind: 'builtin' }, view: 'attention', lang: 'en', layer, head: 1, hide: ['input', 'config', 'tabs'] }, { embed: true })}" width="700" height="400"></iframe>`);
+  posts.set('/post-late-boot.html', `<!doctype html><body style="margin:8px">${frames.join('<p>Between the figures.</p>')}</body>`);
+  // boot.js held back until well after app.js's modules have arrived (they take 1-3 s here, each
+  // request passing through the routes); every worker's script noted.
+  const workers = [];
+  await page.context().route(/\/boot\.js$/, async (route) => {
+    await new Promise((r) => setTimeout(r, 6000));
+    await route.continue();
+  });
+  await page.context().route(/\/worker\.js(\?.*)?$/, (route) => {
+    workers.push(new URL(route.request().url()).search);
+    return route.continue();
+  });
+  await page.goto(`${host()}/post-late-boot.html`);
+  await page.waitForFunction(() => document.querySelectorAll('iframe').length === 2);
+  const figures = () => page.frames().filter((f) => f.url().startsWith(server.url));
+  for (const frame of figures()) {
+    await frame.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000, polling: 100 });
+    await settled(frame);
+  }
+  assert.equal(workers.length, 2, `one worker per figure: ${JSON.stringify(workers)}`);
+  assert.ok(workers.every((search) => search === '?figure=1'), `every worker waited for the turns (boot.js's): ${JSON.stringify(workers)}`);
+  const holding = () => Promise.all(figures().map((f) => f.evaluate(() => window.attnscope.coreLive()))).then((live) => live.filter(Boolean).length);
+  for (const t0 = Date.now(); (await holding()) !== 1 && Date.now() - t0 < 10_000; ) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(await holding(), 1, 'one figure holds the core');
+  for (const [layer, frame] of figures().entries()) {
+    const [shown, core] = await mapCell(frame, layer, 1);
+    assert.ok(Math.abs(shown - core) < 1e-6 && shown > 0 && shown < 1, `L${layer}H1, cell (3, 0): shown ${shown}, its core's ${core}`);
+  }
+  assert.deepEqual(page.consoleErrors, []);
+  await page.context().close();
+});
+
 // A lesson computes its own examples: its embed shows neither the page's sentence nor the button for
 // the sentence and model panels, and with the tabs hidden, no chips of the other lessons.
 test('an embedded lesson keeps to the lesson', async () => {

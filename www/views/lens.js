@@ -87,7 +87,11 @@ export function mount(root, app) {
     const from = Math.max(0, T - MAX_POSITIONS);
     const positions = range(T - from).map((k) => from + k);
     const row = (l, i) => found.get(names[l]).data.slice(i * V, (i + 1) * V);
-    const tops = await Promise.all(range(L).map((l) => Promise.all(positions.map((i) => app.call('top', { logits: row(l, i), k: 1 })))));
+    // Each layer's cells in one request (a row of V logits per position), not one per cell; a post's
+    // core of an earlier release, which knows only 'top', answers them cell by cell.
+    const layerRows = (l) => found.get(names[l]).data.slice(from * V, T * V);
+    const layerTops = (l) => app.call('tops', { logits: layerRows(l), rows: positions.length, k: 1 }).catch(() => Promise.all(positions.map((i) => app.call('top', { logits: row(l, i), k: 1 }))));
+    const tops = await Promise.all(range(L).map(layerTops));
     if (signal.aborted) return;
     const { pieces, ids } = state.tokens;
     const at = tokenAt(app, 'query');
