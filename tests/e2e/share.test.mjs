@@ -665,11 +665,19 @@ test('a figure whose boot.js arrives after app.js still shares the post’s core
   const frames = [];
   for (const [i, layer] of [0, 1].entries()) frames.push(`<iframe id="g${i}" src="${server.url}#${await fragment({ ...DEFAULTS, model: { kind: 'builtin' }, view: 'attention', lang: 'en', layer, head: 1, hide: ['input', 'config', 'tabs'] }, { embed: true })}" width="700" height="400"></iframe>`);
   posts.set('/post-late-boot.html', `<!doctype html><body style="margin:8px">${frames.join('<p>Between the figures.</p>')}</body>`);
-  // boot.js held back until well after app.js's modules have arrived (they take 1-3 s here, each
-  // request passing through the routes); every worker's script noted.
+  // boot.js held back until both figures' DOMContentLoaded: each one's app.js (a deferred module)
+  // has then run up to its first await, before boot.js. Every worker's script noted.
+  const figures = () => page.frames().filter((f) => f.url().startsWith(server.url));
+  let heldPast = 0; // figures whose boot.js came after their DOMContentLoaded
   const workers = [];
   await page.context().route(/\/boot\.js$/, async (route) => {
-    await new Promise((r) => setTimeout(r, 6000));
+    for (const t0 = Date.now(); Date.now() - t0 < 60_000; await new Promise((r) => setTimeout(r, 100))) {
+      const loaded = await Promise.all(figures().map((f) => f.evaluate(() => performance.getEntriesByType('navigation')[0]?.domContentLoadedEventStart > 0).catch(() => false)));
+      if (loaded.length === 2 && loaded.every(Boolean)) {
+        heldPast += 1;
+        break;
+      }
+    }
     await route.continue();
   });
   await page.context().route(/\/worker\.js(\?.*)?$/, (route) => {
@@ -678,11 +686,11 @@ test('a figure whose boot.js arrives after app.js still shares the post’s core
   });
   await page.goto(`${host()}/post-late-boot.html`);
   await page.waitForFunction(() => document.querySelectorAll('iframe').length === 2);
-  const figures = () => page.frames().filter((f) => f.url().startsWith(server.url));
   for (const frame of figures()) {
     await frame.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000, polling: 100 });
     await settled(frame);
   }
+  assert.equal(heldPast, 2, 'both figures had run app.js (DOMContentLoaded) before their boot.js arrived');
   assert.equal(workers.length, 2, `one worker per figure: ${JSON.stringify(workers)}`);
   assert.ok(workers.every((search) => search === '?figure=1'), `every worker waited for the turns (boot.js's): ${JSON.stringify(workers)}`);
   const holding = () => Promise.all(figures().map((f) => f.evaluate(() => window.attnscope.coreLive()))).then((live) => live.filter(Boolean).length);

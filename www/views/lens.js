@@ -88,9 +88,15 @@ export function mount(root, app) {
     const positions = range(T - from).map((k) => from + k);
     const row = (l, i) => found.get(names[l]).data.slice(i * V, (i + 1) * V);
     // Each layer's cells in one request (a row of V logits per position), not one per cell; a post's
-    // core of an earlier release, which knows only 'top', answers them cell by cell.
+    // core of an earlier release, which knows only 'top' (its answer: "handlers[type] is not a
+    // function"), is asked cell by cell. Any other failure (an input changed, a cancel) stays one.
     const layerRows = (l) => found.get(names[l]).data.slice(from * V, T * V);
-    const layerTops = (l) => app.call('tops', { logits: layerRows(l), rows: positions.length, k: 1 }).catch(() => Promise.all(positions.map((i) => app.call('top', { logits: row(l, i), k: 1 }))));
+    const unknownRequest = (err) => /is not a function/.test(err?.message ?? '');
+    const layerTops = (l) =>
+      app.call('tops', { logits: layerRows(l), rows: positions.length, k: 1 }).catch((err) => {
+        if (!unknownRequest(err) || signal.aborted) throw err;
+        return Promise.all(positions.map((i) => app.call('top', { logits: row(l, i), k: 1 })));
+      });
     const tops = await Promise.all(range(L).map(layerTops));
     if (signal.aborted) return;
     const { pieces, ids } = state.tokens;
