@@ -583,6 +583,21 @@ async function mapCell(frame, layer, head) {
   );
 }
 
+// A post's figure drawn on the built-in model (polled: a frame below the post's fold gets no
+// animation frames).
+async function figureDrawn(frame) {
+  await frame.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000, polling: 100 });
+  await settled(frame);
+}
+
+// How many of a post's figures hold a core once they settle: on a machine so busy that two figures
+// were granted at once, the later gives way to the earlier within a beat (turns.js giveWay).
+async function coresHeld(figures) {
+  const holding = () => Promise.all(figures().map((f) => f.evaluate(() => window.attnscope.coreLive()))).then((live) => live.filter(Boolean).length);
+  for (const t0 = Date.now(); (await holding()) !== 1 && Date.now() - t0 < 10_000; ) await new Promise((r) => setTimeout(r, 100));
+  return holding();
+}
+
 test('a post’s figures share one core: one worker, the weights read once, every figure drawn with its own numbers; a trap and the figure holding it leaving are survived', async (t) => {
   const page = await freshPage(null, { viewport: { width: 760, height: 900 } });
   const heads = [[0, 1], [1, 2], [2, 1], [3, 6]];
@@ -604,19 +619,11 @@ test('a post’s figures share one core: one worker, the weights read once, ever
   await page.goto(`${host()}/post-four.html`);
   await page.waitForFunction(() => document.querySelectorAll('iframe').length === 4);
   const figures = () => page.frames().filter((f) => f.url().startsWith(server.url));
-  const ready = async (frame) => {
-    // Polled: a frame below the post's fold gets no animation frames.
-    await frame.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000, polling: 100 });
-    await settled(frame);
-  };
-  for (const frame of figures()) await ready(frame);
+  for (const frame of figures()) await figureDrawn(frame);
   sampling = false;
   await counting;
-  // One core; on a machine so busy that two figures were granted at once, the later gives way to
-  // the earlier within a beat (turns.js giveWay), and each read the weights once.
-  const holding = () => Promise.all(figures().map((f) => f.evaluate(() => window.attnscope.coreLive()))).then((live) => live.filter(Boolean).length);
-  for (const t0 = Date.now(); (await holding()) !== 1 && Date.now() - t0 < 10_000; ) await new Promise((r) => setTimeout(r, 100));
-  assert.equal(await holding(), 1, 'one figure holds the core once they are drawn');
+  // One core (coresHeld), and each core read the weights once.
+  assert.equal(await coresHeld(figures), 1, 'one figure holds the core once they are drawn');
   t.diagnostic(`cores while loading: ${most}; weights fetched: ${weights.length}`);
   assert.ok(most >= 1 && most <= 2, `figures holding a worker at once while they load: at most ${most}`);
   assert.ok(weights.length >= 1 && weights.length <= most, `the weights were fetched ${weights.length} times, by ${most} cores`);
@@ -686,16 +693,11 @@ test('a figure whose boot.js arrives after app.js still shares the post’s core
   });
   await page.goto(`${host()}/post-late-boot.html`);
   await page.waitForFunction(() => document.querySelectorAll('iframe').length === 2);
-  for (const frame of figures()) {
-    await frame.waitForFunction(() => window.attnscope?.app.phase === 'ready' && window.attnscope.app.source?.kind === 'builtin', null, { timeout: 120_000, polling: 100 });
-    await settled(frame);
-  }
+  for (const frame of figures()) await figureDrawn(frame);
   assert.equal(heldPast, 2, 'both figures had run app.js (DOMContentLoaded) before their boot.js arrived');
   assert.equal(workers.length, 2, `one worker per figure: ${JSON.stringify(workers)}`);
   assert.ok(workers.every((search) => search === '?figure=1'), `every worker waited for the turns (boot.js's): ${JSON.stringify(workers)}`);
-  const holding = () => Promise.all(figures().map((f) => f.evaluate(() => window.attnscope.coreLive()))).then((live) => live.filter(Boolean).length);
-  for (const t0 = Date.now(); (await holding()) !== 1 && Date.now() - t0 < 10_000; ) await new Promise((r) => setTimeout(r, 100));
-  assert.equal(await holding(), 1, 'one figure holds the core');
+  assert.equal(await coresHeld(figures), 1, 'one figure holds the core');
   for (const [layer, frame] of figures().entries()) {
     const [shown, core] = await mapCell(frame, layer, 1);
     assert.ok(Math.abs(shown - core) < 1e-6 && shown > 0 && shown < 1, `L${layer}H1, cell (3, 0): shown ${shown}, its core's ${core}`);
