@@ -8,7 +8,7 @@ mod common;
 
 use attnscope::model::{AttentionPath, Model, RunOptions};
 use attnscope::trace::Selection;
-use attnscope::wasm_api::Session;
+use attnscope::wasm_api::{Session, TokenizerRead};
 use attnscope::{weights, Config};
 use common::{assert_close, floats, Worst, WASM_VS_PYTORCH};
 use safetensors::SafeTensors;
@@ -328,6 +328,29 @@ fn a_tokenizer_with_a_huge_id_is_refused_and_the_old_one_kept() {
     assert_eq!(s.decode(vec![1, 2]).map_err(JsValue::from).unwrap(), "<|im_start|><|im_end|>", "the previous tokenizer answers");
     let req = js_sys::JSON::parse(r#"{"ids": [1, 5, 9]}"#).unwrap();
     s.run(req, None).map_err(JsValue::from).unwrap();
+}
+
+/// A tokenizer read ahead of its model (while the weights download: www/worker.js readAhead) reads
+/// texts as `setTokenizer`'s does; one read for another vocabulary size is refused by the model, and
+/// a text setTokenizer refuses is refused by the read too, with the same code.
+#[wasm_bindgen_test]
+fn a_tokenizer_read_ahead_reads_as_set_tokenizer_does() {
+    let real = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/minimind/tokenizer.json"));
+    let config = r#"{"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 6400}"#;
+    let mut set = Session::random(config, 7.0).map_err(JsValue::from).unwrap();
+    set.set_tokenizer(real).map_err(JsValue::from).unwrap();
+    let mut ahead = Session::random(config, 7.0).map_err(JsValue::from).unwrap();
+    ahead.use_tokenizer(TokenizerRead::read(real, config).unwrap()).map_err(JsValue::from).unwrap();
+    for text in ["小红把书给了她，她说谢谢。", "Hello, world!\n  tabs\tand  spaces", "<|im_start|>user 你好<|im_end|>"] {
+        let read = |s: &Session| js_sys::JSON::stringify(&s.tokenize(text, JsValue::UNDEFINED).unwrap()).unwrap().as_string().unwrap();
+        assert_eq!(read(&ahead), read(&set), "{text}");
+    }
+    let other = r#"{"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 7000}"#;
+    let mut bigger = Session::random(other, 7.0).map_err(JsValue::from).unwrap();
+    assert!(bigger.use_tokenizer(TokenizerRead::read(real, config).unwrap()).is_err(), "read for 6400 ids, the model has 7000");
+    let small = r#"{"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100}"#;
+    let err = TokenizerRead::read(real, small).err().unwrap();
+    assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap().as_string().as_deref(), Some("tokenizer.tooBig"));
 }
 
 #[wasm_bindgen_test]

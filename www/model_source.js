@@ -609,10 +609,26 @@ export async function fromUrl(url, options) {
     dropAll(tokenizerRead);
     throw err;
   });
-  const { weights, info } = await located(url, readStreams)([{ open: async () => response, file: 'model.safetensors' }], { ...options, check: (size, head) => check(config, size, head), preview: (qkNorm) => options.preview?.(config, qkNorm) }).catch((err) => {
+  // The core reads the tokenizer while the weights still arrive, once it has checked their header
+  // (a check waited behind the reading would hold the download back) and not once they are in.
+  const ahead = { checked: false, text: null, sent: false, done: false };
+  const readAhead = () => {
+    if (ahead.sent || !ahead.checked || ahead.done || !ahead.text) return;
+    ahead.sent = true;
+    options.readTokenizer?.(config, ahead.text);
+  };
+  tokenizerRead.then((text) => ((ahead.text = text), readAhead())).catch(() => {});
+  const checkThen = async (size, head) => {
+    const checked = await check(config, size, head);
+    ahead.checked = true;
+    readAhead();
+    return checked;
+  };
+  const { weights, info } = await located(url, readStreams)([{ open: async () => response, file: 'model.safetensors' }], { ...options, check: checkThen, preview: (qkNorm) => options.preview?.(config, qkNorm) }).catch((err) => {
     dropAll(tokenizerRead);
     throw err;
   });
+  ahead.done = true;
   const tokenizer = await tokenizerRead;
   const name = new URL(folder).pathname.split('/').filter(Boolean).pop() ?? new URL(folder).host;
   return {
@@ -895,6 +911,8 @@ export async function load(model, { call, files = null, progress, wanted, descri
     check: async (config, size, head) => heard(await call('checkCheckpoint', { config, size, head, kept: keptBytes() })),
     checkGguf: async (size, head) => heard(await call('checkGguf', { size, head, kept: keptBytes() })),
     needs: (size, head) => call('ggufHeaderNeeds', { size, head }),
+    // A folder's tokenizer.json, read by the core while the weights download (worker.js readAhead).
+    readTokenizer: (config, tokenizer) => call('readTokenizer', { config, tokenizer }).catch(() => {}),
     // The safetensors headers move to the worker, which parses them (safetensors_header.js).
     headers: (heads) => call('safetensorsHeaders', { heads }, { transfer: heads.map((head) => head.buffer) }),
     progress: (loaded, total, file) => {

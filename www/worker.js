@@ -279,12 +279,48 @@ async function run(args) {
   return lastRun;
 }
 
+// A tokenizer.json read while its model's weights were still downloading (readAhead; the page's
+// 'readTokenizer' message, or builtin below): the Session built next from the same config.json and
+// tokenizer.json takes it rather than reading the text again (0.2-0.4 s for MiniMind's). A text that
+// cannot be read is left to setTokenizer, which says why in the words it always has.
+let ahead = null; // {config, text, read: core.TokenizerRead}
+
+function readAhead(config, text) {
+  if (typeof config !== 'string' || typeof text !== 'string') return;
+  if (ahead?.config === config && ahead.text === text) return;
+  ahead?.read.free();
+  ahead = null;
+  try {
+    ahead = { config, text, read: core.TokenizerRead.read(text, config) };
+  } catch {
+    // said by setTokenizer, when the model is built
+  }
+}
+
+// The tokenizer read ahead for exactly this config.json and tokenizer.json, taken; or null.
+function takeAhead(config, text) {
+  if (ahead?.config !== config || ahead.text !== text) return null;
+  const { read } = ahead;
+  ahead = null;
+  return read;
+}
+
 // A Session from config.json, model.safetensors and tokenizer.json (MiniMind's when it brings none).
 async function fromSafetensors(config, weights, tokenizer) {
   const own = tokenizer ?? (await minimind());
   const next = core.Session.fromCheckpoint(config, new Uint8Array(weights));
   try {
-    next.setTokenizer(own);
+    const read = takeAhead(config, own);
+    let taken = false;
+    if (read) {
+      try {
+        next.useTokenizer(read);
+        taken = true;
+      } catch {
+        // read for another vocabulary size than the checkpoint's: read again below
+      }
+    }
+    if (!taken) next.setTokenizer(own);
   } catch (err) {
     next.free();
     // The page adds the same words in the reader's language (page/error_text.js, args.minimindTried).
@@ -355,6 +391,12 @@ const handlers = {
   // A checkpoint's config.json, size and header, checked before its tensor data is read, beside
   // what the tab holds already until it replaces the model: the page's kept copy (`kept` bytes) and
   // what this worker's core holds.
+  // A checkpoint's config.json and tokenizer.json, sent while its weights still download: the
+  // tokenizer is read now, for the 'checkpoint' that follows (readAhead). Answers nothing.
+  readTokenizer({ config, tokenizer }) {
+    readAhead(config, tokenizer);
+    return { result: null };
+  },
   checkCheckpoint({ config, size, head, kept = 0 }) {
     return { result: core.checkCheckpoint(config, size, head, kept + heldBytes()) };
   },
@@ -392,7 +434,10 @@ const handlers = {
     else {
       const [config, tokenizer, response] = await builtinFiles(url);
       try {
-        const weights = await readAll(response);
+        // The tokenizer is read while the weights arrive (readAll has asked for their first bytes).
+        const weightsRead = readAll(response);
+        readAhead(config, tokenizer);
+        const weights = await weightsRead;
         // Checked as the page checks a checkpoint before it loads (its shape, dtype and the tab's budget).
         const info = core.checkCheckpoint(config, weights.byteLength, weights, heldBytes());
         use(await fromSafetensors(config, weights.buffer, tokenizer), key, { bytes: weights.byteLength, info });

@@ -24,7 +24,7 @@ mod gpu;
 
 pub use lesson::{attend, dot_terms, masked_softmax, silu};
 pub use memory::{check_checkpoint, check_gguf, describe_config, gguf_header_needs};
-pub use session::Session;
+pub use session::{Session, TokenizerRead};
 pub use warm_up::warm_up;
 /// `initThreadPool(n)` (the `threads` build, www/pkg-threads): n Web Workers join rayon's pool, sharing
 /// this module's memory; the matmuls and attention's heads then split across them.

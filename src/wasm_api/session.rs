@@ -201,6 +201,26 @@ pub struct Session {
     step_logits: Vec<f32>,
 }
 
+/// A tokenizer.json read before its model exists: while the model's weights are still downloading,
+/// so that the reading (a few hundred milliseconds for MiniMind's, in wasm) is not added after them.
+/// `Session.useTokenizer` takes it; the reading is the one `setTokenizer` does, for the vocabulary
+/// size the model's config.json gives.
+#[wasm_bindgen]
+pub struct TokenizerRead {
+    tokenizer: Tokenizer,
+    vocab_size: usize,
+}
+
+#[wasm_bindgen]
+impl TokenizerRead {
+    /// Reads `tokenizer_json` for the model `config_json` describes (refused as `setTokenizer` refuses it).
+    pub fn read(tokenizer_json: &str, config_json: &str) -> Result<TokenizerRead, JsValue> {
+        let config = Config::from_json(config_json).map_err(super::js_said)?;
+        let tokenizer = Tokenizer::for_model(tokenizer_json, config.vocab_size).map_err(super::js_said)?;
+        Ok(TokenizerRead { tokenizer, vocab_size: config.vocab_size })
+    }
+}
+
 #[wasm_bindgen]
 impl Session {
     /// A model with seeded random weights for any valid configuration (HF config.json keys).
@@ -233,6 +253,17 @@ impl Session {
     pub fn set_tokenizer(&mut self, tokenizer_json: &str) -> Result<(), JsValue> {
         let t = Tokenizer::for_model(tokenizer_json, self.model.config.vocab_size).map_err(super::js_said)?;
         self.tokenizer = Some(t);
+        Ok(())
+    }
+
+    /// Takes a tokenizer read ahead of this model (`TokenizerRead`), as `setTokenizer` would have read
+    /// it: refused, and the tokenizer dropped, when it was read for another vocabulary size.
+    #[wasm_bindgen(js_name = useTokenizer)]
+    pub fn use_tokenizer(&mut self, read: TokenizerRead) -> Result<(), JsError> {
+        if read.vocab_size != self.model.config.vocab_size {
+            return Err(JsError::new(&format!("the tokenizer was read for {} ids, the model has {}", read.vocab_size, self.model.config.vocab_size)));
+        }
+        self.tokenizer = Some(read.tokenizer);
         Ok(())
     }
 
