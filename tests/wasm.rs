@@ -348,6 +348,7 @@ fn a_tokenizer_read_ahead_reads_as_set_tokenizer_does() {
     let other = r#"{"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 7000}"#;
     let mut bigger = Session::random(other, 7.0).map_err(JsValue::from).unwrap();
     assert!(bigger.use_tokenizer(TokenizerRead::read(real, config).unwrap()).is_err(), "read for 6400 ids, the model has 7000");
+    assert!(bigger.tokenize("a", JsValue::UNDEFINED).is_err(), "the refused tokenizer was not taken");
     let small = r#"{"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100}"#;
     let err = TokenizerRead::read(real, small).err().unwrap();
     assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap().as_string().as_deref(), Some("tokenizer.tooBig"));

@@ -624,11 +624,13 @@ export async function fromUrl(url, options) {
     readAhead();
     return checked;
   };
-  const { weights, info } = await located(url, readStreams)([{ open: async () => response, file: 'model.safetensors' }], { ...options, check: checkThen, preview: (qkNorm) => options.preview?.(config, qkNorm) }).catch((err) => {
-    dropAll(tokenizerRead);
-    throw err;
-  });
-  ahead.done = true;
+  // Done, failed or superseded: a tokenizer arriving after it is not read ahead.
+  const { weights, info } = await located(url, readStreams)([{ open: async () => response, file: 'model.safetensors' }], { ...options, check: checkThen, preview: (qkNorm) => options.preview?.(config, qkNorm) })
+    .catch((err) => {
+      dropAll(tokenizerRead);
+      throw err;
+    })
+    .finally(() => (ahead.done = true));
   const tokenizer = await tokenizerRead;
   const name = new URL(folder).pathname.split('/').filter(Boolean).pop() ?? new URL(folder).host;
   return {

@@ -283,23 +283,35 @@ async function run(args) {
 // 'readTokenizer' message, or builtin below): the Session built next from the same config.json and
 // tokenizer.json takes it rather than reading the text again (0.2-0.4 s for MiniMind's). A text that
 // cannot be read is left to setTokenizer, which says why in the words it always has.
+// Only one is held, and only until the next model is built: every message that builds one takes it
+// or lets it go (dropAhead), so an unused one never stays in the core's memory.
 let ahead = null; // {config, text, read: core.TokenizerRead}
 
 function readAhead(config, text) {
   if (typeof config !== 'string' || typeof text !== 'string') return;
   if (ahead?.config === config && ahead.text === text) return;
-  ahead?.read.free();
-  ahead = null;
+  dropAhead();
   try {
     ahead = { config, text, read: core.TokenizerRead.read(text, config) };
-  } catch {
-    // said by setTokenizer, when the model is built
+  } catch (err) {
+    // A trap (a panic, a failed allocation) is the worker's to report: its instance cannot be trusted.
+    if (err instanceof WebAssembly.RuntimeError) throw err;
+    // Any other refusal is said by setTokenizer, when the model is built.
   }
 }
 
-// The tokenizer read ahead for exactly this config.json and tokenizer.json, taken; or null.
+function dropAhead() {
+  ahead?.read.free();
+  ahead = null;
+}
+
+// The tokenizer read ahead for exactly this config.json and tokenizer.json, taken; or null (one read
+// for other texts is let go).
 function takeAhead(config, text) {
-  if (ahead?.config !== config || ahead.text !== text) return null;
+  if (ahead?.config !== config || ahead.text !== text) {
+    dropAhead();
+    return null;
+  }
   const { read } = ahead;
   ahead = null;
   return read;
@@ -316,7 +328,8 @@ async function fromSafetensors(config, weights, tokenizer) {
       try {
         next.useTokenizer(read);
         taken = true;
-      } catch {
+      } catch (err) {
+        if (err instanceof WebAssembly.RuntimeError) throw err;
         // read for another vocabulary size than the checkpoint's: read again below
       }
     }
@@ -378,6 +391,7 @@ function transferable(array) {
 
 const handlers = {
   async session({ config, seed }) {
+    dropAhead();
     const tokenizer = await minimind();
     // Figures on the same random model share it (the same config and seed build the same weights).
     const key = `random:${JSON.stringify({ config, seed })}`;
@@ -388,15 +402,15 @@ const handlers = {
     } else use(null, key);
     return { result: { config: session.config() } };
   },
-  // A checkpoint's config.json, size and header, checked before its tensor data is read, beside
-  // what the tab holds already until it replaces the model: the page's kept copy (`kept` bytes) and
-  // what this worker's core holds.
   // A checkpoint's config.json and tokenizer.json, sent while its weights still download: the
   // tokenizer is read now, for the 'checkpoint' that follows (readAhead). Answers nothing.
   readTokenizer({ config, tokenizer }) {
     readAhead(config, tokenizer);
     return { result: null };
   },
+  // A checkpoint's config.json, size and header, checked before its tensor data is read, beside
+  // what the tab holds already until it replaces the model: the page's kept copy (`kept` bytes) and
+  // what this worker's core holds.
   checkCheckpoint({ config, size, head, kept = 0 }) {
     return { result: core.checkCheckpoint(config, size, head, kept + heldBytes()) };
   },
@@ -421,7 +435,12 @@ const handlers = {
   // IndexedDB), so the tab holds the file once outside the core, not three times. A GGUF file
   // (`format` 'gguf') brings its config and tokenizer inside it.
   async checkpoint({ format = 'safetensors', config, weights, tokenizer }) {
-    const next = format === 'gguf' ? core.Session.fromGguf(new Uint8Array(weights)) : await fromSafetensors(config, weights, tokenizer);
+    let next;
+    try {
+      next = format === 'gguf' ? core.Session.fromGguf(new Uint8Array(weights)) : await fromSafetensors(config, weights, tokenizer);
+    } finally {
+      dropAhead(); // taken by fromSafetensors, or of no use now
+    }
     use(next);
     return { result: { config: next.config() }, returned: { weights }, transfer: [weights] };
   },
@@ -443,6 +462,7 @@ const handlers = {
         use(await fromSafetensors(config, weights.buffer, tokenizer), key, { bytes: weights.byteLength, info });
       } finally {
         builtinAsked.delete(url); // held now, or failed: the next ask reads the files again
+        dropAhead();
       }
     }
     const { bytes, info } = models.get(client).about;

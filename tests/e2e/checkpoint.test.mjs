@@ -465,15 +465,36 @@ test('a model that loads but cannot run the text says so where it was chosen; a 
   await page.context().close();
 });
 
-test('a folder URL loads with the bytes counted; a site without CORS is refused with the reason', async () => {
+test('a folder URL loads with the bytes counted, its tokenizer read while the weights download; a site without CORS is refused with the reason', async () => {
   const page = await freshPage('#view=attention');
+  // What the page asks of its worker, in order (worker_client.js posts each call).
+  await page.evaluate(() => {
+    window.typesPosted = [];
+    const post = Worker.prototype.postMessage;
+    Worker.prototype.postMessage = function (message, transfer) {
+      if (message?.type) window.typesPosted.push(message.type);
+      return post.call(this, message, transfer);
+    };
+  });
   const served = { 'config.json': MINIMIND.config, 'model.safetensors': MINIMIND.model, 'tokenizer.json': MINIMIND.tokenizer };
-  await page.route('https://models.example/**', (route) => {
-    const body = served[new URL(route.request().url()).pathname.split('/').pop()];
+  // The same folder with a tokenizer.json that is JSON but no tokenizer.
+  const broken = { ...served, 'tokenizer.json': Buffer.from('{"version": "1.0"}') };
+  await page.route('https://models.example/**', async (route) => {
+    const path = new URL(route.request().url()).pathname;
+    const name = path.split('/').pop();
+    const body = (path.startsWith('/broken/') ? broken : served)[name];
+    // The weights come after the tokenizer, as a large file does: the core reads the tokenizer meanwhile.
+    if (name === 'model.safetensors') await new Promise((resolve) => setTimeout(resolve, 500));
     return body
       ? route.fulfill({ status: 200, body, headers: { 'access-control-allow-origin': '*', 'content-length': String(body.length) } })
       : route.fulfill({ status: 404, body: 'not here', headers: { 'access-control-allow-origin': '*' } });
   });
+  // The calls of one load, from its header check on: the tokenizer read ahead comes between the
+  // check and the checkpoint it is for.
+  const loadCalls = async () => {
+    const types = await page.evaluate(() => window.typesPosted.splice(0));
+    return types.slice(types.indexOf('checkCheckpoint')).filter((type) => ['checkCheckpoint', 'readTokenizer', 'checkpoint'].includes(type));
+  };
   // A site that lets only its own pages read its files (Playwright adds a permissive header otherwise).
   await page.route('https://nocors.example/**', (route) => route.fulfill({ status: 200, body: '{}', headers: { 'access-control-allow-origin': 'https://nocors.example' } }));
 
@@ -489,8 +510,17 @@ test('a folder URL loads with the bytes counted; a site without CORS is refused 
   const { source } = await app(page);
   assert.deepEqual([source.kind, source.url, source.bytes, source.dtype], ['url', 'https://models.example/tiny/', MINIMIND.model.length, 'BF16']);
   assert.deepEqual((await app(page)).state.model, { kind: 'url', url: 'https://models.example/tiny/' }, 'the link names the URL');
+  assert.deepEqual(await loadCalls(), ['checkCheckpoint', 'readTokenizer', 'checkpoint'], 'the tokenizer was read while the weights downloaded');
   await assertComputesLikePyTorch(page, MINIMIND);
   await screenshot(page, 'checkpoint-url');
+
+  // A tokenizer.json the core cannot read is refused in the words it always was, read ahead or not;
+  // the model before it still answers.
+  await page.fill('#model-url', 'https://models.example/broken/');
+  await page.click('.model-url button[type="submit"]');
+  assert.match(await refused(page), /tokenizer\.json is JSON, but not a tokenizer attnscope can read \(the parser says: .+\)\./);
+  assert.deepEqual(await loadCalls(), ['checkCheckpoint', 'readTokenizer', 'checkpoint'], 'the broken tokenizer was read ahead too');
+  await assertStillRuns(page, 'tiny');
 
   await page.fill('#model-url', 'https://nocors.example/model/');
   await page.click('.model-url button[type="submit"]');
