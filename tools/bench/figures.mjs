@@ -67,18 +67,37 @@ function postServer(pages) {
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r({ url: `http://localhost:${server.address().port}/`, close: () => server.close() })));
 }
 
-// The proportional set size of every process whose command line names `profile`, in MB (Linux /proc).
-// DETAIL=1 prints each process's type and PSS.
+// The browser's processes: those whose command line names `profile` (Linux /proc), with each one's
+// type (renderer, gpu-process, ...; the browser process has none).
+function processesOf(profile) {
+  const found = [];
+  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (cmdline.includes(profile)) found.push({ pid, type: /--type=([\w-]+)/.exec(cmdline)?.[1] ?? 'browser' });
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+// The CPU seconds (user and system) a /proc stat file says, and the name of its process or thread.
+function cpuStat(path) {
+  const stat = readFileSync(path, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), s: (Number(fields[11]) + Number(fields[12])) / 100 };
+}
+
+// The proportional set size of the browser's processes, in MB. DETAIL=1 prints each one's type and PSS.
 function pssOf(profile, detail = Boolean(process.env.DETAIL)) {
   let kb = 0;
   const each = [];
-  for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+  for (const { pid, type } of processesOf(profile)) {
     try {
-      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8');
-      if (!cmdline.includes(profile)) continue;
-      const own = Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${name}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+      const own = Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
       kb += own;
-      each.push(`${/--type=([\w-]+)/.exec(cmdline)?.[1] ?? 'browser'} ${(own / 1024).toFixed(0)}`);
+      each.push(`${type} ${(own / 1024).toFixed(0)}`);
     } catch {
       // gone
     }
@@ -87,37 +106,32 @@ function pssOf(profile, detail = Boolean(process.env.DETAIL)) {
   return kb / 1024;
 }
 
-// The CPU seconds the browser's processes (command lines naming `profile`) have used; `each` gets
-// pid -> {type, s, threads} (threads: CPU s by thread name, with DETAIL=1).
+// The CPU seconds the browser's processes have used; `each` gets pid -> {type, s, threads}
+// (threads: CPU s by thread name, with DETAIL=1).
 function cpuOf(profile, each = null) {
-  let ticks = 0;
-  for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+  let total = 0;
+  for (const { pid, type } of processesOf(profile)) {
     try {
-      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8');
-      if (!cmdline.includes(profile)) continue;
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const own = Number(fields[11]) + Number(fields[12]);
-      ticks += own;
+      const { s: own } = cpuStat(`/proc/${pid}/stat`);
+      total += own;
       const threads = {};
       if (each && process.env.DETAIL) {
-        for (const task of readdirSync(`/proc/${name}/task`)) {
+        for (const task of readdirSync(`/proc/${pid}/task`)) {
           try {
-            const st = readFileSync(`/proc/${name}/task/${task}/stat`, 'utf8');
-            const comm = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')).replace(/\d+$/, '#');
-            const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-            threads[comm] = (threads[comm] ?? 0) + (Number(f[11]) + Number(f[12])) / 100;
+            const { name, s: used } = cpuStat(`/proc/${pid}/task/${task}/stat`);
+            const kind = name.replace(/\d+$/, '#'); // a pool's threads together
+            threads[kind] = (threads[kind] ?? 0) + used;
           } catch {
             // gone
           }
         }
       }
-      each?.set(name, { type: /--type=([\w-]+)/.exec(cmdline)?.[1] ?? 'browser', s: own / 100, threads });
+      each?.set(pid, { type, s: own, threads });
     } catch {
       // gone
     }
   }
-  return ticks / 100;
+  return total;
 }
 
 // Waits until a freshly started browser has finished starting (its own UI pages preloaded): under
@@ -147,6 +161,7 @@ async function visit(host, posts, withFigures, { sample }) {
   const page = context.pages()[0] ?? (await context.newPage());
   // A reader's browser is running before the post is opened: its own start (Chromium preloads its
   // omnibox's WebUI page, a second of CPU) is over before the navigation.
+  // (CACHE=memory's browser has no profile folder of ours to tell its processes by: not waited for.)
   if (!memory) await browserStarted(profile);
   // Each figure notes, in its own page, when it was first drawn: ready and settled (its clock is
   // this machine's, as Date.now() here). Read after, rather than timed by this loop's polling, which
